@@ -1,0 +1,348 @@
+/*
+ * The reclamation domain: one ck_epoch for the whole process, one epoch
+ * record per reading thread (thread-local, recycled at thread exit), and the
+ * retire/poll/barrier machinery that releases memory after grace periods.
+ *
+ * Why one domain: a record per (thread, list) would multiply records by the
+ * number of lists (a keyed source may hold a million), and ck_epoch's grace
+ * period detection scans every record.
+ *
+ * Retirement is split in two so that no reader ever blocks on reclamation:
+ *   - oc__retire pushes onto `incoming`, a lock-free multi-producer stack
+ *     (C11 atomics, so ThreadSanitizer sees the hand-off). Writers call it,
+ *     also from inside observer callbacks (inside read sections).
+ *   - Whoever holds `reclaim_lock` (pollers take it with trylock, the barrier
+ *     blocks on it) moves `incoming` onto the reclaim record with
+ *     ck_epoch_call and lets ck_epoch decide what is ready. Ready objects are
+ *     collected under the lock and released after it is dropped, because a
+ *     release may run a Swift deinit that calls back into the core.
+ * The barrier may hold `reclaim_lock` while it waits for a grace period: no
+ * thread inside a read section ever blocks on that lock, so it cannot wait
+ * for the barrier's own readers.
+ *
+ * ck_epoch_call is made only by the holder of `reclaim_lock`, on a record
+ * that is never unregistered: ck_epoch_unregister drops pending callbacks
+ * (see core-facts.md), so nothing is ever deferred onto a thread's record.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "oc_internal.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+__thread struct oc_thread *oc__current_thread;
+
+static ck_epoch_t oc_epoch;
+static pthread_once_t oc_once = PTHREAD_ONCE_INIT;
+static pthread_key_t oc_thread_key;
+
+/* Serializes ck_epoch_call / poll / reclaim on the reclaim record. */
+static pthread_mutex_t oc_reclaim_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Serializes grace-period waits (lock order: reclaim_lock, then this). */
+static pthread_mutex_t oc_synchronize_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Under oc_reclaim_lock. */
+static struct oc_thread *oc_reclaim_thread;
+static struct oc_retired *oc_ready;
+
+/*
+ * Lock-free stack of retired objects not yet handed to ck_epoch. Push:
+ * compare-exchange with release, so the object's fields written before the
+ * push are visible to the thread that takes the stack. Take: exchange with
+ * acquire (pairs with those releases). Only whole-stack takes happen, so
+ * there is no ABA problem.
+ */
+static struct oc_retired *oc_incoming;
+
+/* Statistics: relaxed atomics; they order nothing, they only count. */
+static uint64_t oc_stat_live;
+static uint64_t oc_stat_pending;
+static uint64_t oc_stat_pending_bytes;
+static uint64_t oc_stat_reclaimed;
+static uint64_t oc_stat_records;
+static uint64_t oc_stat_leaked;
+
+/* Relaxed: failure injection for tests, no ordering implied. */
+static unsigned int oc_fail_allocations;
+
+static void
+oc_fatal(const char *what, int error)
+{
+	fprintf(stderr, "CObserverCore: %s failed (%d: %s)\n", what, error,
+	    strerror(error));
+	abort();
+}
+
+void *
+oc__alloc(size_t bytes)
+{
+	unsigned int left = __atomic_load_n(&oc_fail_allocations, __ATOMIC_RELAXED);
+
+	while (left > 0) {
+		if (__atomic_compare_exchange_n(&oc_fail_allocations, &left, left - 1,
+		    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return NULL;
+	}
+	return malloc(bytes);
+}
+
+void
+oc_debug_fail_allocations(unsigned int count)
+{
+	__atomic_store_n(&oc_fail_allocations, count, __ATOMIC_RELAXED);
+}
+
+void
+oc__live_contexts_add(int64_t delta)
+{
+	__atomic_fetch_add(&oc_stat_live, (uint64_t)delta, __ATOMIC_RELAXED);
+}
+
+void
+oc__count_leaked_context(void)
+{
+	__atomic_fetch_add(&oc_stat_leaked, 1, __ATOMIC_RELAXED);
+}
+
+static struct oc_thread *
+oc_thread_allocate(void)
+{
+	void *memory = NULL;
+	int error = posix_memalign(&memory, CK_MD_CACHELINE, sizeof(struct oc_thread));
+
+	if (error != 0)
+		oc_fatal("allocating an epoch record", error);
+	memset(memory, 0, sizeof(struct oc_thread));
+	__atomic_fetch_add(&oc_stat_records, 1, __ATOMIC_RELAXED);
+	return memory;
+}
+
+/* Thread-exit destructor: the record goes back to ck_epoch for recycling. */
+static void
+oc_thread_detach(void *value)
+{
+	struct oc_thread *thread = value;
+
+	oc__current_thread = NULL;
+	ck_epoch_unregister(&thread->record);
+}
+
+static void
+oc_initialize(void)
+{
+	int error;
+
+	ck_epoch_init(&oc_epoch);
+	error = pthread_key_create(&oc_thread_key, oc_thread_detach);
+	if (error != 0)
+		oc_fatal("pthread_key_create", error);
+	oc_reclaim_thread = oc_thread_allocate();
+	ck_epoch_register(&oc_epoch, &oc_reclaim_thread->record, NULL);
+}
+
+static inline void
+oc_ensure_initialized(void)
+{
+	int error = pthread_once(&oc_once, oc_initialize);
+
+	if (error != 0)
+		oc_fatal("pthread_once", error);
+}
+
+struct oc_thread *
+oc__thread_attach(void)
+{
+	struct oc_thread *thread;
+	ck_epoch_record_t *recycled;
+	int error;
+
+	oc_ensure_initialized();
+	/* A record unregistered by an exited thread; its oc_thread is ours. */
+	recycled = ck_epoch_recycle(&oc_epoch, NULL);
+	if (recycled != NULL) {
+		thread = (struct oc_thread *)(void *)recycled;
+	} else {
+		thread = oc_thread_allocate();
+		ck_epoch_register(&oc_epoch, &thread->record, NULL);
+	}
+	thread->poll_countdown = OC_READER_POLL_INTERVAL;
+	error = pthread_setspecific(oc_thread_key, thread);
+	if (error != 0)
+		oc_fatal("pthread_setspecific", error);
+	oc__current_thread = thread;
+	return thread;
+}
+
+void
+oc__reader_poll(struct oc_thread *thread)
+{
+	thread->poll_countdown = OC_READER_POLL_INTERVAL;
+	oc_reclaim_poll();
+}
+
+void
+oc__retire(struct oc_retired *retired, void (*release)(struct oc_retired *),
+    size_t bytes)
+{
+	struct oc_retired *top;
+
+	retired->release = release;
+	retired->bytes = bytes;
+	__atomic_fetch_add(&oc_stat_pending, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&oc_stat_pending_bytes, bytes, __ATOMIC_RELAXED);
+
+	top = __atomic_load_n(&oc_incoming, __ATOMIC_RELAXED);
+	do {
+		retired->next_ready = top;
+	} while (!__atomic_compare_exchange_n(&oc_incoming, &top, retired, true,
+	    __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
+
+/* ck_epoch callback, run under oc_reclaim_lock: the object is safe now. */
+static void
+oc_make_ready(ck_epoch_entry_t *entry)
+{
+	struct oc_retired *retired = (struct oc_retired *)(void *)
+	    ((char *)entry - offsetof(struct oc_retired, epoch_entry));
+
+	retired->next_ready = oc_ready;
+	oc_ready = retired;
+}
+
+/* Under oc_reclaim_lock: hands every incoming object to ck_epoch. */
+static void
+oc_defer_incoming_locked(void)
+{
+	struct oc_retired *retired = __atomic_exchange_n(&oc_incoming, NULL,
+	    __ATOMIC_ACQUIRE);
+
+	while (retired != NULL) {
+		struct oc_retired *next = retired->next_ready;
+
+		ck_epoch_call(&oc_reclaim_thread->record, &retired->epoch_entry,
+		    oc_make_ready);
+		retired = next;
+	}
+}
+
+/* Under oc_reclaim_lock: takes the ready list. */
+static struct oc_retired *
+oc_take_ready_locked(void)
+{
+	struct oc_retired *ready = oc_ready;
+
+	oc_ready = NULL;
+	return ready;
+}
+
+/* Outside every lock: releases what is ready. */
+static void
+oc_release_ready(struct oc_retired *retired)
+{
+	while (retired != NULL) {
+		struct oc_retired *next = retired->next_ready;
+		size_t bytes = retired->bytes;
+
+		retired->release(retired);
+		__atomic_fetch_sub(&oc_stat_pending, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&oc_stat_pending_bytes, bytes, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&oc_stat_reclaimed, 1, __ATOMIC_RELAXED);
+		retired = next;
+	}
+}
+
+void
+oc_reclaim_poll(void)
+{
+	struct oc_retired *ready;
+
+	if (__atomic_load_n(&oc_stat_pending, __ATOMIC_RELAXED) == 0)
+		return;
+	oc_ensure_initialized();
+	if (pthread_mutex_trylock(&oc_reclaim_lock) != 0)
+		return;
+	oc_defer_incoming_locked();
+	ck_epoch_poll(&oc_reclaim_thread->record);
+	ready = oc_take_ready_locked();
+	pthread_mutex_unlock(&oc_reclaim_lock);
+	oc_release_ready(ready);
+}
+
+/* Caller holds no core lock and is outside every read section. */
+static void
+oc_wait_for_grace_period(void)
+{
+	pthread_mutex_lock(&oc_synchronize_lock);
+	ck_epoch_synchronize_wait(&oc_epoch, NULL, NULL);
+	pthread_mutex_unlock(&oc_synchronize_lock);
+}
+
+oc_status_t
+oc_synchronize(void)
+{
+	if (oc_in_read_section())
+		return OC_EINSECTION;
+	oc_ensure_initialized();
+	oc_wait_for_grace_period();
+	return OC_OK;
+}
+
+oc_status_t
+oc_reclaim_barrier(void)
+{
+	struct oc_retired *ready;
+
+	if (oc_in_read_section())
+		return OC_EINSECTION;
+	oc_ensure_initialized();
+	pthread_mutex_lock(&oc_reclaim_lock);
+	oc_defer_incoming_locked();
+	/*
+	 * Everything pending on the reclaim record was deferred before this
+	 * grace period began (only the lock holder defers), so reclaiming all
+	 * of it afterwards is safe: ck_epoch_reclaim itself checks nothing.
+	 */
+	oc_wait_for_grace_period();
+	ck_epoch_reclaim(&oc_reclaim_thread->record);
+	ready = oc_take_ready_locked();
+	pthread_mutex_unlock(&oc_reclaim_lock);
+	oc_release_ready(ready);
+	return OC_OK;
+}
+
+oc_stats_t
+oc_stats(void)
+{
+	oc_stats_t stats;
+
+	stats.live_contexts = __atomic_load_n(&oc_stat_live, __ATOMIC_RELAXED);
+	stats.pending_objects = __atomic_load_n(&oc_stat_pending, __ATOMIC_RELAXED);
+	stats.pending_bytes = __atomic_load_n(&oc_stat_pending_bytes, __ATOMIC_RELAXED);
+	stats.reclaimed_objects = __atomic_load_n(&oc_stat_reclaimed, __ATOMIC_RELAXED);
+	stats.epoch_records = __atomic_load_n(&oc_stat_records, __ATOMIC_RELAXED);
+	stats.leaked_contexts = __atomic_load_n(&oc_stat_leaked, __ATOMIC_RELAXED);
+	return stats;
+}
+
+const char *
+oc_status_string(oc_status_t status)
+{
+	switch (status) {
+	case OC_OK:
+		return "ok";
+	case OC_ENOMEM:
+		return "out of memory";
+	case OC_EINVAL:
+		return "invalid argument (NULL list or context)";
+	case OC_EFULL:
+		return "list is full";
+	case OC_ENOENT:
+		return "stale, foreign or unknown handle";
+	case OC_EINSECTION:
+		return "cannot wait for readers from inside a read section (an observer callback)";
+	case OC_EBUSY:
+		return "writer lock busy";
+	}
+	return "unknown status";
+}

@@ -1,0 +1,40 @@
+/*
+ * Internals shared by the core's .c files: allocation (with failure
+ * injection for tests) and retirement of memory readers may still see.
+ */
+#ifndef OC_INTERNAL_H
+#define OC_INTERNAL_H
+
+#include "CObserverCore.h"
+
+#include <stddef.h>
+
+/* malloc that honours oc_debug_fail_allocations. */
+void *oc__alloc(size_t bytes);
+
+/*
+ * A retired object: released by `release` once no reader can see it.
+ * Embedded in (or allocated beside) whatever is retired.
+ */
+struct oc_retired {
+	ck_epoch_entry_t epoch_entry;
+	struct oc_retired *next_ready;
+	void (*release)(struct oc_retired *retired);
+	size_t bytes;
+};
+
+/*
+ * oc__retire: hands `retired` to the reclamation domain. Any thread, with or
+ * without a list lock held; never waits for readers. `retired->release`
+ * runs later, on some thread that polls, outside every lock of the core.
+ */
+void oc__retire(struct oc_retired *retired, void (*release)(struct oc_retired *),
+    size_t bytes);
+
+/* Counts a context leaked because its retirement could not be recorded. */
+void oc__count_leaked_context(void);
+
+/* Process-wide count of stored contexts (maintained by the list code). */
+void oc__live_contexts_add(int64_t delta);
+
+#endif

@@ -1,0 +1,512 @@
+/*
+ * Observer lists: the writer side (add, remove, clear, growth and shrink).
+ * The reader side is oc_list_view / oc_view_context in CObserverCore.h.
+ *
+ * Layout: readers see `head` (array pointer, scan limit, published
+ * sequence). Everything else is writer-only and guarded by `lock`.
+ * Slot indices never move while a context is stored, so a handle can name
+ * its slot directly; a new context takes the lowest free index (a bitmap
+ * search from a hint), which keeps live slots dense at the front and lets
+ * the scan limit, and then the array, shrink after mass removal.
+ */
+#include "oc_internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OC_MIN_CAPACITY 16u
+#define OC_SEQUENCE_BITS (64 - OC_HANDLE_INDEX_BITS)
+#define OC_SEQUENCE_MASK ((UINT64_C(1) << OC_SEQUENCE_BITS) - 1)
+#define OC_INDEX_MASK ((uint64_t)OC_LIST_MAX_SLOTS - 1)
+
+struct oc_list {
+	struct oc_list_head head; /* must stay first: readers cast to it */
+	pthread_mutex_t lock;
+	oc_release_fn *release;
+	/* Bit i set: slot i holds a context. One bit per slot of the array. */
+	uint64_t *used;
+	/* Every word of `used` below this index is full. */
+	uint32_t first_free_word;
+	/* Contexts stored; written under the lock, read with relaxed loads. */
+	uint32_t count;
+	struct oc_retired retired;
+};
+
+/* A slot array with its retirement header in front of it. */
+struct oc_array_block {
+	struct oc_retired retired;
+	struct oc_slot_array array;
+};
+
+/* A removed context waiting for its grace period. */
+struct oc_retired_context {
+	struct oc_retired retired;
+	oc_release_fn *release;
+	void *context;
+};
+
+/*
+ * Process-wide add counter. Relaxed fetch-add: uniqueness is all it gives;
+ * per list the values are also increasing because adds to one list are
+ * serialized by its lock, which orders the fetch-adds.
+ */
+static uint64_t oc_last_sequence;
+
+static size_t
+oc_words_for(uint32_t capacity)
+{
+	return ((size_t)capacity + 63) / 64;
+}
+
+static struct oc_array_block *
+oc_block_of(struct oc_slot_array *array)
+{
+	return (struct oc_array_block *)(void *)
+	    ((char *)array - offsetof(struct oc_array_block, array));
+}
+
+static size_t
+oc_block_bytes(uint32_t capacity)
+{
+	return sizeof(struct oc_array_block) + (size_t)capacity * sizeof(struct oc_slot);
+}
+
+static void
+oc_release_block(struct oc_retired *retired)
+{
+	free(retired);
+}
+
+static void
+oc_release_context(struct oc_retired *retired)
+{
+	struct oc_retired_context *item = (struct oc_retired_context *)(void *)retired;
+
+	if (item->release != NULL)
+		item->release(item->context);
+	free(item);
+}
+
+static void
+oc_release_list(struct oc_retired *retired)
+{
+	free((char *)retired - offsetof(struct oc_list, retired));
+}
+
+static struct oc_array_block *
+oc_block_allocate(uint32_t capacity)
+{
+	struct oc_array_block *block = oc__alloc(oc_block_bytes(capacity));
+
+	if (block == NULL)
+		return NULL;
+	memset(block, 0, oc_block_bytes(capacity));
+	block->array.capacity = capacity;
+	return block;
+}
+
+oc_list_t *
+oc_list_create(oc_release_fn *release)
+{
+	struct oc_list *list = oc__alloc(sizeof *list);
+	struct oc_array_block *block;
+
+	if (list == NULL)
+		return NULL;
+	memset(list, 0, sizeof *list);
+	block = oc_block_allocate(OC_MIN_CAPACITY);
+	list->used = oc__alloc(oc_words_for(OC_MIN_CAPACITY) * sizeof(uint64_t));
+	if (block == NULL || list->used == NULL) {
+		free(block);
+		free(list->used);
+		free(list);
+		return NULL;
+	}
+	memset(list->used, 0, oc_words_for(OC_MIN_CAPACITY) * sizeof(uint64_t));
+	if (pthread_mutex_init(&list->lock, NULL) != 0) {
+		free(block);
+		free(list->used);
+		free(list);
+		return NULL;
+	}
+	list->release = release;
+	list->head.array = &block->array;
+	return list;
+}
+
+/*
+ * Copies the live prefix into an array of `capacity` slots and publishes it.
+ * Lock held. On allocation failure nothing changes.
+ *
+ * Memory ordering: the new array is filled with plain stores and published
+ * with a release store of head.array, so a reader that acquires the pointer
+ * sees the copied slots. The old array stays readable until its grace
+ * period ends; writers no longer touch it, which is safe because any reader
+ * still on it took its view before this publication (see send semantics in
+ * CObserverCore.h).
+ */
+static oc_status_t
+oc_resize_locked(struct oc_list *list, uint32_t capacity)
+{
+	struct oc_slot_array *old = list->head.array;
+	uint32_t limit = list->head.scan_limit;
+	size_t old_words = oc_words_for(old->capacity);
+	size_t new_words = oc_words_for(capacity);
+	struct oc_array_block *block = oc_block_allocate(capacity);
+	uint64_t *used = oc__alloc(new_words * sizeof(uint64_t));
+
+	if (block == NULL || used == NULL) {
+		free(block);
+		free(used);
+		return OC_ENOMEM;
+	}
+	memcpy(block->array.slots, old->slots, (size_t)limit * sizeof(struct oc_slot));
+	memset(used, 0, new_words * sizeof(uint64_t));
+	memcpy(used, list->used,
+	    (old_words < new_words ? old_words : new_words) * sizeof(uint64_t));
+	free(list->used);
+	list->used = used;
+	if (list->first_free_word > new_words)
+		list->first_free_word = (uint32_t)new_words;
+
+	__atomic_store_n(&list->head.array, &block->array, __ATOMIC_RELEASE);
+	oc__retire(&oc_block_of(old)->retired, oc_release_block,
+	    oc_block_bytes(old->capacity));
+	return OC_OK;
+}
+
+/* Lowest free index below the capacity, or the capacity when full. Lock held. */
+static uint32_t
+oc_lowest_free_locked(struct oc_list *list)
+{
+	uint32_t capacity = list->head.array->capacity;
+	size_t words = oc_words_for(capacity);
+	size_t word;
+
+	for (word = list->first_free_word; word < words; word++) {
+		uint64_t bits = list->used[word];
+
+		if (bits != UINT64_MAX) {
+			uint32_t index = (uint32_t)(word * 64) + (uint32_t)__builtin_ctzll(~bits);
+
+			list->first_free_word = (uint32_t)word;
+			return index < capacity ? index : capacity;
+		}
+	}
+	list->first_free_word = (uint32_t)words;
+	return capacity;
+}
+
+/* Highest used index plus one, searching down from `below`. Lock held. */
+static uint32_t
+oc_scan_limit_below_locked(const struct oc_list *list, uint32_t below)
+{
+	size_t word = oc_words_for(below);
+
+	while (word > 0) {
+		uint64_t bits = list->used[word - 1];
+
+		if (word * 64 > below)
+			bits &= (below % 64 == 0) ? UINT64_MAX : ((UINT64_C(1) << (below % 64)) - 1);
+		if (bits != 0)
+			return (uint32_t)((word - 1) * 64) + 64u - (uint32_t)__builtin_clzll(bits);
+		word--;
+	}
+	return 0;
+}
+
+oc_status_t
+oc_list_add(oc_list_t *list, void *context, oc_handle_t *handle)
+{
+	struct oc_slot *slot;
+	uint32_t index;
+	uint64_t sequence;
+
+	if (handle != NULL)
+		*handle = OC_HANDLE_NONE;
+	if (list == NULL || context == NULL || handle == NULL)
+		return OC_EINVAL;
+
+	pthread_mutex_lock(&list->lock);
+	index = oc_lowest_free_locked(list);
+	if (index == list->head.array->capacity) {
+		uint32_t capacity = list->head.array->capacity;
+		oc_status_t status;
+
+		if (capacity >= OC_LIST_MAX_SLOTS) {
+			pthread_mutex_unlock(&list->lock);
+			return OC_EFULL;
+		}
+		status = oc_resize_locked(list, capacity * 2);
+		if (status != OC_OK) {
+			pthread_mutex_unlock(&list->lock);
+			return status;
+		}
+		index = oc_lowest_free_locked(list);
+	}
+
+	sequence = __atomic_add_fetch(&oc_last_sequence, 1, __ATOMIC_RELAXED);
+	slot = &list->head.array->slots[index];
+	/*
+	 * Sequence first (relaxed), then the context with release: a reader
+	 * that acquires the context sees this sequence, so a view older than
+	 * the add skips it even if it reaches the slot.
+	 */
+	__atomic_store_n(&slot->sequence, sequence, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->context, context, __ATOMIC_RELEASE);
+	list->used[index / 64] |= UINT64_C(1) << (index % 64);
+	if (index >= list->head.scan_limit)
+		__atomic_store_n(&list->head.scan_limit, index + 1, __ATOMIC_RELEASE);
+	/*
+	 * Release: a view that acquires this sequence sees the slot, the scan
+	 * limit and (after growth) the array stored above.
+	 */
+	__atomic_store_n(&list->head.published_sequence, sequence, __ATOMIC_RELEASE);
+	__atomic_store_n(&list->count, list->count + 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&list->lock);
+
+	oc__live_contexts_add(1);
+	*handle = ((sequence & OC_SEQUENCE_MASK) << OC_HANDLE_INDEX_BITS) | index;
+	oc_reclaim_poll();
+	return OC_OK;
+}
+
+/*
+ * Empties slot `index` (which holds a context) and returns the context.
+ * Lock held. Does not shrink; the caller decides when.
+ */
+static void *
+oc_vacate_locked(struct oc_list *list, uint32_t index)
+{
+	struct oc_slot *slot = &list->head.array->slots[index];
+	void *context = slot->context;
+
+	/*
+	 * Release store of NULL: a view taken after this returns (and so after
+	 * the remove call returns) loads NULL. The sequence is then marked
+	 * free so that a reader which loaded the old context just before
+	 * compares it against OC__SEQUENCE_FREE and skips it; skipping or
+	 * calling are both allowed for a removal racing a send.
+	 */
+	__atomic_store_n(&slot->context, NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&slot->sequence, OC__SEQUENCE_FREE, __ATOMIC_RELAXED);
+	list->used[index / 64] &= ~(UINT64_C(1) << (index % 64));
+	if (index / 64 < list->first_free_word)
+		list->first_free_word = index / 64;
+	if (index + 1 == list->head.scan_limit)
+		__atomic_store_n(&list->head.scan_limit,
+		    oc_scan_limit_below_locked(list, index), __ATOMIC_RELEASE);
+	__atomic_store_n(&list->count, list->count - 1, __ATOMIC_RELAXED);
+	return context;
+}
+
+/* Halves the array while at most a quarter of it is in use. Lock held. */
+static void
+oc_maybe_shrink_locked(struct oc_list *list)
+{
+	uint32_t capacity = list->head.array->capacity;
+
+	while (capacity > OC_MIN_CAPACITY && list->head.scan_limit <= capacity / 4) {
+		/* A failed allocation only means we stay larger. */
+		if (oc_resize_locked(list, capacity / 2) != OC_OK)
+			return;
+		capacity /= 2;
+	}
+}
+
+/*
+ * Retires a removed context. The retirement record needs memory; when that
+ * allocation fails we fall back to waiting for a grace period here and
+ * releasing at once, which is impossible from inside a read section: then
+ * the context is leaked on purpose (releasing it could free memory a reader
+ * is using) and counted in oc_stats().leaked_contexts.
+ */
+static void
+oc_retire_context(oc_release_fn *release, void *context)
+{
+	struct oc_retired_context *item = oc__alloc(sizeof *item);
+
+	oc__live_contexts_add(-1);
+	if (item != NULL) {
+		item->release = release;
+		item->context = context;
+		oc__retire(&item->retired, oc_release_context, sizeof *item);
+		return;
+	}
+	if (oc_synchronize() == OC_OK) {
+		if (release != NULL)
+			release(context);
+		return;
+	}
+	oc__count_leaked_context();
+}
+
+static bool
+oc_handle_matches_locked(const struct oc_list *list, oc_handle_t handle)
+{
+	uint32_t index = (uint32_t)(handle & OC_INDEX_MASK);
+	const struct oc_slot *slot;
+
+	if (handle == OC_HANDLE_NONE || index >= list->head.scan_limit)
+		return false;
+	slot = &list->head.array->slots[index];
+	return slot->context != NULL &&
+	    (slot->sequence & OC_SEQUENCE_MASK) == (handle >> OC_HANDLE_INDEX_BITS);
+}
+
+static oc_status_t
+oc_remove_locked_then_unlock(struct oc_list *list, oc_handle_t handle)
+{
+	void *context;
+
+	if (!oc_handle_matches_locked(list, handle)) {
+		pthread_mutex_unlock(&list->lock);
+		return OC_ENOENT;
+	}
+	context = oc_vacate_locked(list, (uint32_t)(handle & OC_INDEX_MASK));
+	oc_maybe_shrink_locked(list);
+	pthread_mutex_unlock(&list->lock);
+	oc_retire_context(list->release, context);
+	oc_reclaim_poll();
+	return OC_OK;
+}
+
+oc_status_t
+oc_list_remove(oc_list_t *list, oc_handle_t handle)
+{
+	if (list == NULL)
+		return OC_EINVAL;
+	pthread_mutex_lock(&list->lock);
+	return oc_remove_locked_then_unlock(list, handle);
+}
+
+oc_status_t
+oc_list_try_remove(oc_list_t *list, oc_handle_t handle)
+{
+	if (list == NULL)
+		return OC_EINVAL;
+	if (pthread_mutex_trylock(&list->lock) != 0)
+		return OC_EBUSY;
+	return oc_remove_locked_then_unlock(list, handle);
+}
+
+oc_status_t
+oc_list_remove_wait(oc_list_t *list, oc_handle_t handle)
+{
+	oc_status_t status = oc_list_remove(list, handle);
+
+	if (status != OC_OK)
+		return status;
+	return oc_synchronize();
+}
+
+/*
+ * Removes every context selected by `predicate` (all when NULL). Works in
+ * batches gathered under the lock into a stack buffer and retired after
+ * unlocking, so it needs no memory and no release runs under the lock.
+ * Contexts added while it runs, into slots it has already passed, stay.
+ */
+#define OC_REMOVE_BATCH 256
+
+static size_t
+oc_remove_matching(struct oc_list *list,
+    bool (*predicate)(void *context, void *argument), void *argument)
+{
+	size_t total = 0;
+	uint32_t index = UINT32_MAX;
+	bool done;
+
+	do {
+		void *batch[OC_REMOVE_BATCH];
+		size_t gathered = 0;
+		size_t i;
+
+		pthread_mutex_lock(&list->lock);
+		if (index > list->head.scan_limit)
+			index = list->head.scan_limit;
+		while (index > 0 && gathered < OC_REMOVE_BATCH) {
+			void *context = list->head.array->slots[--index].context;
+
+			if (context == NULL)
+				continue;
+			if (predicate != NULL && !predicate(context, argument))
+				continue;
+			oc_vacate_locked(list, index);
+			batch[gathered++] = context;
+		}
+		done = index == 0;
+		if (done)
+			oc_maybe_shrink_locked(list);
+		pthread_mutex_unlock(&list->lock);
+
+		for (i = 0; i < gathered; i++)
+			oc_retire_context(list->release, batch[i]);
+		total += gathered;
+	} while (!done);
+	oc_reclaim_poll();
+	return total;
+}
+
+size_t
+oc_list_remove_if(oc_list_t *list,
+    bool (*predicate)(void *context, void *argument), void *argument)
+{
+	if (list == NULL || predicate == NULL)
+		return 0;
+	return oc_remove_matching(list, predicate, argument);
+}
+
+size_t
+oc_list_clear(oc_list_t *list)
+{
+	if (list == NULL)
+		return 0;
+	return oc_remove_matching(list, NULL, NULL);
+}
+
+size_t
+oc_list_count(const oc_list_t *list)
+{
+	if (list == NULL)
+		return 0;
+	return __atomic_load_n(&list->count, __ATOMIC_RELAXED);
+}
+
+size_t
+oc_list_capacity(const oc_list_t *list)
+{
+	if (list == NULL)
+		return 0;
+	return __atomic_load_n(&list->head.array, __ATOMIC_ACQUIRE)->capacity;
+}
+
+bool
+oc_list_contains(oc_list_t *list, oc_handle_t handle)
+{
+	bool matches;
+
+	if (list == NULL)
+		return false;
+	pthread_mutex_lock(&list->lock);
+	matches = oc_handle_matches_locked(list, handle);
+	pthread_mutex_unlock(&list->lock);
+	return matches;
+}
+
+void
+oc_list_destroy(oc_list_t *list)
+{
+	struct oc_slot_array *array;
+
+	if (list == NULL)
+		return;
+	oc_list_clear(list);
+	pthread_mutex_destroy(&list->lock);
+	free(list->used);
+	array = list->head.array;
+	/* Readers that took a view before may still read the array and head. */
+	oc__retire(&oc_block_of(array)->retired, oc_release_block,
+	    oc_block_bytes(array->capacity));
+	oc__retire(&list->retired, oc_release_list, sizeof *list);
+}

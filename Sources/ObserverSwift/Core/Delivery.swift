@@ -1,0 +1,84 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Where a subscription's handler runs.
+///
+/// By default a handler runs synchronously on the thread that sends, inside
+/// the send. A queue or the main actor decouples it: the send only enqueues.
+public enum Delivery: Sendable {
+    /// On the sending thread, before `send` returns (the default).
+    case synchronous
+    /// Asynchronously on the given queue, in the order the sends enqueued.
+    case queue(DispatchQueue)
+    /// On the main actor: synchronously when the send already runs on the
+    /// main thread, otherwise enqueued on the main queue.
+    case mainActor
+
+    /// `.queue(queue)` when a queue is given, `.synchronous` otherwise
+    /// (the meaning of SwiftEvents' `queue: DispatchQueue? = nil`).
+    @inlinable
+    public init(queue: DispatchQueue?) {
+        self = queue.map(Delivery.queue) ?? .synchronous
+    }
+}
+
+/// Carries a value into a `@Sendable` closure whose thread hand-off the
+/// caller has documented (a handler given a queue runs there by contract).
+@usableFromInline
+struct UncheckedSendable<Wrapped>: @unchecked Sendable {
+    @usableFromInline let wrapped: Wrapped
+    @usableFromInline init(_ wrapped: Wrapped) { self.wrapped = wrapped }
+}
+
+extension Delivery {
+    /// Runs `work` where this delivery says.
+    @inline(__always)
+    func run(_ work: @escaping () -> Void) {
+        switch self {
+        case .synchronous:
+            work()
+        case .queue(let queue):
+            let work = UncheckedSendable(work)
+            queue.async { work.wrapped() }
+        case .mainActor:
+            if Thread.isMainThread {
+                work()
+            } else {
+                let work = UncheckedSendable(work)
+                DispatchQueue.main.async { work.wrapped() }
+            }
+        }
+    }
+}
+
+/// A delivery budget for `limit:` subscriptions, exact under concurrent
+/// sends: `claim()` succeeds exactly `limit` times in total.
+struct DeliveryLimit: ~Copyable {
+    private let remaining: Atomic<Int>
+    /// False for `.unlimited`: then nothing is counted.
+    let isBounded: Bool
+
+    /// Pass `Int.max` for no limit.
+    init(_ limit: Int) {
+        remaining = Atomic(limit)
+        isBounded = limit != Int.max
+    }
+
+    /// Takes one delivery. `granted` is false once the budget is spent;
+    /// `last` is true for the claim that spent it.
+    func claim() -> (granted: Bool, last: Bool) {
+        // Relaxed: the counter orders nothing else; the compare-exchange
+        // alone makes each unit of budget go to exactly one claimer.
+        var current = remaining.load(ordering: .relaxed)
+        while current > 0 {
+            let (exchanged, original) = remaining.compareExchange(
+                expected: current, desired: current - 1, ordering: .relaxed)
+            if exchanged { return (true, current == 1) }
+            current = original
+        }
+        return (false, false)
+    }
+
+    var isSpent: Bool { remaining.load(ordering: .relaxed) <= 0 }
+}

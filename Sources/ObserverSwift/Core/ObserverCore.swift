@@ -1,0 +1,65 @@
+import CObserverCore
+
+/// Errors reported by ObserverSwift.
+public enum ObserverError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Waiting for in-flight deliveries was requested from inside a delivery
+    /// (or any send) on the calling thread: the wait would include itself and
+    /// never end. Whatever was to be cancelled has been cancelled.
+    case waitInsideDelivery
+
+    public var description: String {
+        switch self {
+        case .waitInsideDelivery:
+            return "cannot wait for in-flight deliveries from inside a delivery on the same thread"
+        }
+    }
+}
+
+/// Process-wide facts and controls of the reclamation engine under every
+/// observer list.
+public enum ObserverCore {
+    /// Counters of the C core (see `oc_stats` in CObserverCore.h).
+    public struct Statistics: Sendable, Equatable {
+        /// Subscriptions stored in all sources.
+        public var liveSubscriptions: Int
+        /// Removed subscriptions and old slot arrays waiting for a grace period.
+        public var pendingObjects: Int
+        /// Bytes of core memory those pending objects hold.
+        public var pendingBytes: Int
+        /// Pending objects released so far.
+        public var reclaimedObjects: Int
+        /// Epoch records: one per thread that ever sent, recycled at exit.
+        public var epochRecords: Int
+        /// Subscriptions never released because memory ran out while
+        /// cancelling from inside a delivery (0 unless allocation failed).
+        public var leakedSubscriptions: Int
+    }
+
+    /// A snapshot of the core's counters.
+    public static var statistics: Statistics {
+        let stats = oc_stats()
+        return Statistics(
+            liveSubscriptions: Int(stats.live_contexts),
+            pendingObjects: Int(stats.pending_objects),
+            pendingBytes: Int(stats.pending_bytes),
+            reclaimedObjects: Int(stats.reclaimed_objects),
+            epochRecords: Int(stats.epoch_records),
+            leakedSubscriptions: Int(stats.leaked_contexts))
+    }
+
+    /// Waits until every send running on any thread when called has ended.
+    /// - Throws: ``ObserverError/waitInsideDelivery`` from inside a send.
+    public static func waitForDeliveriesInFlight() throws(ObserverError) {
+        if oc_synchronize() == OC_EINSECTION { throw .waitInsideDelivery }
+    }
+
+    /// Waits for a grace period and releases everything cancelled before the
+    /// call (handlers and their captures). For tests and shutdown.
+    /// - Throws: ``ObserverError/waitInsideDelivery`` from inside a send.
+    public static func reclaimNow() throws(ObserverError) {
+        if oc_reclaim_barrier() == OC_EINSECTION { throw .waitInsideDelivery }
+    }
+
+    /// Whether the calling thread is inside a send (a delivery).
+    public static var isInsideDelivery: Bool { oc_in_read_section() }
+}

@@ -1,0 +1,138 @@
+import CObserverCore
+import Synchronization
+
+/// The Swift owner of one C observer list (`oc_list_t`).
+///
+/// Every observer kind in ObserverSwift is a view on a `SlotList`: each slot's
+/// context is a retained ``SubscriberBase`` box, released by the core only
+/// after a grace period, so a box is never freed while a sender may still be
+/// calling it. Sends borrow boxes at +0 (no retain/release per delivery).
+@usableFromInline
+final class SlotList: @unchecked Sendable {
+    // @unchecked: the C list is internally synchronized (writers take its
+    // mutex, readers use epoch sections); `needsSweep` is atomic.
+
+    @usableFromInline
+    let pointer: OpaquePointer
+
+    /// Set when an expired box could not be removed at once (its list's
+    /// writer lock was busy on the send path); the next writer sweeps.
+    let needsSweep = Atomic<Bool>(false)
+
+    init() {
+        guard let pointer = oc_list_create(releaseSubscriberBox) else {
+            fatalError("ObserverSwift: out of memory creating an observer list")
+        }
+        self.pointer = pointer
+    }
+
+    deinit {
+        oc_list_destroy(pointer)
+    }
+
+    /// Stores `box` (retained by the list until its grace period after removal).
+    func add(_ box: SubscriberBase) -> oc_handle_t {
+        sweepIfNeeded()
+        let context = Unmanaged.passRetained(box).toOpaque()
+        var handle: oc_handle_t = 0
+        let status = oc_list_add(pointer, context, &handle)
+        guard status == OC_OK else {
+            Unmanaged<SubscriberBase>.fromOpaque(context).release()
+            fatalError("ObserverSwift: cannot add an observer: \(String(cString: oc_status_string(status)))")
+        }
+        box.didAdd(handle: handle)
+        return handle
+    }
+
+    /// Removes the box named by `handle`; false for a stale or foreign handle.
+    @discardableResult
+    func remove(_ handle: oc_handle_t) -> Bool {
+        oc_list_remove(pointer, handle) == OC_OK
+    }
+
+    /// Removes from the send path: never blocks; when the writer lock is busy
+    /// the box stays (it is already expired, so it no longer delivers) and the
+    /// next writer sweeps it.
+    func removeFromSendPath(_ handle: oc_handle_t) {
+        if oc_list_try_remove(pointer, handle) == OC_EBUSY {
+            needsSweep.store(true, ordering: .releasing)
+        }
+    }
+
+    func contains(_ handle: oc_handle_t) -> Bool {
+        oc_list_contains(pointer, handle)
+    }
+
+    /// Removes every box for which `predicate` is true; returns how many.
+    /// `predicate` runs under the list's writer lock and must not call back
+    /// into this list.
+    @discardableResult
+    func removeAll(where predicate: (SubscriberBase) -> Bool) -> Int {
+        withoutActuallyEscaping(predicate) { predicate in
+            let box = PredicateBox(predicate)
+            return withExtendedLifetime(box) {
+                Int(
+                    oc_list_remove_if(
+                        pointer,
+                        { context, argument in
+                            let predicate = Unmanaged<PredicateBox>.fromOpaque(argument!).takeUnretainedValue()
+                            let box = Unmanaged<SubscriberBase>.fromOpaque(context!).takeUnretainedValue()
+                            return predicate.body(box)
+                        },
+                        Unmanaged.passUnretained(box).toOpaque()
+                    )
+                )
+            }
+        }
+    }
+
+    @discardableResult
+    func removeAll() -> Int {
+        Int(oc_list_clear(pointer))
+    }
+
+    /// Boxes stored now, expired ones included.
+    var storedCount: Int { Int(oc_list_count(pointer)) }
+
+    /// Removes boxes that expired while the writer lock was busy.
+    func sweepIfNeeded() {
+        if needsSweep.exchange(false, ordering: .acquiring) {
+            removeAll(where: { $0.isExpired })
+        }
+    }
+
+    /// Calls `body` with every box visible to a send starting now, inside one
+    /// read section. Not the send path (that is inlined into each view type).
+    func forEachBox(_ body: (SubscriberBase) -> Void) {
+        let reader = oc_read_begin()
+        defer { oc_read_end(reader) }
+        let view = oc_list_view(pointer)
+        var index: UInt32 = 0
+        while index < view.count {
+            if let context = oc_view_context(view, index) {
+                Unmanaged<SubscriberBase>.fromOpaque(context)._withUnsafeGuaranteedRef(body)
+            }
+            index &+= 1
+        }
+    }
+
+    /// Subscriptions that can still deliver; expires dead ones it finds.
+    var liveCount: Int {
+        var live = 0
+        forEachBox { box in
+            if box.checkLiveness() { live += 1 }
+        }
+        return live
+    }
+}
+
+private final class PredicateBox {
+    let body: (SubscriberBase) -> Bool
+    init(_ body: @escaping (SubscriberBase) -> Bool) { self.body = body }
+}
+
+/// The core's release callback: balances `passRetained` in `SlotList.add`.
+private func releaseSubscriberBox(_ context: UnsafeMutableRawPointer?) {
+    guard let context else { return }
+    Unmanaged<SubscriberBase>.fromOpaque(context).release()
+}

@@ -1,0 +1,93 @@
+import CObserverCore
+import Synchronization
+
+/// A token for one subscription.
+///
+/// ``cancel()`` is idempotent and may be called from any thread, any number
+/// of times, also after the source is gone. A token is a handle, not a
+/// lifetime: dropping it does not cancel. To cancel with an owner, store it
+/// in a ``SubscriptionBag`` the owner holds.
+///
+/// ```swift
+/// let bag = SubscriptionBag()
+/// event.subscribe { print($0) }.store(in: bag)
+/// // ... when `bag` is deallocated, the subscription is cancelled.
+/// ```
+public final class Subscription: Hashable, @unchecked Sendable {
+    // @unchecked: `list` is written once in init; weak loads are thread-safe.
+    private weak var list: SlotList?
+    let handle: oc_handle_t
+
+    init(list: SlotList?, handle: oc_handle_t) {
+        self.list = list
+        self.handle = handle
+    }
+
+    /// A token that never was active (for example `limit: 0`).
+    static var inactive: Subscription { Subscription(list: nil, handle: 0) }
+
+    /// Whether the subscription is still stored (not cancelled, not expired
+    /// and removed, source alive).
+    public var isActive: Bool {
+        list?.contains(handle) ?? false
+    }
+
+    /// Cancels the subscription. Returns true when this call removed it;
+    /// false when it was already cancelled, expired or its source is gone.
+    /// A send that starts after this returns does not call the handler; a
+    /// send already running on another thread may still be calling it (see
+    /// ``cancelAndWait()``).
+    @discardableResult
+    public func cancel() -> Bool {
+        list?.remove(handle) ?? false
+    }
+
+    /// Cancels, then waits until no send that might still call the handler
+    /// is running on any thread, so that what the handler uses can be torn
+    /// down safely.
+    ///
+    /// - Throws: ``ObserverError/waitInsideDelivery`` when called from inside
+    ///   a handler (or any send) on this thread, where waiting would never
+    ///   end. The subscription is cancelled all the same.
+    public func cancelAndWait() throws(ObserverError) {
+        cancel()
+        try ObserverCore.waitForDeliveriesInFlight()
+    }
+
+    /// Adds this subscription to `bag`, which cancels it when deallocated.
+    public func store(in bag: SubscriptionBag) {
+        bag.insert(self)
+    }
+
+    public static func == (lhs: Subscription, rhs: Subscription) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+/// Cancels the subscriptions it holds when it is deallocated (or on
+/// ``cancelAll()``). Give one to an owner to tie subscriptions to its life.
+public final class SubscriptionBag: Sendable {
+    private let subscriptions = Mutex<[Subscription]>([])
+
+    public init() {}
+
+    deinit {
+        cancelAll()
+    }
+
+    /// Keeps `subscription` until the bag is cancelled or deallocated.
+    public func insert(_ subscription: Subscription) {
+        subscriptions.withLock { $0.append(subscription) }
+    }
+
+    /// Subscriptions held (cancelled ones included until ``cancelAll()``).
+    public var count: Int { subscriptions.withLock { $0.count } }
+
+    /// Cancels and forgets every subscription held.
+    public func cancelAll() {
+        let taken = subscriptions.withLock { list -> [Subscription] in
+            defer { list.removeAll() }
+            return list
+        }
+        for subscription in taken { subscription.cancel() }
+    }
+}

@@ -1,0 +1,213 @@
+import CObserverCore
+import Dispatch
+import Synchronization
+
+/// A typed event: observers subscribe closures, senders call ``send(_:)``.
+///
+/// `Event` keeps SwiftEvents' names (`subscribe`, `trigger`, `unsubscribe`,
+/// `subscribersCount`, `triggersCount`, ...) so code written for it compiles
+/// after changing the import.
+///
+/// ```swift
+/// final class Screen {
+///     var shown: [String] = []
+/// }
+/// let titleChanged = Event<String>()
+/// let screen = Screen()
+/// titleChanged.subscribe(screen) { screen, title in screen.shown.append(title) }
+/// let token = titleChanged.subscribe { title in print("title:", title) }
+/// titleChanged.send("Inbox")      // both handlers run, on this thread
+/// token.cancel()
+/// ```
+///
+/// Threading: every method may be called from any thread at any time. A
+/// handler runs on the sending thread, inside `send`, unless it was given a
+/// queue or the main actor. Sends never take a lock and never wait for
+/// subscribers being added or removed.
+///
+/// Reentrancy: a handler may send again (to this or any event), subscribe,
+/// cancel itself or others, or unsubscribe all. A subscription added during a
+/// send is not called by that send; one removed during a send may or may not
+/// be called by it, and is never called by a send that starts afterwards.
+public final class Event<Value> {
+    @usableFromInline
+    let slots = SlotList()
+
+    @usableFromInline
+    let triggers = Atomic<Int>(0)
+
+    /// Creates an event with no subscribers.
+    public init() {}
+
+    // MARK: Sending
+
+    /// Calls every subscription that existed when the send started.
+    ///
+    /// Synchronous subscriptions run on the calling thread before this
+    /// returns, in subscription-slot order; queued ones are enqueued.
+    @inlinable
+    public func send(_ value: Value) {
+        triggers.wrappingAdd(1, ordering: .relaxed)
+        let reader = oc_read_begin()
+        let view = oc_list_view(slots.pointer)
+        var index: UInt32 = 0
+        while index < view.count {
+            if let context = oc_view_context(view, index) {
+                // +0: the core keeps the box alive until this section ends.
+                Unmanaged<EventSubscriber<Value>>.fromOpaque(context)
+                    ._withUnsafeGuaranteedRef { $0.receive(value) }
+            }
+            index &+= 1
+        }
+        oc_read_end(reader)
+    }
+
+    /// SwiftEvents' spelling of ``send(_:)``.
+    @inlinable
+    public func trigger(_ value: Value) {
+        send(value)
+    }
+
+    // MARK: Subscribing closures
+
+    /// Subscribes a closure; the returned token cancels it.
+    ///
+    /// - Parameters:
+    ///   - queue: where the handler runs; `nil` (the default) means the
+    ///     sending thread, synchronously.
+    ///   - limit: deliver at most this many values, then cancel (exact under
+    ///     concurrent sends). `nil` means no limit; zero or less subscribes
+    ///     nothing and returns an inactive token.
+    /// - Returns: a ``Subscription``. Dropping it does not cancel: keep it,
+    ///   or `store(in:)` a ``SubscriptionBag`` to cancel with an owner.
+    @discardableResult
+    public func subscribe(
+        queue: DispatchQueue? = nil, limit: Int? = nil, _ handler: @escaping (Value) -> Void
+    ) -> Subscription {
+        subscribeClosure(delivery: Delivery(queue: queue), limit: limit, handler)
+    }
+
+    /// Subscribes a closure for exactly one delivery.
+    @discardableResult
+    public func subscribeOnce(queue: DispatchQueue? = nil, _ handler: @escaping (Value) -> Void) -> Subscription {
+        subscribe(queue: queue, limit: 1, handler)
+    }
+
+    /// Subscribes a main-actor handler. It runs synchronously when the send
+    /// happens on the main thread and is enqueued on the main queue otherwise.
+    @discardableResult
+    public func subscribeOnMainActor(
+        limit: Int? = nil, _ handler: @escaping @MainActor (Value) -> Void
+    ) -> Subscription where Value: Sendable {
+        subscribeClosure(delivery: .mainActor, limit: limit) { value in
+            MainActor.assumeIsolated { handler(value) }
+        }
+    }
+
+    // MARK: Subscribing targets (SwiftEvents)
+
+    /// Subscribes `handler` on behalf of `target`, which is held weakly: no
+    /// `[weak self]` needed. The handler receives the live target; once the
+    /// target is deallocated the subscription stops and its slot is freed.
+    ///
+    /// ```swift
+    /// event.subscribe(self) { me, value in me.render(value) }
+    /// ```
+    @discardableResult
+    public func subscribe<Target: AnyObject>(
+        _ target: Target, queue: DispatchQueue? = nil, limit: Int? = nil,
+        handler: @escaping (Target, Value) -> Void
+    ) -> Subscription {
+        subscribeTarget(target, delivery: Delivery(queue: queue), limit: limit, handler)
+    }
+
+    /// ``subscribe(_:queue:limit:handler:)`` with a main-actor handler.
+    @discardableResult
+    public func subscribeOnMainActor<Target: AnyObject>(
+        _ target: Target, limit: Int? = nil,
+        handler: @escaping @MainActor (Target, Value) -> Void
+    ) -> Subscription where Value: Sendable {
+        subscribeTarget(target, delivery: .mainActor, limit: limit) { target, value in
+            let target = UncheckedSendable(target)
+            MainActor.assumeIsolated { handler(target.wrapped, value) }
+        }
+    }
+
+    /// SwiftEvents' alias of ``subscribe(_:queue:limit:handler:)``.
+    @discardableResult
+    public func addSubscriber<Target: AnyObject>(
+        _ target: Target, queue: DispatchQueue? = nil, handler: @escaping (Target, Value) -> Void
+    ) -> Subscription {
+        subscribe(target, queue: queue, handler: handler)
+    }
+
+    // MARK: Unsubscribing
+
+    /// Removes every subscription made for `target`; returns how many.
+    /// A target never subscribed is a no-op (returns 0).
+    @discardableResult
+    public func unsubscribe(_ target: AnyObject) -> Int {
+        let identifier = ObjectIdentifier(target)
+        return slots.removeAll { $0.targetIdentifier == identifier }
+    }
+
+    /// SwiftEvents' alias of ``unsubscribe(_:)``.
+    @discardableResult
+    public func removeSubscriber(_ target: AnyObject) -> Int {
+        unsubscribe(target)
+    }
+
+    /// Removes every subscription; returns how many were stored.
+    @discardableResult
+    public func unsubscribeAll() -> Int {
+        slots.removeAll()
+    }
+
+    /// SwiftEvents' alias of ``unsubscribeAll()``.
+    @discardableResult
+    public func removeAllSubscribers() -> Int {
+        unsubscribeAll()
+    }
+
+    // MARK: Counting
+
+    /// Subscriptions that can still deliver: not cancelled, target alive,
+    /// limit not spent. Reading it also frees slots of dead targets.
+    public var subscribersCount: Int { slots.liveCount }
+
+    /// How many times ``send(_:)`` / ``trigger(_:)`` was called.
+    public var triggersCount: Int { triggers.load(ordering: .relaxed) }
+
+    /// Sets ``triggersCount`` back to zero.
+    public func resetTriggersCount() {
+        triggers.store(0, ordering: .relaxed)
+    }
+
+    // MARK: Internals
+
+    private func subscribeClosure(
+        delivery: Delivery, limit: Int?, _ handler: @escaping (Value) -> Void
+    ) -> Subscription {
+        if let limit, limit <= 0 { return Subscription.inactive }
+        let box: EventSubscriber<Value>
+        if case .synchronous = delivery, limit == nil {
+            box = ClosureSubscriber(handler)
+        } else {
+            box = ConfiguredClosureSubscriber(
+                list: slots, delivery: delivery, limit: limit ?? Int.max, handler: handler)
+        }
+        return Subscription(list: slots, handle: slots.add(box))
+    }
+
+    private func subscribeTarget<Target: AnyObject>(
+        _ target: Target, delivery: Delivery, limit: Int?, _ handler: @escaping (Target, Value) -> Void
+    ) -> Subscription {
+        if let limit, limit <= 0 { return Subscription.inactive }
+        let box = TargetSubscriber(
+            list: slots, target: target, delivery: delivery, limit: limit ?? Int.max, handler: handler)
+        return Subscription(list: slots, handle: slots.add(box))
+    }
+}
+
+extension Event: @unchecked Sendable where Value: Sendable {}
+// @unchecked: all state is the internally synchronized C list and an atomic.

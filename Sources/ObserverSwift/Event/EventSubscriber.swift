@@ -1,0 +1,112 @@
+import CObserverCore
+
+/// A box an `Event<Value>` delivers to. Subclasses override `receive(_:)`.
+@usableFromInline
+class EventSubscriber<Value>: SubscriberBase, @unchecked Sendable {
+    @usableFromInline
+    func receive(_ value: Value) {}
+}
+
+/// A closure called synchronously for every send: the hot path, holding
+/// nothing but the closure.
+final class ClosureSubscriber<Value>: EventSubscriber<Value>, @unchecked Sendable {
+    let handler: (Value) -> Void
+
+    init(_ handler: @escaping (Value) -> Void) {
+        self.handler = handler
+    }
+
+    override func receive(_ value: Value) {
+        handler(value)
+    }
+}
+
+/// A closure with a delivery other than synchronous, or a delivery limit.
+final class ConfiguredClosureSubscriber<Value>: EventSubscriber<Value>, @unchecked Sendable {
+    let handler: (Value) -> Void
+    let delivery: Delivery
+    let limit: DeliveryLimit
+    let expiry: Expiry
+
+    init(list: SlotList, delivery: Delivery, limit: Int, handler: @escaping (Value) -> Void) {
+        self.handler = handler
+        self.delivery = delivery
+        self.limit = DeliveryLimit(limit)
+        self.expiry = Expiry(list: list)
+    }
+
+    override func didAdd(handle: oc_handle_t) { expiry.didAdd(handle: handle) }
+    override var isExpired: Bool { expiry.isExpired }
+
+    override func checkLiveness() -> Bool {
+        !expiry.isExpired && !limit.isSpent
+    }
+
+    override func receive(_ value: Value) {
+        if limit.isBounded {
+            let claim = limit.claim()
+            guard claim.granted else { return }
+            if claim.last { expiry.expire() }
+        }
+        let handler = handler
+        delivery.run { handler(value) }
+    }
+}
+
+/// A handler bound to a weakly held target: stops (and removes itself) once
+/// the target is deallocated; the handler receives the live target.
+final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, @unchecked Sendable {
+    weak var target: Target?
+    let identifier: ObjectIdentifier
+    let handler: (Target, Value) -> Void
+    let delivery: Delivery
+    let limit: DeliveryLimit
+    let expiry: Expiry
+
+    init(
+        list: SlotList, target: Target, delivery: Delivery, limit: Int,
+        handler: @escaping (Target, Value) -> Void
+    ) {
+        self.target = target
+        self.identifier = ObjectIdentifier(target)
+        self.handler = handler
+        self.delivery = delivery
+        self.limit = DeliveryLimit(limit)
+        self.expiry = Expiry(list: list)
+    }
+
+    override var targetIdentifier: ObjectIdentifier? { identifier }
+    override func didAdd(handle: oc_handle_t) { expiry.didAdd(handle: handle) }
+    override var isExpired: Bool { expiry.isExpired }
+
+    override func checkLiveness() -> Bool {
+        if expiry.isExpired || limit.isSpent { return false }
+        if target == nil {
+            expiry.expire()
+            return false
+        }
+        return true
+    }
+
+    override func receive(_ value: Value) {
+        guard let target else {
+            expiry.expire()
+            return
+        }
+        if limit.isBounded {
+            let claim = limit.claim()
+            guard claim.granted else { return }
+            if claim.last { expiry.expire() }
+        }
+        switch delivery {
+        case .synchronous:
+            handler(target, value)
+        case .queue, .mainActor:
+            // Re-check the target where the handler runs: it may be gone
+            // by the time the queue gets to it.
+            delivery.run { [self] in
+                if let target = self.target { self.handler(target, value) }
+            }
+        }
+    }
+}
