@@ -250,6 +250,21 @@ oc_view_context(oc_view_t view, uint32_t index)
 	return context;
 }
 
+/*
+ * oc_list_is_empty: true when no slot is in use. Needs no read section (it
+ * reads only the list head, which lives as long as the list), so a sender can
+ * return before entering one. Memory ordering: the acquire load pairs with the
+ * release store of the scan limit in oc_list_add; a send that starts after an
+ * add returned sees a non-zero limit unless everything was removed since.
+ */
+static inline bool
+oc_list_is_empty(const oc_list_t *list)
+{
+	const struct oc_list_head *head = (const struct oc_list_head *)(const void *)list;
+
+	return __atomic_load_n(&head->scan_limit, __ATOMIC_ACQUIRE) == 0;
+}
+
 /* Called with a removed context once no reader can see it any more. */
 typedef void oc_release_fn(void *context);
 

@@ -48,6 +48,8 @@ public final class Event<Value> {
     @inlinable
     public func send(_ value: Value) {
         triggers.wrappingAdd(1, ordering: .relaxed)
+        // No section needed to see that nothing is subscribed.
+        if oc_list_is_empty(slots.pointer) { return }
         let reader = oc_read_begin()
         let view = oc_list_view(slots.pointer)
         var index: UInt32 = 0
