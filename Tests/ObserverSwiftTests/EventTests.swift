@@ -1,1 +1,417 @@
+import Dispatch
+import Foundation
+import Synchronization
 import XCTest
+
+@testable import ObserverSwift
+
+final class Screen {
+    var titles: [String] = []
+}
+
+final class EventTests: XCTestCase {
+    // MARK: SwiftEvents API
+
+    func testTargetSubscriptionReceivesTheLiveTarget() {
+        let event = Event<String>()
+        let screen = Screen()
+        event.subscribe(screen) { screen, title in screen.titles.append(title) }
+        event.trigger("Inbox")
+        event.send("Drafts")
+        XCTAssertEqual(screen.titles, ["Inbox", "Drafts"])
+        XCTAssertEqual(event.subscribersCount, 1)
+        XCTAssertEqual(event.triggersCount, 2)
+        event.resetTriggersCount()
+        XCTAssertEqual(event.triggersCount, 0)
+    }
+
+    func testTargetIsHeldWeaklyAndItsSlotIsReclaimedAfterDeallocation() throws {
+        let event = Event<Int>()
+        var screen: Screen? = Screen()
+        weak let weakScreen = screen
+        var calls = 0
+        event.subscribe(screen!) { _, _ in calls += 1 }
+        event.send(1)
+        screen = nil
+        XCTAssertNil(weakScreen, "the event must not keep its target alive")
+        event.send(2)
+        XCTAssertEqual(calls, 1)
+        XCTAssertEqual(event.subscribersCount, 0)
+        XCTAssertEqual(event.slots.storedCount, 0, "a dead target's slot is freed")
+    }
+
+    func testUnsubscribeTargetRemovesAllItsSubscriptionsOnly() {
+        let event = Event<Int>()
+        let first = Screen()
+        let second = Screen()
+        event.subscribe(first) { screen, value in screen.titles.append("a\(value)") }
+        event.subscribe(first) { screen, value in screen.titles.append("b\(value)") }
+        event.addSubscriber(second) { screen, value in screen.titles.append("c\(value)") }
+        XCTAssertEqual(event.unsubscribe(first), 2)
+        XCTAssertEqual(event.unsubscribe(first), 0, "unsubscribing twice is a no-op")
+        XCTAssertEqual(event.unsubscribe(Screen()), 0, "a target never subscribed is a no-op")
+        event.send(1)
+        XCTAssertEqual(first.titles, [])
+        XCTAssertEqual(second.titles, ["c1"])
+        XCTAssertEqual(event.removeSubscriber(second), 1)
+        XCTAssertEqual(event.subscribersCount, 0)
+    }
+
+    func testUnsubscribeAllAndItsAlias() {
+        let event = Event<Int>()
+        let received = Received<Int>()
+        for _ in 0..<5 { event.subscribe { received.append($0) } }
+        XCTAssertEqual(event.unsubscribeAll(), 5)
+        event.send(1)
+        XCTAssertEqual(received.count, 0)
+        event.subscribe { received.append($0) }
+        XCTAssertEqual(event.removeAllSubscribers(), 1)
+        XCTAssertEqual(event.unsubscribeAll(), 0)
+    }
+
+    // MARK: Closure subscriptions and tokens
+
+    func testClosureSubscriptionAndIdempotentCancel() {
+        let event = Event<Int>()
+        var total = 0
+        let token = event.subscribe { total += $0 }
+        XCTAssertTrue(token.isActive)
+        event.send(2)
+        XCTAssertTrue(token.cancel())
+        XCTAssertFalse(token.cancel(), "cancelling twice reports false and does nothing")
+        XCTAssertFalse(token.isActive)
+        event.send(3)
+        XCTAssertEqual(total, 2)
+    }
+
+    func testCancellingAfterTheEventIsGoneIsANoOp() {
+        var event: Event<Int>? = Event<Int>()
+        let token = event!.subscribe { _ in }
+        event = nil
+        XCTAssertFalse(token.cancel())
+        XCTAssertFalse(token.isActive)
+    }
+
+    func testConcurrentCancelFromTwoThreadsRemovesExactlyOnce() {
+        for _ in 0..<200 {
+            let event = Event<Int>()
+            let token = event.subscribe { _ in }
+            let successes = Atomic<Int>(0)
+            DispatchQueue.concurrentPerform(iterations: 2) { _ in
+                if token.cancel() { successes.wrappingAdd(1, ordering: .relaxed) }
+            }
+            XCTAssertEqual(successes.load(ordering: .relaxed), 1)
+            XCTAssertEqual(event.subscribersCount, 0)
+        }
+    }
+
+    func testSubscriptionBagCancelsWhenReleased() {
+        let event = Event<Int>()
+        let received = Received<Int>()
+        var bag: SubscriptionBag? = SubscriptionBag()
+        event.subscribe { received.append($0) }.store(in: bag!)
+        event.subscribe { received.append($0 * 10) }.store(in: bag!)
+        XCTAssertEqual(bag!.count, 2)
+        event.send(1)
+        bag = nil
+        event.send(2)
+        XCTAssertEqual(received.values.sorted(), [1, 10])
+        XCTAssertEqual(event.subscribersCount, 0)
+    }
+
+    func testHandlerCapturesAreReleasedAfterCancelAndReclaim() throws {
+        let baseline = LifetimeTracker.alive.load(ordering: .relaxed)
+        let event = Event<Int>()
+        let token: Subscription = {
+            let tracker = LifetimeTracker()
+            return event.subscribe { _ in _ = tracker.id }
+        }()
+        XCTAssertEqual(LifetimeTracker.alive.load(ordering: .relaxed), baseline + 1)
+        token.cancel()
+        try ObserverCore.reclaimNow()
+        XCTAssertEqual(LifetimeTracker.alive.load(ordering: .relaxed), baseline)
+    }
+
+    func testInvalidLimitSubscribesNothing() {
+        let event = Event<Int>()
+        let token = event.subscribe(limit: 0) { _ in XCTFail("never called") }
+        XCTAssertFalse(token.isActive)
+        XCTAssertFalse(token.cancel())
+        event.send(1)
+        XCTAssertEqual(event.subscribersCount, 0)
+    }
+
+    // MARK: One-time and N-time
+
+    func testSubscribeOnceDeliversOnce() {
+        let event = Event<Int>()
+        let received = Received<Int>()
+        let token = event.subscribeOnce { received.append($0) }
+        event.send(1)
+        event.send(2)
+        XCTAssertEqual(received.values, [1])
+        XCTAssertFalse(token.isActive, "a spent subscription removes itself")
+        XCTAssertEqual(event.slots.storedCount, 0)
+    }
+
+    func testLimitIsExactUnderConcurrentSends() {
+        for limit in [1, 3, 50] {
+            let event = Event<Int>()
+            let delivered = Atomic<Int>(0)
+            let target = Screen()
+            event.subscribe(limit: limit) { _ in delivered.wrappingAdd(1, ordering: .relaxed) }
+            event.subscribe(target, limit: limit) { _, _ in delivered.wrappingAdd(1, ordering: .relaxed) }
+            DispatchQueue.concurrentPerform(iterations: 4) { _ in
+                for value in 0..<500 { event.send(value) }
+            }
+            XCTAssertEqual(delivered.load(ordering: .relaxed), 2 * limit, "limit \(limit)")
+            XCTAssertEqual(event.subscribersCount, 0)
+        }
+    }
+
+    // MARK: Delivery
+
+    func testQueueDeliveryRunsOnTheQueue() {
+        let event = Event<Int>()
+        let queue = DispatchQueue(label: "delivery")
+        let key = DispatchSpecificKey<Int>()
+        queue.setSpecific(key: key, value: 7)
+        let received = Received<Int>()
+        let done = expectation(description: "delivered")
+        done.expectedFulfillmentCount = 4
+        event.subscribe(queue: queue) { value in
+            XCTAssertEqual(DispatchQueue.getSpecific(key: key), 7)
+            received.append(value)
+            done.fulfill()
+        }
+        let screen = Screen()
+        event.subscribe(screen, queue: queue) { screen, value in
+            XCTAssertEqual(DispatchQueue.getSpecific(key: key), 7)
+            screen.titles.append("\(value)")
+            done.fulfill()
+        }
+        event.send(1)
+        event.send(2)
+        wait(for: [done], timeout: 5)
+        XCTAssertEqual(received.values, [1, 2], "queued in send order")
+        queue.sync {}
+        XCTAssertEqual(screen.titles, ["1", "2"])
+    }
+
+    func testMainActorDeliveryFromABackgroundThread() {
+        let event = Event<Int>()
+        let received = Received<Int>()
+        event.subscribeOnMainActor { value in
+            MainActor.assertIsolated()
+            XCTAssertTrue(Thread.isMainThread)
+            received.append(value)
+        }
+        spawnThread { event.send(42) }.wait()
+        let deadline = Date().addingTimeInterval(5)
+        while received.count == 0 && Date() < deadline {
+            RunLoop.main.run(until: Date().addingTimeInterval(0.01))
+        }
+        XCTAssertEqual(received.values, [42])
+        event.send(43)  // on the main thread: delivered synchronously
+        XCTAssertEqual(received.values, [42, 43])
+    }
+
+    // MARK: Reentrancy
+
+    func testHandlerMayCancelItself() {
+        let event = Event<Int>()
+        var calls = 0
+        var token: Subscription?
+        token = event.subscribe { _ in
+            calls += 1
+            token?.cancel()
+        }
+        event.send(1)
+        event.send(2)
+        XCTAssertEqual(calls, 1)
+    }
+
+    func testHandlerCancellingALaterSubscriptionStopsItInTheSameSend() {
+        let event = Event<Int>()
+        var log: [String] = []
+        var second: Subscription?
+        event.subscribe { _ in
+            log.append("first")
+            second?.cancel()
+        }
+        second = event.subscribe { _ in log.append("second") }
+        event.send(1)
+        XCTAssertEqual(log, ["first"], "a slot not yet reached is skipped once removed")
+    }
+
+    func testHandlerMayUnsubscribeAll() {
+        let event = Event<Int>()
+        var calls = 0
+        for _ in 0..<4 {
+            event.subscribe { _ in
+                calls += 1
+                event.unsubscribeAll()
+            }
+        }
+        event.send(1)
+        event.send(2)
+        XCTAssertEqual(calls, 1)
+    }
+
+    func testSubscriptionAddedDuringASendIsNotCalledByThatSend() {
+        let event = Event<Int>()
+        var log: [String] = []
+        var added = false
+        event.subscribe { value in
+            log.append("outer \(value)")
+            if !added {
+                added = true
+                event.subscribe { value in log.append("inner \(value)") }
+            }
+        }
+        event.send(1)
+        event.send(2)
+        XCTAssertEqual(log, ["outer 1", "outer 2", "inner 2"])
+    }
+
+    func testRecursiveSends64Deep() {
+        let event = Event<Int>()
+        var deepest = 0
+        event.subscribe { depth in
+            deepest = max(deepest, depth)
+            if depth < 64 { event.send(depth + 1) }
+        }
+        event.send(1)
+        XCTAssertEqual(deepest, 64)
+        XCTAssertEqual(event.triggersCount, 64)
+        XCTAssertFalse(ObserverCore.isInsideDelivery)
+    }
+
+    func testCancelAndWaitInsideAHandlerThrowsInsteadOfHanging() {
+        let event = Event<Int>()
+        var thrown: ObserverError?
+        var token: Subscription?
+        token = event.subscribe { _ in
+            guard let token else { return }
+            do { try token.cancelAndWait() } catch { thrown = error as? ObserverError }
+        }
+        event.send(1)
+        XCTAssertEqual(thrown, .waitInsideDelivery)
+        XCTAssertFalse(token!.isActive, "the subscription is cancelled all the same")
+    }
+
+    // MARK: Send semantics across threads
+
+    func testCancelAndWaitWaitsForAnInFlightDelivery() throws {
+        let event = Event<Int>()
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let finished = Atomic<Bool>(false)
+        let token = event.subscribe { _ in
+            entered.signal()
+            release.wait()
+            finished.store(true, ordering: .sequentiallyConsistent)
+        }
+        let sender = spawnThread { event.send(1) }
+        entered.wait()
+        let waiterReturned = Atomic<Bool>(false)
+        let waiter = spawnThread {
+            try? token.cancelAndWait()
+            XCTAssertTrue(finished.load(ordering: .sequentiallyConsistent), "returned before the delivery ended")
+            waiterReturned.store(true, ordering: .sequentiallyConsistent)
+        }
+        Thread.sleep(forTimeInterval: 0.1)
+        XCTAssertFalse(waiterReturned.load(ordering: .sequentiallyConsistent))
+        release.signal()
+        sender.wait()
+        waiter.wait()
+        XCTAssertTrue(waiterReturned.load(ordering: .sequentiallyConsistent))
+    }
+
+    func testObserverAddedWhileASendIsInProgressIsNotCalledByIt() {
+        let event = Event<Int>()
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let late = Received<Int>()
+        event.subscribe { value in
+            if value == 1 {
+                entered.signal()
+                release.wait()
+            }
+        }
+        let sender = spawnThread { event.send(1) }
+        entered.wait()
+        // Added on another thread while send(1) is parked in the first slot;
+        // it lands in a later slot, which that send has not reached yet.
+        event.subscribe { late.append($0) }
+        release.signal()
+        sender.wait()
+        event.send(2)
+        XCTAssertEqual(late.values, [2])
+    }
+
+    func testRemovedCapturesAreNotReleasedWhileASenderMayStillSeeThem() throws {
+        let baseline = LifetimeTracker.alive.load(ordering: .relaxed)
+        let event = Event<Int>()
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        event.subscribe { value in
+            if value == 1 {
+                entered.signal()
+                release.wait()
+            }
+        }
+        let token: Subscription = {
+            let tracker = LifetimeTracker()
+            return event.subscribe { _ in _ = tracker.id }
+        }()
+        let sender = spawnThread { event.send(1) }
+        entered.wait()
+        token.cancel()
+        for _ in 0..<10 { _ = event.subscribe { _ in }.cancel() }  // writers poll reclamation
+        XCTAssertEqual(
+            LifetimeTracker.alive.load(ordering: .relaxed), baseline + 1,
+            "released while a send that may call it is still running")
+        XCTAssertGreaterThan(ObserverCore.statistics.pendingObjects, 0)
+        release.signal()
+        sender.wait()
+        try ObserverCore.reclaimNow()
+        XCTAssertEqual(LifetimeTracker.alive.load(ordering: .relaxed), baseline)
+    }
+
+    func testTwoSendersAndAChurnThreadDeliverExactlyToStableObservers() {
+        let event = Event<Int>()
+        let stableCount = 16
+        let sendsPerSender = 20_000
+        let counters = (0..<stableCount).map { _ in AtomicCounter() }
+        for counter in counters {
+            event.subscribe { _ in counter.increment() }
+        }
+        let stop = Atomic<Bool>(false)
+        let churn = spawnThread {
+            var tokens: [Subscription] = []
+            let target = Screen()
+            while !stop.load(ordering: .relaxed) {
+                tokens.append(event.subscribe { _ in })
+                event.subscribe(target) { _, _ in }
+                if tokens.count > 32 {
+                    tokens.prefix(16).forEach { $0.cancel() }
+                    tokens.removeFirst(16)
+                    event.unsubscribe(target)
+                }
+            }
+            tokens.forEach { $0.cancel() }
+        }
+        let senders = (0..<2).map { _ in
+            spawnThread { for value in 0..<sendsPerSender { event.send(value) } }
+        }
+        senders.forEach { $0.wait() }
+        stop.store(true, ordering: .relaxed)
+        churn.wait()
+        for counter in counters {
+            XCTAssertEqual(counter.value, 2 * sendsPerSender)
+        }
+        XCTAssertEqual(event.triggersCount, 2 * sendsPerSender)
+    }
+}
+

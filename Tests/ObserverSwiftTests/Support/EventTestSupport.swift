@@ -1,0 +1,45 @@
+import Foundation
+import Synchronization
+
+/// A thread-safe tally of received values, for handlers called on any thread.
+final class Received<Value: Sendable>: Sendable {
+    private let storage = Mutex<[Value]>([])
+
+    func append(_ value: Value) { storage.withLock { $0.append(value) } }
+    var values: [Value] { storage.withLock { $0 } }
+    var count: Int { storage.withLock { $0.count } }
+}
+
+/// Counts instances alive, to prove a handler's captures are released.
+final class LifetimeTracker: Sendable {
+    static let alive = Atomic<Int>(0)
+    let id: Int
+
+    init(id: Int = 0) {
+        self.id = id
+        Self.alive.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    deinit {
+        Self.alive.wrappingSubtract(1, ordering: .relaxed)
+    }
+}
+
+/// Runs `body` on a new OS thread and returns a way to wait for it.
+@discardableResult
+func spawnThread(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
+    let done = DispatchSemaphore(value: 0)
+    let thread = Thread {
+        body()
+        done.signal()
+    }
+    thread.start()
+    return done
+}
+
+/// A shareable atomic counter.
+final class AtomicCounter: Sendable {
+    private let storage = Atomic<Int>(0)
+    func increment() { storage.wrappingAdd(1, ordering: .relaxed) }
+    var value: Int { storage.load(ordering: .relaxed) }
+}
