@@ -8,6 +8,7 @@ CK_CFLAGS = $(shell pkg-config --cflags ck 2>/dev/null | sed 's/-D__x86_64__//')
 CK_LIBS = $(shell pkg-config --libs ck 2>/dev/null || echo -lck)
 CORE_SOURCES = Sources/CObserverCore/oc_epoch.c Sources/CObserverCore/oc_list.c
 CORE_INCLUDES = -ISources/CObserverCore/include -ISources/CObserverCore
+CORE_OBJECTS = $(patsubst Sources/CObserverCore/%.c,build-c/%.o,$(CORE_SOURCES))
 
 .PHONY: deps build test demo bench bench-quick bench-callgrind torture tsan asan valgrind c-warnings examples lint docs clean
 
@@ -32,7 +33,7 @@ deps:
 build: deps
 	$(SWIFT) build
 
-test: deps c-warnings
+test: deps c-warnings examples
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
@@ -52,6 +53,19 @@ c-warnings: deps
 			echo "c-warnings: $$compiler clean"; \
 		fi; \
 	done
+
+# The C and C++ embedding examples, built with the system compilers against the
+# core alone, run, and checked against their expected output.
+examples: deps
+	@mkdir -p build-c
+	@for source in $(CORE_SOURCES); do \
+		cc -std=c11 -O2 -Wall -Wextra -Werror $(CK_CFLAGS) $(CORE_INCLUDES) -c $$source -o build-c/$$(basename $$source .c).o || exit 1; \
+	done
+	cc -std=c11 -O2 -Wall -Wextra -Werror $(CK_CFLAGS) $(CORE_INCLUDES) Examples/c/embed.c $(CORE_OBJECTS) -o build-c/embed -lpthread $(CK_LIBS)
+	c++ -std=c++17 -O2 -Wall -Wextra -Werror $(CK_CFLAGS) $(CORE_INCLUDES) Examples/c/embed.cpp $(CORE_OBJECTS) -o build-c/embed-cpp -lpthread $(CK_LIBS)
+	./build-c/embed | diff -u Examples/c/embed.expected -
+	./build-c/embed-cpp | diff -u Examples/c/embed-cpp.expected -
+	@echo "examples: C and C++ embeddings ran and printed what they should"
 
 clean:
 	$(SWIFT) package clean

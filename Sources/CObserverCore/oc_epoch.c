@@ -174,6 +174,24 @@ oc__thread_attach(void)
 	return thread;
 }
 
+oc_reader_t *
+oc_read_begin_outlined(void)
+{
+	return oc_read_begin();
+}
+
+void
+oc_read_end_outlined(oc_reader_t *reader)
+{
+	oc_read_end(reader);
+}
+
+bool
+oc_in_read_section_outlined(void)
+{
+	return oc_in_read_section();
+}
+
 void
 oc__reader_poll(struct oc_thread *thread)
 {

@@ -37,7 +37,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifndef __cplusplus
+/* Concurrency Kit's headers are C only; C++ uses the out-of-line section
+ * functions below instead of the inline ones. */
 #include <ck_epoch.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -86,17 +90,30 @@ typedef uint64_t oc_handle_t;
 /* ------------------------------------------------------------------------ */
 /* Read sections (the send path)                                            */
 /* ------------------------------------------------------------------------ */
+/* Per-thread reader state (an epoch record and a poll countdown). */
+struct oc_thread;
+typedef struct oc_thread oc_reader_t;
+
+/* Outermost section exits between two reclamation polls by a reader. */
+#define OC_READER_POLL_INTERVAL 1024u
 
 /*
- * Per-thread reader state. Private: use the functions below. The epoch record
- * comes first so a recycled ck record maps back to its owner.
+ * Out-of-line equivalents of oc_read_begin, oc_read_end and
+ * oc_in_read_section, with the same contracts: for C++ (which cannot include
+ * Concurrency Kit's headers) and for foreign-function interfaces.
  */
+oc_reader_t *oc_read_begin_outlined(void);
+void oc_read_end_outlined(oc_reader_t *reader);
+bool oc_in_read_section_outlined(void);
+
+#ifndef __cplusplus
+
+/* The epoch record comes first so a recycled ck record maps back to it. */
 struct oc_thread {
 	ck_epoch_record_t record;
 	/* Outermost section exits left before this thread polls reclamation. */
 	unsigned int poll_countdown;
 };
-typedef struct oc_thread oc_reader_t;
 
 extern __thread struct oc_thread *oc__current_thread;
 
@@ -104,9 +121,6 @@ extern __thread struct oc_thread *oc__current_thread;
 struct oc_thread *oc__thread_attach(void);
 /* Slow path of oc_read_end: runs reclamation work that is ready. */
 void oc__reader_poll(struct oc_thread *thread);
-
-/* Outermost section exits between two reclamation polls by a reader. */
-#define OC_READER_POLL_INTERVAL 1024u
 
 /*
  * oc_read_begin: enters a read section on the calling thread and returns the
@@ -149,6 +163,14 @@ oc_in_read_section(void)
 
 	return thread != NULL && thread->record.active != 0;
 }
+
+#else /* __cplusplus */
+
+static inline oc_reader_t *oc_read_begin(void) { return oc_read_begin_outlined(); }
+static inline void oc_read_end(oc_reader_t *reader) { oc_read_end_outlined(reader); }
+static inline bool oc_in_read_section(void) { return oc_in_read_section_outlined(); }
+
+#endif /* __cplusplus */
 
 /* ------------------------------------------------------------------------ */
 /* Lists and views                                                          */
