@@ -216,6 +216,27 @@ final class EventTests: XCTestCase {
         XCTAssertEqual(received.values, [42, 43])
     }
 
+    func testMarkedMainActorClosureSelectsTheMainActorOverload() {
+        let event = Event<Int>()
+        let screen = Screen()
+        let received = Received<Int>()
+        event.subscribe { @MainActor value in
+            MainActor.assertIsolated()
+            received.append(value)
+        }
+        event.subscribe(screen) { @MainActor screen, value in
+            MainActor.assertIsolated()
+            screen.titles.append("\(value)")
+        }
+        spawnThread { event.send(7) }.wait()
+        let deadline = Date().addingTimeInterval(5)
+        while (received.count == 0 || screen.titles.isEmpty) && Date() < deadline {
+            RunLoop.main.run(until: Date().addingTimeInterval(0.01))
+        }
+        XCTAssertEqual(received.values, [7])
+        XCTAssertEqual(screen.titles, ["7"])
+    }
+
     // MARK: Reentrancy
 
     func testHandlerMayCancelItself() {

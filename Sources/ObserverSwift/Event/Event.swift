@@ -97,6 +97,17 @@ public final class Event<Value> {
 
     /// Subscribes a main-actor handler. It runs synchronously when the send
     /// happens on the main thread and is enqueued on the main queue otherwise.
+    ///
+    /// Selected by marking the closure: `event.subscribe { @MainActor value in ... }`
+    /// (an unmarked closure selects the synchronous overload, even in main-actor code).
+    @discardableResult
+    public func subscribe(
+        limit: Int? = nil, _ handler: @escaping @MainActor (Value) -> Void
+    ) -> Subscription where Value: Sendable {
+        subscribeOnMainActor(limit: limit, handler)
+    }
+
+    /// The same as `subscribe { @MainActor value in ... }`, named.
     @discardableResult
     public func subscribeOnMainActor(
         limit: Int? = nil, _ handler: @escaping @MainActor (Value) -> Void
@@ -123,7 +134,17 @@ public final class Event<Value> {
         subscribeTarget(target, delivery: Delivery(queue: queue), limit: limit, handler)
     }
 
-    /// ``subscribe(_:queue:limit:handler:)`` with a main-actor handler.
+    /// ``subscribe(_:queue:limit:handler:)`` with a main-actor handler, selected
+    /// by marking the closure: `event.subscribe(self) { @MainActor me, value in ... }`.
+    @discardableResult
+    public func subscribe<Target: AnyObject>(
+        _ target: Target, limit: Int? = nil,
+        handler: @escaping @MainActor (Target, Value) -> Void
+    ) -> Subscription where Value: Sendable {
+        subscribeOnMainActor(target, limit: limit, handler: handler)
+    }
+
+    /// The same as `subscribe(target) { @MainActor target, value in ... }`, named.
     @discardableResult
     public func subscribeOnMainActor<Target: AnyObject>(
         _ target: Target, limit: Int? = nil,
