@@ -281,6 +281,7 @@ final class EventTests: XCTestCase {
 
     func testSubscriptionAddedDuringASendIsNotCalledByThatSend() {
         let event = Event<Int>()
+        defer { event.unsubscribeAll() }  // the handlers capture the event
         var log: [String] = []
         var added = false
         event.subscribe { value in
@@ -297,6 +298,7 @@ final class EventTests: XCTestCase {
 
     func testRecursiveSends64Deep() {
         let event = Event<Int>()
+        defer { event.unsubscribeAll() }  // the handler captures the event
         var deepest = 0
         event.subscribe { depth in
             deepest = max(deepest, depth)
