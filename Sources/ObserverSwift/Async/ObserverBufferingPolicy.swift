@@ -1,0 +1,37 @@
+/// How an ``ObserverValues`` sequence buffers values its consumer has not
+/// taken yet, in the style of swift-async-algorithms' `buffer(policy:)`.
+///
+/// ```swift
+/// for await price in ticker.values(bufferingPolicy: .bufferingNewest(1)) {
+///     render(price)          // a slow consumer only ever sees the latest price
+/// }
+/// ```
+public struct ObserverBufferingPolicy: Sendable, Equatable {
+    enum Kind: Equatable {
+        case unbounded
+        case newest(Int)
+        case oldest(Int)
+    }
+
+    let kind: Kind
+
+    /// Keeps every value until it is consumed (memory grows with the backlog).
+    public static var unbounded: Self { Self(kind: .unbounded) }
+
+    /// Keeps at most `limit` values, dropping the oldest when full.
+    /// A negative limit is treated as zero (values are dropped unless a
+    /// consumer is already waiting).
+    public static func bufferingNewest(_ limit: Int) -> Self { Self(kind: .newest(max(0, limit))) }
+
+    /// Keeps at most `limit` values, dropping new ones when full.
+    /// A negative limit is treated as zero.
+    public static func bufferingOldest(_ limit: Int) -> Self { Self(kind: .oldest(max(0, limit))) }
+
+    func streamPolicy<Element>(for _: Element.Type) -> AsyncStream<Element>.Continuation.BufferingPolicy {
+        switch kind {
+        case .unbounded: return .unbounded
+        case .newest(let limit): return .bufferingNewest(limit)
+        case .oldest(let limit): return .bufferingOldest(limit)
+        }
+    }
+}
