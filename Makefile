@@ -70,3 +70,14 @@ examples: deps
 clean:
 	$(SWIFT) package clean
 	rm -rf build-c bench-results.json bench-results.svg
+
+# DocC site from the catalog and the compiler's symbol graph (no plugin).
+docs: deps
+	rm -rf .build/symbol-graphs docs-site
+	mkdir -p .build/symbol-graphs
+	$(SWIFT) build --target ObserverSwift -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc .build/symbol-graphs
+	docc convert Sources/ObserverSwift/ObserverSwift.docc \
+		--additional-symbol-graph-dir .build/symbol-graphs \
+		--fallback-display-name ObserverSwift --fallback-bundle-identifier org.observerswift.ObserverSwift \
+		--transform-for-static-hosting --output-path docs-site --warnings-as-errors
+	@echo "docs: static site in docs-site/"

@@ -80,6 +80,7 @@ public final class Event<Value> {
     ///   - limit: deliver at most this many values, then cancel (exact under
     ///     concurrent sends). `nil` means no limit; zero or less subscribes
     ///     nothing and returns an inactive token.
+    ///   - handler: called with each value sent.
     /// - Returns: a ``Subscription``. Dropping it does not cancel: keep it,
     ///   or `store(in:)` a ``SubscriptionBag`` to cancel with an owner.
     @discardableResult
