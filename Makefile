@@ -10,7 +10,7 @@ CORE_SOURCES = Sources/CObserverCore/oc_epoch.c Sources/CObserverCore/oc_list.c
 CORE_INCLUDES = -ISources/CObserverCore/include -ISources/CObserverCore
 CORE_OBJECTS = $(patsubst Sources/CObserverCore/%.c,build-c/%.o,$(CORE_SOURCES))
 
-.PHONY: deps build test demo bench bench-quick bench-callgrind torture tsan asan valgrind c-warnings examples lint docs clean
+.PHONY: deps build test demo bench c-warnings examples docs lint format clean
 
 # Installs Concurrency Kit (Debian: libck-dev) when pkg-config cannot find it.
 deps:
@@ -81,3 +81,10 @@ docs: deps
 		--fallback-display-name ObserverSwift --fallback-bundle-identifier org.observerswift.ObserverSwift \
 		--transform-for-static-hosting --output-path docs-site --warnings-as-errors
 	@echo "docs: static site in docs-site/"
+
+# swift-format (from the toolchain) with the repository's .swift-format.
+lint:
+	$(SWIFT) format lint --strict --recursive Sources Tests Benchmarks Examples
+
+format:
+	$(SWIFT) format --in-place --recursive Sources Tests Benchmarks Examples
