@@ -287,6 +287,27 @@ oc_reclaim_poll(void)
 	oc_release_ready(ready);
 }
 
+/*
+ * Pending count at which writers poll next. Raised past the current backlog
+ * after each writer poll, so that while a stalled reader blocks reclamation
+ * writers do not poll (and scan every record) on every change. Relaxed: a
+ * heuristic; a lost update only moves one poll earlier or later.
+ */
+static uint64_t oc_writer_poll_at = OC_WRITER_POLL_THRESHOLD;
+
+void
+oc__writer_poll(void)
+{
+	uint64_t pending = __atomic_load_n(&oc_stat_pending, __ATOMIC_RELAXED);
+
+	if (pending < __atomic_load_n(&oc_writer_poll_at, __ATOMIC_RELAXED))
+		return;
+	oc_reclaim_poll();
+	pending = __atomic_load_n(&oc_stat_pending, __ATOMIC_RELAXED);
+	__atomic_store_n(&oc_writer_poll_at, pending + OC_WRITER_POLL_THRESHOLD,
+	    __ATOMIC_RELAXED);
+}
+
 /* Caller holds no core lock and is outside every read section. */
 static void
 oc_wait_for_grace_period(void)

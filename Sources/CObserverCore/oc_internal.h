@@ -31,6 +31,15 @@ struct oc_retired {
 void oc__retire(struct oc_retired *retired, void (*release)(struct oc_retired *),
     size_t bytes);
 
+/*
+ * Writers call this after every change: it polls reclamation only once
+ * OC_WRITER_POLL_THRESHOLD retired objects are pending, so a burst of
+ * subscribe/cancel pairs does not scan every epoch record each time, while
+ * the garbage a writer leaves behind stays bounded.
+ */
+#define OC_WRITER_POLL_THRESHOLD 64u
+void oc__writer_poll(void);
+
 /* Counts a context leaked because its retirement could not be recorded. */
 void oc__count_leaked_context(void);
 

@@ -268,7 +268,7 @@ oc_list_add(oc_list_t *list, void *context, oc_handle_t *handle)
 
 	oc__live_contexts_add(1);
 	*handle = ((sequence & OC_SEQUENCE_MASK) << OC_HANDLE_INDEX_BITS) | index;
-	oc_reclaim_poll();
+	oc__writer_poll();
 	return OC_OK;
 }
 
@@ -368,7 +368,7 @@ oc_remove_locked_then_unlock(struct oc_list *list, oc_handle_t handle)
 	oc_maybe_shrink_locked(list);
 	pthread_mutex_unlock(&list->lock);
 	oc_retire_context(list->release, context);
-	oc_reclaim_poll();
+	oc__writer_poll();
 	return OC_OK;
 }
 
@@ -444,7 +444,7 @@ oc_remove_matching(struct oc_list *list,
 			oc_retire_context(list->release, batch[i]);
 		total += gathered;
 	} while (!done);
-	oc_reclaim_poll();
+	oc__writer_poll();
 	return total;
 }
 

@@ -374,7 +374,9 @@ oc_status_t oc_synchronize(void);
 /*
  * oc_reclaim_poll: non-blocking. Releases retired memory and contexts whose
  * grace period is known to have passed, on the calling thread. Writers call
- * it on every change and readers every OC_READER_POLL_INTERVAL sections.
+ * it after a change once 64 retired objects are pending, and readers every
+ * OC_READER_POLL_INTERVAL sections, so memory is reclaimed without a
+ * dedicated thread; a program may also call it at any time.
  */
 void oc_reclaim_poll(void);
 

@@ -3,6 +3,10 @@ import Synchronization
 
 /// The Swift owner of one C observer list (`oc_list_t`).
 ///
+/// Owners (an `Event`, an observable value, ...) call `removeAll()` in their
+/// `deinit`: a `Subscription` token holds its list strongly, so the list can
+/// outlive its owner, but the handlers must not.
+///
 /// Every observer kind in ObserverSwift is a view on a `SlotList`: each slot's
 /// context is a retained ``SubscriberBase`` box, released by the core only
 /// after a grace period, so a box is never freed while a sender may still be

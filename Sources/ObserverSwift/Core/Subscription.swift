@@ -13,9 +13,12 @@ import Synchronization
 /// event.subscribe { print($0) }.store(in: bag)
 /// // ... when `bag` is deallocated, the subscription is cancelled.
 /// ```
-public final class Subscription: Hashable, @unchecked Sendable {
-    // @unchecked: `list` is written once in init; weak loads are thread-safe.
-    private weak var list: SlotList?
+public final class Subscription: Hashable, Sendable {
+    // Strong, not weak: a weak reference would give the list a side table and
+    // send every retain/release of it down the runtime's slow path. A token
+    // keeps only the (emptied) C list alive after its source is gone: sources
+    // remove all their observers when they are deallocated.
+    private let list: SlotList?
     let handle: oc_handle_t
 
     init(list: SlotList?, handle: oc_handle_t) {

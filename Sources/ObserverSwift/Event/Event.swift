@@ -39,6 +39,11 @@ public final class Event<Value> {
     /// Creates an event with no subscribers.
     public init() {}
 
+    deinit {
+        // Tokens may keep the list itself alive; the handlers go now.
+        slots.removeAll()
+    }
+
     // MARK: Sending
 
     /// Calls every subscription that existed when the send started.
