@@ -192,6 +192,18 @@ oc_in_read_section_outlined(void)
 	return oc_in_read_section();
 }
 
+oc_reader_t *
+oc_reader_current_outlined(void)
+{
+	return oc_reader_current();
+}
+
+void
+oc_read_begin_reader_outlined(oc_reader_t *reader)
+{
+	oc_read_begin_reader(reader);
+}
+
 void
 oc__reader_poll(struct oc_thread *thread)
 {

@@ -25,6 +25,24 @@ final class EventTests: XCTestCase {
         XCTAssertEqual(event.triggersCount, 0)
     }
 
+    func testTriggersCountIsExactAcrossThreadsThreadExitsAndResets() {
+        let event = Event<Int>()
+        // The first sender becomes the counter's owner, then exits; its epoch
+        // record may be recycled by the next threads.
+        spawnThread { for value in 0..<100 { event.send(value) } }.wait()
+        XCTAssertEqual(event.triggersCount, 100)
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            for value in 0..<1000 { event.send(value) }
+        }
+        for _ in 0..<8 { spawnThread { event.send(0) }.wait() }
+        XCTAssertEqual(event.triggersCount, 4108)
+        event.resetTriggersCount()
+        XCTAssertEqual(event.triggersCount, 0)
+        event.send(1)
+        spawnThread { event.send(2) }.wait()
+        XCTAssertEqual(event.triggersCount, 2)
+    }
+
     func testTargetIsHeldWeaklyAndItsSlotIsReclaimedAfterDeallocation() throws {
         let event = Event<Int>()
         var screen: Screen? = Screen()

@@ -105,6 +105,8 @@ typedef struct oc_thread oc_reader_t;
 oc_reader_t *oc_read_begin_outlined(void);
 void oc_read_end_outlined(oc_reader_t *reader);
 bool oc_in_read_section_outlined(void);
+oc_reader_t *oc_reader_current_outlined(void);
+void oc_read_begin_reader_outlined(oc_reader_t *reader);
 
 #ifndef __cplusplus
 
@@ -123,6 +125,32 @@ struct oc_thread *oc__thread_attach(void);
 void oc__reader_poll(struct oc_thread *thread);
 
 /*
+ * oc_reader_current: the calling thread's reader, registering its epoch
+ * record on first use (may allocate; aborts if that fails). The pointer
+ * identifies the thread while it lives (a record is recycled only after its
+ * thread exited). Does not enter a section.
+ */
+static inline oc_reader_t *
+oc_reader_current(void)
+{
+	struct oc_thread *thread = oc__current_thread;
+
+	if (CK_CC_UNLIKELY(thread == NULL))
+		thread = oc__thread_attach();
+	return thread;
+}
+
+/*
+ * oc_read_begin_reader: oc_read_begin for a reader already obtained from
+ * oc_reader_current on the calling thread.
+ */
+static inline void
+oc_read_begin_reader(oc_reader_t *reader)
+{
+	ck_epoch_begin(&reader->record, NULL);
+}
+
+/*
  * oc_read_begin: enters a read section on the calling thread and returns the
  * thread's reader, to be passed to oc_read_end on the same thread.
  * Sections nest (a callback may send again, to any list). Inside a section no
@@ -133,10 +161,8 @@ void oc__reader_poll(struct oc_thread *thread);
 static inline oc_reader_t *
 oc_read_begin(void)
 {
-	struct oc_thread *thread = oc__current_thread;
+	struct oc_thread *thread = oc_reader_current();
 
-	if (CK_CC_UNLIKELY(thread == NULL))
-		thread = oc__thread_attach();
 	ck_epoch_begin(&thread->record, NULL);
 	return thread;
 }
@@ -169,6 +195,8 @@ oc_in_read_section(void)
 static inline oc_reader_t *oc_read_begin(void) { return oc_read_begin_outlined(); }
 static inline void oc_read_end(oc_reader_t *reader) { oc_read_end_outlined(reader); }
 static inline bool oc_in_read_section(void) { return oc_in_read_section_outlined(); }
+static inline oc_reader_t *oc_reader_current(void) { return oc_reader_current_outlined(); }
+static inline void oc_read_begin_reader(oc_reader_t *reader) { oc_read_begin_reader_outlined(reader); }
 
 #endif /* __cplusplus */
 

@@ -34,7 +34,7 @@ public final class Event<Value> {
     let slots = SlotList()
 
     @usableFromInline
-    let triggers = Atomic<Int>(0)
+    let triggers = TriggerCounter()
 
     /// Creates an event with no subscribers.
     public init() {}
@@ -52,10 +52,11 @@ public final class Event<Value> {
     /// returns, in subscription-slot order; queued ones are enqueued.
     @inlinable
     public func send(_ value: Value) {
-        triggers.wrappingAdd(1, ordering: .relaxed)
+        let reader = oc_reader_current()
+        triggers.increment(by: reader)
         // No section needed to see that nothing is subscribed.
         if oc_list_is_empty(slots.pointer) { return }
-        let reader = oc_read_begin()
+        oc_read_begin_reader(reader)
         let view = oc_list_view(slots.pointer)
         var index: UInt32 = 0
         while index < view.count {
@@ -205,11 +206,11 @@ public final class Event<Value> {
     public var subscribersCount: Int { slots.liveCount }
 
     /// How many times ``send(_:)`` / ``trigger(_:)`` was called.
-    public var triggersCount: Int { triggers.load(ordering: .relaxed) }
+    public var triggersCount: Int { triggers.value }
 
     /// Sets ``triggersCount`` back to zero.
     public func resetTriggersCount() {
-        triggers.store(0, ordering: .relaxed)
+        triggers.reset()
     }
 
     // MARK: Internals
