@@ -17,10 +17,20 @@ public final class Subscription: Hashable, @unchecked Sendable {
     // @unchecked: `list` is written once in init; weak loads are thread-safe.
     private weak var list: SlotList?
     let handle: oc_handle_t
+    /// Set for a producer stream's token (`IndefiniteObservable`), which
+    /// names no slot: cancelling runs the stream's disconnect exactly once.
+    private let disconnection: Disconnection?
 
     init(list: SlotList?, handle: oc_handle_t) {
         self.list = list
         self.handle = handle
+        self.disconnection = nil
+    }
+
+    init(disconnection: Disconnection) {
+        self.list = nil
+        self.handle = 0
+        self.disconnection = disconnection
     }
 
     /// A token that never was active (for example `limit: 0`).
@@ -29,7 +39,8 @@ public final class Subscription: Hashable, @unchecked Sendable {
     /// Whether the subscription is still stored (not cancelled, not expired
     /// and removed, source alive).
     public var isActive: Bool {
-        list?.contains(handle) ?? false
+        if let disconnection { return disconnection.isConnected }
+        return list?.contains(handle) ?? false
     }
 
     /// Cancels the subscription. Returns true when this call removed it;
@@ -39,7 +50,8 @@ public final class Subscription: Hashable, @unchecked Sendable {
     /// ``cancelAndWait()``).
     @discardableResult
     public func cancel() -> Bool {
-        list?.remove(handle) ?? false
+        if let disconnection { return disconnection.run() }
+        return list?.remove(handle) ?? false
     }
 
     /// Cancels, then waits until no send that might still call the handler
