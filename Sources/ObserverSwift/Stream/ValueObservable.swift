@@ -15,3 +15,11 @@ open class ValueObservable<T>: IndefiniteObservable<ValueObserver<T>> {
         subscribe(observer: ValueObserver(next))
     }
 }
+
+extension ValueObservable: @unchecked Sendable where T: Sendable {}
+// @unchecked: the only state is the immutable connect closure. Subscribing
+// from several threads runs it on each of them, so such a closure must be
+// safe to run concurrently (a shared stream's is: see `share()`). Not
+// declared on `IndefiniteObservable` itself, so that users' own subclasses
+// (IndefiniteObservable's README) compile without a Sendable warning; a
+// subclass of this class restates the conformance (the compiler asks).
