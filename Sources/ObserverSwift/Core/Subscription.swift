@@ -20,10 +20,20 @@ public final class Subscription: Hashable, Sendable {
     // remove all their observers when they are deallocated.
     private let list: SlotList?
     let handle: oc_handle_t
+    /// Set for a producer stream's token (`IndefiniteObservable`), which
+    /// names no slot: cancelling runs the stream's disconnect exactly once.
+    private let disconnection: Disconnection?
 
     init(list: SlotList?, handle: oc_handle_t) {
         self.list = list
         self.handle = handle
+        self.disconnection = nil
+    }
+
+    init(disconnection: Disconnection) {
+        self.list = nil
+        self.handle = 0
+        self.disconnection = disconnection
     }
 
     /// A token that never was active (for example `limit: 0`).
@@ -32,7 +42,8 @@ public final class Subscription: Hashable, Sendable {
     /// Whether the subscription is still stored (not cancelled, not expired
     /// and removed, source alive).
     public var isActive: Bool {
-        list?.contains(handle) ?? false
+        if let disconnection { return disconnection.isConnected }
+        return list?.contains(handle) ?? false
     }
 
     /// Cancels the subscription. Returns true when this call removed it;
@@ -42,7 +53,8 @@ public final class Subscription: Hashable, Sendable {
     /// ``cancelAndWait()``).
     @discardableResult
     public func cancel() -> Bool {
-        list?.remove(handle) ?? false
+        if let disconnection { return disconnection.run() }
+        return list?.remove(handle) ?? false
     }
 
     /// Cancels, then waits until no send that might still call the handler

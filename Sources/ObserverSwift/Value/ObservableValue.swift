@@ -1,0 +1,174 @@
+import Dispatch
+import Foundation
+
+/// A value that notifies its observers whenever it is set: SwiftEvents'
+/// `Observable<T>` and the minimal `Observable<T>(value:)` recipe, on the
+/// lock-free core. (It is not called `Observable` so that a file can import
+/// both ObserverSwift and Swift's `Observation` module.)
+///
+/// ```swift
+/// final class Label { var text = "" }
+/// let name = ObservableValue("Ada")
+/// let label = Label()
+/// name.bind(label) { label, name in label.text = name }   // label held weakly
+/// name.value = "Grace"                                     // label.text == "Grace"
+/// name <<< "Barbara"                                       // same as `name.value = "Barbara"`
+/// ```
+///
+/// Threading: every member may be called from any thread. A synchronous
+/// handler runs on the setting thread before the setter returns; a handler
+/// given a queue or the main actor runs there. Reading ``value`` never waits
+/// for handlers.
+///
+/// Order: sets are serialized. A set from another thread waits until the
+/// notification round in progress has ended, so every observer sees the
+/// values in the order they were set, each exactly once (unless
+/// `skipsDuplicates` drops an unchanged one). Because a round holds the turn
+/// while handlers run, a synchronous handler must not block waiting for
+/// another thread that sets the same value (or for two values whose handlers
+/// set each other, set from two threads at once): that would deadlock, as
+/// with any lock held around callbacks. Queue and main-actor handlers do not
+/// hold the turn.
+///
+/// Reentrancy: a handler may set the same value again. The new value is
+/// stored at once (``value`` returns it) and delivered to every observer
+/// right after the round in progress ends, on the same thread, before the
+/// outer setter returns — never nested inside the round, so no observer sees
+/// the values out of order. A handler may also bind, unbind or remove
+/// observers (a new observer is not called by the round in progress).
+public final class ObservableValue<Value> {
+    /// The observers: one slot list in the core, as for every observer kind.
+    @usableFromInline
+    let changes = Event<Value>()
+
+    @usableFromInline
+    let turn = NotificationTurn()
+
+    /// Guards `storage` only; never held while a handler runs.
+    @usableFromInline
+    let storageLock = NSLock()
+
+    @usableFromInline
+    var storage: Value
+
+    /// Non-nil when sets of an equal value are skipped.
+    @usableFromInline
+    let isDuplicate: ((Value, Value) -> Bool)?
+
+    /// Values set by handlers during a round, delivered after it. Touched
+    /// only by the thread holding the turn.
+    @usableFromInline
+    var pending: [Value] = []
+
+    /// The value of the latest round started (what a new observer replays).
+    /// Touched only by the thread holding the turn.
+    @usableFromInline
+    var lastDelivered: Value
+
+    /// Creates an observable value (SwiftEvents' spelling).
+    public convenience init(_ value: Value) {
+        self.init(value: value)
+    }
+
+    /// Creates an observable value (the minimal recipe's spelling).
+    public init(value: Value) {
+        storage = value
+        lastDelivered = value
+        isDuplicate = nil
+    }
+
+    init(value: Value, isDuplicate: @escaping (Value, Value) -> Bool) {
+        storage = value
+        lastDelivered = value
+        self.isDuplicate = isDuplicate
+    }
+
+    /// The current value. Setting it notifies every observer (see the type's
+    /// notes on order and reentrancy); reading it never waits for handlers.
+    @inlinable
+    public var value: Value {
+        get {
+            storageLock.lock()
+            defer { storageLock.unlock() }
+            return storage
+        }
+        set {
+            assign(newValue)
+        }
+    }
+
+    // MARK: The set path
+
+    @inlinable
+    func assign(_ newValue: Value) {
+        let thread = currentThreadIdentifier()
+        if turn.isHeld(by: thread) {
+            // A handler of this value's round on this thread: queue behind it.
+            if store(newValue) { pending.append(newValue) }
+            return
+        }
+        turn.acquire(by: thread)
+        defer { turn.release() }
+        guard store(newValue) else { return }
+        deliver(newValue)
+        deliverPending()
+    }
+
+    /// Stores `newValue` unless it is a skipped duplicate; true when stored.
+    @inlinable
+    func store(_ newValue: Value) -> Bool {
+        storageLock.lock()
+        if let isDuplicate, isDuplicate(storage, newValue) {
+            storageLock.unlock()
+            return false
+        }
+        var replaced = newValue
+        swap(&storage, &replaced)
+        storageLock.unlock()
+        // The old value is released here, outside the lock: its deinit may
+        // read this value.
+        withExtendedLifetime(replaced) {}
+        return true
+    }
+
+    /// One round: every observer present now gets `value`. Holding the turn.
+    @inlinable
+    func deliver(_ value: Value) {
+        lastDelivered = value
+        changes.send(value)
+    }
+
+    /// Delivers what handlers set during the rounds, in order. Holding the turn.
+    @inlinable
+    func deliverPending() {
+        if pending.isEmpty { return }
+        var index = 0
+        while index < pending.count {
+            // Read by index each time: handlers may append while we deliver.
+            let next = pending[index]
+            deliver(next)
+            index += 1
+        }
+        pending.removeAll()
+    }
+
+    /// Runs `body` holding the turn (or inside the round this thread already
+    /// runs), then delivers what `body` caused to be set. For replaying binds.
+    func withTurn<Result>(_ body: (_ current: Value) -> Result) -> Result {
+        let thread = currentThreadIdentifier()
+        if turn.isHeld(by: thread) {
+            // The enclosing round delivers whatever `body` sets.
+            return body(lastDelivered)
+        }
+        turn.acquire(by: thread)
+        defer { turn.release() }
+        let result = body(lastDelivered)
+        deliverPending()
+        return result
+    }
+}
+
+extension ObservableValue: @unchecked Sendable where Value: Sendable {}
+// @unchecked: `storage` is guarded by `storageLock`; `pending` and
+// `lastDelivered` are touched only by the thread holding `turn`; the
+// observers live in the internally synchronized core.
