@@ -3,6 +3,8 @@ import PackageDescription
 
 let package = Package(
     name: "ObserverSwift",
+    // Synchronization's Atomic and Mutex set the floor on Apple platforms.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "ObserverSwift", targets: ["ObserverSwift"]),
         .library(name: "CObserverCore", targets: ["CObserverCore"]),

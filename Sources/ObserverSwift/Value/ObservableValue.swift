@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Observation
 
 /// A value that notifies its observers whenever it is set: SwiftEvents'
 /// `Observable<T>` and the minimal `Observable<T>(value:)` recipe, on the
@@ -51,6 +52,11 @@ public final class ObservableValue<Value> {
     @usableFromInline
     var storage: Value
 
+    /// Makes ``value`` visible to Swift's Observation (`withObservationTracking`,
+    /// SwiftUI): reads register access, sets announce the mutation.
+    @usableFromInline
+    let registrar = ObservationRegistrar()
+
     /// Non-nil when sets of an equal value are skipped.
     @usableFromInline
     let isDuplicate: ((Value, Value) -> Bool)?
@@ -88,6 +94,7 @@ public final class ObservableValue<Value> {
     @inlinable
     public var value: Value {
         get {
+            registrar.access(self, keyPath: \.value)
             storageLock.lock()
             defer { storageLock.unlock() }
             return storage
@@ -117,14 +124,19 @@ public final class ObservableValue<Value> {
     /// Stores `newValue` unless it is a skipped duplicate; true when stored.
     @inlinable
     func store(_ newValue: Value) -> Bool {
-        storageLock.lock()
-        if let isDuplicate, isDuplicate(storage, newValue) {
+        if let isDuplicate {
+            storageLock.lock()
+            let duplicate = isDuplicate(storage, newValue)
             storageLock.unlock()
-            return false
+            // Stores are serialized by the turn, so the check stays true.
+            if duplicate { return false }
         }
         var replaced = newValue
+        registrar.willSet(self, keyPath: \.value)
+        storageLock.lock()
         swap(&storage, &replaced)
         storageLock.unlock()
+        registrar.didSet(self, keyPath: \.value)
         // The old value is released here, outside the lock: its deinit may
         // read this value.
         withExtendedLifetime(replaced) {}
@@ -169,6 +181,11 @@ public final class ObservableValue<Value> {
 }
 
 extension ObservableValue: @unchecked Sendable where Value: Sendable {}
+
+/// `withObservationTracking { _ = value.value } onChange: { ... }` fires when
+/// the value is set, so Observation-based code (SwiftUI views, `@Observable`
+/// models reading it) sees ObserverSwift values change.
+extension ObservableValue: Observation.Observable {}
 // @unchecked: `storage` is guarded by `storageLock`; `pending` and
 // `lastDelivered` are touched only by the thread holding `turn`; the
 // observers live in the internally synchronized core.
