@@ -11,7 +11,6 @@ enum PropertyAccessProbe {
     struct Access: @unchecked Sendable {
         // @unchecked: `changes` is a thread-safe PropertyChanges; key paths
         // and metatypes are immutable.
-        let thread: pthread_t
         let changes: AnyObject
         let keyPath: AnyKeyPath
         /// Whether a key path rooted at the given type may name this property
@@ -19,10 +18,17 @@ enum PropertyAccessProbe {
         let acceptsRoot: (Any.Type) -> Bool
     }
 
+    /// One probing thread and the accesses its read made.
+    struct Probe: @unchecked Sendable {
+        // @unchecked: `pthread_t` is a plain thread identifier.
+        let thread: pthread_t
+        var accesses: [Access] = []
+    }
+
     /// Threads probing now.
     @usableFromInline
     static let armed = Atomic<Int>(0)
-    private static let accesses = Mutex<[Access]>([])
+    private static let probes = Mutex<[Probe]>([])
 
     @usableFromInline
     static var isArmed: Bool {
@@ -31,12 +37,16 @@ enum PropertyAccessProbe {
         armed.load(ordering: .relaxed) != 0
     }
 
+    /// Called by the wrapper's getter while some thread probes; records the
+    /// access only when the calling thread is the one probing.
     @usableFromInline
     static func record<Owner: AnyObject>(_ changes: AnyObject, keyPath: AnyKeyPath, owner: Owner.Type) {
-        let access = Access(
-            thread: pthread_self(), changes: changes, keyPath: keyPath,
-            acceptsRoot: { $0 is Owner.Type })
-        accesses.withLock { $0.append(access) }
+        let me = pthread_self()
+        probes.withLock { probes in
+            guard let index = probes.lastIndex(where: { pthread_equal($0.thread, me) != 0 }) else { return }
+            probes[index].accesses.append(
+                Access(changes: changes, keyPath: keyPath, acceptsRoot: { $0 is Owner.Type }))
+        }
     }
 
     /// The property storage `read` reports for `keyPath` of `Root`: the
@@ -47,14 +57,14 @@ enum PropertyAccessProbe {
     static func changes<Root, Value>(
         for keyPath: KeyPath<Root, Value>, read: () -> Void
     ) -> PropertyChanges<Value>? {
+        let me = pthread_self()
+        probes.withLock { $0.append(Probe(thread: me)) }
         armed.add(1, ordering: .relaxed)
         read()
         armed.subtract(1, ordering: .relaxed)
-        let me = pthread_self()
-        let mine = accesses.withLock { accesses -> [Access] in
-            let mine = accesses.filter { pthread_equal($0.thread, me) != 0 }
-            accesses.removeAll { pthread_equal($0.thread, me) != 0 }
-            return mine
+        let mine = probes.withLock { probes -> [Access] in
+            guard let index = probes.lastIndex(where: { pthread_equal($0.thread, me) != 0 }) else { return [] }
+            return probes.remove(at: index).accesses
         }
         if let exact = mine.first(where: { $0.keyPath == keyPath }) {
             return exact.changes as? PropertyChanges<Value>

@@ -136,11 +136,13 @@ public final class NotificationObserver: Observes, CustomStringConvertible, @unc
             // Publish the number before the center can deliver under it.
             activation.store(number, ordering: .releasing)
             for name in names {
+                let receipt = Receipt()
                 let token = center.addObserver(forName: name, object: object, queue: queue) {
-                    [weak self] notification in
+                    [weak self, receipt] notification in
+                    withExtendedLifetime(receipt) {}
                     self?.deliver(notification, activation: number)
                 }
-                registrations.append(Registration(token: token))
+                registrations.append(Registration(token: token, receipt: receipt))
             }
         }
         return self
@@ -159,6 +161,13 @@ public final class NotificationObserver: Observes, CustomStringConvertible, @unc
             center.removeObserver(registration.token)
         }
         return self
+    }
+
+    /// One receipt per block registered by the current activation. The
+    /// center holds a receipt exactly as long as it holds the block: tests
+    /// watch them to prove the center let go (its tokens do not tell).
+    var centerReceipts: [AnyObject] {
+        registrations.withLock { $0.map(\.receipt) }
     }
 
     public var description: String {
@@ -183,4 +192,8 @@ private struct Registration: @unchecked Sendable {
     // @unchecked: the token is an opaque handle only ever passed back to the
     // center's (thread-safe) `removeObserver(_:)`.
     let token: NSObjectProtocol
+    let receipt: Receipt
 }
+
+/// Captured by each registered block (see `centerReceipts`).
+final class Receipt: Sendable {}

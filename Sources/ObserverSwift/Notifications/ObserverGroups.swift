@@ -64,7 +64,7 @@ final class ObserverGroupTable: Sendable {
         var scheduleSweep = false
         let result = state.withLock { state -> Result in
             state.accessesSinceSweep += 1
-            if sweepAll || state.accessesSinceSweep >= max(2, state.groups.count / 8) {
+            if sweepAll || state.accessesSinceSweep >= max(1, state.groups.count / 8) {
                 removed = Self.removeDead(&state)
             }
             let result = body(&state.groups)
