@@ -115,6 +115,27 @@ final class HasObserversTests: XCTestCase {
         XCTAssertNil(orphan)
     }
 
+    func testPeriodicSweepRemovesADeadOwnersGroupWithoutAnyAccess() {
+        let center = NotificationCenter()
+        weak var orphan: NotificationObserver?
+        let ownerIdentifier: ObjectIdentifier
+        do {
+            let screen = Screen()
+            ownerIdentifier = ObjectIdentifier(screen)
+            orphan = NotificationObserver(forName: .init("periodic"), queue: nil, center: center) { _ in }
+                .add(to: screen)
+                .activate()
+        }
+        // `hasEntry` does not sweep: only the periodic sweep can remove it.
+        // A deadline of three intervals against hangs, not a timing claim.
+        let deadline = Date().addingTimeInterval(3 * ObserverGroups.sweepInterval)
+        while ObserverGroupTable.shared.hasEntry(for: ownerIdentifier) && Date() < deadline {
+            usleep(50_000)
+        }
+        XCTAssertFalse(ObserverGroupTable.shared.hasEntry(for: ownerIdentifier))
+        XCTAssertEqual(orphan?.isActive ?? false, false, "the sweep deactivated it")
+    }
+
     func testReadingCountSweeps() {
         do {
             let screen = Screen()

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 
 /// Key-path observation for classes with ``ObservableProperty`` properties
 /// (KVO's `observe` does not exist on Linux).
@@ -32,14 +33,17 @@ extension KeyPathObservable {
     ///     `observe`); pass false to start later with `activate()`.
     /// - Returns: the observer; keep it (or `add(to:)` an owner): releasing it
     ///   ends the observation.
+    // Disfavored so that `observe(\.$property)` picks the projected overload
+    // below instead of observing the projection itself.
+    @_disfavoredOverload
     public func observe<Value>(
         _ keyPath: KeyPath<Self, Value>, queue: DispatchQueue? = nil, activate: Bool = true,
         _ handler: @escaping (_ old: Value, _ new: Value) -> Void
     ) -> KeyPathObserver {
         let changes = PropertyAccessProbe.changes(for: keyPath) { _ = self[keyPath: keyPath] }
         guard let changes else {
-            FileHandleOutput.standardError(
-                "ObserverSwift: observe(\(keyPath)): not an @ObservableProperty of \(Self.self); nothing is observed\n")
+            let message = "ObserverSwift: observe(\(keyPath)): not an @ObservableProperty of \(Self.self); nothing is observed\n"
+            FileHandle.standardError.write(Data(message.utf8))
             return KeyPathObserver.unresolved(keyPath)
         }
         return changes.makeObserver(keyPath: keyPath, queue: queue, activate: activate, handler)

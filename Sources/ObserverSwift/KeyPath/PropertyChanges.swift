@@ -67,7 +67,7 @@ public final class PropertyChanges<Value>: @unchecked Sendable {
         send(old: old, new: new)
     }
 
-    /// Observes changes; see ``KeyPathObservable/observe(_:queue:activate:_:)-(KeyPath<Self,PropertyChanges<Value>>,_,_,_)``.
+    /// Observes changes of this property (what `observe(\.$property)` calls).
     ///
     /// - Parameters:
     ///   - queue: where `handler` runs; nil (default) means the writing

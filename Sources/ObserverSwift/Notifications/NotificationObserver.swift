@@ -38,7 +38,9 @@ import Synchronization
 ///
 /// On Linux, Foundation's `post` waits until a block it hands to another
 /// queue has run: posting from a background thread with the default
-/// `queue: .main` blocks the poster until the main run loop runs it.
+/// `queue: .main` blocks the poster until the main run loop runs it (do not
+/// make the main thread wait for such a poster). Posting on the main thread
+/// runs a `.main` block at once, inside `post`.
 public final class NotificationObserver: Observes, CustomStringConvertible, @unchecked Sendable {
     // @unchecked: `names`, `object`, `queue`, `center` and `handler` never
     // change after init; mutable state is behind `registrations`, and the
@@ -136,7 +138,7 @@ public final class NotificationObserver: Observes, CustomStringConvertible, @unc
             // Publish the number before the center can deliver under it.
             activation.store(number, ordering: .releasing)
             for name in names {
-                let receipt = Receipt()
+                let receipt = NotificationReceipt()
                 let token = center.addObserver(forName: name, object: object, queue: queue) {
                     [weak self, receipt] notification in
                     withExtendedLifetime(receipt) {}
@@ -192,8 +194,8 @@ private struct Registration: @unchecked Sendable {
     // @unchecked: the token is an opaque handle only ever passed back to the
     // center's (thread-safe) `removeObserver(_:)`.
     let token: NSObjectProtocol
-    let receipt: Receipt
+    let receipt: NotificationReceipt
 }
 
 /// Captured by each registered block (see `centerReceipts`).
-final class Receipt: Sendable {}
+final class NotificationReceipt: Sendable {}
