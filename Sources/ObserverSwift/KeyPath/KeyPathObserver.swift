@@ -60,7 +60,7 @@ public final class KeyPathObserver: Observes, CustomStringConvertible, @unchecke
         guard let list, let box else { return self }
         handle.withLock { handle in
             if handle != 0 && list.contains(handle) { return }
-            if box.isExpired { return }  // its group's owner is gone
+            if box.isExpired || box.gate.ownerIsGone { return }  // its group's owner is gone
             box.attached.store(true, ordering: .releasing)
             handle = list.add(box)
         }

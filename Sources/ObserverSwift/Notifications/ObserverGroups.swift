@@ -8,7 +8,7 @@ import Synchronization
 /// object's deallocation, so the entry of a deallocated owner is removed
 /// later, by whichever comes first:
 /// - any access to the table (`add(observer:)`, `activateObservers()`, ...,
-///   ``count``, ``sweep()``): small tables (up to 16 groups) are swept on
+///   ``count``, ``sweep()``): small tables (fewer than 16 groups) are swept on
 ///   every access; larger ones once per `count / 8` accesses, so that an
 ///   access stays O(1) amortized;
 /// - a periodic sweep on a utility queue, every ``sweepInterval`` seconds
