@@ -16,8 +16,8 @@ private func print(_ items: Any...) {
 }
 
 extension Notification.Name {
-    static let wave = Notification.Name("wave")
-    static let hello = Notification.Name("hello")
+    fileprivate static let wave = Notification.Name("wave")
+    fileprivate static let hello = Notification.Name("hello")
 }
 
 private enum Tour {
