@@ -1,0 +1,122 @@
+import CObserverCore
+import Dispatch
+import Foundation
+
+/// The observable storage of one ``ObservableProperty``: its value and its
+/// observers (a slot list in the C core). It is the wrapper's projected
+/// value: `$title.value`, `$title.observe { old, new in }`.
+///
+/// ```swift
+/// final class Profile: KeyPathObservable {
+///     @ObservableProperty var name = "anonymous"
+/// }
+/// let profile = Profile()
+/// let observer = profile.$name.observe { old, new in print(old, "→", new) }
+/// profile.name = "ada"            // prints "anonymous → ada"
+/// ```
+///
+/// Threading: `value` may be read and written from any thread; each write
+/// swaps the value under a lock, so every notification carries a consistent
+/// (old, new) pair. Observers run on the writing thread, after the lock is
+/// released, unless given a queue. Writes from several threads at once may
+/// notify in a different order than they swapped. `+=` and similar are a
+/// read then a write (not atomic): use ``modify(_:)`` to update atomically.
+public final class PropertyChanges<Value>: @unchecked Sendable {
+    // @unchecked: `storage` is only touched under `lock`; the slot list is
+    // internally synchronized. Handlers run per the documented contract.
+
+    @usableFromInline
+    let slots = SlotList()
+    @usableFromInline
+    let lock = NSLock()
+    @usableFromInline
+    var storage: Value
+
+    /// Creates the storage with an initial value (no notification).
+    public init(_ value: Value) {
+        storage = value
+    }
+
+    /// The current value. Setting it notifies every active observer with
+    /// the old and the new value, also when they are equal.
+    public var value: Value {
+        @inlinable get {
+            lock.lock()
+            defer { lock.unlock() }
+            return storage
+        }
+        @inlinable set {
+            let old = exchange(newValue)
+            send(old: old, new: newValue)
+        }
+    }
+
+    /// Updates the value atomically with respect to other writers, then
+    /// notifies once with the value before and after.
+    public func modify(_ body: (inout Value) throws -> Void) rethrows {
+        lock.lock()
+        let old = storage
+        do {
+            try body(&storage)
+        } catch {
+            lock.unlock()
+            throw error
+        }
+        let new = storage
+        lock.unlock()
+        send(old: old, new: new)
+    }
+
+    /// Observes changes of this property (what `observe(\.$property)` calls).
+    ///
+    /// - Parameters:
+    ///   - queue: where `handler` runs; nil (default) means the writing
+    ///     thread, synchronously inside the write.
+    ///   - activate: start observing at once (default true, like KVO's
+    ///     `observe`); pass false to start it later with `activate()`.
+    /// - Returns: the observer; keep it: releasing it stops the observation.
+    public func observe(
+        queue: DispatchQueue? = nil, activate: Bool = true, _ handler: @escaping (_ old: Value, _ new: Value) -> Void
+    ) -> KeyPathObserver {
+        makeObserver(keyPath: nil, queue: queue, activate: activate, handler)
+    }
+
+    func makeObserver(
+        keyPath: AnyKeyPath?, queue: DispatchQueue?, activate: Bool, _ handler: @escaping (Value, Value) -> Void
+    ) -> KeyPathObserver {
+        let box = PropertySubscriber(list: slots, delivery: Delivery(queue: queue), handler: handler)
+        let observer = KeyPathObserver(list: slots, box: box, keyPath: keyPath)
+        if activate { observer.activate() }
+        return observer
+    }
+
+    /// Active observers of this property.
+    public var observersCount: Int { slots.liveCount }
+
+    @inlinable
+    func exchange(_ newValue: Value) -> Value {
+        lock.lock()
+        defer { lock.unlock() }
+        let old = storage
+        storage = newValue
+        return old
+    }
+
+    /// The send path (as `Event.send`): lock-free, boxes borrowed at +0.
+    @inlinable
+    func send(old: Value, new: Value) {
+        if oc_list_is_empty(slots.pointer) { return }
+        let reader = oc_read_begin()
+        let view = oc_list_view(slots.pointer)
+        var index: UInt32 = 0
+        while index < view.count {
+            if let context = oc_view_context(view, index) {
+                // +0: the core keeps the box alive until this section ends.
+                Unmanaged<PropertySubscriber<Value>>.fromOpaque(context)
+                    ._withUnsafeGuaranteedRef { $0.receive(old: old, new: new) }
+            }
+            index &+= 1
+        }
+        oc_read_end(reader)
+    }
+}

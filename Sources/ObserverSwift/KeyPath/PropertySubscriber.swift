@@ -1,0 +1,67 @@
+import CObserverCore
+import Synchronization
+
+/// The part of a key-path observer's box that its token switches: whether
+/// the token is active now, and the owner gate.
+@usableFromInline
+class AttachableSubscriber: SubscriberBase, @unchecked Sendable {
+    // @unchecked: all stored state is atomic or immutable.
+
+    /// True between the token's `activate()` and `deactivate()`. Checked
+    /// again where a queued handler runs, so that nothing is delivered after
+    /// `deactivate()` returns.
+    let attached = Atomic<Bool>(false)
+    let gate = OwnerGate()
+    let expiry: Expiry
+
+    init(list: SlotList) {
+        expiry = Expiry(list: list)
+    }
+
+    override func didAdd(handle: oc_handle_t) { expiry.didAdd(handle: handle) }
+    override var isExpired: Bool { expiry.isExpired }
+
+    override func checkLiveness() -> Bool {
+        if expiry.isExpired { return false }
+        if gate.ownerIsGone {
+            expiry.expire()
+            return false
+        }
+        return true
+    }
+}
+
+/// A box in a ``PropertyChanges`` slot list: calls the handler with the old
+/// and new value where its delivery says, unless the owner of its group died.
+@usableFromInline
+final class PropertySubscriber<Value>: AttachableSubscriber, @unchecked Sendable {
+    let handler: (Value, Value) -> Void
+    let delivery: Delivery
+
+    init(list: SlotList, delivery: Delivery, handler: @escaping (Value, Value) -> Void) {
+        self.handler = handler
+        self.delivery = delivery
+        super.init(list: list)
+    }
+
+    @usableFromInline
+    func receive(old: Value, new: Value) {
+        if gate.ownerIsGone {
+            // Permanently: the owner cannot come back. Leaves the send path
+            // without blocking; re-activation keeps it out (see `Expiry`).
+            expiry.expire()
+            return
+        }
+        guard attached.load(ordering: .relaxed) else { return }
+        switch delivery {
+        case .synchronous:
+            handler(old, new)
+        case .queue, .mainActor:
+            delivery.run { [self] in
+                if self.attached.load(ordering: .acquiring) && !self.gate.ownerIsGone {
+                    self.handler(old, new)
+                }
+            }
+        }
+    }
+}

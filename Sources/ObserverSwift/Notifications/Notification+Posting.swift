@@ -1,0 +1,40 @@
+import Foundation
+
+extension Notification.Name {
+    /// Posts this notification (HSObserver's `Notif.myNotification.post()`).
+    ///
+    /// ```swift
+    /// extension Notification.Name { static let wave = Notification.Name("wave") }
+    /// Notification.Name.wave.post()
+    /// Notification.Name.wave.post(object: sender, userInfo: ["height": 3])
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - object: the poster (default nil).
+    ///   - userInfo: extra information (default nil).
+    ///   - center: the center to post to (default `.default`).
+    public func post(
+        object: Any? = nil, userInfo: [AnyHashable: Any]? = nil, center: NotificationCenter = .default
+    ) {
+        center.post(name: self, object: object, userInfo: userInfo)
+    }
+}
+
+extension NotificationCenter {
+    /// Posts to the default center: `NotificationCenter.post(.wave)`.
+    public static func post(_ name: Notification.Name, object: Any? = nil, userInfo: [AnyHashable: Any]? = nil) {
+        NotificationCenter.default.post(name: name, object: object, userInfo: userInfo)
+    }
+
+    /// HSObserver's spelling: `NotificationCenter.post(name: .wave)` posts to
+    /// the default center.
+    public static func post(name: Notification.Name, object: Any? = nil, userInfo: [AnyHashable: Any]? = nil) {
+        NotificationCenter.default.post(name: name, object: object, userInfo: userInfo)
+    }
+
+    /// Posts to this center with optional object and user info:
+    /// `center.post(.wave)`.
+    public func post(_ name: Notification.Name, object: Any? = nil, userInfo: [AnyHashable: Any]? = nil) {
+        post(name: name, object: object, userInfo: userInfo)
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import XCTest
+
+import ObserverSwift
+
+final class NotificationPostingTests: XCTestCase {
+    typealias Recorder = NotificationsSupport.Recorder
+
+    private func observe(
+        _ name: Notification.Name, center: NotificationCenter = .default, into calls: Recorder<String>
+    ) -> NotificationObserver {
+        NotificationObserver(forName: name, queue: nil, center: center, activate: true) { note in
+            let object = (note.object as? String) ?? "-"
+            let info = (note.userInfo?["k"] as? Int).map(String.init) ?? "-"
+            calls.append("\(object)/\(info)")
+        }
+    }
+
+    func testNamePostDefaultsToTheDefaultCenterWithNoObject() {
+        let name = NotificationsSupport.uniqueName()
+        let calls = Recorder<String>()
+        let observer = observe(name, into: calls)
+        name.post()
+        XCTAssertEqual(calls.all, ["-/-"])
+        withExtendedLifetime(observer) {}
+    }
+
+    func testNamePostCarriesObjectAndUserInfo() {
+        let name = NotificationsSupport.uniqueName()
+        let calls = Recorder<String>()
+        let observer = observe(name, into: calls)
+        name.post(object: "sender", userInfo: ["k": 7])
+        XCTAssertEqual(calls.all, ["sender/7"])
+        withExtendedLifetime(observer) {}
+    }
+
+    func testNamePostToAnotherCenter() {
+        let center = NotificationCenter()
+        let name = NotificationsSupport.uniqueName()
+        let calls = Recorder<String>()
+        let onDefault = Recorder<String>()
+        let observer = observe(name, center: center, into: calls)
+        let defaultObserver = observe(name, into: onDefault)
+        name.post(object: "x", center: center)
+        XCTAssertEqual(calls.all, ["x/-"])
+        XCTAssertEqual(onDefault.count, 0)
+        withExtendedLifetime((observer, defaultObserver)) {}
+    }
+
+    func testNotificationCenterStaticPostSpellings() {
+        let name = NotificationsSupport.uniqueName()
+        let calls = Recorder<String>()
+        let observer = observe(name, into: calls)
+        NotificationCenter.post(name)
+        NotificationCenter.post(name, object: "a", userInfo: ["k": 1])
+        NotificationCenter.post(name: name)
+        NotificationCenter.post(name: name, object: "b", userInfo: ["k": 2])
+        XCTAssertEqual(calls.all, ["-/-", "a/1", "-/-", "b/2"])
+        withExtendedLifetime(observer) {}
+    }
+
+    func testInstancePostWithoutLabel() {
+        let center = NotificationCenter()
+        let name = NotificationsSupport.uniqueName()
+        let calls = Recorder<String>()
+        let observer = observe(name, center: center, into: calls)
+        center.post(name)
+        center.post(name, object: "c")
+        XCTAssertEqual(calls.all, ["-/-", "c/-"])
+        withExtendedLifetime(observer) {}
+    }
+}
