@@ -1,0 +1,4 @@
+struct SVGPlot {
+    let results: BenchResults
+    func render() -> String { "" }
+}
