@@ -55,7 +55,7 @@ struct UncheckedSendableHandler: @unchecked Sendable {
 extension Contender {
     static func locked(count: Int, sink: Sink) -> Contender {
         let observers = LockedObservers()
-        for _ in 0..<count { observers.subscribe(makeHandler(sink)) }
+        for _ in 0..<count { observers.subscribe { value in sink.total &+= value } }
         return Contender(
             implementation: "LOCKED", deliveriesPerSend: count,
             send: { sends in lockedSend(observers, sends: sends) },

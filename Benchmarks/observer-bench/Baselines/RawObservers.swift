@@ -40,7 +40,7 @@ final class RawObservers {
 extension Contender {
     /// RAW with the `for handler in handlers` loop, over `count` closures capturing `sink`.
     static func raw(count: Int, sink: Sink) -> Contender {
-        let observers = RawObservers((0..<count).map { _ in makeHandler(sink) })
+        let observers = RawObservers((0..<count).map { _ in { value in sink.total &+= value } })
         return Contender(
             implementation: "RAW", deliveriesPerSend: count,
             send: { sends in rawSend(observers, sends: sends) },
@@ -49,7 +49,7 @@ extension Contender {
 
     /// RAW through `withUnsafeBufferPointer`.
     static func rawBuffer(count: Int, sink: Sink) -> Contender {
-        let observers = RawObservers((0..<count).map { _ in makeHandler(sink) })
+        let observers = RawObservers((0..<count).map { _ in { value in sink.total &+= value } })
         return Contender(
             implementation: "RAW (buffer)", deliveriesPerSend: count,
             send: { sends in rawSendThroughBuffer(observers, sends: sends) },
@@ -61,7 +61,7 @@ extension Contender {
     /// The floor without the per-call copy: boxes borrowed at +0 with
     /// `Unmanaged._withUnsafeGuaranteedRef`. Not something a user writes.
     static func rawBorrowed(count: Int, sink: Sink) -> Contender {
-        let boxes = (0..<count).map { _ in HandlerBox(makeHandler(sink)) }
+        let boxes = (0..<count).map { _ in HandlerBox { value in sink.total &+= value } }
         return Contender(
             implementation: "RAW +0 (unsafe)", deliveriesPerSend: count,
             send: { sends in rawSendBorrowed(boxes, sends: sends) },

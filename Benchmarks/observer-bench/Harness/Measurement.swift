@@ -5,7 +5,7 @@ struct MeasurementSettings {
     /// Wall time one repetition of one contender aims at.
     var repetitionNanoseconds: UInt64
 
-    static let standard = MeasurementSettings(repetitions: 9, repetitionNanoseconds: 20_000_000)
+    static let standard = MeasurementSettings(repetitions: 11, repetitionNanoseconds: 25_000_000)
     static let quick = MeasurementSettings(repetitions: 7, repetitionNanoseconds: 8_000_000)
 }
 

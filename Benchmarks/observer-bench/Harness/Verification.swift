@@ -56,10 +56,3 @@ final class Target: IntObserving {
 protocol IntObserving: AnyObject {
     func observe(_ value: Int)
 }
-
-/// Makes a fresh closure observer capturing `sink` (one capture context per
-/// call, as `event.subscribe { ... }` in user code allocates).
-@inline(never)
-func makeHandler(_ sink: Sink) -> (Int) -> Void {
-    { value in sink.total &+= value }
-}

@@ -22,6 +22,8 @@ struct BenchResults: Codable {
     var checksum: UInt64 = 0
     var verifiedRuns = 0
     var seconds = 0.0
+    /// Replaces the method sentence of the markdown header when set.
+    var method: String? = nil
 
     init(quick: Bool, settings: MeasurementSettings) {
         let formatter = ISO8601DateFormatter()
@@ -71,10 +73,10 @@ struct BenchResults: Codable {
         var lines: [String] = []
         lines.append("## observer-bench \(quick ? "(quick) " : "")— \(date)")
         lines.append("")
-        lines.append("Machine: \(machine); load average at start \(loadAverageAtStart). "
-            + "\(repetitions) repetitions of ~\(formatFigure(repetitionMilliseconds)) ms per figure after warm-up; "
+        lines.append("Machine: \(machine); load average at start \(loadAverageAtStart). " + (method ?? (
+            "\(repetitions) repetitions of ~\(formatFigure(repetitionMilliseconds)) ms per figure after warm-up; "
             + "median [p10–p90]; ×RAW = median / RAW median in the same run. Checksum \(checksum) "
-            + "(\(verifiedRuns) runs verified, \(formatFixed(seconds, digits: 0)) s).")
+            + "(\(verifiedRuns) runs verified, \(formatFixed(seconds, digits: 0)) s).")))
         for scenario in scenarios where !scenario.figures.isEmpty {
             let implementations = scenario.figures.map(\.implementation).uniqued()
             let sizes = scenario.figures.map(\.size).uniqued()
@@ -112,6 +114,7 @@ struct BenchResults: Codable {
                 lines.append(row)
             }
         }
+        if verdicts.isEmpty { return lines.joined(separator: "\n") + "\n" }
         lines.append("")
         lines.append("### Targets")
         lines.append("")

@@ -45,13 +45,12 @@ extension Scenario {
 /// the pair's number to the checksum when the unsubscribe removed it.
 extension Contender {
     static func rawPairs(registered: Int, sink: Sink) -> Contender {
-        let observers = MutableRawObservers((0..<registered).map { _ in makeHandler(sink) })
-        let handler = makeHandler(sink)
+        let observers = MutableRawObservers((0..<registered).map { _ in { value in sink.total &+= value } })
         return Contender(
             implementation: "RAW", deliveriesPerSend: 1,
             send: { pairs in
                 for value in stride(from: 1, through: pairs, by: 1) {
-                    observers.handlers.append(handler)
+                    observers.handlers.append { value in sink.total &+= value }
                     if observers.handlers.popLast() != nil { sink.total &+= value }
                 }
             },
@@ -60,13 +59,12 @@ extension Contender {
 
     static func lockedPairs(registered: Int, sink: Sink) -> Contender {
         let observers = LockedObservers()
-        for _ in 0..<registered { observers.subscribe(makeHandler(sink)) }
-        let handler = makeHandler(sink)
+        for _ in 0..<registered { observers.subscribe { value in sink.total &+= value } }
         return Contender(
             implementation: "LOCKED", deliveriesPerSend: 1,
             send: { pairs in
                 for value in stride(from: 1, through: pairs, by: 1) {
-                    let id = observers.subscribe(handler)
+                    let id = observers.subscribe { value in sink.total &+= value }
                     if observers.unsubscribe(id) { sink.total &+= value }
                 }
             },
@@ -92,13 +90,12 @@ extension Contender {
 
     static func eventPairs(registered: Int, sink: Sink) -> Contender {
         let event = Event<Int>()
-        for _ in 0..<registered { event.subscribe(makeHandler(sink)) }
-        let handler = makeHandler(sink)
+        for _ in 0..<registered { event.subscribe { value in sink.total &+= value } }
         return Contender(
             implementation: eventClosureName, deliveriesPerSend: 1,
             send: { pairs in
                 for value in stride(from: 1, through: pairs, by: 1) {
-                    let subscription = event.subscribe(handler)
+                    let subscription = event.subscribe { value in sink.total &+= value }
                     if subscription.cancel() { sink.total &+= value }
                 }
             },

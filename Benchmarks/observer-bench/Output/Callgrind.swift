@@ -1,4 +1,0 @@
-enum Callgrind {
-    static func run(_ options: Options) {}
-    static func runChild(_ arguments: [String]) {}
-}
