@@ -5,8 +5,11 @@ struct MeasurementSettings {
     /// Wall time one repetition of one contender aims at.
     var repetitionNanoseconds: UInt64
 
-    static let standard = MeasurementSettings(repetitions: 11, repetitionNanoseconds: 25_000_000)
-    static let quick = MeasurementSettings(repetitions: 7, repetitionNanoseconds: 8_000_000)
+    // Many short repetitions rather than a few long ones: on a shared
+    // machine a preemption spoils a whole repetition, and the median of many
+    // stays clean as long as fewer than half of them were hit.
+    static let standard = MeasurementSettings(repetitions: 21, repetitionNanoseconds: 12_000_000)
+    static let quick = MeasurementSettings(repetitions: 11, repetitionNanoseconds: 4_000_000)
 }
 
 /// One implementation measured in a comparison.

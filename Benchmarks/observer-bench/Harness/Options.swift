@@ -20,7 +20,7 @@ struct Options {
           --quick                 small sizes, short repetitions: the whole run takes under 60 s
           --scenario ID[,ID...]   run only these scenarios (see --list); default: the default set
           --sizes N[,N...]        observer counts to use instead of each scenario's own
-          --reps R                timed repetitions per figure (at least 7; default 11, quick 7)
+          --reps R                timed repetitions per figure (at least 7; default 21, quick 11)
           --json PATH             write every figure and verdict as JSON
           --svg PATH              write the plot (fan-out lines, bars for the rest)
           --markdown PATH         also write the results table to PATH

@@ -11,7 +11,7 @@ extension Scenario {
         defaultSizes: [100], quickSizes: [100]
     ) { context in
         var report = ScenarioReport()
-        let samplesPerRepetition = context.settings.repetitionNanoseconds >= 20_000_000 ? 40_000 : 10_000
+        let samplesPerRepetition = context.settings.repetitionNanoseconds >= 10_000_000 ? 20_000 : 5_000
         for size in context.sizes {
             context.step("N=\(size): per-send latency, \(context.settings.repetitions) × \(samplesPerRepetition) sends each")
             let counters = PerThreadCounters()
