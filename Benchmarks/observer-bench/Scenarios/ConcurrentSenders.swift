@@ -19,7 +19,8 @@ extension Scenario {
             let raw = ChurnSubject.raw(size, counters)
             let runs: [(subject: ChurnSubject, senders: Int)] =
                 [(raw, 1)] + subjects.flatMap { [($0, 1), ($0, 2)] }
-            // Calibrate on one sender (which warms up), then one untimed run each.
+            // Sends per thread so that each run takes about one repetition's time
+            // (calibrating also warms every run up).
             let sends = runs.map { run in
                 calibrateSends(target: context.settings.repetitionNanoseconds) { sends in
                     measureSenders(run.subject, observers: size, senders: run.senders, sends: sends, counters: counters).elapsed
@@ -45,7 +46,7 @@ extension Scenario {
                     scenario: context.scenario.id, size: size, implementation: name,
                     metric: "ns/delivery (aggregate)", summary: Summary(samples[index])))
             }
-            report.setRatios(size: size, reference: report.figures.first { $0.implementation.hasPrefix("RAW") }!.implementation)
+            report.setRatios(size: size, reference: "RAW, 1 sender, no churn")
             // CPU time per delivery of the senders: equal for 1 and 2 senders
             // when nothing is contended, whatever the machine's load.
             func cpuCost(_ name: String, _ senders: Int) -> Double {
