@@ -10,7 +10,7 @@ CORE_SOURCES = Sources/CObserverCore/oc_epoch.c Sources/CObserverCore/oc_list.c
 CORE_INCLUDES = -ISources/CObserverCore/include -ISources/CObserverCore
 CORE_OBJECTS = $(patsubst Sources/CObserverCore/%.c,build-c/%.o,$(CORE_SOURCES))
 
-.PHONY: deps build test demo bench c-warnings examples docs lint format clean
+.PHONY: deps build test demo bench bench-quick bench-callgrind c-warnings examples docs lint format clean
 
 # Installs Concurrency Kit (Debian: libck-dev) when pkg-config cannot find it.
 deps:
@@ -40,8 +40,25 @@ test: deps c-warnings examples
 demo: deps
 	$(SWIFT) run -c release observer-demo
 
+# Benchmarks (Benchmarks/observer-bench; README "Performance"). Release build, then:
+# bench: the default set (< 5 min) -> table on stdout, bench-results.json, bench-results.svg
+# bench-quick: small sizes, short repetitions (< 60 s; the CI smoke test)
+# bench-callgrind: instructions per delivery under valgrind (stable on a loaded machine)
+BENCH_BIN = $$($(SWIFT) build -c release --show-bin-path)/observer-bench
+BENCH_ARGS ?=
+
 bench: deps
-	$(SWIFT) run -c release observer-bench
+	$(SWIFT) build -c release --product observer-bench
+	$(BENCH_BIN) --json bench-results.json --svg bench-results.svg $(BENCH_ARGS)
+
+bench-quick: deps
+	$(SWIFT) build -c release --product observer-bench
+	$(BENCH_BIN) --quick --json bench-results.json --svg bench-results.svg $(BENCH_ARGS)
+
+bench-callgrind: deps
+	@command -v valgrind >/dev/null || { echo "bench-callgrind: valgrind is missing (apt-get install valgrind)"; exit 1; }
+	$(SWIFT) build -c release --product observer-bench
+	$(BENCH_BIN) --callgrind --json bench-callgrind.json $(BENCH_ARGS)
 
 # C core compiled alone with every warning as an error, by gcc and by clang.
 c-warnings: deps
@@ -69,7 +86,7 @@ examples: deps
 
 clean:
 	$(SWIFT) package clean
-	rm -rf build-c bench-results.json bench-results.svg
+	rm -rf build-c docs-site bench-results.json bench-results.svg bench-callgrind.json
 
 # DocC site from the catalog and the compiler's symbol graph (no plugin).
 docs: deps

@@ -1,57 +1,58 @@
-import Foundation
-import ObserverSwift
+import Glibc
 
-final class Sink { var total = 0 }
+// observer-bench: every scenario against its baselines in one process; see
+// `--help`, Harness/ for the method and Scenarios/ for what is measured.
 
-@inline(never) func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
 
-func measure(_ label: String, n: Int, reps: Int = 9, _ body: (Int) -> Void) -> Double {
-    let sendsPerRep = max(1, 2_000_000 / max(n, 1))
-    body(sendsPerRep / 4 + 1)  // warm-up
-    var samples: [Double] = []
-    for _ in 0..<reps {
-        let t0 = now()
-        body(sendsPerRep)
-        let t1 = now()
-        samples.append(Double(t1 - t0) / Double(sendsPerRep * max(n, 1)))
-    }
-    samples.sort()
-    let median = samples[samples.count / 2]
-    print(String(format: "%-28@ N=%-6d %7.2f ns", label as NSString, n, median))
-    return median
+if let child = options.callgrindChild {
+    Callgrind.runChild(child)
+    exit(0)
 }
 
-final class WeakBox { weak var target: Sink?; let handler: (Sink, Int) -> Void
-    init(_ t: Sink, _ h: @escaping (Sink, Int) -> Void) { target = t; handler = h } }
-
-func run() {
-    for n in [1, 100, 1000, 10000] {
-        let sink = Sink()
-        var raw: [(Int) -> Void] = []
-        for _ in 0..<n { raw.append { v in sink.total &+= v } }
-        let rawClosures = raw
-        _ = measure("raw [(Int)->Void]", n: n) { k in for i in 0..<k { for f in rawClosures { f(i) } } }
-        let event = Event<Int>()
-        for _ in 0..<n { event.subscribe { v in sink.total &+= v } }
-        _ = measure("Event closure", n: n) { k in for i in 0..<k { event.send(i) } }
-        let targets = (0..<n).map { _ in Sink() }
-        var weak: [WeakBox] = []
-        for t in targets { weak.append(WeakBox(t) { s, v in s.total &+= v }) }
-        let weakBoxes = weak
-        _ = measure("weak load + call", n: n) { k in for i in 0..<k { for b in weakBoxes { if let t = b.target { b.handler(t, i) } } } }
-        let wevent = Event<Int>()
-        for t in targets { wevent.subscribe(t) { s, v in s.total &+= v } }
-        _ = measure("Event weak target", n: n) { k in for i in 0..<k { wevent.send(i) } }
-        withExtendedLifetime(targets) {}
-        print("checksum", sink.total &+ targets.reduce(0) { $0 &+ $1.total })
+if options.list {
+    for scenario in ScenarioList.all {
+        let sizes = scenario.defaultSizes.map(sizeLabel).joined(separator: ",")
+        print("\(scenario.id)\t\(scenario.title)\tN=\(sizes)\(scenario.inDefaultSet ? "" : "\t(not in the default set)")")
     }
-
-    let empty = Event<Int>()
-    _ = measure("empty send (ns/send)", n: 0) { k in for i in 0..<k { empty.send(i) } }
+    exit(0)
 }
-if CommandLine.arguments.dropFirst().first == "empty" {
-    let e = Event<Int>()
-    for _ in 0..<20 { _ = measure("empty send (ns/send)", n: 0) { k in for i in 0..<k { e.send(i) } } }
+
+if options.callgrind {
+    Callgrind.run(options)
+    exit(0)
+}
+
+var scenarios: [Scenario] = []
+if let ids = options.scenarioIDs {
+    for id in ids {
+        guard let scenario = ScenarioList.named(id) else {
+            exitWithUsage("unknown scenario \(id); known: \(ScenarioList.all.map(\.id).joined(separator: ", "))")
+        }
+        scenarios.append(scenario)
+    }
 } else {
-    run()
+    scenarios = ScenarioList.all.filter(\.inDefaultSet)
 }
+
+var settings = options.quick ? MeasurementSettings.quick : MeasurementSettings.standard
+if let repetitions = options.repetitions { settings.repetitions = repetitions }
+let progress = Progress(quiet: options.quiet)
+var results = BenchResults(quick: options.quick, settings: settings)
+
+for scenario in scenarios {
+    let sizes = options.sizes ?? (options.quick ? scenario.quickSizes : scenario.defaultSizes)
+    let context = ScenarioContext(scenario: scenario, sizes: sizes, settings: settings, progress: progress)
+    let report = scenario.run(context)
+    results.add(scenario, report)
+}
+results.checksum = Verification.checksum
+results.verifiedRuns = Verification.checkCount
+results.seconds = progress.elapsedSeconds
+progress.step("done: \(results.verifiedRuns) runs verified")
+
+let markdown = results.markdown()
+print(markdown)
+if let path = options.markdownPath { writeFile(markdown, to: path) }
+if let path = options.jsonPath { writeFile(results.json(), to: path) }
+if let path = options.svgPath { writeFile(SVGPlot(results: results).render(), to: path) }

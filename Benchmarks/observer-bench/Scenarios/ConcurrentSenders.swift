@@ -1,0 +1,212 @@
+import Glibc
+import ObserverSwift
+
+extension Scenario {
+    /// Two threads sending to the same N = 1k observers while a third thread
+    /// subscribes and cancels (one pair about every 100 µs), against one
+    /// sender alone with the same churn. Figures are wall time / all
+    /// deliveries (aggregate). Target: 2 senders deliver ≥ 1.7× as much per
+    /// second as one; LOCKED is measured the same way beside it.
+    static let concurrentSenders = Scenario(
+        id: "two-senders-churn", title: "2 senders + 1 churn thread", presentation: .bars,
+        defaultSizes: [1_000], quickSizes: [1_000]
+    ) { context in
+        var report = ScenarioReport()
+        for size in context.sizes {
+            context.step("N=\(size): 1 and 2 senders + churn, ObserverSwift Event and LOCKED")
+            let counters = PerThreadCounters()
+            let subjects = [ChurnSubject.event(size, counters), ChurnSubject.locked(size, counters)]
+            let raw = ChurnSubject.raw(size, counters)
+            let runs: [(subject: ChurnSubject, senders: Int)] =
+                [(raw, 1)] + subjects.flatMap { [($0, 1), ($0, 2)] }
+            // Sends per thread so that each run takes about one repetition's time
+            // (calibrating also warms every run up).
+            let sends = runs.map { run in
+                calibrateSends(target: context.settings.repetitionNanoseconds) { sends in
+                    measureSenders(run.subject, observers: size, senders: run.senders, sends: sends, counters: counters).elapsed
+                }
+            }
+            var samples = Array(repeating: [Double](), count: runs.count)
+            var churnPairs = 0
+            var cpuSamples = Array(repeating: [Double](), count: runs.count)
+            for _ in 0..<context.settings.repetitions {
+                for index in runs.indices {
+                    let run = runs[index]
+                    let result = measureSenders(run.subject, observers: size, senders: run.senders, sends: sends[index], counters: counters)
+                    churnPairs += result.churnPairs
+                    let deliveries = run.senders * sends[index] * size
+                    samples[index].append(Double(result.elapsed) / Double(deliveries))
+                    cpuSamples[index].append(Double(result.cpu) / Double(deliveries))
+                }
+            }
+            for subject in subjects { subject.tearDown() }
+            for (index, run) in runs.enumerated() {
+                let name = run.subject.name + (run.subject.churns ? ", \(run.senders) sender\(run.senders > 1 ? "s" : "")" : ", 1 sender, no churn")
+                report.figures.append(Figure(
+                    scenario: context.scenario.id, size: size, implementation: name,
+                    metric: "ns/delivery (aggregate)", summary: Summary(samples[index])))
+            }
+            report.setRatios(size: size, reference: "RAW, 1 sender, no churn")
+            // CPU time per delivery of the senders: equal for 1 and 2 senders
+            // when nothing is contended, whatever the machine's load.
+            func cpuCost(_ name: String, _ senders: Int) -> Double {
+                let index = runs.firstIndex { $0.subject.name == name && $0.senders == senders && $0.subject.churns }!
+                return Summary(cpuSamples[index]).median
+            }
+            let cpuGrowth = cpuCost(Contender.eventClosureName, 2) / cpuCost(Contender.eventClosureName, 1)
+            let lockedCPUGrowth = cpuCost("LOCKED", 2) / cpuCost("LOCKED", 1)
+            func scaling(_ name: String) -> Double {
+                let one = report.figure("\(name), 1 sender", size: size)!.median
+                let two = report.figure("\(name), 2 senders", size: size)!.median
+                return one / two
+            }
+            let eventScaling = scaling(Contender.eventClosureName)
+            let lockedScaling = scaling("LOCKED")
+            report.verdicts.append(Verdict(
+                scenario: context.scenario.id, target: "2 senders ≥ 1.7× the deliveries/s of 1 (N=\(sizeLabel(size)))",
+                measured: "\(formatFigure(eventScaling))× (LOCKED \(formatFigure(lockedScaling))×); sender CPU ns/delivery "
+                    + "2 vs 1 sender: \(formatFigure(cpuGrowth))× (LOCKED \(formatFigure(lockedCPUGrowth))×); "
+                    + "\(churnPairs) churn pairs; load \(loadAverage())",
+                met: eventScaling >= 1.7))
+        }
+        return report
+    }
+}
+
+/// Cache-line-separated counters: observers of sender t add to slot t, so no
+/// two threads ever write the same line.
+final class PerThreadCounters: @unchecked Sendable {
+    // @unchecked: each slot is written by one thread at a time; read after joins.
+    let pointer: UnsafeMutablePointer<Int>
+    static let stride = 32  // 256 bytes apart
+
+    init() {
+        pointer = .allocate(capacity: 8 * PerThreadCounters.stride)
+        pointer.initialize(repeating: 0, count: 8 * PerThreadCounters.stride)
+    }
+
+    deinit { pointer.deallocate() }
+
+    /// The slot the observers of sender `thread` (0 or 1) add to.
+    func stable(_ thread: Int) -> Int { pointer[thread * PerThreadCounters.stride] }
+}
+
+/// A thread-safe observer list under test: a send usable from several
+/// threads at once and a churn step (subscribe one, cancel it).
+struct ChurnSubject {
+    let name: String
+    let churns: Bool
+    let send: (Int) -> Void
+    let churnOnce: () -> Void
+    var tearDown: () -> Void = {}
+
+    /// Observers: `{ value in counters[value & 1] &+= value }`, so sender t
+    /// (sending values with t in the low bit) writes only its own slot.
+    static func handler(_ counters: PerThreadCounters, base: Int) -> (Int) -> Void {
+        let pointer = counters.pointer
+        return { value in pointer[base + (value & 1) * PerThreadCounters.stride] &+= value }
+    }
+
+    static func event(_ size: Int, _ counters: PerThreadCounters) -> ChurnSubject {
+        let event = Event<Int>()
+        for _ in 0..<size { event.subscribe(handler(counters, base: 0)) }
+        let churnHandler = handler(counters, base: 2 * PerThreadCounters.stride)
+        return ChurnSubject(
+            name: Contender.eventClosureName, churns: true,
+            send: { value in event.send(value) },
+            churnOnce: { event.subscribe(churnHandler).cancel() },
+            tearDown: { event.unsubscribeAll() })
+    }
+
+    static func locked(_ size: Int, _ counters: PerThreadCounters) -> ChurnSubject {
+        let observers = LockedObservers()
+        for _ in 0..<size { observers.subscribe(handler(counters, base: 0)) }
+        let churnHandler = handler(counters, base: 2 * PerThreadCounters.stride)
+        return ChurnSubject(
+            name: "LOCKED", churns: true,
+            send: { value in observers.send(value) },
+            churnOnce: { observers.unsubscribe(observers.subscribe(churnHandler)) })
+    }
+
+    /// RAW is not thread-safe: one sender, no churn; the reference.
+    static func raw(_ size: Int, _ counters: PerThreadCounters) -> ChurnSubject {
+        let observers = RawObservers((0..<size).map { _ in handler(counters, base: 0) })
+        return ChurnSubject(
+            name: "RAW", churns: false,
+            send: { value in observers.send(value) },
+            churnOnce: {})
+    }
+}
+
+/// Runs `senders` threads each sending values 1...sends (tagged with the
+/// thread in the low bit) while, if the subject churns, another thread
+/// subscribes and cancels every ~100 µs. Returns the wall time from the
+/// common start to the last sender's end, and verifies every delivery.
+func measureSenders(
+    _ subject: ChurnSubject, observers: Int, senders: Int, sends: Int, counters: PerThreadCounters
+) -> (elapsed: UInt64, cpu: UInt64, churnPairs: Int) {
+    let line = StartLine()
+    let before = (0..<senders).map(counters.stable)
+    var churnPairs = 0
+    let churn = subject.churns ? BenchThread {
+        line.arriveAndWait()
+        while !line.shouldStop {
+            subject.churnOnce()
+            churnPairs += 1
+            usleep(100)
+        }
+    } : nil
+    let cpu = UnsafeMutablePointer<UInt64>.allocate(capacity: senders * PerThreadCounters.stride)
+    defer { cpu.deallocate() }
+    let threads = (0..<senders).map { thread in
+        BenchThread {
+            line.arriveAndWait()
+            let cpuStart = threadCPUNanoseconds()
+            for index in stride(from: 1, through: sends, by: 1) {
+                subject.send(index << 1 | thread)
+            }
+            cpu[thread * PerThreadCounters.stride] = threadCPUNanoseconds() &- cpuStart
+        }
+    }
+    line.release(workers: senders + (churn == nil ? 0 : 1))
+    let start = monotonicNanoseconds()
+    for thread in threads { thread.join() }
+    let elapsed = monotonicNanoseconds() &- start
+    line.stop.store(true, ordering: .relaxed)
+    churn?.join()
+    for thread in 0..<senders {
+        // Sender t sent 2i + t for i in 1...sends to every stable observer.
+        let perObserver = expectedChecksum(sends: sends, deliveriesPerSend: 2) &+ thread &* sends
+        Verification.expect(
+            counters.stable(thread) &- before[thread], equals: perObserver &* observers,
+            "\(subject.name): deliveries of sender \(thread) with \(senders) sender(s)")
+    }
+    let cpuTotal = (0..<senders).reduce(UInt64(0)) { $0 &+ cpu[$1 * PerThreadCounters.stride] }
+    return (elapsed, cpuTotal, churnPairs)
+}
+
+/// Sends per run so that one run takes about `target` ns (warms up too).
+func calibrateSends(target: UInt64, _ run: (Int) -> UInt64) -> Int {
+    var sends = 16
+    while true {
+        let elapsed = run(sends)
+        if elapsed >= target / 4 || sends >= 1 << 40 {
+            return max(1, Int(Double(target) / (Double(max(elapsed, 1)) / Double(sends))))
+        }
+        sends *= elapsed < target / 64 ? 8 : 2
+    }
+}
+
+/// CPU time of the calling thread.
+func threadCPUNanoseconds() -> UInt64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+    return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
+}
+
+/// The 1-minute load average, for the record.
+func loadAverage() -> String {
+    var loads = [Double](repeating: 0, count: 3)
+    getloadavg(&loads, 3)
+    return formatFixed(loads[0], digits: 2)
+}
