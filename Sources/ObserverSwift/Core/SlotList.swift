@@ -35,6 +35,7 @@ final class SlotList: @unchecked Sendable {
     }
 
     /// Stores `box` (retained by the list until its grace period after removal).
+    @usableFromInline
     func add(_ box: SubscriberBase) -> oc_handle_t {
         sweepIfNeeded()
         let context = Unmanaged.passRetained(box).toOpaque()

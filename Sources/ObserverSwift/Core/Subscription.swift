@@ -24,6 +24,7 @@ public final class Subscription: Hashable, Sendable {
     /// names no slot: cancelling runs the stream's disconnect exactly once.
     private let disconnection: Disconnection?
 
+    @usableFromInline
     init(list: SlotList?, handle: oc_handle_t) {
         self.list = list
         self.handle = handle
@@ -37,6 +38,7 @@ public final class Subscription: Hashable, Sendable {
     }
 
     /// A token that never was active (for example `limit: 0`).
+    @usableFromInline
     static var inactive: Subscription { Subscription(list: nil, handle: 0) }
 
     /// Whether the subscription is still stored (not cancelled, not expired

@@ -89,6 +89,7 @@ public final class Event<Value> {
     ///   - handler: called with each value sent.
     /// - Returns: a ``Subscription``. Dropping it does not cancel: keep it,
     ///   or `store(in:)` a ``SubscriptionBag`` to cancel with an owner.
+    @inlinable
     @discardableResult
     public func subscribe(
         queue: DispatchQueue? = nil, limit: Int? = nil, _ handler: @escaping (Value) -> Void
@@ -133,6 +134,7 @@ public final class Event<Value> {
     /// ```swift
     /// event.subscribe(self) { me, value in me.render(value) }
     /// ```
+    @inlinable
     @discardableResult
     public func subscribe<Target: AnyObject>(
         _ target: Target, queue: DispatchQueue? = nil, limit: Int? = nil,
@@ -215,7 +217,10 @@ public final class Event<Value> {
 
     // MARK: Internals
 
-    private func subscribeClosure(
+    // Inlinable so that each client specializes them: the box's generic
+    // metadata is then looked up once per type, not on every subscribe.
+    @inlinable
+    func subscribeClosure(
         delivery: Delivery, limit: Int?, _ handler: @escaping (Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
@@ -229,7 +234,8 @@ public final class Event<Value> {
         return Subscription(list: slots, handle: slots.add(box))
     }
 
-    private func subscribeTarget<Target: AnyObject>(
+    @inlinable
+    func subscribeTarget<Target: AnyObject>(
         _ target: Target, delivery: Delivery, limit: Int?, _ handler: @escaping (Target, Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }

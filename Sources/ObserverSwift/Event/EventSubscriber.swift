@@ -9,9 +9,11 @@ class EventSubscriber<Value>: SubscriberBase, @unchecked Sendable {
 
 /// A closure called synchronously for every send: the hot path, holding
 /// nothing but the closure.
+@usableFromInline
 final class ClosureSubscriber<Value>: EventSubscriber<Value>, @unchecked Sendable {
     let handler: (Value) -> Void
 
+    @usableFromInline
     init(_ handler: @escaping (Value) -> Void) {
         self.handler = handler
     }
@@ -22,12 +24,14 @@ final class ClosureSubscriber<Value>: EventSubscriber<Value>, @unchecked Sendabl
 }
 
 /// A closure with a delivery other than synchronous, or a delivery limit.
+@usableFromInline
 final class ConfiguredClosureSubscriber<Value>: EventSubscriber<Value>, @unchecked Sendable {
     let handler: (Value) -> Void
     let delivery: Delivery
     let limit: DeliveryLimit
     let expiry: Expiry
 
+    @usableFromInline
     init(list: SlotList, delivery: Delivery, limit: Int, handler: @escaping (Value) -> Void) {
         self.handler = handler
         self.delivery = delivery
@@ -55,6 +59,7 @@ final class ConfiguredClosureSubscriber<Value>: EventSubscriber<Value>, @uncheck
 
 /// A handler bound to a weakly held target: stops (and removes itself) once
 /// the target is deallocated; the handler receives the live target.
+@usableFromInline
 final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, @unchecked Sendable {
     weak var target: Target?
     let identifier: ObjectIdentifier
@@ -63,6 +68,7 @@ final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, 
     let limit: DeliveryLimit
     let expiry: Expiry
 
+    @usableFromInline
     init(
         list: SlotList, target: Target, delivery: Delivery, limit: Int,
         handler: @escaping (Target, Value) -> Void
