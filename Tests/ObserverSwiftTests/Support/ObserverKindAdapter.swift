@@ -19,11 +19,11 @@ protocol ReliabilityObserverKind: Sendable {
 /// A live source of one observer kind.
 protocol ReliabilitySource: AnyObject, Sendable {
     /// Subscribes a closure called synchronously on the sending thread.
-    func subscribe(_ handler: @escaping (Int) -> Void) -> Subscription
+    @discardableResult func subscribe(_ handler: @escaping (Int) -> Void) -> Subscription
     /// Whether `subscribe(target:_:)` is supported by this kind.
     var supportsTargets: Bool { get }
     /// Subscribes on behalf of a weakly held target (only if `supportsTargets`).
-    func subscribe(target: ReliabilityTarget, _ handler: @escaping (ReliabilityTarget, Int) -> Void) -> Subscription
+    @discardableResult func subscribe(target: ReliabilityTarget, _ handler: @escaping (ReliabilityTarget, Int) -> Void) -> Subscription
     /// Removes every subscription of `target`; returns how many.
     @discardableResult func unsubscribe(target: ReliabilityTarget) -> Int
     /// Removes every subscription; returns how many were stored.

@@ -27,7 +27,7 @@ enum ReliabilityEnvironment {
 
     /// Operations per seed of the model-based test (`OBSERVER_MODEL_OPS`,
     /// long form 1_000_000).
-    static var modelOperations: Int { integer("OBSERVER_MODEL_OPS", default: 20_000) }
+    static var modelOperations: Int { integer("OBSERVER_MODEL_OPS", default: 10_000) }
 
     /// A seed to replay (`OBSERVER_MODEL_SEED`), printed by a failing run.
     static var modelSeed: UInt64? {
