@@ -1,3 +1,4 @@
+// Shared helpers of the C API tests: fake contexts and a recording release callback.
 import CObserverCore
 import Synchronization
 import XCTest
