@@ -34,6 +34,56 @@
 
 __thread struct oc_thread *oc__current_thread;
 
+/*
+ * ThreadSanitizer annotations (compiled only under TSan; see the comment at
+ * OC__TSAN_ANNOTATIONS in CObserverCore.h). The real happens-before edges
+ * live in Concurrency Kit's inline assembly and libck.so, which TSan cannot
+ * see; these calls restate them on addresses TSan tracks:
+ *
+ *  - Grace period: a reader's section exit releases `oc_tsan_grace_period`
+ *    (oc__tsan_reader_exit, before ck_epoch_end). After ck_epoch_poll or
+ *    ck_epoch_synchronize_wait has observed every record quiescent, the
+ *    reclaimer acquires it, so the reader's accesses to a box or slot array
+ *    happen before its release. (TSan's clock is coarser than the real edge:
+ *    it also orders exits of sections that ended after the scan; those
+ *    sections started after the retirement and cannot see what is freed.)
+ *  - Record recycling: an exiting thread's last use of its oc_thread
+ *    happens before ck_epoch_unregister publishes the record as free, which
+ *    happens before ck_epoch_recycle hands it to a new thread.
+ */
+#if defined(OC__TSAN_ANNOTATIONS)
+void __tsan_acquire(void *address);
+void __tsan_release(void *address);
+static char oc_tsan_grace_period;
+#define OC_TSAN_ACQUIRE(address) __tsan_acquire(address)
+#define OC_TSAN_RELEASE(address) __tsan_release(address)
+#else
+#define OC_TSAN_ACQUIRE(address) ((void)(address))
+#define OC_TSAN_RELEASE(address) ((void)(address))
+#endif
+
+/*
+ * oc__tsan_reader_exit: called by oc_read_end in TSan builds just before the
+ * section ends; a no-op otherwise (kept so that any mix of instrumented and
+ * uninstrumented objects links). Any thread, inside a section.
+ */
+void
+oc__tsan_reader_exit(void)
+{
+#if defined(OC__TSAN_ANNOTATIONS)
+	OC_TSAN_RELEASE(&oc_tsan_grace_period);
+#endif
+}
+
+/* After a grace period: see the annotation comment above. */
+static inline void
+oc_tsan_grace_period_ended(void)
+{
+#if defined(OC__TSAN_ANNOTATIONS)
+	OC_TSAN_ACQUIRE(&oc_tsan_grace_period);
+#endif
+}
+
 static ck_epoch_t oc_epoch;
 static pthread_once_t oc_once = PTHREAD_ONCE_INIT;
 static pthread_key_t oc_thread_key;
@@ -125,6 +175,7 @@ oc_thread_detach(void *value)
 	struct oc_thread *thread = value;
 
 	oc__current_thread = NULL;
+	OC_TSAN_RELEASE(thread);
 	ck_epoch_unregister(&thread->record);
 }
 
@@ -162,6 +213,7 @@ oc__thread_attach(void)
 	recycled = ck_epoch_recycle(&oc_epoch, NULL);
 	if (recycled != NULL) {
 		thread = (struct oc_thread *)(void *)recycled;
+		OC_TSAN_ACQUIRE(thread);
 	} else {
 		thread = oc_thread_allocate();
 		ck_epoch_register(&oc_epoch, &thread->record, NULL);
@@ -295,6 +347,8 @@ oc_reclaim_poll(void)
 	oc_defer_incoming_locked();
 	ck_epoch_poll(&oc_reclaim_thread->record);
 	ready = oc_take_ready_locked();
+	if (ready != NULL)
+		oc_tsan_grace_period_ended();
 	pthread_mutex_unlock(&oc_reclaim_lock);
 	oc_release_ready(ready);
 }
@@ -326,6 +380,7 @@ oc_wait_for_grace_period(void)
 {
 	pthread_mutex_lock(&oc_synchronize_lock);
 	ck_epoch_synchronize_wait(&oc_epoch, NULL, NULL);
+	oc_tsan_grace_period_ended();
 	pthread_mutex_unlock(&oc_synchronize_lock);
 }
 

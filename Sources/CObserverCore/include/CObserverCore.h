@@ -151,6 +151,30 @@ oc_read_begin_reader(oc_reader_t *reader)
 }
 
 /*
+ * ThreadSanitizer support. TSan cannot see Concurrency Kit's inline-assembly
+ * atomics nor the uninstrumented libck.so, so it would miss the edge that
+ * makes epoch reclamation safe: everything a reader did inside a section
+ * happens before the section's exit (ck_epoch_end: release fence + store to
+ * the record), which happens before the reclaimer's scan of that record in
+ * ck_epoch_poll/synchronize (load + acquire fence), which happens before the
+ * release of what the reader could see. Under TSan only, each section exit
+ * announces a release (oc__tsan_reader_exit) that oc_epoch.c acquires after
+ * every grace period. Defined when this header is compiled with TSan: by C
+ * targets under `--sanitize=thread`, and by Swift's Clang importer when the
+ * build also passes `-Xcc -fsanitize=thread` (as `make tsan` does). In every
+ * other build it compiles to nothing.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define OC__TSAN_ANNOTATIONS 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define OC__TSAN_ANNOTATIONS 1
+#endif
+#endif
+/* TSan builds only (a no-op otherwise): see above. Any thread. */
+void oc__tsan_reader_exit(void);
+
+/*
  * oc_read_begin: enters a read section on the calling thread and returns the
  * thread's reader, to be passed to oc_read_end on the same thread.
  * Sections nest (a callback may send again, to any list). Inside a section no
@@ -176,6 +200,9 @@ oc_read_begin(void)
 static inline void
 oc_read_end(oc_reader_t *reader)
 {
+#ifdef OC__TSAN_ANNOTATIONS
+	oc__tsan_reader_exit();
+#endif
 	if (ck_epoch_end(&reader->record, NULL) &&
 	    CK_CC_UNLIKELY(--reader->poll_countdown == 0))
 		oc__reader_poll(reader);

@@ -1,0 +1,265 @@
+import Dispatch
+import ObserverSwift
+import Synchronization
+import XCTest
+
+/// The reentrancy matrix, run for every observer kind in
+/// `ReliabilityObserverKinds.all`: what a handler may do to its own source (or
+/// another thread may do) in the middle of a send, and what each case does.
+final class ReentrancyMatrixTests: XCTestCase {
+    private var kinds: [any ReliabilityObserverKind] { ReliabilityObserverKinds.all }
+
+    /// A handler cancels itself: it is not called again; the others in the
+    /// same send still run.
+    func testHandlerUnsubscribesItself() {
+        for kind in kinds {
+            let source = kind.makeSource()
+            let log = CallLog()
+            var own: Subscription?
+            own = source.subscribe { value in
+                log.append("self \(value)")
+                XCTAssertEqual(own?.cancel(), true, "\(kind.name): first self-cancel must remove")
+                XCTAssertEqual(own?.cancel(), false, "\(kind.name): second self-cancel must be a no-op")
+            }
+            let other = source.subscribe { value in log.append("other \(value)") }
+            source.send(1)
+            source.send(2)
+            XCTAssertEqual(log.entries, ["self 1", "other 1", "other 2"], kind.name)
+            XCTAssertEqual(source.subscribersCount, 1, kind.name)
+            other.cancel()
+        }
+    }
+
+    /// A handler cancels another subscription: the other is never called by a
+    /// later send (in this send it runs or not depending on slot order).
+    func testHandlerUnsubscribesAnother() {
+        for kind in kinds {
+            let source = kind.makeSource()
+            let log = CallLog()
+            var victim: Subscription?
+            let killer = source.subscribe { value in
+                log.append("killer \(value)")
+                victim?.cancel()
+            }
+            victim = source.subscribe { value in log.append("victim \(value)") }
+            source.send(1)
+            source.send(2)
+            // The victim sits after the killer, and a removal is visible to
+            // the same send on the same thread (it skips freed slots).
+            XCTAssertFalse(log.entries.contains("victim 2"), "\(kind.name): cancelled subscription called by a later send")
+            XCTAssertEqual(log.entries.filter { $0.hasPrefix("killer") }, ["killer 1", "killer 2"], kind.name)
+            XCTAssertEqual(victim?.isActive, false, kind.name)
+            killer.cancel()
+        }
+    }
+
+    /// A handler unsubscribes everything: later sends call nobody; the send in
+    /// progress finishes without crashing.
+    func testHandlerUnsubscribesAll() {
+        for kind in kinds {
+            let source = kind.makeSource()
+            let log = CallLog()
+            var tokens: [Subscription] = []
+            for index in 0..<5 {
+                tokens.append(source.subscribe { value in
+                    log.append("\(index):\(value)")
+                    if index == 2 { XCTAssertGreaterThan(source.unsubscribeAll(), 0) }
+                })
+            }
+            source.send(1)
+            XCTAssertTrue(log.entries.starts(with: ["0:1", "1:1", "2:1"]), "\(kind.name): \(log.entries)")
+            log.removeAll()
+            source.send(2)
+            XCTAssertEqual(log.entries, [], kind.name)
+            XCTAssertEqual(source.subscribersCount, 0, kind.name)
+            XCTAssertTrue(tokens.allSatisfy { !$0.isActive }, kind.name)
+        }
+    }
+
+    /// A handler subscribes a new handler: the newcomer is not called by the
+    /// send in progress, and is called by the next one.
+    func testSubscribeDuringSendIsNotCalledByThatSend() {
+        for kind in kinds {
+            let source = kind.makeSource()
+            let log = CallLog()
+            var added: [Subscription] = []
+            let adder = source.subscribe { value in
+                log.append("adder \(value)")
+                if value == 1 {
+                    // Several, so that some land in slots after the adder's.
+                    for index in 0..<20 {
+                        added.append(source.subscribe { value in log.append("new\(index) \(value)") })
+                    }
+                }
+            }
+            // Holes below a live tail: newcomers fill them, inside the range
+            // the send in progress is scanning.
+            let holes = (0..<3).map { _ in source.subscribe { _ in } }
+            let tail = source.subscribe { value in log.append("tail \(value)") }
+            for hole in holes { hole.cancel() }
+            source.send(1)
+            XCTAssertEqual(log.entries, ["adder 1", "tail 1"], "\(kind.name): a handler added during a send was called by it")
+            log.removeAll()
+            source.send(2)
+            XCTAssertEqual(log.entries.count, 22, kind.name)
+            XCTAssertEqual(Set(log.entries).count, 22, kind.name)
+            adder.cancel()
+            tail.cancel()
+            for token in added { token.cancel() }
+        }
+    }
+
+    /// A handler sends to its own source recursively, 64 deep: every level is
+    /// delivered to every subscription exactly once.
+    func testRecursiveSend64Deep() {
+        for kind in kinds {
+            let source = kind.makeSource()
+            let log = CallLog()
+            let recurser = source.subscribe { depth in
+                log.append("r\(depth)")
+                if depth < 64 { source.send(depth + 1) }
+            }
+            let witness = source.subscribe { depth in log.append("w\(depth)") }
+            source.send(1)
+            XCTAssertEqual(log.entries.filter { $0.hasPrefix("r") }, (1...64).map { "r\($0)" }, kind.name)
+            XCTAssertEqual(Set(log.entries.filter { $0.hasPrefix("w") }), Set((1...64).map { "w\($0)" }), kind.name)
+            XCTAssertEqual(log.entries.count, 128, kind.name)
+            recurser.cancel()
+            witness.cancel()
+        }
+    }
+
+    /// The weak target of a later subscription is deallocated on another
+    /// thread while a send is in progress: that send does not call it (there
+    /// is no live target to pass), and its slot is reclaimed.
+    func testWeakTargetDeallocatedOnAnotherThreadMidSend() throws {
+        for kind in kinds {
+            let source = kind.makeSource()
+            guard source.supportsTargets else { continue }
+            let entered = DispatchSemaphore(value: 0)
+            let proceed = DispatchSemaphore(value: 0)
+            let calls = AtomicCounter()
+            let gate = source.subscribe { value in
+                if value == 1 {
+                    entered.signal()
+                    proceed.wait()
+                }
+            }
+            let holder = TargetHolder(ReliabilityTarget(identifier: 7))
+            weak let weakTarget = holder.target
+            source.subscribe(target: holder.target!) { _, _ in calls.increment() }
+            source.send(0)
+            XCTAssertEqual(calls.value, 1, kind.name)
+
+            let sender = DispatchGroup()
+            DispatchQueue.global().async(group: sender) { source.send(1) }
+            entered.wait()
+            DispatchQueue.global().sync { holder.target = nil }  // deallocated on another thread
+            XCTAssertNil(weakTarget, "\(kind.name): target still alive")
+            proceed.signal()
+            sender.wait()
+            XCTAssertEqual(calls.value, 1, "\(kind.name): handler called for a deallocated target")
+            XCTAssertEqual(source.subscribersCount, 1, kind.name)
+            gate.cancel()
+        }
+    }
+
+    /// Sending from a deinit: (a) a target's deinit sends to the source it is
+    /// subscribed to (its own subscription is not called, others are);
+    /// (b) a handler capture whose deinit sends, released by the core after a
+    /// grace period (the send runs on the reclaiming thread, outside sections).
+    func testSendingFromADeinit() throws {
+        for kind in kinds {
+            let source = kind.makeSource()
+            let log = CallLog()
+            let witness = source.subscribe { value in log.append("witness \(value)") }
+            if source.supportsTargets {
+                var target: ReliabilityTarget? = ReliabilityTarget(identifier: 1) { [weak source] in
+                    source?.send(99)
+                }
+                source.subscribe(target: target!) { _, value in log.append("target \(value)") }
+                target = nil
+                XCTAssertEqual(log.entries, ["witness 99"], kind.name)
+                log.removeAll()
+            }
+            do {
+                let sender = SendOnDeinit { [weak source] in source?.send(42) }
+                let token = source.subscribe { _ in withExtendedLifetime(sender) {} }
+                token.cancel()
+            }
+            try ObserverCore.reclaimNow()  // releases the capture: its deinit sends
+            XCTAssertEqual(log.entries, ["witness 42"], kind.name)
+            witness.cancel()
+        }
+    }
+
+    /// Two threads cancel the same token at once: exactly one wins, the other
+    /// reports false; nothing crashes, nothing is released twice.
+    func testCancellingATokenConcurrentlyFromTwoThreads() throws {
+        for kind in kinds {
+            let source = kind.makeSource()
+            try ObserverCore.reclaimNow()
+            let liveBaseline = ReliabilityLiveInstances.current
+            for _ in 0..<500 {
+                let capture = ReliabilityTrackedCapture()
+                let token = source.subscribe { _ in capture.checkIntact() }
+                let wins = AtomicCounter()
+                DispatchQueue.concurrentPerform(iterations: 2) { _ in
+                    if token.cancel() { wins.increment() }
+                }
+                XCTAssertEqual(wins.value, 1, kind.name)
+            }
+            try ObserverCore.reclaimNow()
+            XCTAssertEqual(ReliabilityLiveInstances.current, liveBaseline, kind.name)
+            XCTAssertEqual(source.subscribersCount, 0, kind.name)
+        }
+    }
+
+    /// `cancelAndWait()` from inside a handler cancels and throws
+    /// `.waitInsideDelivery` instead of waiting for itself forever.
+    func testCancelAndWaitInsideHandlerThrows() {
+        for kind in kinds {
+            let source = kind.makeSource()
+            var token: Subscription?
+            var thrown: ObserverError?
+            var calls = 0
+            token = source.subscribe { _ in
+                calls += 1
+                do throws(ObserverError) { try token?.cancelAndWait() } catch { thrown = error }
+            }
+            source.send(1)
+            source.send(2)
+            XCTAssertEqual(thrown, .waitInsideDelivery, kind.name)
+            XCTAssertEqual(calls, 1, "\(kind.name): cancelled by cancelAndWait all the same")
+            XCTAssertEqual(token?.isActive, false, kind.name)
+        }
+    }
+}
+
+/// Ordered record of synchronous deliveries (single thread).
+final class CallLog {
+    private(set) var entries: [String] = []
+    func append(_ entry: String) { entries.append(entry) }
+    func removeAll() { entries.removeAll() }
+}
+
+/// A thread-safe counter.
+final class AtomicCounter: Sendable {
+    private let storage = Atomic<Int>(0)
+    func increment() { storage.wrappingAdd(1, ordering: .relaxed) }
+    var value: Int { storage.load(ordering: .relaxed) }
+}
+
+/// Holds a target so that another thread can drop the last reference.
+private final class TargetHolder: @unchecked Sendable {
+    // @unchecked: written on one thread while the test's thread waits.
+    var target: ReliabilityTarget?
+    init(_ target: ReliabilityTarget) { self.target = target }
+}
+
+/// Runs `action` in its deinit.
+private final class SendOnDeinit {
+    let action: () -> Void
+    init(_ action: @escaping () -> Void) { self.action = action }
+    deinit { action() }
+}

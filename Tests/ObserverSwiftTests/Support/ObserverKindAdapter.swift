@@ -1,0 +1,42 @@
+import ObserverSwift
+
+/// One observer kind as the reliability tests drive it: a source of `Int`
+/// values with closure and (optionally) weak-target subscriptions.
+///
+/// The reentrancy matrix and the model-based test run against every kind in
+/// `ReliabilityObserverKinds.all`. To cover a new observer kind, add a
+/// `<Kind>KindAdapter.swift` next to `EventKindAdapter.swift` that maps these
+/// operations onto the kind's public API, and append it to `all`. A kind whose
+/// subscribe delivers something at once (a current value) must hide that
+/// initial delivery, so that "a subscription added during a send is not called
+/// by it" means the same thing for every kind.
+protocol ReliabilityObserverKind: Sendable {
+    /// Used in failure messages.
+    var name: String { get }
+    func makeSource() -> any ReliabilitySource
+}
+
+/// A live source of one observer kind.
+protocol ReliabilitySource: AnyObject, Sendable {
+    /// Subscribes a closure called synchronously on the sending thread.
+    @discardableResult func subscribe(_ handler: @escaping (Int) -> Void) -> Subscription
+    /// Whether `subscribe(target:_:)` is supported by this kind.
+    var supportsTargets: Bool { get }
+    /// Subscribes on behalf of a weakly held target (only if `supportsTargets`).
+    @discardableResult func subscribe(target: ReliabilityTarget, _ handler: @escaping (ReliabilityTarget, Int) -> Void) -> Subscription
+    /// Removes every subscription of `target`; returns how many.
+    @discardableResult func unsubscribe(target: ReliabilityTarget) -> Int
+    /// Removes every subscription; returns how many were stored.
+    @discardableResult func unsubscribeAll() -> Int
+    /// Delivers `value` to every subscription, synchronously.
+    func send(_ value: Int)
+    /// Subscriptions that can still deliver.
+    var subscribersCount: Int { get }
+}
+
+enum ReliabilityObserverKinds {
+    /// Every observer kind the reliability tests cover.
+    static let all: [any ReliabilityObserverKind] = [
+        EventKindAdapter()
+    ]
+}
