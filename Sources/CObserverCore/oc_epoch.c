@@ -334,6 +334,25 @@ oc_release_ready(struct oc_retired *retired)
 	}
 }
 
+/*
+ * Pending count at which writers poll next: OC_WRITER_POLL_THRESHOLD past the
+ * backlog left by the latest poll (of any kind). So while a stalled reader
+ * blocks reclamation writers do not poll (and scan every record) on every
+ * change, and once a poll or barrier has released the backlog the next
+ * writer poll comes after THRESHOLD more retirements again. Relaxed: a
+ * heuristic; a lost update only moves one poll earlier or later.
+ */
+static uint64_t oc_writer_poll_at = OC_WRITER_POLL_THRESHOLD;
+
+static void
+oc_rearm_writer_poll(void)
+{
+	uint64_t pending = __atomic_load_n(&oc_stat_pending, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&oc_writer_poll_at, pending + OC_WRITER_POLL_THRESHOLD,
+	    __ATOMIC_RELAXED);
+}
+
 void
 oc_reclaim_poll(void)
 {
@@ -351,15 +370,8 @@ oc_reclaim_poll(void)
 		oc_tsan_grace_period_ended();
 	pthread_mutex_unlock(&oc_reclaim_lock);
 	oc_release_ready(ready);
+	oc_rearm_writer_poll();
 }
-
-/*
- * Pending count at which writers poll next. Raised past the current backlog
- * after each writer poll, so that while a stalled reader blocks reclamation
- * writers do not poll (and scan every record) on every change. Relaxed: a
- * heuristic; a lost update only moves one poll earlier or later.
- */
-static uint64_t oc_writer_poll_at = OC_WRITER_POLL_THRESHOLD;
 
 void
 oc__writer_poll(void)
@@ -369,9 +381,6 @@ oc__writer_poll(void)
 	if (pending < __atomic_load_n(&oc_writer_poll_at, __ATOMIC_RELAXED))
 		return;
 	oc_reclaim_poll();
-	pending = __atomic_load_n(&oc_stat_pending, __ATOMIC_RELAXED);
-	__atomic_store_n(&oc_writer_poll_at, pending + OC_WRITER_POLL_THRESHOLD,
-	    __ATOMIC_RELAXED);
 }
 
 /* Caller holds no core lock and is outside every read section. */
@@ -414,6 +423,7 @@ oc_reclaim_barrier(void)
 	ready = oc_take_ready_locked();
 	pthread_mutex_unlock(&oc_reclaim_lock);
 	oc_release_ready(ready);
+	oc_rearm_writer_poll();
 	return OC_OK;
 }
 

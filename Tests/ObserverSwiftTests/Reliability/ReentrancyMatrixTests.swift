@@ -243,13 +243,6 @@ final class CallLog {
     func removeAll() { entries.removeAll() }
 }
 
-/// A thread-safe counter.
-final class AtomicCounter: Sendable {
-    private let storage = Atomic<Int>(0)
-    func increment() { storage.wrappingAdd(1, ordering: .relaxed) }
-    var value: Int { storage.load(ordering: .relaxed) }
-}
-
 /// Holds a target so that another thread can drop the last reference.
 private final class TargetHolder: @unchecked Sendable {
     // @unchecked: written on one thread while the test's thread waits.
