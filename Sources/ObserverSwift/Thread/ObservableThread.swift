@@ -50,10 +50,11 @@ import Foundation
 /// subclasses compile on Linux without importing CoreFoundation; inside
 /// ``main()``, `Thread.current` is the owned thread, not `self` (use
 /// ``current`` for the running `ObservableThread`).
-open class ObservableThread: ProtocolObservable, @unchecked Sendable {
-    // @unchecked: the lifecycle state is guarded by `condition`; the
-    // registry and the event are Sendable. Subclasses share their state
-    // between the thread and its creator and are responsible for it.
+open class ObservableThread: ProtocolObservable {
+    // Not Sendable, so that user subclasses (which share their own state
+    // between the thread and its creator) need not restate a conformance.
+    // The lifecycle state is guarded by `condition`; the registry and the
+    // event are Sendable.
 
     /// The registry holding this thread's observers.
     public let observerRegistry = ObserverRegistry()
@@ -70,7 +71,8 @@ open class ObservableThread: ProtocolObservable, @unchecked Sendable {
     // Guarded by `condition`:
     private var phase = Phase.idle
     private var cancelled = false
-    private var wakeups: UInt64 = 0
+    /// Set by notifyChange(), consumed by the next (or current) sleep.
+    private var wakeupPending = false
     private var threadName: String?
     private var threadStackSize = 0
     private var threadQuality = QualityOfService.default
@@ -106,7 +108,9 @@ open class ObservableThread: ProtocolObservable, @unchecked Sendable {
     }
 
     private func run() {
-        Thread.current.threadDictionary[ObservableThread.currentKey] = UncheckedSendable(self)
+        let current = Thread.current
+        current.threadDictionary[ObservableThread.currentKey] = UncheckedSendable(self)
+        if let name = self.name { current.name = name }
         main()
         Thread.current.threadDictionary.removeObject(forKey: ObservableThread.currentKey)
         condition.lock()
@@ -176,11 +180,13 @@ open class ObservableThread: ProtocolObservable, @unchecked Sendable {
     }
 
     /// Signals that something changed: wakes the thread if it is in
-    /// ``sleep(forTimeInterval:)`` (so its loop runs again now rather than
-    /// after the pause), then sends ``changes``. Any thread.
+    /// ``sleep(forTimeInterval:)``, or makes its next sleep return at once
+    /// if it is busy (so its loop runs again now rather than after the
+    /// pause; several notifications before that sleep count as one), then
+    /// sends ``changes``. Any thread.
     public func notifyChange() {
         condition.lock()
-        wakeups &+= 1
+        wakeupPending = true
         condition.broadcast()
         condition.unlock()
         changes.send(())
@@ -220,8 +226,9 @@ open class ObservableThread: ProtocolObservable, @unchecked Sendable {
     }
 
     /// Pauses the calling thread for `interval` seconds. On an
-    /// `ObservableThread` it returns early when that thread is cancelled or
-    /// notified (``cancel()``, ``notifyChange()``); elsewhere it is
+    /// `ObservableThread` it returns early when that thread is cancelled
+    /// (``cancel()``) or notified (``notifyChange()``, also when notified
+    /// before this sleep started); elsewhere it is
     /// `Thread.sleep(forTimeInterval:)`.
     public static func sleep(forTimeInterval interval: TimeInterval) {
         sleep(until: Date(timeIntervalSinceNow: interval))
@@ -240,9 +247,9 @@ open class ObservableThread: ProtocolObservable, @unchecked Sendable {
     private func sleepUntilWoken(deadline: Date) {
         condition.lock()
         defer { condition.unlock() }
-        let wakeupsAtStart = wakeups
-        while !cancelled && wakeups == wakeupsAtStart {
-            if !condition.wait(until: deadline) { return }
+        while !cancelled && !wakeupPending {
+            if !condition.wait(until: deadline) { break }
         }
+        wakeupPending = false
     }
 }
