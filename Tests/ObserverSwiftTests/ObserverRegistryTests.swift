@@ -305,6 +305,25 @@ final class ObserverRegistryTests: XCTestCase {
         XCTAssertEqual(ledger.callsOnDead.load(ordering: .relaxed), 0)
     }
 
+    func testQueuedDeliveryOutlivingItsRegistryAndObserverIsDroppedSafely() {
+        let queue = DispatchQueue(label: "registry.delivery.orphan")
+        let gate = DispatchSemaphore(value: 0)
+        queue.async { gate.wait() }
+        let ledger = LivenessLedger()
+        var observer: TransientAlpha? = TransientAlpha(ledger)
+        do {
+            let registry = ObserverRegistry()
+            registry.addObserver(observer!, queue: queue)
+            registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
+        }
+        observer = nil  // the registry and the observer are both gone
+        gate.signal()
+        queue.sync {}
+        XCTAssertNil(observer)
+        XCTAssertEqual(ledger.calls.load(ordering: .relaxed), 0)
+        XCTAssertEqual(ledger.callsOnDead.load(ordering: .relaxed), 0)
+    }
+
     func testMainActorDeliveryRunsOnTheMainThread() {
         let registry = ObserverRegistry()
         let observer = AlphaOnly("main")

@@ -118,32 +118,43 @@ final class ConformingObserver<P>: SubscriberBase, @unchecked Sendable {
     /// Calls `body` on this thread unless the observer is deallocating.
     @inlinable @inline(__always)
     func callIfAlive(_ body: (P) -> Void) {
+        if !call(body) { observerDied() }
+    }
+
+    /// Calls `body` with the observer; false (nothing called) when the
+    /// observer's deinit has started.
+    @inlinable @inline(__always)
+    func call(_ body: (P) -> Void) -> Bool {
         guard hasStoredCast else { return castAndCall(body) }
         var bytes = storage
-        withUnsafeMutableBytes(of: &bytes) { raw in
-            guard oc_swift_try_retain(address) else { return observerDied() }
+        return withUnsafeMutableBytes(of: &bytes) { raw in
+            guard oc_swift_try_retain(address) else { return false }
             // The retain just taken becomes the reference owned by `typed`
             // (its first word is `address`); destroying `typed` after the
             // call releases it.
             let typed = raw.baseAddress!.withMemoryRebound(to: P.self, capacity: 1) { $0.move() }
             body(typed)
+            return true
         }
     }
 
     /// The slow path for casts that cannot be stored: `as?` on every call.
     @usableFromInline
-    func castAndCall(_ body: (P) -> Void) {
-        guard oc_swift_try_retain(address) else { return observerDied() }
+    func castAndCall(_ body: (P) -> Void) -> Bool {
+        guard oc_swift_try_retain(address) else { return false }
         let strong = Unmanaged<AnyObject>.fromOpaque(address).takeRetainedValue()
         if let typed = strong as? P { body(typed) }
+        return true
     }
 
     /// Queue and main-actor deliveries: the observer is probed again where
-    /// the call runs, so one deallocated in between is not called.
+    /// the call runs, so one deallocated in between is not called. The
+    /// queued call touches only this box (which it keeps alive) and never
+    /// its list, which may be gone by then with its registry.
     @usableFromInline
     func deliverLater(_ body: @escaping (P) -> Void) {
         if !ObserverLiveness.isAlive(address) { return observerDied() }
-        delivery.run { [self] in self.callIfAlive(body) }
+        delivery.run { [self] in _ = self.call(body) }
     }
 
     /// Removes this box from its view without blocking and tells the
