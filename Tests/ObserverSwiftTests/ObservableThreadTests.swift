@@ -71,7 +71,7 @@ final class OneShotThread: ObservableThread, @unchecked Sendable {
     override func main() {
         runs.add(1, ordering: .relaxed)
         executingInMain.store(isExecuting, ordering: .relaxed)
-        let name = Thread.current.name
+        let name = ObservableThread.current?.name
         threadName.withLock { $0 = name }
     }
 }
@@ -160,7 +160,7 @@ final class ObservableThreadTests: XCTestCase {
             init(_ key: DispatchSpecificKey<String>) { self.key = key }
             func alpha(_ value: Int) {
                 let place = Thread.isMainThread
-                    ? "main" : (DispatchQueue.getSpecific(key: key) ?? Thread.current.name ?? "?")
+                    ? "main" : (DispatchQueue.getSpecific(key: key) ?? ObservableThread.current?.name ?? "?")
                 places.withLock { $0.append(place) }
                 done.signal()
             }

@@ -413,6 +413,21 @@ final class ObserverRegistryTests: XCTestCase {
         XCTAssertEqual(registry.observerCount, stable.count)
     }
 
+    func testConcurrentFirstUsesOfAProtocolEachCallEveryObserver() {
+        // The first withObservers for a protocol builds its view; another
+        // thread's first call must not see it half-built.
+        for _ in 0..<50 {
+            let registry = ObserverRegistry()
+            let observers = (0..<64).map { AlphaOnly("observer \($0)") }
+            registry.addObserver(observers)
+            let box = UncheckedBox(registry)
+            runOnThreads(2) { _ in
+                box.value.withObservers { (observer: AlphaObserver) in observer.alpha(0) }
+            }
+            for observer in observers { XCTAssertEqual(observer.callCount, 2, observer.name) }
+        }
+    }
+
     func testObserversReleasedOnAnotherThreadDuringSendsAreNeverCalledDead() {
         let registry = ObserverRegistry()
         let ledger = LivenessLedger()

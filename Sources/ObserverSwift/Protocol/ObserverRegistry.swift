@@ -63,6 +63,8 @@ public final class ObserverRegistry: @unchecked Sendable {
     private let lock = NSRecursiveLock()
     private var records: [ObjectIdentifier: RegisteredObserver] = [:]
     private var viewsByKey: [ObjectIdentifier: ProtocolViewBase] = [:]
+    /// Every view, in creation order (what `addObserver` casts into).
+    private var views: [(key: ObjectIdentifier, view: ProtocolViewBase)] = []
     /// Owns the nodes `viewHead` reaches (readers borrow them at +0).
     private var nodes: [ProtocolViewNode] = []
 
@@ -93,8 +95,8 @@ public final class ObserverRegistry: @unchecked Sendable {
             all.remove(handle)
             return true
         }
-        for node in nodes {
-            addLocked(record, to: node.view, key: node.key)
+        for (key, view) in views {
+            addLocked(record, to: view, key: key)
         }
         return true
     }
@@ -207,17 +209,24 @@ public final class ObserverRegistry: @unchecked Sendable {
         }
         sweepDeadObserversLocked(force: false)
         let view = ProtocolView<P>(deadFlag: deadFlag)
-        // Published before it is filled: an observer added by a deinit that
-        // runs while it is filled goes into it like any other add.
+        // Known to writers before it is filled, so that an observer added by
+        // a deinit running while it is filled goes into it like any other
+        // add; published to readers only once filled, so that a concurrent
+        // first `withObservers` waits here (for the lock) instead of seeing
+        // a partial list.
         viewsByKey[key] = view
-        let node = ProtocolViewNode(key: key, view: view, next: viewHead.load(ordering: .relaxed))
-        nodes.append(node)
-        viewHead.store(Unmanaged.passUnretained(node), ordering: .releasing)
+        views.append((key, view))
         var registered: [RegisteredObserver] = []
         all.forEachBox { box in registered.append(unsafeDowncast(box, to: RegisteredObserver.self)) }
         for record in registered {
             addLocked(record, to: view, key: key)
         }
+        // Linked at the head now (not before filling: a view made by a
+        // callback during the filling was linked meanwhile). Release: a
+        // reader that acquires the node sees the filled list.
+        let node = ProtocolViewNode(key: key, view: view, next: viewHead.load(ordering: .relaxed))
+        nodes.append(node)
+        viewHead.store(Unmanaged.passUnretained(node), ordering: .releasing)
         return view
     }
 
