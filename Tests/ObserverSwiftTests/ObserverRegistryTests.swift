@@ -104,6 +104,41 @@ final class ObserverRegistryTests: XCTestCase {
         withExtendedLifetime([alpha, beta, both, late]) {}
     }
 
+    func testCastsThatCannotBeStoredFallBackToACastPerCall() {
+        // `as? String` on an NSString bridges to a new String value: its
+        // bytes are not the observer's reference, so the box keeps no
+        // stored cast and casts on every call instead.
+        let registry = ObserverRegistry()
+        let text = NSString(string: "observer"), plain = AlphaOnly("plain")
+        registry.addObserver([text, plain])
+        var seen: [String] = []
+        registry.withObservers { (observer: String) in seen.append(observer) }
+        registry.withObservers { (observer: String) in seen.append(observer) }
+        XCTAssertEqual(seen, ["observer", "observer"])
+        var boxes = 0
+        registry.view(for: String.self).slots.forEachBox { box in
+            boxes += 1
+            XCTAssertFalse((box as! ConformingObserver<String>).hasStoredCast)
+        }
+        XCTAssertEqual(boxes, 1)
+    }
+
+    func testAnyHashableCastIsStoredWhenItHoldsOnlyTheObserver() {
+        final class HashableObserver: Hashable {
+            let id: Int
+            init(_ id: Int) { self.id = id }
+            static func == (lhs: HashableObserver, rhs: HashableObserver) -> Bool { lhs.id == rhs.id }
+            func hash(into hasher: inout Hasher) { hasher.combine(id) }
+        }
+        let registry = ObserverRegistry()
+        let hashable = HashableObserver(7), plain = AlphaOnly("plain")
+        registry.addObserver([hashable, plain])
+        var seen: [AnyHashable] = []
+        registry.withObservers { (observer: AnyHashable) in seen.append(observer) }
+        registry.withObservers { (observer: AnyHashable) in seen.append(observer) }
+        XCTAssertEqual(seen, [AnyHashable(hashable), AnyHashable(hashable)])
+    }
+
     // MARK: Adding and removing
 
     func testAddingTwiceIsANoOpAndRemovingUnknownObserversIsANoOp() {
