@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "CObserverCore", targets: ["CObserverCore"]),
         .executable(name: "observer-bench", targets: ["observer-bench"]),
         .executable(name: "observer-demo", targets: ["observer-demo"]),
+        .executable(name: "protocol-bench", targets: ["protocol-bench"]),
     ],
     targets: [
         .systemLibrary(
@@ -34,6 +35,11 @@ let package = Package(
             name: "observer-bench",
             dependencies: ["ObserverSwift"],
             path: "Benchmarks/observer-bench"
+        ),
+        .executableTarget(
+            name: "protocol-bench",
+            dependencies: ["ObserverSwift"],
+            path: "Benchmarks/protocol-bench"
         ),
         .testTarget(
             name: "ObserverSwiftTests",

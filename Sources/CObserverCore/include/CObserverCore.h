@@ -468,6 +468,37 @@ oc_stats_t oc_stats(void);
  */
 void oc_debug_fail_allocations(unsigned int count);
 
+/* ------------------------------------------------------------------------ */
+/* Swift object liveness (ObserverSwift's protocol-typed observers)         */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * swift_tryRetain: exported by the Swift runtime (swift/Runtime/HeapObject.h,
+ * C calling convention). Adds a strong reference and returns the object,
+ * unless the object's deinit has started: then it returns NULL and changes
+ * nothing. (The Swift 6 runtime returns the object pointer, not a bool:
+ * checked against its disassembly. Comparing with the argument stays
+ * correct for a runtime whose result would be a bool: it never equals an
+ * object's address, so nothing would be called rather than a dead object.)
+ * The object's memory must still be allocated: ObserverSwift holds an
+ * unowned reference (which keeps the allocation, not the object) on every
+ * observer it may probe.
+ */
+extern void *swift_tryRetain(void *object);
+
+/*
+ * oc_swift_try_retain: strong-retains a native Swift object unless it is
+ * being (or has been) deinitialized. Any thread. On true the caller owns one
+ * strong reference and must release it. Cheaper than a Swift `weak` load
+ * (one atomic on the object's inline count, no side table), which is why the
+ * protocol-typed observer views use it on their send path.
+ */
+static inline bool
+oc_swift_try_retain(const void *object)
+{
+	return swift_tryRetain((void *)(uintptr_t)object) == object;
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,167 @@
+import CObserverCore
+import Synchronization
+
+/// Raw storage for one protocol-typed reference to an observer: the bytes of
+/// the `P` value the one-time cast produced, held without owning anything.
+/// Six words fit every class-bound existential of up to five protocols and
+/// an opaque existential (`any P`, `any P & Q` for non-class protocols).
+@usableFromInline
+typealias ConformingObserverStorage = (UInt, UInt, UInt, UInt, UInt, UInt)
+
+/// Set by a send that finds a deallocated observer, so the next writer of
+/// the registry removes that observer from every list.
+@usableFromInline
+final class DeadObserverFlag: Sendable {
+    let isSet = Atomic<Bool>(false)
+
+    @usableFromInline
+    func set() { isSet.store(true, ordering: .releasing) }
+
+    func take() -> Bool { isSet.exchange(false, ordering: .acquiring) }
+}
+
+/// The box a protocol view delivers to: one registered observer that
+/// conforms to `P`, with the conformance decided once, when the box was made.
+///
+/// The box keeps the bytes of the cast value `observer as! P` without owning
+/// them. For every value the cast can produce from a class instance (the
+/// class itself, `AnyObject`, an existential of any protocols) those bytes
+/// are the object reference in the first word followed by type metadata and
+/// witness tables, which are never reference counted. A send takes a strong
+/// reference with `oc_swift_try_retain` and moves it, together with the
+/// stored bytes, into a `P` value it then owns: no dynamic cast and a single
+/// retain/release pair per delivery. Casts whose result does not have that
+/// shape (checked when the box is made) fall back to `as?` on every call.
+@usableFromInline
+final class ConformingObserver<P>: SubscriberBase, @unchecked Sendable {
+    // @unchecked: every stored property is immutable after init or atomic
+    // (the expiry); the box is created under the registry's writer lock and
+    // read by sending threads after the C core publishes it.
+
+    /// Keeps the observer's allocation alive (never loaded).
+    unowned let observer: AnyObject
+    @usableFromInline let address: UnsafeRawPointer
+    @usableFromInline let storage: ConformingObserverStorage
+    /// False when the cast result cannot be rebuilt from `storage`.
+    @usableFromInline let hasStoredCast: Bool
+    @usableFromInline let isSynchronous: Bool
+    let delivery: Delivery
+    let identifier: ObjectIdentifier
+    let expiry: Expiry
+    @usableFromInline let deadFlag: DeadObserverFlag
+
+    /// Casts `observer` to `P` once; nil when it does not conform.
+    static func make(
+        for registered: RegisteredObserver, in list: SlotList, deadFlag: DeadObserverFlag
+    ) -> ConformingObserver<P>? {
+        guard let strong = registered.strongObserver() else { return nil }
+        guard let typed = strong as? P else { return nil }
+        var storage: ConformingObserverStorage = (0, 0, 0, 0, 0, 0)
+        var hasStoredCast = false
+        if MemoryLayout<P>.size >= MemoryLayout<UInt>.size,
+            MemoryLayout<P>.size <= MemoryLayout<ConformingObserverStorage>.size,
+            MemoryLayout<P>.alignment <= MemoryLayout<UInt>.alignment
+        {
+            withUnsafeMutableBytes(of: &storage) { destination in
+                withUnsafeBytes(of: typed) { source in
+                    destination.copyMemory(from: source)
+                }
+            }
+            // The first word must be the observer itself: then the value
+            // owns exactly that one reference (see the type's comment).
+            hasStoredCast = storage.0 == UInt(bitPattern: registered.address)
+        }
+        return withExtendedLifetime(typed) {
+            ConformingObserver(
+                observer: strong, address: registered.address, storage: storage,
+                hasStoredCast: hasStoredCast, delivery: registered.delivery,
+                list: list, deadFlag: deadFlag)
+        }
+    }
+
+    private init(
+        observer: AnyObject, address: UnsafeRawPointer, storage: ConformingObserverStorage,
+        hasStoredCast: Bool, delivery: Delivery, list: SlotList, deadFlag: DeadObserverFlag
+    ) {
+        self.observer = observer
+        self.address = address
+        self.storage = storage
+        self.hasStoredCast = hasStoredCast
+        if case .synchronous = delivery { isSynchronous = true } else { isSynchronous = false }
+        self.delivery = delivery
+        self.identifier = ObjectIdentifier(observer)
+        self.expiry = Expiry(list: list)
+        self.deadFlag = deadFlag
+    }
+
+    override func didAdd(handle: oc_handle_t) { expiry.didAdd(handle: handle) }
+    override var isExpired: Bool { expiry.isExpired }
+    override var targetIdentifier: ObjectIdentifier? { identifier }
+
+    override func checkLiveness() -> Bool {
+        if expiry.isExpired { return false }
+        if ObserverLiveness.isAlive(address) { return true }
+        observerDied()
+        return false
+    }
+
+    /// The send path: calls `body` with the observer where its delivery says.
+    @inlinable @inline(__always)
+    func deliver(_ body: @escaping (P) -> Void) {
+        if isSynchronous {
+            callIfAlive(body)
+        } else {
+            deliverLater(body)
+        }
+    }
+
+    /// Calls `body` on this thread unless the observer is deallocating.
+    @inlinable @inline(__always)
+    func callIfAlive(_ body: (P) -> Void) {
+        if !call(body) { observerDied() }
+    }
+
+    /// Calls `body` with the observer; false (nothing called) when the
+    /// observer's deinit has started.
+    @inlinable @inline(__always)
+    func call(_ body: (P) -> Void) -> Bool {
+        guard hasStoredCast else { return castAndCall(body) }
+        var bytes = storage
+        return withUnsafeMutableBytes(of: &bytes) { raw in
+            guard oc_swift_try_retain(address) else { return false }
+            // The retain just taken becomes the reference owned by `typed`
+            // (its first word is `address`); destroying `typed` after the
+            // call releases it.
+            let typed = raw.baseAddress!.withMemoryRebound(to: P.self, capacity: 1) { $0.move() }
+            body(typed)
+            return true
+        }
+    }
+
+    /// The slow path for casts that cannot be stored: `as?` on every call.
+    @usableFromInline
+    func castAndCall(_ body: (P) -> Void) -> Bool {
+        guard oc_swift_try_retain(address) else { return false }
+        let strong = Unmanaged<AnyObject>.fromOpaque(address).takeRetainedValue()
+        if let typed = strong as? P { body(typed) }
+        return true
+    }
+
+    /// Queue and main-actor deliveries: the observer is probed again where
+    /// the call runs, so one deallocated in between is not called. The
+    /// queued call touches only this box (which it keeps alive) and never
+    /// its list, which may be gone by then with its registry.
+    @usableFromInline
+    func deliverLater(_ body: @escaping (P) -> Void) {
+        if !ObserverLiveness.isAlive(address) { return observerDied() }
+        delivery.run { [self] in _ = self.call(body) }
+    }
+
+    /// Removes this box from its view without blocking and tells the
+    /// registry to drop the observer from its other lists.
+    @usableFromInline
+    func observerDied() {
+        expiry.expire()
+        deadFlag.set()
+    }
+}

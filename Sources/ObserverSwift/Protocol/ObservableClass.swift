@@ -1,0 +1,44 @@
+/// A base class whose instances can be observed through protocols
+/// (Flowduino's `ObservableClass`): subclass it, define an observer
+/// protocol, and call ``ProtocolObservable/withObservers(_:)`` wherever
+/// observers should hear about a change.
+///
+/// ```swift
+/// protocol DummyObserver: AnyObject {
+///     func onFooChanged(oldValue: String, newValue: String)
+/// }
+/// class Dummy: ObservableClass {
+///     private var _foo = "Hello"
+///     var foo: String {
+///         get { _foo }
+///         set {
+///             withObservers { (observer: DummyObserver) in
+///                 observer.onFooChanged(oldValue: self._foo, newValue: newValue)
+///             }
+///             _foo = newValue
+///         }
+///     }
+/// }
+/// let dummy = Dummy()
+/// dummy.addObserver(someDummyObserver)   // held weakly
+/// dummy.foo = "Test 1"                   // calls onFooChanged
+/// ```
+///
+/// Every method is thread-safe (so ``ObservableThreadSafeClass`` is the
+/// same class); see ``ObserverRegistry`` for the exact guarantees. Classes
+/// that cannot inherit hold an ``ObserverRegistry`` and adopt
+/// ``ProtocolObservable`` instead.
+open class ObservableClass: ProtocolObservable {
+    /// The registry holding this object's observers.
+    public let observerRegistry = ObserverRegistry()
+
+    /// Creates an observable with no observers. `required`, as in
+    /// Flowduino, so subclasses written for it compile unchanged.
+    public required init() {}
+}
+
+/// Flowduino's thread-safe variant of ``ObservableClass``. Every
+/// ObserverSwift observable is thread-safe and never blocks `addObserver`
+/// or `removeObserver` behind a running `withObservers`, so this is the
+/// same class.
+public typealias ObservableThreadSafeClass = ObservableClass

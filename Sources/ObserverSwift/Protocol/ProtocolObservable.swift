@@ -1,0 +1,81 @@
+import Dispatch
+
+/// A type whose observers are called by protocol, through an
+/// ``ObserverRegistry`` it holds: adopt it to get Flowduino's observer API
+/// (`addObserver`, `removeObserver`, `withObservers`) without inheriting
+/// from ``ObservableClass``.
+///
+/// ```swift
+/// final class Thermostat: SomeFrameworkBaseClass, ProtocolObservable {
+///     let observerRegistry = ObserverRegistry()
+///     var celsius = 20.0 {
+///         didSet {
+///             withObservers { (observer: TemperatureObserver) in
+///                 observer.temperatureChanged(to: self.celsius)
+///             }
+///         }
+///     }
+/// }
+/// ```
+public protocol ProtocolObservable: AnyObject {
+    /// The registry holding this object's observers.
+    var observerRegistry: ObserverRegistry { get }
+}
+
+extension ProtocolObservable {
+    /// Registers `observer`, held weakly; false when registered already.
+    /// See ``ObserverRegistry/addObserver(_:delivery:)``.
+    @discardableResult
+    public func addObserver(_ observer: AnyObject, delivery: Delivery = .synchronous) -> Bool {
+        observerRegistry.addObserver(observer, delivery: delivery)
+    }
+
+    /// Registers `observer` with its calls run on `queue` (`nil`: the
+    /// thread calling `withObservers`).
+    @discardableResult
+    public func addObserver(_ observer: AnyObject, queue: DispatchQueue?) -> Bool {
+        observerRegistry.addObserver(observer, queue: queue)
+    }
+
+    /// Registers every observer of `observers`; returns how many were new.
+    @discardableResult
+    public func addObserver(_ observers: [AnyObject], delivery: Delivery = .synchronous) -> Int {
+        observerRegistry.addObserver(observers, delivery: delivery)
+    }
+
+    /// Unregisters `observer`; false (a no-op) when it was not registered.
+    @discardableResult
+    public func removeObserver(_ observer: AnyObject) -> Bool {
+        observerRegistry.removeObserver(observer)
+    }
+
+    /// Unregisters every observer of `observers`; returns how many were
+    /// registered.
+    @discardableResult
+    public func removeObserver(_ observers: [AnyObject]) -> Int {
+        observerRegistry.removeObserver(observers)
+    }
+
+    /// Unregisters every observer; returns how many were registered.
+    @discardableResult
+    public func removeAllObservers() -> Int {
+        observerRegistry.removeAllObservers()
+    }
+
+    /// Registered observers still alive.
+    public var observerCount: Int { observerRegistry.observerCount }
+
+    /// Calls `body` with every registered observer conforming to `P`, the
+    /// type of the closure's parameter. See
+    /// ``ObserverRegistry/withObservers(_:)``.
+    ///
+    /// ```swift
+    /// withObservers { (observer: TemperatureObserver) in
+    ///     observer.temperatureChanged(to: 21.5)
+    /// }
+    /// ```
+    @inlinable
+    public func withObservers<P>(_ body: @escaping (P) -> Void) {
+        observerRegistry.withObservers(body)
+    }
+}

@@ -1,0 +1,68 @@
+import CObserverCore
+
+/// The registered observers that conform to one protocol, as a list on the
+/// C core. Type-erased root, so the registry can keep views of any `P`.
+@usableFromInline
+class ProtocolViewBase: @unchecked Sendable {
+    // @unchecked: `slots` is internally synchronized; the rest is immutable.
+
+    @usableFromInline
+    let slots = SlotList()
+    let deadFlag: DeadObserverFlag
+
+    init(deadFlag: DeadObserverFlag) {
+        self.deadFlag = deadFlag
+    }
+
+    /// Casts `observer` once and, when it conforms, stores it in this view.
+    /// Returns its handle, or nil when it does not conform (or is dead).
+    func addIfConforming(_ observer: RegisteredObserver) -> oc_handle_t? { nil }
+}
+
+/// The view of observers conforming to `P`: what `withObservers` for `P`
+/// iterates.
+@usableFromInline
+final class ProtocolView<P>: ProtocolViewBase, @unchecked Sendable {
+    override func addIfConforming(_ observer: RegisteredObserver) -> oc_handle_t? {
+        guard let box = ConformingObserver<P>.make(for: observer, in: slots, deadFlag: deadFlag) else {
+            return nil
+        }
+        return slots.add(box)
+    }
+
+    /// Calls `body` with every conforming observer stored when the send
+    /// starts (the `Event.send` pattern: lock-free, boxes borrowed at +0).
+    @inlinable
+    func send(_ body: @escaping (P) -> Void) {
+        if oc_list_is_empty(slots.pointer) { return }
+        let reader = oc_read_begin()
+        let view = oc_list_view(slots.pointer)
+        var index: UInt32 = 0
+        while index < view.count {
+            if let context = oc_view_context(view, index) {
+                // +0: the core keeps the box alive until this section ends.
+                Unmanaged<ConformingObserver<P>>.fromOpaque(context)
+                    ._withUnsafeGuaranteedRef { $0.deliver(body) }
+            }
+            index &+= 1
+        }
+        oc_read_end(reader)
+    }
+}
+
+/// One entry of a registry's lock-free list of views, keyed by the
+/// protocol type's identity. Nodes are immutable and live as long as their
+/// registry (which keeps them), so readers walk them without retaining.
+@usableFromInline
+final class ProtocolViewNode: @unchecked Sendable {
+    // @unchecked: immutable after init.
+    @usableFromInline let key: ObjectIdentifier
+    @usableFromInline let view: ProtocolViewBase
+    @usableFromInline let next: Unmanaged<ProtocolViewNode>?
+
+    init(key: ObjectIdentifier, view: ProtocolViewBase, next: Unmanaged<ProtocolViewNode>?) {
+        self.key = key
+        self.view = view
+        self.next = next
+    }
+}

@@ -1,0 +1,106 @@
+import ObserverSwift
+import XCTest
+
+// The README's `tour-protocol` and `tour-thread` examples, compiled and run
+// (namespaced so their type names do not clash with other tests).
+
+enum ReadmeProtocolTour {
+    protocol DownloadObserver: AnyObject {
+        func downloadProgressed(_ fraction: Double)
+    }
+    protocol DownloadCompletionObserver: AnyObject {
+        func downloadFinished(bytes: Int)
+    }
+
+    class Download: ObservableClass {          // or ObservableThreadSafeClass: the same class
+        func progress(_ fraction: Double) {
+            withObservers { (observer: DownloadObserver) in
+                observer.downloadProgressed(fraction)
+            }
+        }
+        func finish(bytes: Int) {
+            withObservers { (observer: DownloadCompletionObserver) in
+                observer.downloadFinished(bytes: bytes)
+            }
+        }
+    }
+
+    final class ProgressBar: DownloadObserver {
+        var shown: [Double] = []
+        func downloadProgressed(_ fraction: Double) { shown.append(fraction) }
+    }
+    final class Notifier: DownloadObserver, DownloadCompletionObserver {
+        var messages: [String] = []
+        func downloadProgressed(_ fraction: Double) {}
+        func downloadFinished(bytes: Int) { messages.append("done: \(bytes) bytes") }
+    }
+
+    class SomeBaseClass {}
+    final class Thermostat: SomeBaseClass, ProtocolObservable {
+        let observerRegistry = ObserverRegistry()
+    }
+}
+
+enum ReadmeThreadTour {
+    protocol RandomNumberObserver: AnyObject {
+        func onRandomNumber(_ randomNumber: Int)
+    }
+
+    class RandomNumberObservableThread: ObservableThread {
+        override func main() {
+            while isExecuting {                             // false once cancel() is called
+                let randomNumber = Int.random(in: -9000..<9001)
+                withObservers { (observer: RandomNumberObserver) in
+                    observer.onRandomNumber(randomNumber)
+                }
+                Self.sleep(forTimeInterval: 60)             // cancel() and notifyChange() cut it short
+            }
+        }
+    }
+
+    final class RandomNumberPrinter: RandomNumberObserver {
+        var printed = 0  // (test only; read after join())
+        func onRandomNumber(_ randomNumber: Int) {
+            print("Random Number is: \(randomNumber)")
+            printed += 1
+        }
+    }
+}
+
+final class ReadmeProtocolTourTests: XCTestCase {
+    func testTourProtocol() {
+        typealias T = ReadmeProtocolTour
+        let download = T.Download()
+        let bar = T.ProgressBar(), notifier = T.Notifier()
+        download.addObserver([bar, notifier])     // one observer or an array; held weakly
+        download.progress(0.5)                    // bar and notifier conform: both are called
+        download.finish(bytes: 1_024)             // only notifier conforms
+        download.removeObserver(bar)              // later calls skip it
+        XCTAssertEqual(bar.shown, [0.5])
+        XCTAssertEqual(notifier.messages, ["done: 1024 bytes"])
+        download.progress(0.9)
+        XCTAssertEqual(bar.shown, [0.5])
+
+        let thermostat = T.Thermostat()
+        thermostat.addObserver(notifier)
+        thermostat.withObservers { (observer: T.DownloadCompletionObserver) in
+            observer.downloadFinished(bytes: 1)
+        }
+        XCTAssertEqual(notifier.messages, ["done: 1024 bytes", "done: 1 bytes"])
+    }
+
+    func testTourThread() {
+        typealias T = ReadmeThreadTour
+        let thread = T.RandomNumberObservableThread()
+        let printer = T.RandomNumberPrinter()
+        thread.addObserver(printer)                  // called on the thread itself
+        thread.name = "random-numbers"
+        thread.start()
+        thread.notifyChange()                        // "run your loop again now"
+        thread.cancel()                              // ends the loop, even mid-sleep
+        thread.join()                                // or waitUntilFinished(timeout:) -> Bool
+        XCTAssertTrue(thread.isFinished)
+        // Cancelled at once: the loop ran at most twice.
+        XCTAssertLessThanOrEqual(printer.printed, 2)
+    }
+}
