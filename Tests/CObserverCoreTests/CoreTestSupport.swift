@@ -1,10 +1,23 @@
 // Shared helpers of the C API tests: fake contexts and a recording release callback.
 import CObserverCore
-import Synchronization
+import Foundation
 import XCTest
 
+/// A list guarded by an `NSLock` (a pthread mutex, which ThreadSanitizer
+/// understands; it does not see `Synchronization.Mutex`'s edges on Linux).
+final class LockedReleases: @unchecked Sendable {
+    private let lock = NSLock()
+    private var released: [Int] = []
+
+    func withLock<Result>(_ body: (inout [Int]) -> Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&released)
+    }
+}
+
 /// Contexts released by the core in these tests (fake pointers 1, 2, ...).
-let coreTestReleases = Mutex<[Int]>([])
+let coreTestReleases = LockedReleases()
 
 /// The release callback for core tests: records which context was released.
 let coreTestRelease: @convention(c) (UnsafeMutableRawPointer?) -> Void = { context in

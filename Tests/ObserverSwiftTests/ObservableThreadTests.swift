@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import ObserverSwift
+@testable import ObserverSwift
 import Synchronization
 import XCTest
 
@@ -30,10 +30,10 @@ class RandomNumberObservableThread: ObservableThread {
 }
 
 final class RandomNumberObserverClass: RandomNumberObserver, @unchecked Sendable {
-    // @unchecked: state behind a Mutex; the semaphore is thread-safe.
-    let numbers = Mutex<[Int]>([])
+    // @unchecked: state behind a lock; the semaphore is thread-safe.
+    let numbers = Locked<[Int]>([])
     let received = DispatchSemaphore(value: 0)
-    let threads = Mutex<[String?]>([])
+    let threads = Locked<[String?]>([])
 
     public func onRandomNumber(_ randomNumber: Int) {
         numbers.withLock { $0.append(randomNumber) }
@@ -66,7 +66,7 @@ final class IterationThread: ObservableThread, @unchecked Sendable {
 final class OneShotThread: ObservableThread, @unchecked Sendable {
     let runs = Atomic<Int>(0)
     let executingInMain = Atomic<Bool>(false)
-    let threadName = Mutex<String?>(nil)
+    let threadName = Locked<String?>(nil)
 
     override func main() {
         runs.add(1, ordering: .relaxed)
@@ -154,7 +154,7 @@ final class ObservableThreadTests: XCTestCase {
         let key = DispatchSpecificKey<String>()
         queue.setSpecific(key: key, value: "observer queue")
         final class Where: AlphaObserver, @unchecked Sendable {
-            let places = Mutex<[String]>([])
+            let places = Locked<[String]>([])
             let key: DispatchSpecificKey<String>
             let done = DispatchSemaphore(value: 0)
             init(_ key: DispatchSpecificKey<String>) { self.key = key }

@@ -309,7 +309,7 @@ final class ObserverRegistryTests: XCTestCase {
         let onQueue = AlphaOnly("on queue"), inline = AlphaOnly("inline")
         registry.addObserver(onQueue, queue: queue)
         registry.addObserver(inline)
-        let seenOnQueue = Mutex<[Int?]>([])
+        let seenOnQueue = Locked<[Int?]>([])
         for value in 1...3 {
             registry.withObservers { (observer: AlphaObserver) in
                 let specific = DispatchQueue.getSpecific(key: key)
@@ -466,7 +466,7 @@ final class ObserverRegistryTests: XCTestCase {
     func testObserversReleasedOnAnotherThreadDuringSendsAreNeverCalledDead() {
         let registry = ObserverRegistry()
         let ledger = LivenessLedger()
-        let handOff = Mutex<[TransientAlpha]>([])
+        let handOff = Locked<[TransientAlpha]>([])
         let running = Atomic<Bool>(true)
         let box = UncheckedBox(registry)
         runOnThreads(3) { index in

@@ -83,7 +83,7 @@ public final class Subscription: Hashable, Sendable {
 /// Cancels the subscriptions it holds when it is deallocated (or on
 /// ``cancelAll()``). Give one to an owner to tie subscriptions to its life.
 public final class SubscriptionBag: Sendable {
-    private let subscriptions = Mutex<[Subscription]>([])
+    private let subscriptions = Locked<[Subscription]>([])
 
     public init() {}
 

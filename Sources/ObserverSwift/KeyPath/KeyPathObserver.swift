@@ -25,7 +25,7 @@ public final class KeyPathObserver: Observes, CustomStringConvertible, @unchecke
     private let box: AttachableSubscriber?
     /// The observed key path, when observed through one.
     public let keyPath: AnyKeyPath?
-    private let handle = Mutex<oc_handle_t>(0)
+    private let handle = Locked<oc_handle_t>(0)
 
     init(list: SlotList?, box: AttachableSubscriber?, keyPath: AnyKeyPath?) {
         self.list = list

@@ -28,7 +28,7 @@ enum PropertyAccessProbe {
     /// Threads probing now.
     @usableFromInline
     static let armed = Atomic<Int>(0)
-    private static let probes = Mutex<[Probe]>([])
+    private static let probes = Locked<[Probe]>([])
 
     @usableFromInline
     static var isArmed: Bool {

@@ -63,7 +63,7 @@ public final class NotificationObserver: Observes, CustomStringConvertible, @unc
     let ownerGate = OwnerGate()
 
     /// The center's tokens for the current activation (empty when inactive).
-    private let registrations = Mutex<[Registration]>([])
+    private let registrations = Locked<[Registration]>([])
     /// Non-zero while active: the number of the current activation. A block
     /// registered by an earlier activation sees a different number and drops
     /// its delivery (it may still sit in a queue after `deactivate()`).

@@ -53,7 +53,7 @@ final class ObserverGroupTable: Sendable {
         var sweepScheduled = false
     }
 
-    private let state = Mutex<State>(State())
+    private let state = Locked<State>(State())
 
     /// Runs `body` on the table under its lock, after sweeping when due.
     /// Groups removed by the sweep are deactivated after the lock is left.

@@ -1,9 +1,10 @@
+@testable import ObserverSwift
 import Foundation
 import Synchronization
 
 /// A thread-safe tally of received values, for handlers called on any thread.
 final class Received<Value: Sendable>: Sendable {
-    private let storage = Mutex<[Value]>([])
+    private let storage = Locked<[Value]>([])
 
     func append(_ value: Value) { storage.withLock { $0.append(value) } }
     var values: [Value] { storage.withLock { $0 } }

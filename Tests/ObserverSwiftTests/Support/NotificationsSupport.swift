@@ -1,5 +1,5 @@
 import Foundation
-import ObserverSwift
+@testable import ObserverSwift
 import Synchronization
 
 /// Helpers for the notification and key-path tests (prefixed to avoid
@@ -7,7 +7,7 @@ import Synchronization
 enum NotificationsSupport {
     /// A thread-safe list of recorded values.
     final class Recorder<Value: Sendable>: Sendable {
-        private let values = Mutex<[Value]>([])
+        private let values = Locked<[Value]>([])
         func append(_ value: Value) { values.withLock { $0.append(value) } }
         var all: [Value] { values.withLock { $0 } }
         var count: Int { values.withLock { $0.count } }

@@ -1,5 +1,5 @@
 import Foundation
-import ObserverSwift
+@testable import ObserverSwift
 import Synchronization
 
 // Protocols and observers shared by the protocol-typed observer tests.
@@ -19,9 +19,9 @@ protocol LooseObserver {
 
 /// Counts every call it receives, thread-safely.
 class RecordingObserver: @unchecked Sendable {
-    // @unchecked: all state is in Mutex/Atomic.
+    // @unchecked: all state is in Locked/Atomic.
     let name: String
-    let calls = Mutex<[String]>([])
+    let calls = Locked<[String]>([])
     let count = Atomic<Int>(0)
 
     init(_ name: String) { self.name = name }
@@ -54,7 +54,7 @@ final class Neither: RecordingObserver, @unchecked Sendable {}
 /// Tracks which transient observers are alive, to prove none is called
 /// after its deinit has started.
 final class LivenessLedger: Sendable {
-    private let alive = Mutex<Set<ObjectIdentifier>>([])
+    private let alive = Locked<Set<ObjectIdentifier>>([])
     let callsOnDead = Atomic<Int>(0)
     let calls = Atomic<Int>(0)
 
