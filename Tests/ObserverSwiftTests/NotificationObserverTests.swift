@@ -265,6 +265,7 @@ final class NotificationObserverTests: XCTestCase {
         center.post(name: name, object: nil)
         XCTAssertEqual(calls.count, 1)
         XCTAssertFalse(observer!.isActive)
+        observer = nil  // the handler captures the variable: break the cycle
     }
 
     func testConcurrentActivateDeactivateLeavesExactlyOneRegistration() {
