@@ -393,4 +393,6 @@ void oc_debug_fail_allocations(unsigned int count);
 }
 #endif
 
+#include "oc_keymap.h"
+
 #endif /* C_OBSERVER_CORE_H */
