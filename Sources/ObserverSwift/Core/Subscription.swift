@@ -17,10 +17,20 @@ public final class Subscription: Hashable, @unchecked Sendable {
     // @unchecked: `list` is written once in init; weak loads are thread-safe.
     private weak var list: SlotList?
     let handle: oc_handle_t
+    /// Set instead of `list` for subscriptions that are not one slot of one
+    /// list (a keyed subscription spans one slot per key).
+    private let canceller: (any SubscriptionCanceller)?
 
     init(list: SlotList?, handle: oc_handle_t) {
         self.list = list
         self.handle = handle
+        self.canceller = nil
+    }
+
+    init(canceller: any SubscriptionCanceller) {
+        self.list = nil
+        self.handle = 0
+        self.canceller = canceller
     }
 
     /// A token that never was active (for example `limit: 0`).
@@ -29,7 +39,8 @@ public final class Subscription: Hashable, @unchecked Sendable {
     /// Whether the subscription is still stored (not cancelled, not expired
     /// and removed, source alive).
     public var isActive: Bool {
-        list?.contains(handle) ?? false
+        if let canceller { return canceller.isSubscriptionActive }
+        return list?.contains(handle) ?? false
     }
 
     /// Cancels the subscription. Returns true when this call removed it;
@@ -39,7 +50,8 @@ public final class Subscription: Hashable, @unchecked Sendable {
     /// ``cancelAndWait()``).
     @discardableResult
     public func cancel() -> Bool {
-        list?.remove(handle) ?? false
+        if let canceller { return canceller.cancelSubscription() }
+        return list?.remove(handle) ?? false
     }
 
     /// Cancels, then waits until no send that might still call the handler
@@ -61,6 +73,14 @@ public final class Subscription: Hashable, @unchecked Sendable {
 
     public static func == (lhs: Subscription, rhs: Subscription) -> Bool { lhs === rhs }
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+/// What a ``Subscription`` cancels when it is not one slot of a `SlotList`.
+protocol SubscriptionCanceller: AnyObject, Sendable {
+    /// Same contract as ``Subscription/cancel()``.
+    func cancelSubscription() -> Bool
+    /// Same contract as ``Subscription/isActive``.
+    var isSubscriptionActive: Bool { get }
 }
 
 /// Cancels the subscriptions it holds when it is deallocated (or on
