@@ -33,6 +33,11 @@ let package = Package(
             dependencies: ["ObserverSwift"],
             path: "Benchmarks/observer-bench"
         ),
+        .executableTarget(
+            name: "keyed-bench",
+            dependencies: ["ObserverSwift"],
+            path: "Benchmarks/keyed-bench"
+        ),
         .testTarget(
             name: "ObserverSwiftTests",
             dependencies: ["ObserverSwift"]

@@ -6,8 +6,7 @@
  * How ck_hs is used, and the quirks worked around:
  *   - Objects stored are entry pointers (CK_HS_MODE_OBJECT); the hash
  *     callback returns the entry's stored hash, so ck_hs never needs the
- *     key itself. CK_HS_MODE_DELETE keeps per-slot probe bounds so that
- *     tombstones left by removed keys do not lengthen every lookup.
+ *     key itself.
  *   - ck_hs passes its `key` argument to the compare callback both for
  *     lookups (our probe: hash + caller's key + equality callback) and for
  *     put/remove (the entry itself). A probe is laid out like an entry with
@@ -46,7 +45,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OC_KEYMAP_MODE (CK_HS_MODE_SPMC | CK_HS_MODE_OBJECT | CK_HS_MODE_DELETE)
+/*
+ * No CK_HS_MODE_DELETE: its per-slot probe bounds live in a separate array,
+ * one more cache miss per lookup of a cold key; tombstones are bounded by
+ * the rebuild policy instead, so the global probe maximum stays short.
+ */
+#define OC_KEYMAP_MODE (CK_HS_MODE_SPMC | CK_HS_MODE_OBJECT)
 #define OC_KEYMAP_MIN_CAPACITY 16ul
 /* Tombstones tolerated beyond the live entry count before a rebuild. */
 #define OC_KEYMAP_TOMBSTONE_SLACK 64ul
