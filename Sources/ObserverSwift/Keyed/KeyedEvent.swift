@@ -246,9 +246,11 @@ public final class KeyedEvent<Key: Hashable, Value> {
         return live
     }
 
-    /// Keys that have at least one subscription stored (a key whose last
-    /// subscription is cancelled is gone at once; one whose subscribers all
-    /// expired goes at the next send to it or the next count).
+    /// Keys that have at least one subscription stored. A key whose last
+    /// subscription is cancelled is gone at once; one whose subscribers
+    /// expired (dead target, spent limit) goes when a send or a count
+    /// notices it, or at the next subscribe or unsubscribe call if a lock
+    /// was busy then.
     public var keysCount: Int { lists.keyCount }
 
     /// The keys that have at least one subscription stored, in no order.
