@@ -41,6 +41,11 @@ let package = Package(
             dependencies: ["ObserverSwift"],
             path: "Benchmarks/protocol-bench"
         ),
+        .executableTarget(
+            name: "keyed-bench",
+            dependencies: ["ObserverSwift"],
+            path: "Benchmarks/keyed-bench"
+        ),
         .testTarget(
             name: "ObserverSwiftTests",
             dependencies: ["ObserverSwift"]

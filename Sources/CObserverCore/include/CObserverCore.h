@@ -503,4 +503,6 @@ oc_swift_try_retain(const void *object)
 }
 #endif
 
+#include "oc_keymap.h"
+
 #endif /* C_OBSERVER_CORE_H */

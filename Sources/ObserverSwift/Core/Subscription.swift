@@ -20,21 +20,22 @@ public final class Subscription: Hashable, Sendable {
     // remove all their observers when they are deallocated.
     private let list: SlotList?
     let handle: oc_handle_t
-    /// Set for a producer stream's token (`IndefiniteObservable`), which
-    /// names no slot: cancelling runs the stream's disconnect exactly once.
-    private let disconnection: Disconnection?
+    /// Set instead of `list` for subscriptions that are not one slot of one
+    /// list: a keyed subscription spans one slot per key; a producer
+    /// stream's token (`IndefiniteObservable`) runs its disconnect once.
+    private let canceller: (any SubscriptionCanceller)?
 
     @usableFromInline
     init(list: SlotList?, handle: oc_handle_t) {
         self.list = list
         self.handle = handle
-        self.disconnection = nil
+        self.canceller = nil
     }
 
-    init(disconnection: Disconnection) {
+    init(canceller: any SubscriptionCanceller) {
         self.list = nil
         self.handle = 0
-        self.disconnection = disconnection
+        self.canceller = canceller
     }
 
     /// A token that never was active (for example `limit: 0`).
@@ -44,7 +45,7 @@ public final class Subscription: Hashable, Sendable {
     /// Whether the subscription is still stored (not cancelled, not expired
     /// and removed, source alive).
     public var isActive: Bool {
-        if let disconnection { return disconnection.isConnected }
+        if let canceller { return canceller.isSubscriptionActive }
         return list?.contains(handle) ?? false
     }
 
@@ -55,7 +56,7 @@ public final class Subscription: Hashable, Sendable {
     /// ``cancelAndWait()``).
     @discardableResult
     public func cancel() -> Bool {
-        if let disconnection { return disconnection.run() }
+        if let canceller { return canceller.cancelSubscription() }
         return list?.remove(handle) ?? false
     }
 
@@ -78,6 +79,14 @@ public final class Subscription: Hashable, Sendable {
 
     public static func == (lhs: Subscription, rhs: Subscription) -> Bool { lhs === rhs }
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+/// What a ``Subscription`` cancels when it is not one slot of a `SlotList`.
+protocol SubscriptionCanceller: AnyObject, Sendable {
+    /// Same contract as ``Subscription/cancel()``.
+    func cancelSubscription() -> Bool
+    /// Same contract as ``Subscription/isActive``.
+    var isSubscriptionActive: Bool { get }
 }
 
 /// Cancels the subscriptions it holds when it is deallocated (or on

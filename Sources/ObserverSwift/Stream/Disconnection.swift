@@ -29,3 +29,8 @@ final class Disconnection: @unchecked Sendable {
         return true
     }
 }
+
+extension Disconnection: SubscriptionCanceller {
+    func cancelSubscription() -> Bool { run() }
+    var isSubscriptionActive: Bool { isConnected }
+}

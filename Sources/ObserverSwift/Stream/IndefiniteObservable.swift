@@ -54,6 +54,6 @@ open class IndefiniteObservable<O: Observer> {
     ///   disconnect: keep it, or store it in a ``SubscriptionBag``.
     @discardableResult
     public final func subscribe(observer: O) -> Subscription {
-        Subscription(disconnection: Disconnection(connect(observer)))
+        Subscription(canceller: Disconnection(connect(observer)))
     }
 }

@@ -1,0 +1,90 @@
+import CObserverCore
+
+/// The `key_context` of one key in a C keymap (`oc_keymap_t`): a box around
+/// a `Hashable` value, retained by the map until a grace period after the
+/// key is removed, so a sender that found the key may still compare it.
+///
+/// One map may hold keys of several types (a keyed observable whose key type
+/// is inferred per call); keys of different types are never equal.
+@usableFromInline
+class AnyKeyBox: @unchecked Sendable {
+    // @unchecked: immutable after init; read by senders on any thread.
+
+    /// `ObjectIdentifier(Key.self)`: lets a sender check the type before an
+    /// unchecked downcast, without a dynamic cast.
+    @usableFromInline
+    let keyType: ObjectIdentifier
+
+    init(keyType: ObjectIdentifier) {
+        self.keyType = keyType
+    }
+
+    /// Whether this key equals the key of the ``KeyProbe`` at `probe` (of
+    /// any key type). The C map's exact comparison.
+    func matches(_ probe: UnsafeRawPointer) -> Bool { false }
+
+    /// The key, type-erased (for listing keys).
+    var anyKey: AnyHashable { fatalError("abstract") }
+
+    /// Removes `handle` from this key's list in `map`, blocking or not.
+    func remove(_ handle: oc_handle_t, from map: OpaquePointer, blocking: Bool) -> oc_status_t {
+        OC_ENOENT
+    }
+}
+
+/// A key of type `Key`.
+@usableFromInline
+final class KeyBox<Key: Hashable>: AnyKeyBox, @unchecked Sendable {
+    @usableFromInline
+    let key: Key
+
+    init(_ key: Key) {
+        self.key = key
+        super.init(keyType: ObjectIdentifier(Key.self))
+    }
+
+    override func matches(_ probe: UnsafeRawPointer) -> Bool {
+        // Every probe starts with its key type (see KeyProbe).
+        guard probe.load(as: ObjectIdentifier.self) == keyType else { return false }
+        return probe.assumingMemoryBound(to: KeyProbe<Key>.self).pointee.key == key
+    }
+
+    override var anyKey: AnyHashable { AnyHashable(key) }
+
+    override func remove(_ handle: oc_handle_t, from map: OpaquePointer, blocking: Bool) -> oc_status_t {
+        let hash = KeyedSlotLists.hash(key)
+        return withUnsafePointer(to: KeyProbe(key)) { probe in
+            blocking
+                ? oc_keymap_remove(map, hash, probe, handle)
+                : oc_keymap_try_remove(map, hash, probe, handle)
+        }
+    }
+}
+
+/// What Swift passes to the C map as `probe_key`: the key's type, then the
+/// key. Swift lays out struct fields in declaration order (TypeLayout.rst),
+/// so `keyType` is at offset 0 whatever `Key` is, and `AnyKeyBox.matches`
+/// can read it before knowing the probe's key type.
+@usableFromInline
+struct KeyProbe<Key: Hashable> {
+    @usableFromInline let keyType: ObjectIdentifier
+    @usableFromInline let key: Key
+
+    @inlinable
+    init(_ key: Key) {
+        self.keyType = ObjectIdentifier(Key.self)
+        self.key = key
+    }
+}
+
+/// The C map's `oc_key_equal_fn`.
+func keyBoxMatchesProbe(_ keyContext: UnsafeRawPointer?, _ probe: UnsafeRawPointer?) -> Bool {
+    guard let keyContext, let probe else { return false }
+    return Unmanaged<AnyKeyBox>.fromOpaque(keyContext)._withUnsafeGuaranteedRef { $0.matches(probe) }
+}
+
+/// The C map's `release_key`: balances the `passRetained` of an adopted key.
+func releaseKeyBox(_ keyContext: UnsafeMutableRawPointer?) {
+    guard let keyContext else { return }
+    Unmanaged<AnyKeyBox>.fromOpaque(keyContext).release()
+}

@@ -1,0 +1,306 @@
+import CObserverCore
+import Dispatch
+import Synchronization
+
+/// An event whose observers subscribe to keys: ``send(_:forKey:)`` calls
+/// exactly the subscriptions of that key.
+///
+/// ```swift
+/// let prices = KeyedEvent<String, Double>()
+/// let token = prices.subscribe(key: "AAPL") { price in print("AAPL", price) }
+/// prices.subscribe(keys: ["MSFT", "GOOG"]) { symbol, price in print(symbol, price) }
+/// prices.send(187.5, forKey: "AAPL")   // only the first handler runs
+/// prices.send(402.1, forKey: "MSFT")   // only the second one runs
+/// token.cancel()                        // "AAPL" has no subscriber left: its list is freed
+/// ```
+///
+/// Keys are any `Hashable`. Each key with subscribers owns an observer list
+/// in the C core; a send finds it through a lock-free hash table in O(1)
+/// however many keys exist, compares keys with `==` (colliding hashes are
+/// fine), and iterates the list without locking. A key's list is created by
+/// its first subscription and freed (after every send that might still be
+/// reading it has finished) when its last one goes. Sending to a key that
+/// nobody observes hashes the key, probes the table once and allocates
+/// nothing.
+///
+/// Threading: every method may be called from any thread at any time. A
+/// handler runs on the sending thread, inside `send`, unless it was given a
+/// queue or the main actor. Sends never wait for subscribers being added or
+/// removed. The key's `hash(into:)` and `==` may run on any thread.
+///
+/// Reentrancy: a handler may send again (to any key, of this or any event),
+/// subscribe, cancel itself or others, or remove a key's last subscription.
+/// A subscription added during a send is not called by that send; one
+/// removed during a send may or may not be called by it, and is never called
+/// by a send that starts afterwards.
+public final class KeyedEvent<Key: Hashable, Value> {
+    @usableFromInline
+    let lists = KeyedSlotLists()
+
+    /// Creates an event with no subscribers.
+    public init() {}
+
+    // MARK: Sending
+
+    /// Calls every subscription of `key` that existed when the send started.
+    ///
+    /// Synchronous subscriptions run on the calling thread before this
+    /// returns; queued ones are enqueued.
+    @inlinable
+    public func send(_ value: Value, forKey key: Key) {
+        // No section needed to see that nothing is subscribed at all.
+        if lists.isEmpty { return }
+        let hash = KeyedSlotLists.hash(key)
+        let reader = oc_read_begin()
+        if let list = lists.list(forKey: key, hash: hash) {
+            let view = oc_list_view(list)
+            var index: UInt32 = 0
+            while index < view.count {
+                if let context = oc_view_context(view, index) {
+                    // +0: the core keeps the box alive until this section ends.
+                    Unmanaged<KeyedEventSubscriber<Key, Value>>.fromOpaque(context)
+                        ._withUnsafeGuaranteedRef { $0.receive(key, value) }
+                }
+                index &+= 1
+            }
+        }
+        oc_read_end(reader)
+    }
+
+    // MARK: Subscribing closures
+
+    /// Subscribes a closure to one key; the returned token cancels it.
+    ///
+    /// - Parameters:
+    ///   - key: the key whose sends the handler receives.
+    ///   - queue: where the handler runs; `nil` (the default) means the
+    ///     sending thread, synchronously.
+    ///   - limit: deliver at most this many values, then cancel (exact under
+    ///     concurrent sends). `nil` means no limit; zero or less subscribes
+    ///     nothing and returns an inactive token.
+    /// - Returns: a ``Subscription``. Dropping it does not cancel: keep it,
+    ///   or `store(in:)` a ``SubscriptionBag`` to cancel with an owner.
+    @discardableResult
+    public func subscribe(
+        key: Key, queue: DispatchQueue? = nil, limit: Int? = nil, _ handler: @escaping (Value) -> Void
+    ) -> Subscription {
+        if case .synchronous = Delivery(queue: queue), limit == nil {
+            return register(CollectionOfOne(key), KeyedValueClosureSubscriber(handler))
+        }
+        return subscribeClosure(CollectionOfOne(key), delivery: Delivery(queue: queue), limit: limit) { _, value in
+            handler(value)
+        }
+    }
+
+    /// Subscribes one closure to several keys: one ``Subscription`` whose
+    /// `cancel()` removes it from all of them. The handler receives the key
+    /// each value was sent for. Duplicate keys count once; no keys at all
+    /// returns an inactive token.
+    ///
+    /// - Parameter limit: at most this many deliveries in total, over all
+    ///   the keys.
+    ///
+    /// ```swift
+    /// let token = moves.subscribe(keys: ["north", "south"]) { direction, steps in
+    ///     print(direction, steps)
+    /// }
+    /// ```
+    @discardableResult
+    public func subscribe(
+        keys: some Sequence<Key>, queue: DispatchQueue? = nil, limit: Int? = nil,
+        _ handler: @escaping (Key, Value) -> Void
+    ) -> Subscription {
+        if case .synchronous = Delivery(queue: queue), limit == nil {
+            return register(keys, KeyedClosureSubscriber(handler))
+        }
+        return subscribeClosure(keys, delivery: Delivery(queue: queue), limit: limit, handler)
+    }
+
+    /// Subscribes a closure to one key for exactly one delivery.
+    @discardableResult
+    public func subscribeOnce(
+        key: Key, queue: DispatchQueue? = nil, _ handler: @escaping (Value) -> Void
+    ) -> Subscription {
+        subscribe(key: key, queue: queue, limit: 1, handler)
+    }
+
+    /// Subscribes a main-actor handler to one key. It runs synchronously when
+    /// the send happens on the main thread and is enqueued on the main queue
+    /// otherwise.
+    @discardableResult
+    public func subscribeOnMainActor(
+        key: Key, limit: Int? = nil, _ handler: @escaping @MainActor (Value) -> Void
+    ) -> Subscription where Value: Sendable {
+        subscribeClosure(CollectionOfOne(key), delivery: .mainActor, limit: limit) { _, value in
+            MainActor.assumeIsolated { handler(value) }
+        }
+    }
+
+    /// ``subscribeOnMainActor(key:limit:_:)`` over several keys.
+    @discardableResult
+    public func subscribeOnMainActor(
+        keys: some Sequence<Key>, limit: Int? = nil, _ handler: @escaping @MainActor (Key, Value) -> Void
+    ) -> Subscription where Key: Sendable, Value: Sendable {
+        subscribeClosure(keys, delivery: .mainActor, limit: limit) { key, value in
+            MainActor.assumeIsolated { handler(key, value) }
+        }
+    }
+
+    // MARK: Subscribing targets
+
+    /// Subscribes `handler` to one key on behalf of `target`, which is held
+    /// weakly: no `[weak self]` needed. The handler receives the live target;
+    /// once the target is deallocated the subscription stops and its slots
+    /// (and keys left empty) are freed.
+    ///
+    /// ```swift
+    /// prices.subscribe(self, key: "AAPL") { me, price in me.show(price) }
+    /// ```
+    @discardableResult
+    public func subscribe<Target: AnyObject>(
+        _ target: Target, key: Key, queue: DispatchQueue? = nil, limit: Int? = nil,
+        handler: @escaping (Target, Value) -> Void
+    ) -> Subscription {
+        subscribeTarget(target, CollectionOfOne(key), delivery: Delivery(queue: queue), limit: limit) {
+            target, _, value in handler(target, value)
+        }
+    }
+
+    /// ``subscribe(_:key:queue:limit:handler:)`` over several keys; the
+    /// handler also receives the key.
+    @discardableResult
+    public func subscribe<Target: AnyObject>(
+        _ target: Target, keys: some Sequence<Key>, queue: DispatchQueue? = nil, limit: Int? = nil,
+        handler: @escaping (Target, Key, Value) -> Void
+    ) -> Subscription {
+        subscribeTarget(target, keys, delivery: Delivery(queue: queue), limit: limit, handler)
+    }
+
+    /// ``subscribe(_:key:queue:limit:handler:)`` with a main-actor handler.
+    @discardableResult
+    public func subscribeOnMainActor<Target: AnyObject>(
+        _ target: Target, key: Key, limit: Int? = nil,
+        handler: @escaping @MainActor (Target, Value) -> Void
+    ) -> Subscription where Value: Sendable {
+        subscribeTarget(target, CollectionOfOne(key), delivery: .mainActor, limit: limit) { target, _, value in
+            let target = UncheckedSendable(target)
+            MainActor.assumeIsolated { handler(target.wrapped, value) }
+        }
+    }
+
+    // MARK: Unsubscribing
+
+    /// Removes every subscription made for `target`, under every key;
+    /// returns how many key registrations were removed (a subscription over
+    /// three keys counts 3). A target never subscribed is a no-op (0).
+    @discardableResult
+    public func unsubscribe(_ target: AnyObject) -> Int {
+        let identifier = ObjectIdentifier(target)
+        return lists.removeAll { $0.targetIdentifier == identifier }
+    }
+
+    /// Removes `target`'s subscriptions from `key` only (a subscription over
+    /// several keys keeps the others); returns how many were removed.
+    @discardableResult
+    public func unsubscribe(_ target: AnyObject, key: Key) -> Int {
+        let identifier = ObjectIdentifier(target)
+        return lists.removeAll(forKey: key) { $0.targetIdentifier == identifier }
+    }
+
+    /// Removes every subscription under every key; returns how many key
+    /// registrations were stored. Every key's list is freed.
+    @discardableResult
+    public func unsubscribeAll() -> Int {
+        lists.removeAll()
+    }
+
+    /// Removes every subscription from `key` (subscriptions over several
+    /// keys keep their other keys) and frees the key's list; returns how
+    /// many were removed.
+    @discardableResult
+    public func unsubscribeAll(key: Key) -> Int {
+        lists.removeAll(forKey: key)
+    }
+
+    // MARK: Counting
+
+    /// Live subscriptions, each counted once however many keys it covers:
+    /// not cancelled, target alive, limit not spent. Reading it also frees
+    /// the slots of dead targets. Visits every key: O(keys + subscriptions).
+    public var subscribersCount: Int {
+        var seen = Set<ObjectIdentifier>()
+        lists.forEachKey { _, list in
+            KeyedSlotLists.forEachBox(in: list) { box in
+                if box.checkLiveness() { seen.insert(ObjectIdentifier(box)) }
+            }
+        }
+        return seen.count
+    }
+
+    /// Live subscriptions that receive `key`'s sends.
+    public func subscribersCount(forKey key: Key) -> Int {
+        var live = 0
+        lists.forEachBox(forKey: key) { box in
+            if box.checkLiveness() { live += 1 }
+        }
+        return live
+    }
+
+    /// Keys that have at least one subscription stored. A key whose last
+    /// subscription is cancelled is gone at once; one whose subscribers
+    /// expired (dead target, spent limit) goes when a send or a count
+    /// notices it, or at the next subscribe or unsubscribe call if a lock
+    /// was busy then.
+    public var keysCount: Int { lists.keyCount }
+
+    /// The keys that have at least one subscription stored, in no order.
+    public var keys: [Key] {
+        var keys: [Key] = []
+        lists.forEachKey { box, _ in
+            // Only this event's Key type is ever stored in its lists.
+            keys.append(unsafeDowncast(box, to: KeyBox<Key>.self).key)
+        }
+        return keys
+    }
+
+    // MARK: Internals
+
+    /// Stores `box` under each distinct key and returns its token.
+    private func register(
+        _ keys: some Sequence<Key>, _ box: KeyedEventSubscriber<Key, Value>,
+        registration: KeyedRegistration<Key>? = nil
+    ) -> Subscription {
+        let registration = registration ?? KeyedRegistration(engine: lists)
+        var seen = Set<Key>()
+        for key in keys where seen.insert(key).inserted {
+            registration.record(lists.add(box, forKey: key), forKey: key)
+        }
+        if seen.isEmpty { return Subscription.inactive }
+        return Subscription(canceller: registration)
+    }
+
+    private func subscribeClosure(
+        _ keys: some Sequence<Key>, delivery: Delivery, limit: Int?, _ handler: @escaping (Key, Value) -> Void
+    ) -> Subscription {
+        if let limit, limit <= 0 { return Subscription.inactive }
+        let registration = KeyedRegistration<Key>(engine: lists)
+        let box = KeyedConfiguredClosureSubscriber(
+            registration: registration, delivery: delivery, limit: limit ?? Int.max, handler: handler)
+        return register(keys, box, registration: registration)
+    }
+
+    private func subscribeTarget<Target: AnyObject>(
+        _ target: Target, _ keys: some Sequence<Key>, delivery: Delivery, limit: Int?,
+        _ handler: @escaping (Target, Key, Value) -> Void
+    ) -> Subscription {
+        if let limit, limit <= 0 { return Subscription.inactive }
+        let registration = KeyedRegistration<Key>(engine: lists)
+        let box = KeyedTargetSubscriber(
+            registration: registration, target: target, delivery: delivery, limit: limit ?? Int.max,
+            handler: handler)
+        return register(keys, box, registration: registration)
+    }
+}
+
+extension KeyedEvent: @unchecked Sendable where Key: Sendable, Value: Sendable {}
+// @unchecked: all state is the internally synchronized C keymap.

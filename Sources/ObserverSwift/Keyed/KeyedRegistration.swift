@@ -1,0 +1,85 @@
+import CObserverCore
+import Synchronization
+
+/// The keys and handles of one keyed subscription: one box stored under
+/// each of its keys. Shared by the subscription's token (which cancels it)
+/// and, for boxes that can expire on their own (a weak target died, a
+/// delivery limit is spent), by the box.
+///
+/// Adding a key and expiring are serialized by a mutex, so a subscription
+/// that expires while its keys are still being added (a send to its first
+/// key spends a limit of 1) removes every key, including those added later.
+/// A send takes that mutex only in the rare call that expires the box.
+final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked Sendable {
+    // @unchecked: mutable state is behind `state`; `ended` is atomic; the
+    // engine reference is weak (a token may outlive its source).
+
+    private struct State {
+        var entries: [(key: Key, handle: oc_handle_t)] = []
+        var ended = false
+    }
+
+    private weak var engine: KeyedSlotLists?
+    /// Guards `state`. (A `Locked<State>` would need `Key: Sendable`; the
+    /// keys stored here are only copied under the lock.)
+    private let lock = Locked(())
+    private var state = State()
+    private let ended = Atomic<Bool>(false)
+
+    init(engine: KeyedSlotLists) {
+        self.engine = engine
+    }
+
+    /// True once cancelled or expired through this registration.
+    var isEnded: Bool { ended.load(ordering: .acquiring) }
+
+    /// Records the box's handle under `key` right after it was added. When
+    /// the registration ended meanwhile, removes it again.
+    func record(_ handle: oc_handle_t, forKey key: Key) {
+        let accepted = lock.withLock { _ -> Bool in
+            if state.ended { return false }
+            state.entries.append((key, handle))
+            return true
+        }
+        if !accepted { engine?.remove(handle, forKey: key) }
+    }
+
+    /// Ends the registration and hands back its entries (empty when it had
+    /// ended already).
+    private func end() -> [(key: Key, handle: oc_handle_t)] {
+        lock.withLock { _ in
+            if state.ended { return [] }
+            state.ended = true
+            ended.store(true, ordering: .releasing)
+            defer { state.entries.removeAll() }
+            return state.entries
+        }
+    }
+
+    /// Expires from a send: removes every key without blocking. Idempotent.
+    func expireFromSendPath() {
+        let entries = end()
+        guard !entries.isEmpty, let engine else { return }
+        for (key, handle) in entries {
+            engine.removeFromSendPath(handle, forKey: key)
+        }
+    }
+
+    // MARK: SubscriptionCanceller
+
+    func cancelSubscription() -> Bool {
+        let entries = end()
+        guard let engine else { return false }
+        var removed = false
+        for (key, handle) in entries where engine.remove(handle, forKey: key) {
+            removed = true
+        }
+        return removed
+    }
+
+    var isSubscriptionActive: Bool {
+        guard let engine else { return false }
+        let entries = lock.withLock { _ in state.entries }
+        return entries.contains { engine.contains($0.handle, forKey: $0.key) }
+    }
+}

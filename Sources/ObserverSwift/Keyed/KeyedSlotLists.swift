@@ -1,0 +1,272 @@
+import CObserverCore
+import Synchronization
+
+/// The Swift owner of one C keymap (`oc_keymap_t`): one observer list per
+/// key, each holding retained ``SubscriberBase`` boxes exactly like a
+/// ``SlotList`` does. The engine under every keyed observer kind.
+///
+/// - A key's list is created by the first ``add(_:forKey:)`` for it and
+///   removed (retired through the core's epoch reclamation, together with
+///   the key) as soon as its last box goes.
+/// - Senders look a key up lock-free with ``list(forKey:hash:)`` inside a
+///   read section (`oc_read_begin`) and iterate its list as `Event.send`
+///   does; a key with no list costs a hash and one probe, and allocates
+///   nothing.
+/// - Keys are any `Hashable`, chosen per call: one engine may hold keys of
+///   several types (they never compare equal). Exact comparison is `==`, so
+///   hash collisions only cost time.
+///
+/// Every removal must go through this type (never `oc_list_*` on a key's
+/// list directly): the map counts each key's boxes to know when it empties.
+@usableFromInline
+final class KeyedSlotLists: @unchecked Sendable {
+    // @unchecked: the C map is internally synchronized (writers take its
+    // mutex, readers use epoch sections); the rest is a lock and an Atomic.
+
+    @usableFromInline
+    let pointer: OpaquePointer
+
+    /// Removals a send could not do without blocking (a writer lock was
+    /// taken); the next writer call does them. Their boxes have expired
+    /// already, so they no longer deliver meanwhile.
+    private let pendingRemovals = Locked<[(key: AnyKeyBox, handle: oc_handle_t)]>([])
+    private let hasPendingRemovals = Atomic<Bool>(false)
+
+    init() {
+        guard let pointer = oc_keymap_create(keyBoxMatchesProbe, releaseKeyBox, releaseKeyedSubscriberBox) else {
+            fatalError("ObserverSwift: out of memory creating a keyed observer map")
+        }
+        self.pointer = pointer
+    }
+
+    deinit {
+        oc_keymap_destroy(pointer)
+    }
+
+    /// The hash the map stores for `key`. Swift's `Hasher` is seeded per
+    /// process, which is fine: hashes never leave the process.
+    @inlinable
+    static func hash<Key: Hashable>(_ key: Key) -> UInt64 {
+        UInt64(UInt(bitPattern: key.hashValue))
+    }
+
+    // MARK: The send path
+
+    /// True when no key has a list (no read section needed).
+    @inlinable
+    var isEmpty: Bool { oc_keymap_is_empty(pointer) }
+
+    /// The list of `key` (whose hash is `hash`), or nil. Must be called
+    /// inside a read section; the list stays valid until it ends.
+    ///
+    /// The map finds the first entry with this 64-bit hash without calling
+    /// back into Swift; the key is then compared here, specialized and
+    /// inline. Only a full hash collision (or a key of another type with
+    /// the same hash) takes the slower exact lookup through the C callback.
+    @inlinable
+    @inline(__always)
+    func list<Key: Hashable>(forKey key: Key, hash: UInt64) -> OpaquePointer? {
+        guard let entry = oc_keymap_find_hash(pointer, hash) else { return nil }
+        let isSameKey = Unmanaged<AnyKeyBox>.fromOpaque(entry.pointee.key_context)
+            ._withUnsafeGuaranteedRef { box in
+                box.keyType == ObjectIdentifier(Key.self)
+                    && unsafeDowncast(box, to: KeyBox<Key>.self).key == key
+            }
+        if isSameKey { return entry.pointee.list }
+        return withUnsafePointer(to: KeyProbe(key)) { oc_keymap_lookup(pointer, hash, $0) }
+    }
+
+    // MARK: Writers
+
+    /// Stores `box` under `key` (retained until a grace period after its
+    /// removal), creating the key's list if needed; returns its handle for
+    /// this key. One box may be stored under several keys.
+    func add<Key: Hashable>(_ box: SubscriberBase, forKey key: Key) -> oc_handle_t {
+        performPendingRemovals()
+        let keyContext = Unmanaged.passRetained(KeyBox(key) as AnyKeyBox).toOpaque()
+        let context = Unmanaged.passRetained(box).toOpaque()
+        var handle: oc_handle_t = 0
+        var keyAdopted = false
+        let status = withUnsafePointer(to: KeyProbe(key)) { probe in
+            oc_keymap_add(pointer, Self.hash(key), probe, keyContext, context, &handle, &keyAdopted)
+        }
+        if !keyAdopted { Unmanaged<AnyKeyBox>.fromOpaque(keyContext).release() }
+        guard status == OC_OK else {
+            Unmanaged<SubscriberBase>.fromOpaque(context).release()
+            fatalError("ObserverSwift: cannot add a keyed observer: \(String(cString: oc_status_string(status)))")
+        }
+        return handle
+    }
+
+    /// Removes the box `handle` names under `key`; false when the handle is
+    /// stale or foreign or the key is absent.
+    @discardableResult
+    func remove<Key: Hashable>(_ handle: oc_handle_t, forKey key: Key) -> Bool {
+        performPendingRemovals()
+        return withUnsafePointer(to: KeyProbe(key)) { probe in
+            oc_keymap_remove(pointer, Self.hash(key), probe, handle) == OC_OK
+        }
+    }
+
+    /// Removes from the send path: never blocks. When a writer lock is taken
+    /// the removal is queued for the next writer call (the box has expired,
+    /// so it does not deliver meanwhile).
+    func removeFromSendPath<Key: Hashable>(_ handle: oc_handle_t, forKey key: Key) {
+        let status = withUnsafePointer(to: KeyProbe(key)) { probe in
+            oc_keymap_try_remove(pointer, Self.hash(key), probe, handle)
+        }
+        guard status == OC_EBUSY else { return }
+        pendingRemovals.withLock { $0.append((KeyBox(key), handle)) }
+        hasPendingRemovals.store(true, ordering: .releasing)
+    }
+
+    /// Whether `handle` names a box stored under `key` now.
+    func contains<Key: Hashable>(_ handle: oc_handle_t, forKey key: Key) -> Bool {
+        withUnsafePointer(to: KeyProbe(key)) { probe in
+            oc_keymap_contains(pointer, Self.hash(key), probe, handle)
+        }
+    }
+
+    /// Removes every box under `key` for which `predicate` is true (all when
+    /// nil); returns how many. `predicate` runs under the list's writer lock
+    /// and must not call back into this engine.
+    @discardableResult
+    func removeAll<Key: Hashable>(forKey key: Key, where predicate: ((SubscriberBase) -> Bool)? = nil) -> Int {
+        performPendingRemovals()
+        var removed = 0
+        withPredicate(predicate) { function, argument in
+            withUnsafePointer(to: KeyProbe(key)) { probe in
+                _ = oc_keymap_remove_key_if(pointer, Self.hash(key), probe, function, argument, &removed)
+            }
+        }
+        return removed
+    }
+
+    /// Removes every box, under every key, for which `predicate` is true (all
+    /// when nil); returns how many (slots: a box under three keys counts 3).
+    @discardableResult
+    func removeAll(where predicate: ((SubscriberBase) -> Bool)? = nil) -> Int {
+        performPendingRemovals()
+        var removed = 0
+        withPredicate(predicate) { function, argument in
+            let status = oc_keymap_remove_if(pointer, function, argument, &removed)
+            if status == OC_ENOMEM {
+                fatalError("ObserverSwift: out of memory removing keyed observers")
+            }
+        }
+        return removed
+    }
+
+    /// Runs removals a send had to queue.
+    func performPendingRemovals() {
+        guard hasPendingRemovals.exchange(false, ordering: .acquiring) else { return }
+        let pending = pendingRemovals.withLock { list in
+            defer { list.removeAll() }
+            return list
+        }
+        for (key, handle) in pending {
+            _ = key.remove(handle, from: pointer, blocking: true)
+        }
+    }
+
+    // MARK: Queries
+
+    /// Keys that have a list now.
+    var keyCount: Int { Int(oc_keymap_key_count(pointer)) }
+
+    /// Boxes stored under `key` now, expired ones included.
+    func storedCount<Key: Hashable>(forKey key: Key) -> Int {
+        withUnsafePointer(to: KeyProbe(key)) { probe in
+            Int(oc_keymap_count(pointer, Self.hash(key), probe))
+        }
+    }
+
+    /// Calls `body` with every key that has a list, outside every lock (a
+    /// snapshot of the keys; `body` may subscribe or unsubscribe).
+    func forEachKey(_ body: (AnyKeyBox, _ list: OpaquePointer) -> Void) {
+        performPendingRemovals()
+        withoutActuallyEscaping(body) { body in
+            let visitor = KeyVisitor(body)
+            withExtendedLifetime(visitor) {
+                let status = oc_keymap_for_each(
+                    pointer,
+                    { entry, argument in
+                        let visitor = Unmanaged<KeyVisitor>.fromOpaque(argument!).takeUnretainedValue()
+                        let entry = entry!.pointee
+                        let key = Unmanaged<AnyKeyBox>.fromOpaque(entry.key_context).takeUnretainedValue()
+                        visitor.body(key, entry.list)
+                        return true
+                    },
+                    Unmanaged.passUnretained(visitor).toOpaque())
+                if status == OC_ENOMEM {
+                    fatalError("ObserverSwift: out of memory listing keyed observers")
+                }
+            }
+        }
+    }
+
+    /// Calls `body` with every box under `key` visible to a send starting
+    /// now, inside one read section. Not the send path.
+    func forEachBox<Key: Hashable>(forKey key: Key, _ body: (SubscriberBase) -> Void) {
+        let hash = Self.hash(key)
+        let reader = oc_read_begin()
+        defer { oc_read_end(reader) }
+        guard let list = list(forKey: key, hash: hash) else { return }
+        Self.forEachBox(in: list, body)
+    }
+
+    /// Calls `body` with every box of `list`; caller is inside a section or
+    /// holds the key (as ``forEachKey(_:)`` does).
+    static func forEachBox(in list: OpaquePointer, _ body: (SubscriberBase) -> Void) {
+        let reader = oc_read_begin()
+        defer { oc_read_end(reader) }
+        let view = oc_list_view(list)
+        var index: UInt32 = 0
+        while index < view.count {
+            if let context = oc_view_context(view, index) {
+                Unmanaged<SubscriberBase>.fromOpaque(context)._withUnsafeGuaranteedRef(body)
+            }
+            index &+= 1
+        }
+    }
+
+    // MARK: Helpers
+
+    private func withPredicate(
+        _ predicate: ((SubscriberBase) -> Bool)?,
+        _ body: (
+            (@convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Bool)?,
+            UnsafeMutableRawPointer?
+        ) -> Void
+    ) {
+        guard let predicate else { return body(nil, nil) }
+        withoutActuallyEscaping(predicate) { predicate in
+            let box = KeyedPredicateBox(predicate)
+            withExtendedLifetime(box) {
+                body(
+                    { context, argument in
+                        let predicate = Unmanaged<KeyedPredicateBox>.fromOpaque(argument!).takeUnretainedValue()
+                        let box = Unmanaged<SubscriberBase>.fromOpaque(context!).takeUnretainedValue()
+                        return predicate.body(box)
+                    },
+                    Unmanaged.passUnretained(box).toOpaque())
+            }
+        }
+    }
+}
+
+private final class KeyedPredicateBox {
+    let body: (SubscriberBase) -> Bool
+    init(_ body: @escaping (SubscriberBase) -> Bool) { self.body = body }
+}
+
+private final class KeyVisitor {
+    let body: (AnyKeyBox, OpaquePointer) -> Void
+    init(_ body: @escaping (AnyKeyBox, OpaquePointer) -> Void) { self.body = body }
+}
+
+/// The lists' release callback: balances `passRetained` in `add`.
+private func releaseKeyedSubscriberBox(_ context: UnsafeMutableRawPointer?) {
+    guard let context else { return }
+    Unmanaged<SubscriberBase>.fromOpaque(context).release()
+}

@@ -1,0 +1,412 @@
+import Dispatch
+import Foundation
+import Synchronization
+import XCTest
+
+@testable import ObserverSwift
+
+final class KeyedEventTests: XCTestCase {
+    override func tearDown() {
+        XCTAssertNoThrow(try ObserverCore.reclaimNow())
+        super.tearDown()
+    }
+
+    // MARK: Routing
+
+    func testSendReachesExactlyTheKeysObservers() {
+        let event = KeyedEvent<String, Int>()
+        let tally = KeyedTally()
+        event.subscribe(key: "a") { tally.add("a1", $0) }
+        event.subscribe(key: "a") { tally.add("a2", $0) }
+        event.subscribe(key: "b") { tally.add("b", $0) }
+
+        event.send(1, forKey: "a")
+        event.send(10, forKey: "b")
+        event.send(100, forKey: "c")  // nobody observes "c"
+
+        XCTAssertEqual(tally.all, ["a1": 1, "a2": 1, "b": 10])
+        XCTAssertEqual(event.keysCount, 2)
+        XCTAssertEqual(Set(event.keys), ["a", "b"])
+        XCTAssertEqual(event.subscribersCount, 3)
+        XCTAssertEqual(event.subscribersCount(forKey: "a"), 2)
+        XCTAssertEqual(event.subscribersCount(forKey: "c"), 0)
+    }
+
+    func testSendWithoutAnySubscriberDoesNothing() {
+        let event = KeyedEvent<Int, Int>()
+        event.send(1, forKey: 1)
+        XCTAssertEqual(event.keysCount, 0)
+        XCTAssertEqual(event.subscribersCount, 0)
+    }
+
+    func testOneSubscriptionOverSeveralKeysReceivesEachKeyAndOneTokenCancelsAll() {
+        let event = KeyedEvent<String, Int>()
+        var received: [String] = []
+        let token = event.subscribe(keys: ["north", "south", "north"]) { key, steps in
+            received.append("\(key):\(steps)")
+        }
+        XCTAssertEqual(event.keysCount, 2)
+        XCTAssertEqual(event.subscribersCount, 1, "one subscription, counted once")
+
+        event.send(1, forKey: "north")
+        event.send(2, forKey: "south")
+        event.send(3, forKey: "east")
+        XCTAssertEqual(received, ["north:1", "south:2"], "a duplicate key delivers once")
+
+        XCTAssertTrue(token.isActive)
+        XCTAssertTrue(token.cancel())
+        XCTAssertFalse(token.cancel(), "cancel is idempotent")
+        XCTAssertFalse(token.isActive)
+        event.send(4, forKey: "north")
+        event.send(5, forKey: "south")
+        XCTAssertEqual(received.count, 2)
+        XCTAssertEqual(event.keysCount, 0, "both keys emptied and were removed")
+    }
+
+    func testSubscribingToNoKeysReturnsAnInactiveToken() {
+        let event = KeyedEvent<String, Int>()
+        let token = event.subscribe(keys: [String]()) { _, _ in XCTFail("never") }
+        XCTAssertFalse(token.isActive)
+        XCTAssertFalse(token.cancel())
+        XCTAssertFalse(event.subscribe(key: "a", limit: 0) { _ in }.isActive)
+        XCTAssertEqual(event.keysCount, 0)
+    }
+
+    // MARK: Collisions
+
+    func testCollidingHashesAreComparedExactly() {
+        let event = KeyedEvent<CollidingKey, Int>()
+        let tally = KeyedTally()
+        var tokens: [Int: Subscription] = [:]
+        for id in 0..<40 {
+            tokens[id] = event.subscribe(key: CollidingKey(id: id)) { tally.add("\(id)", $0) }
+        }
+        XCTAssertEqual(event.keysCount, 40)
+        for id in 0..<40 { event.send(id + 1, forKey: CollidingKey(id: id)) }
+        for id in 0..<40 { XCTAssertEqual(tally["\(id)"], id + 1, "key \(id)") }
+        event.send(1, forKey: CollidingKey(id: 999))  // same hash, no such key
+
+        // Remove every other key; the colliding neighbours stay reachable.
+        for id in stride(from: 0, to: 40, by: 2) { XCTAssertTrue(tokens[id]!.cancel()) }
+        XCTAssertEqual(event.keysCount, 20)
+        for id in 0..<40 { event.send(1000, forKey: CollidingKey(id: id)) }
+        for id in 0..<40 {
+            XCTAssertEqual(tally["\(id)"], id + 1 + (id % 2 == 1 ? 1000 : 0), "key \(id)")
+        }
+    }
+
+    func testKeysOfDifferentTypesInOneEngineNeverMatch() {
+        // The engine is shared by keyed observables whose key type is chosen
+        // per call: 1 as Int and 1 as UInt8 are different keys.
+        let lists = KeyedSlotLists()
+        let intBox = KeyedValueClosureSubscriber<Int, Int> { _ in }
+        let byteBox = KeyedValueClosureSubscriber<UInt8, Int> { _ in }
+        let intHandle = lists.add(intBox, forKey: 1 as Int)
+        let byteHandle = lists.add(byteBox, forKey: 1 as UInt8)
+        XCTAssertEqual(lists.keyCount, 2)
+        XCTAssertFalse(lists.contains(intHandle, forKey: 1 as UInt8))
+        XCTAssertTrue(lists.contains(intHandle, forKey: 1 as Int))
+        XCTAssertFalse(lists.remove(byteHandle, forKey: 1 as Int))
+        XCTAssertTrue(lists.remove(byteHandle, forKey: 1 as UInt8))
+        XCTAssertEqual(lists.keyCount, 1)
+        XCTAssertTrue(lists.remove(intHandle, forKey: 1 as Int))
+        XCTAssertEqual(lists.keyCount, 0)
+    }
+
+    // MARK: Reclaiming keys
+
+    func testEmptyKeysAreRemovedAndTheirMemoryReclaimed() throws {
+        try ObserverCore.reclaimNow()
+        let keysBefore = ObserverCore.liveKeys
+        let deinitsBefore = TrackedKey.deinits.load(ordering: .relaxed)
+        let event = KeyedEvent<TrackedKey, Int>()
+        var tokens: [Subscription] = []
+        for id in 0..<100 {
+            tokens.append(event.subscribe(key: TrackedKey(id)) { _ in })
+            tokens.append(event.subscribe(key: TrackedKey(id)) { _ in })
+        }
+        XCTAssertEqual(event.keysCount, 100)
+        XCTAssertEqual(ObserverCore.liveKeys - keysBefore, 100)
+        XCTAssertEqual(TrackedKey.deinits.load(ordering: .relaxed) - deinitsBefore, 0)
+
+        // Half the subscriptions go: every key still has one.
+        for index in stride(from: 0, to: tokens.count, by: 2) { tokens[index].cancel() }
+        XCTAssertEqual(event.keysCount, 100)
+        // The rest go: each key is removed with its last subscription.
+        for index in stride(from: 1, to: tokens.count, by: 2) { tokens[index].cancel() }
+        XCTAssertEqual(event.keysCount, 0)
+        XCTAssertEqual(ObserverCore.liveKeys, keysBefore)
+
+        // After a grace period the core releases the stored keys themselves.
+        try ObserverCore.reclaimNow()
+        XCTAssertEqual(TrackedKey.deinits.load(ordering: .relaxed) - deinitsBefore, 200)
+        XCTAssertEqual(ObserverCore.statistics.pendingObjects, 0)
+        withExtendedLifetime(event) {}
+    }
+
+    func testDeallocatingTheEventReleasesEveryKey() throws {
+        try ObserverCore.reclaimNow()
+        let keysBefore = ObserverCore.liveKeys
+        let deinitsBefore = TrackedKey.deinits.load(ordering: .relaxed)
+        var event: KeyedEvent<TrackedKey, Int>? = KeyedEvent()
+        let token = event!.subscribe(keys: (0..<10).map(TrackedKey.init)) { _, _ in }
+        XCTAssertEqual(ObserverCore.liveKeys - keysBefore, 10)
+        event = nil
+        XCTAssertEqual(ObserverCore.liveKeys, keysBefore)
+        XCTAssertFalse(token.isActive)
+        XCTAssertFalse(token.cancel(), "cancelling after the source is gone is a no-op")
+        try ObserverCore.reclaimNow()
+        XCTAssertEqual(TrackedKey.deinits.load(ordering: .relaxed) - deinitsBefore, 10)
+    }
+
+    // MARK: Limits, targets, queues
+
+    func testLimitIsSharedByAllKeysAndExactUnderConcurrentSends() throws {
+        let event = KeyedEvent<Int, Int>()
+        let delivered = Atomic<Int>(0)
+        let token = event.subscribe(keys: [1, 2], limit: 3) { _, _ in
+            delivered.wrappingAdd(1, ordering: .relaxed)
+        }
+        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+            for round in 0..<500 { event.send(round, forKey: 1 + (round + worker) % 2) }
+        }
+        XCTAssertEqual(delivered.load(ordering: .relaxed), 3)
+        XCTAssertFalse(token.isActive)
+        // Counting is a writer call: it also finishes removals a send had to
+        // queue because a lock was busy.
+        XCTAssertEqual(event.subscribersCount, 0)
+        XCTAssertEqual(event.keysCount, 0, "spent subscription left no key behind")
+    }
+
+    func testSubscribeOnceDeliversOnce() {
+        let event = KeyedEvent<String, Int>()
+        var values: [Int] = []
+        event.subscribeOnce(key: "k") { values.append($0) }
+        event.send(1, forKey: "k")
+        event.send(2, forKey: "k")
+        XCTAssertEqual(values, [1])
+        XCTAssertEqual(event.keysCount, 0)
+    }
+
+    func testWeakTargetStopsAndFreesItsKeys() {
+        let event = KeyedEvent<String, Int>()
+        var target: KeyedTarget? = KeyedTarget()
+        event.subscribe(target!, key: "a") { target, value in target.received.append("a\(value)") }
+        event.subscribe(target!, keys: ["b", "c"]) { target, key, value in target.received.append("\(key)\(value)") }
+        event.send(1, forKey: "a")
+        event.send(2, forKey: "c")
+        XCTAssertEqual(target?.received, ["a1", "c2"])
+        XCTAssertEqual(event.subscribersCount, 2)
+
+        target = nil
+        XCTAssertEqual(event.subscribersCount, 0, "dead target's subscriptions no longer count")
+        XCTAssertEqual(event.keysCount, 0, "and their keys are gone")
+        event.send(3, forKey: "a")  // nothing to call, no crash
+    }
+
+    func testUnsubscribeTargetEverywhereOrFromOneKey() {
+        let event = KeyedEvent<String, Int>()
+        let first = KeyedTarget()
+        let second = KeyedTarget()
+        event.subscribe(first, keys: ["a", "b"]) { target, key, value in target.received.append("\(key)\(value)") }
+        event.subscribe(second, key: "a") { target, value in target.received.append("a\(value)") }
+
+        XCTAssertEqual(event.unsubscribe(first, key: "a"), 1)
+        event.send(1, forKey: "a")
+        event.send(2, forKey: "b")
+        XCTAssertEqual(first.received, ["b2"], "kept its other key")
+        XCTAssertEqual(second.received, ["a1"])
+
+        XCTAssertEqual(event.unsubscribe(first), 1)
+        XCTAssertEqual(event.unsubscribe(first), 0, "no-op the second time")
+        XCTAssertEqual(event.unsubscribe(KeyedTarget()), 0, "never subscribed: no-op")
+        XCTAssertEqual(event.keys, ["a"])
+    }
+
+    func testUnsubscribeAllForOneKeyAndForEveryKey() {
+        let event = KeyedEvent<String, Int>()
+        var received: [String] = []
+        let both = event.subscribe(keys: ["a", "b"]) { key, _ in received.append(key) }
+        event.subscribe(key: "a") { _ in received.append("a-only") }
+        event.subscribe(key: "c") { _ in received.append("c") }
+
+        XCTAssertEqual(event.unsubscribeAll(key: "a"), 2)
+        XCTAssertEqual(event.unsubscribeAll(key: "zzz"), 0)
+        event.send(0, forKey: "a")
+        event.send(0, forKey: "b")
+        XCTAssertEqual(received, ["b"])
+        XCTAssertTrue(both.isActive, "still registered under b")
+
+        XCTAssertEqual(event.unsubscribeAll(), 2)
+        XCTAssertEqual(event.keysCount, 0)
+        XCTAssertFalse(both.isActive)
+        XCTAssertFalse(both.cancel())
+    }
+
+    func testQueueDelivery() {
+        let event = KeyedEvent<String, Int>()
+        let queue = DispatchQueue(label: "keyed-test")
+        let delivered = expectation(description: "delivered on the queue")
+        let key = DispatchSpecificKey<Bool>()
+        queue.setSpecific(key: key, value: true)
+        event.subscribe(key: "k", queue: queue) { value in
+            XCTAssertEqual(DispatchQueue.getSpecific(key: key), true)
+            XCTAssertEqual(value, 7)
+            delivered.fulfill()
+        }
+        event.send(7, forKey: "k")
+        wait(for: [delivered], timeout: 10)
+    }
+
+    func testSubscriptionBagCancelsKeyedSubscriptions() {
+        let event = KeyedEvent<String, Int>()
+        var bag: SubscriptionBag? = SubscriptionBag()
+        event.subscribe(keys: ["x", "y"]) { _, _ in }.store(in: bag!)
+        XCTAssertEqual(event.keysCount, 2)
+        bag = nil
+        XCTAssertEqual(event.keysCount, 0)
+    }
+
+    // MARK: Reentrancy
+
+    func testRemovingAKeysLastSubscriptionsDuringASendToIt() throws {
+        let event = KeyedEvent<String, Int>()
+        var calls: [String] = []
+        var tokens: [Subscription] = []
+        tokens.append(event.subscribe(key: "k") { _ in
+            calls.append("first")
+            for token in tokens { token.cancel() }  // empties "k" while it is being sent to
+            event.send(2, forKey: "k")  // reentrant send: nobody left
+        })
+        tokens.append(event.subscribe(key: "k") { _ in calls.append("second") })
+        let keysBefore = ObserverCore.liveKeys
+        event.send(1, forKey: "k")
+        XCTAssertEqual(calls.first, "first")
+        XCTAssertLessThanOrEqual(calls.count, 2, "the second may or may not run in this send")
+        XCTAssertEqual(event.keysCount, 0)
+        XCTAssertEqual(ObserverCore.liveKeys, keysBefore - 1)
+        let after = calls.count
+        event.send(3, forKey: "k")
+        XCTAssertEqual(calls.count, after, "no send that starts later calls them")
+        try ObserverCore.reclaimNow()
+    }
+
+    func testHandlerSubscribingToTheKeyDuringASendIsNotCalledByIt() {
+        let event = KeyedEvent<String, Int>()
+        var calls: [String] = []
+        event.subscribe(key: "k", limit: 1) { _ in
+            calls.append("outer")
+            event.subscribe(key: "k") { _ in calls.append("inner") }
+            event.subscribe(key: "new") { _ in calls.append("new") }
+            event.send(0, forKey: "new")
+        }
+        event.send(1, forKey: "k")
+        XCTAssertEqual(calls, ["outer", "new"])
+        event.send(2, forKey: "k")
+        XCTAssertEqual(calls, ["outer", "new", "inner"])
+    }
+
+    // MARK: Concurrency
+
+    func testConcurrentSubscribeAndUnsubscribeOnKeysWhileSending() {
+        let event = KeyedEvent<Int, Int>()
+        let stableKeys = 8
+        let sendsPerSender = 2_000
+        let stable = (0..<stableKeys).map { _ in KeyedCounter() }
+        var tokens: [Subscription] = []
+        for key in 0..<stableKeys {
+            tokens.append(event.subscribe(key: key) { _ in stable[key].increment() })
+        }
+        let transientDeliveries = Atomic<Int>(0)
+        let stop = Atomic<Bool>(false)
+        let finishedSenders = Atomic<Int>(0)
+
+        DispatchQueue.concurrentPerform(iterations: 3) { worker in
+            if worker == 2 {
+                // Churn: subscribers come and go on the stable keys and on
+                // keys that are created and removed again.
+                var round = 0
+                while !stop.load(ordering: .relaxed) {
+                    let onStable = event.subscribe(key: round % stableKeys) { _ in
+                        transientDeliveries.wrappingAdd(1, ordering: .relaxed)
+                    }
+                    let onFresh = event.subscribe(keys: [1_000 + round % 50, 2_000 + round % 7]) { _, _ in
+                        transientDeliveries.wrappingAdd(1, ordering: .relaxed)
+                    }
+                    onStable.cancel()
+                    onFresh.cancel()
+                    round += 1
+                }
+                return
+            }
+            for round in 0..<sendsPerSender {
+                for key in 0..<stableKeys { event.send(round, forKey: key) }
+                event.send(round, forKey: 1_000 + round % 50)
+            }
+            // The last sender to finish stops the churn.
+            if finishedSenders.add(1, ordering: .relaxed).newValue == 2 {
+                stop.store(true, ordering: .relaxed)
+            }
+        }
+
+        for key in 0..<stableKeys {
+            XCTAssertEqual(stable[key].value, 2 * sendsPerSender, "key \(key)")
+        }
+        XCTAssertEqual(event.keysCount, stableKeys, "transient keys were all removed")
+        XCTAssertEqual(event.subscribersCount, stableKeys)
+        for token in tokens { token.cancel() }
+        XCTAssertEqual(event.keysCount, 0)
+    }
+
+    func testConcurrentSubscribersOnOneKeyCreateItOnce() {
+        let event = KeyedEvent<String, Int>()
+        let tokens = Locked<[Subscription]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            for _ in 0..<100 {
+                let token = event.subscribe(key: "shared") { _ in }
+                tokens.withLock { $0.append(token) }
+            }
+        }
+        XCTAssertEqual(event.keysCount, 1)
+        XCTAssertEqual(event.subscribersCount(forKey: "shared"), 800)
+        let all = tokens.withLock { $0 }
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            for index in stride(from: worker, to: all.count, by: 8) { XCTAssertTrue(all[index].cancel()) }
+        }
+        XCTAssertEqual(event.keysCount, 0)
+    }
+
+    // MARK: README
+
+    func testReadmeKeyedTour() {
+        // Keep in sync with README.md, section tour-keyed.
+        final class Portfolio {
+            var lines: [String] = []
+        }
+
+        let prices = KeyedEvent<String, Double>()
+        let portfolio = Portfolio()
+
+        // One key, a closure: the token cancels it.
+        let apple = prices.subscribe(key: "AAPL") { price in print("AAPL now", price) }
+
+        // Several keys, one subscription; the handler gets the key.
+        let tech = prices.subscribe(keys: ["MSFT", "GOOG"]) { symbol, price in print(symbol, price) }
+
+        // A weakly held target, as with Event: no [weak self] needed.
+        prices.subscribe(portfolio, key: "AAPL") { portfolio, price in
+            portfolio.lines.append("AAPL \(price)")
+        }
+
+        prices.send(187.5, forKey: "AAPL")  // the AAPL closure and the portfolio
+        prices.send(402.1, forKey: "MSFT")  // the tech subscription only
+        prices.send(9.99, forKey: "XYZ")  // nobody: costs a hash and one probe
+
+        apple.cancel()
+        tech.cancel()  // removes it from MSFT and GOOG; both keys are freed
+        print(prices.keysCount)  // 1: only AAPL (the portfolio) is left
+
+        XCTAssertEqual(portfolio.lines, ["AAPL 187.5"])
+        XCTAssertEqual(prices.keysCount, 1)
+    }
+}
