@@ -34,6 +34,8 @@ enum ScenarioList {
     static let all: [Scenario] = [
         .closureFanOut,
         .weakTargetFanOut,
+        .protocolFanOut,
+        .keyedSend,
         .emptyAndOneSend,
         .subscribePair,
         .concurrentSenders,
