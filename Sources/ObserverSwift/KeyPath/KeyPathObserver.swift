@@ -81,6 +81,7 @@ public final class KeyPathObserver: Observes, CustomStringConvertible, @unchecke
         return self
     }
 
+    /// The observed key path and whether the observer is active, resolved.
     public var description: String {
         let path = keyPath.map { String(describing: $0) } ?? "projected property"
         if !isResolved { return "KeyPathObserver: \(path) (not an observable property)" }
