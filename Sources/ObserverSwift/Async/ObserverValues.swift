@@ -62,8 +62,8 @@ public struct ObserverValues<Element: Sendable>: AsyncSequence, Sendable {
         }
     }
 
-    /// Makes the iterator a `for await` loop uses. Iterate a sequence once:
-    /// its values go to one consumer.
+    /// Makes the iterator a `for await` loop uses. Iterate a sequence from
+    /// one task: as with `AsyncStream`, each value goes to one iterator only.
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(base: stream.makeAsyncIterator())
     }
