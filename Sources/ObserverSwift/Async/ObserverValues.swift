@@ -50,14 +50,20 @@ public struct ObserverValues<Element: Sendable>: AsyncSequence, Sendable {
         }
     }
 
+    /// Iterates the buffered values; made by ``makeAsyncIterator()``.
     public struct AsyncIterator: AsyncIteratorProtocol {
         var base: AsyncStream<Element>.AsyncIterator
 
+        /// The next value, waiting for one if the buffer is empty; `nil` once
+        /// the sequence has finished (the consuming task was cancelled or the
+        /// source was deallocated).
         public mutating func next() async -> Element? {
             await base.next()
         }
     }
 
+    /// Makes the iterator a `for await` loop uses. Iterate a sequence from
+    /// one task: as with `AsyncStream`, each value goes to one iterator only.
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(base: stream.makeAsyncIterator())
     }

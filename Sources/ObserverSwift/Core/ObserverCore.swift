@@ -7,6 +7,7 @@ public enum ObserverError: Error, Equatable, Sendable, CustomStringConvertible {
     /// never end. Whatever was to be cancelled has been cancelled.
     case waitInsideDelivery
 
+    /// A one-line explanation of the error, for logs.
     public var description: String {
         switch self {
         case .waitInsideDelivery:

@@ -77,7 +77,9 @@ public final class Subscription: Hashable, Sendable {
         bag.insert(self)
     }
 
+    /// Tokens are equal only when they are the same object.
     public static func == (lhs: Subscription, rhs: Subscription) -> Bool { lhs === rhs }
+    /// Hashes the token's identity, so tokens can be kept in a `Set`.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
 
@@ -94,6 +96,12 @@ protocol SubscriptionCanceller: AnyObject, Sendable {
 public final class SubscriptionBag: Sendable {
     private let subscriptions = Locked<[Subscription]>([])
 
+    /// Creates an empty bag.
+    ///
+    /// ```swift
+    /// let bag = SubscriptionBag()
+    /// event.subscribe { print($0) }.store(in: bag)
+    /// ```
     public init() {}
 
     deinit {

@@ -27,10 +27,12 @@ extension KeyPathObservable {
     /// standard error. `observe(\.$property)` checks this at compile time.
     ///
     /// - Parameters:
+    ///   - keyPath: the `@ObservableProperty` to observe.
     ///   - queue: where `handler` runs; nil (default) means the writing
     ///     thread, synchronously inside the write.
     ///   - activate: start observing at once (default true, like KVO's
     ///     `observe`); pass false to start later with `activate()`.
+    ///   - handler: receives the old and the new value of each write.
     /// - Returns: the observer; keep it (or `add(to:)` an owner): releasing it
     ///   ends the observation.
     // Disfavored so that `observe(\.$property)` picks the projected overload

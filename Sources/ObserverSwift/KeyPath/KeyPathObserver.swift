@@ -81,6 +81,8 @@ public final class KeyPathObserver: Observes, CustomStringConvertible, @unchecke
         return self
     }
 
+    /// Names the observed key path and says whether the observer is
+    /// resolved and active (for logs).
     public var description: String {
         let path = keyPath.map { String(describing: $0) } ?? "projected property"
         if !isResolved { return "KeyPathObserver: \(path) (not an observable property)" }

@@ -26,6 +26,8 @@ public struct ObservableProperty<Value> {
     /// The value and observers; shared by every copy of the wrapper.
     public let projectedValue: PropertyChanges<Value>
 
+    /// Wraps the property's initial value (what `@ObservableProperty var
+    /// title = "Untitled"` calls).
     public init(wrappedValue: Value) {
         projectedValue = PropertyChanges(wrappedValue)
     }

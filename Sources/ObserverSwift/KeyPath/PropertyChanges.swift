@@ -74,6 +74,7 @@ public final class PropertyChanges<Value>: @unchecked Sendable {
     ///     thread, synchronously inside the write.
     ///   - activate: start observing at once (default true, like KVO's
     ///     `observe`); pass false to start it later with `activate()`.
+    ///   - handler: receives the old and the new value of each write.
     /// - Returns: the observer; keep it: releasing it stops the observation.
     public func observe(
         queue: DispatchQueue? = nil, activate: Bool = true, _ handler: @escaping (_ old: Value, _ new: Value) -> Void

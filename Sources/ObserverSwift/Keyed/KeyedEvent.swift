@@ -78,6 +78,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
     ///   - limit: deliver at most this many values, then cancel (exact under
     ///     concurrent sends). `nil` means no limit; zero or less subscribes
     ///     nothing and returns an inactive token.
+    ///   - handler: receives each value sent for `key`.
     /// - Returns: a ``Subscription``. Dropping it does not cancel: keep it,
     ///   or `store(in:)` a ``SubscriptionBag`` to cancel with an owner.
     @discardableResult
@@ -97,14 +98,20 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// each value was sent for. Duplicate keys count once; no keys at all
     /// returns an inactive token.
     ///
-    /// - Parameter limit: at most this many deliveries in total, over all
-    ///   the keys.
-    ///
     /// ```swift
     /// let token = moves.subscribe(keys: ["north", "south"]) { direction, steps in
     ///     print(direction, steps)
     /// }
     /// ```
+    ///
+    /// - Parameters:
+    ///   - keys: the keys whose sends the handler receives.
+    ///   - queue: where the handler runs; `nil` (the default) means the
+    ///     sending thread, synchronously.
+    ///   - limit: at most this many deliveries in total, over all the keys;
+    ///     `nil` means no limit.
+    ///   - handler: receives each key and the value sent for it.
+    /// - Returns: one ``Subscription`` for all the keys.
     @discardableResult
     public func subscribe(
         keys: some Sequence<Key>, queue: DispatchQueue? = nil, limit: Int? = nil,

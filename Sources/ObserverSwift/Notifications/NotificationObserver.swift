@@ -172,6 +172,7 @@ public final class NotificationObserver: Observes, CustomStringConvertible, @unc
         registrations.withLock { $0.map(\.receipt) }
     }
 
+    /// The observed names and object, and whether the observer is active.
     public var description: String {
         "NotificationObserver: \(names.map(\.rawValue)) - object: \(object.map { String(describing: $0) } ?? "nil")"
             + (isActive ? " (active)" : " (inactive)")

@@ -76,10 +76,12 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// Registers `observer`, held weakly. Returns false (and changes nothing)
     /// when it is registered already.
     ///
-    /// - Parameter delivery: where this observer's calls run: on the thread
-    ///   calling `withObservers` (the default), on a queue, or on the main
-    ///   actor. Queued calls check again, where they run, that the observer
-    ///   is still alive.
+    /// - Parameters:
+    ///   - observer: the object to register; the registry does not retain it.
+    ///   - delivery: where this observer's calls run: on the thread
+    ///     calling `withObservers` (the default), on a queue, or on the main
+    ///     actor. Queued calls check again, where they run, that the observer
+    ///     is still alive.
     @discardableResult
     public func addObserver(_ observer: AnyObject, delivery: Delivery = .synchronous) -> Bool {
         lock.lock()
@@ -101,7 +103,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         return true
     }
 
-    /// ``addObserver(_:delivery:)`` with a queue: `nil` means the thread
+    /// ``addObserver(_:delivery:)->Bool`` with a queue: `nil` means the thread
     /// calling `withObservers`.
     @discardableResult
     public func addObserver(_ observer: AnyObject, queue: DispatchQueue?) -> Bool {

@@ -24,7 +24,7 @@ public protocol ProtocolObservable: AnyObject {
 
 extension ProtocolObservable {
     /// Registers `observer`, held weakly; false when registered already.
-    /// See ``ObserverRegistry/addObserver(_:delivery:)``.
+    /// See ``ObserverRegistry/addObserver(_:delivery:)->Bool``.
     @discardableResult
     public func addObserver(_ observer: AnyObject, delivery: Delivery = .synchronous) -> Bool {
         observerRegistry.addObserver(observer, delivery: delivery)

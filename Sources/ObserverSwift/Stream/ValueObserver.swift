@@ -6,6 +6,7 @@
 /// observer.next(3)   // prints 3
 /// ```
 public final class ValueObserver<T>: Observer {
+    /// The type of the values this observer receives.
     public typealias Value = T
 
     private let handler: (T) -> Void

@@ -11,11 +11,13 @@ extension ObservableValue {
     /// ```
     ///
     /// - Parameters:
+    ///   - target: the object passed to `handler`, held weakly.
     ///   - queue: where the handler runs; `nil` (the default) means the
     ///     setting thread, synchronously.
     ///   - replay: when true, the handler also gets the current value now
     ///     (on its queue, if any), and then every later value, with no gap
     ///     and no repeat even while other threads set the value.
+    ///   - handler: receives the live target and the new value.
     /// - Returns: a token that cancels this binding alone (may be ignored).
     @discardableResult
     public func bind<Target: AnyObject>(
@@ -88,6 +90,8 @@ extension ObservableValue {
     /// - Parameters:
     ///   - queue: where the handler runs; `nil` means the setting thread.
     ///   - replay: when true, the handler also gets the current value now.
+    ///   - handler: receives each new value.
+    /// - Returns: a token that removes this observer.
     @discardableResult
     public func addObserver(
         queue: DispatchQueue? = nil, replay: Bool = false, _ handler: @escaping (Value) -> Void
