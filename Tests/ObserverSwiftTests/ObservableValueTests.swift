@@ -200,7 +200,7 @@ final class ObservableValueTests: XCTestCase {
             if value == 2 { done.fulfill() }
         }
         number.value = 2
-        wait(for: [done], timeout: 5)
+        waitUntilFulfilled([done], timeout: 5)
         XCTAssertEqual(seen.values, [1, 2])
     }
 
@@ -239,7 +239,7 @@ final class ObservableValueTests: XCTestCase {
             if value == 100 { done.fulfill() }
         }
         for value in 1...100 { number.value = value }
-        wait(for: [done], timeout: 5)
+        waitUntilFulfilled([done], timeout: 5)
         XCTAssertEqual(seen.values, Array(1...100))
         XCTAssertEqual(onQueue.value, 100)
     }
@@ -253,7 +253,7 @@ final class ObservableValueTests: XCTestCase {
             done.fulfill()
         }
         number.value = 4
-        wait(for: [done], timeout: 5)
+        waitUntilFulfilled([done], timeout: 5)
         XCTAssertEqual(label.texts, ["4"])
     }
 

@@ -376,7 +376,7 @@ final class ObserverRegistryTests: XCTestCase {
             }
         }
         sender.start()
-        wait(for: [delivered], timeout: 30)
+        waitUntilFulfilled([delivered], timeout: 30)
         XCTAssertEqual(observer.recorded, ["alpha 5"])
     }
 

@@ -32,7 +32,7 @@ final class LeakSelfCheckTests: XCTestCase {
 @inline(never)
 private func leakWeaklyReferencedObject() {
     let object = WeaklyReferencedLeak()
-    weak var observed = object
+    weak let observed = object
     _ = Unmanaged.passRetained(object)
     withExtendedLifetime(observed) {}
 }
