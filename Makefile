@@ -118,7 +118,8 @@ asan-selfcheck: deps
 	@if OBSERVER_LSAN_SELFCHECK=1 LSAN_OPTIONS="suppressions=$(LSAN_SUPPRESSIONS)" ASAN_OPTIONS="detect_leaks=1" \
 		$(SWIFT) test --skip-build $(ASAN_FLAGS) --filter LeakSelfCheckTests > build-c/asan-selfcheck.log 2>&1; then \
 		echo "asan-selfcheck: FAILED: the deliberate leaks were not reported (see build-c/asan-selfcheck.log)"; exit 1; \
-	elif grep -q "LeakSelfCheck" build-c/asan-selfcheck.log && grep -q "Direct leak" build-c/asan-selfcheck.log; then \
+	elif grep -q "LeakSelfCheck" build-c/asan-selfcheck.log && grep -q "Direct leak" build-c/asan-selfcheck.log \
+		&& grep -q "WeaklyReferencedLeak" build-c/asan-selfcheck.log; then \
 		echo "asan-selfcheck: ok, LeakSanitizer reported the deliberate leaks"; \
 	else \
 		echo "asan-selfcheck: FAILED for another reason (see build-c/asan-selfcheck.log)"; exit 1; \

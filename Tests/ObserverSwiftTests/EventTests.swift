@@ -210,7 +210,7 @@ final class EventTests: XCTestCase {
         }
         event.send(1)
         event.send(2)
-        wait(for: [done], timeout: 5)
+        waitUntilFulfilled([done], timeout: 5)
         XCTAssertEqual(received.values, [1, 2], "queued in send order")
         queue.sync {}
         XCTAssertEqual(screen.titles, ["1", "2"])

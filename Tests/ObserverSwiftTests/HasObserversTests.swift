@@ -4,6 +4,11 @@ import XCTest
 @testable import ObserverSwift
 
 final class HasObserversTests: XCTestCase {
+    override class func setUp() {
+        super.setUp()
+        LeakSanitizerSupport.keepMainQueueSideTableReachable()
+    }
+
     typealias Recorder = NotificationsSupport.Recorder
     typealias Thing = NotificationsSupport.Thing
 

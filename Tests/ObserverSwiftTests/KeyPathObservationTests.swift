@@ -158,6 +158,9 @@ final class KeyPathObservationTests: XCTestCase {
         let document = Document()
         let calls = Recorder<Int>()
         nonisolated(unsafe) var observer: KeyPathObserver?
+        // The handler captures `observer`, which holds the handler: release
+        // it at the end to break the cycle.
+        defer { observer = nil }
         observer = document.observe(\.pages) { _, new in
             calls.append(new)
             observer?.deactivate()

@@ -4,6 +4,11 @@ import XCTest
 import ObserverSwift
 
 final class NotificationPostingTests: XCTestCase {
+    override class func setUp() {
+        super.setUp()
+        LeakSanitizerSupport.keepMainQueueSideTableReachable()
+    }
+
     typealias Recorder = NotificationsSupport.Recorder
 
     private func observe(

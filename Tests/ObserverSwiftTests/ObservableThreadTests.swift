@@ -185,7 +185,7 @@ final class ObservableThreadTests: XCTestCase {
             _ = onMain.done.wait(timeout: .now() + 30)
             mainDelivered.fulfill()
         }
-        wait(for: [mainDelivered], timeout: 60)
+        waitUntilFulfilled([mainDelivered], timeout: 60)
         XCTAssertEqual(inline.places.withLock { $0 }, ["sender"])
         XCTAssertEqual(queued.places.withLock { $0 }, ["observer queue"])
         XCTAssertEqual(onMain.places.withLock { $0 }, ["main"])

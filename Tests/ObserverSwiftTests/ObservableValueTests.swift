@@ -200,7 +200,7 @@ final class ObservableValueTests: XCTestCase {
             if value == 2 { done.fulfill() }
         }
         number.value = 2
-        wait(for: [done], timeout: 5)
+        waitUntilFulfilled([done], timeout: 5)
         XCTAssertEqual(seen.values, [1, 2])
     }
 
@@ -239,7 +239,7 @@ final class ObservableValueTests: XCTestCase {
             if value == 100 { done.fulfill() }
         }
         for value in 1...100 { number.value = value }
-        wait(for: [done], timeout: 5)
+        waitUntilFulfilled([done], timeout: 5)
         XCTAssertEqual(seen.values, Array(1...100))
         XCTAssertEqual(onQueue.value, 100)
     }
@@ -253,7 +253,7 @@ final class ObservableValueTests: XCTestCase {
             done.fulfill()
         }
         number.value = 4
-        wait(for: [done], timeout: 5)
+        waitUntilFulfilled([done], timeout: 5)
         XCTAssertEqual(label.texts, ["4"])
     }
 
@@ -283,6 +283,9 @@ final class ObservableValueTests: XCTestCase {
 
     func testHandlerSettingTheSameValueDoesNotDeadlockAndKeepsOrder() {
         let number = ObservableValue(0)
+        // The handlers below capture `number` (a cycle through its observer
+        // list): remove them at the end so LeakSanitizer sees it freed.
+        defer { number.removeAllObservers() }
         var first: [Int] = []
         var second: [Int] = []
         number.addObserver { value in
@@ -321,6 +324,9 @@ final class ObservableValueTests: XCTestCase {
 
     func testReplayHandlerSettingTheValueIsDelivered() {
         let number = ObservableValue(0)
+        // The handlers below capture `number` (a cycle through its observer
+        // list): remove them at the end so LeakSanitizer sees it freed.
+        defer { number.removeAllObservers() }
         var seen: [Int] = []
         number.addObserver { seen.append($0) }
         number.addObserver(replay: true) { value in
@@ -332,6 +338,9 @@ final class ObservableValueTests: XCTestCase {
 
     func testReadingTheValueInsideAHandlerSeesTheNewValue() {
         let number = ObservableValue(0)
+        // The handlers below capture `number` (a cycle through its observer
+        // list): remove them at the end so LeakSanitizer sees it freed.
+        defer { number.removeAllObservers() }
         var read: [Int] = []
         number.addObserver { _ in read.append(number.value) }
         number.value = 5

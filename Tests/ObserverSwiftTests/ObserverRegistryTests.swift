@@ -246,11 +246,15 @@ final class ObserverRegistryTests: XCTestCase {
         let registry = ObserverRegistry()
         let first = Reentrant(registry), second = Reentrant(registry)
         registry.addObserver([first, second])
-        first.onAlpha = { me in
+        // Weak: each handler is stored in the other observer, so strong
+        // captures would make a cycle that outlives the test.
+        first.onAlpha = { [weak second] me in
             me.registry.removeObserver(me)
-            me.registry.removeObserver(second)
+            if let second { me.registry.removeObserver(second) }
         }
-        second.onAlpha = { me in me.registry.removeObserver(first) }
+        second.onAlpha = { [weak first] me in
+            if let first { me.registry.removeObserver(first) }
+        }
         registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
         // Whichever ran first removed the other or not: each ran at most once.
         XCTAssertLessThanOrEqual(first.calls + second.calls, 2)
@@ -372,7 +376,7 @@ final class ObserverRegistryTests: XCTestCase {
             }
         }
         sender.start()
-        wait(for: [delivered], timeout: 30)
+        waitUntilFulfilled([delivered], timeout: 30)
         XCTAssertEqual(observer.recorded, ["alpha 5"])
     }
 

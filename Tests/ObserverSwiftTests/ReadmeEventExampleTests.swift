@@ -13,6 +13,11 @@ private final class InboxView {
 }
 
 final class ReadmeEventExampleTests: XCTestCase {
+    override class func setUp() {
+        super.setUp()
+        LeakSanitizerSupport.keepMainQueueSideTableReachable()
+    }
+
     func testTour() throws {
         let inbox = Inbox()
         let view = InboxView()

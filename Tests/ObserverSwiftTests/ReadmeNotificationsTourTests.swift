@@ -57,6 +57,11 @@ private enum Tour {
 }
 
 final class ReadmeNotificationsTourTests: XCTestCase {
+    override class func setUp() {
+        super.setUp()
+        LeakSanitizerSupport.keepMainQueueSideTableReachable()
+    }
+
     func testTourNotifications() {
         let start = tourOutput.count
         let watcher = Tour.Watcher()
