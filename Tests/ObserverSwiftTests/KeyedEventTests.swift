@@ -255,7 +255,7 @@ final class KeyedEventTests: XCTestCase {
             delivered.fulfill()
         }
         event.send(7, forKey: "k")
-        wait(for: [delivered], timeout: 10)
+        waitUntilFulfilled([delivered], timeout: 10)
     }
 
     func testSubscriptionBagCancelsKeyedSubscriptions() {
