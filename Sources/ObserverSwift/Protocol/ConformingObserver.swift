@@ -13,9 +13,19 @@ typealias ConformingObserverStorage = (UInt, UInt, UInt, UInt, UInt, UInt)
 @usableFromInline
 final class DeadObserverFlag: Sendable {
     let isSet = Atomic<Bool>(false)
+    /// Also set with this flag: how a keyed registry learns that one of its
+    /// per-key registries has a dead observer to sweep.
+    let parent: DeadObserverFlag?
+
+    init(parent: DeadObserverFlag? = nil) {
+        self.parent = parent
+    }
 
     @usableFromInline
-    func set() { isSet.store(true, ordering: .releasing) }
+    func set() {
+        isSet.store(true, ordering: .releasing)
+        parent?.set()
+    }
 
     func take() -> Bool { isSet.exchange(false, ordering: .acquiring) }
 }

@@ -56,7 +56,7 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// Head of the lock-free list of protocol views, newest first.
     @usableFromInline
     let viewHead = Atomic<Unmanaged<ProtocolViewNode>?>(nil)
-    let deadFlag = DeadObserverFlag()
+    let deadFlag: DeadObserverFlag
 
     /// Recursive: releasing an observer (or a box) may run a `deinit` that
     /// calls back into this registry on the same thread.
@@ -69,7 +69,15 @@ public final class ObserverRegistry: @unchecked Sendable {
     private var nodes: [ProtocolViewNode] = []
 
     /// Creates an empty registry.
-    public init() {}
+    public init() {
+        deadFlag = DeadObserverFlag()
+    }
+
+    /// A registry whose sends also report dead observers to `parent` (a
+    /// ``KeyedObserverRegistry`` holding one registry per key).
+    init(reportingDeathsTo parent: DeadObserverFlag) {
+        deadFlag = DeadObserverFlag(parent: parent)
+    }
 
     // MARK: Adding and removing
 
@@ -158,6 +166,16 @@ public final class ObserverRegistry: @unchecked Sendable {
         return records.count
     }
 
+    /// Whether no observer is registered, dead ones dropped first when a
+    /// send has reported one (cheaper than ``observerCount``, which checks
+    /// every observer).
+    var isEmpty: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        sweepDeadObserversLocked(force: false)
+        return records.isEmpty
+    }
+
     /// Whether `observer` is registered.
     public func contains(_ observer: AnyObject) -> Bool {
         lock.lock()
@@ -189,6 +207,12 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// Lock-free unless it has to be made.
     @inlinable
     func view<P>(for type: P.Type) -> ProtocolView<P> {
+        existingView(for: type) ?? makeView(for: type)
+    }
+
+    /// The view of observers conforming to `P` if it was made; lock-free.
+    @inlinable
+    func existingView<P>(for type: P.Type) -> ProtocolView<P>? {
         let key = ObjectIdentifier(type)
         // Acquire: pairs with the release that published the node, so its
         // fields (and the view's list) are visible.
@@ -198,7 +222,7 @@ public final class ObserverRegistry: @unchecked Sendable {
             if let found { return unsafeDowncast(found, to: ProtocolView<P>.self) }
             node = current._withUnsafeGuaranteedRef { $0.next }
         }
-        return makeView(for: type)
+        return nil
     }
 
     @usableFromInline

@@ -1,0 +1,71 @@
+import CObserverCore
+import Foundation
+
+/// The one box a ``KeyedObserverRegistry`` stores under each key of its
+/// keymap: the key's own ``ObserverRegistry``, whose protocol views hold the
+/// key's observers by the protocols they conform to.
+///
+/// A key's list in the keymap holds exactly this box from the key's first
+/// observer until its last one goes; then the box is removed, which removes
+/// the key, and the keymap releases box and registry after a grace period,
+/// so a send that found the key may finish with both.
+@usableFromInline
+final class KeyObserversBox: SubscriberBase, @unchecked Sendable {
+    // @unchecked: `registry` and `writerLock` are immutable and thread-safe;
+    // `handle` and `isRemoved` are only touched under `writerLock`.
+
+    /// The observers of this key.
+    @usableFromInline
+    let registry: ObserverRegistry
+    /// The owning keyed registry's writer lock. Protocol views are made
+    /// under it, so that every path that locks `registry` takes this lock
+    /// first (one lock order, no deadlock).
+    let writerLock: NSRecursiveLock
+    /// This box's handle under its key.
+    var handle: oc_handle_t = 0
+    /// Set once the box (and so the key) was removed from the keymap.
+    var isRemoved = false
+
+    init(registry: ObserverRegistry, writerLock: NSRecursiveLock) {
+        self.registry = registry
+        self.writerLock = writerLock
+    }
+
+    /// Calls `body` with the key and every observer of this key conforming
+    /// to `P`. The caller is inside a read section and keeps this box (found
+    /// in the keymap) alive at +0 until it ends.
+    ///
+    /// The iteration is `ProtocolView.send`'s, with the key passed along: a
+    /// synchronous observer is called without allocating a closure; only
+    /// queued and main-actor observers get an escaping one.
+    @inlinable
+    func send<Key, P>(_ key: Key, _ body: @escaping (Key, P) -> Void) {
+        let view = registry.existingView(for: P.self) ?? makeView(for: P.self)
+        let slots = view.slots.pointer
+        if oc_list_is_empty(slots) { return }
+        let listView = oc_list_view(slots)
+        var index: UInt32 = 0
+        while index < listView.count {
+            if let context = oc_view_context(listView, index) {
+                // +0: the core keeps the box alive until the caller's section ends.
+                Unmanaged<ConformingObserver<P>>.fromOpaque(context)._withUnsafeGuaranteedRef { observer in
+                    if observer.isSynchronous {
+                        observer.callIfAlive { body(key, $0) }
+                    } else {
+                        observer.deliverLater { body(key, $0) }
+                    }
+                }
+            }
+            index &+= 1
+        }
+    }
+
+    /// The first send for `P` to this key: casts the key's observers once
+    /// into a new view, under the owner's writer lock.
+    @usableFromInline
+    func makeView<P>(for type: P.Type) -> ProtocolView<P> {
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        return registry.view(for: type)
+    }
+}

@@ -1,0 +1,86 @@
+import ObserverSwift
+import XCTest
+
+// The README's `tour-keyed` protocol-observer examples (KeyedObservableClass,
+// KeyedObservableThread), compiled and run; namespaced so their type names
+// do not clash with other tests.
+
+enum ReadmeKeyedProtocolTour {
+    protocol SettingObserver: AnyObject {
+        func settingChanged(key: String, from oldValue: String, to newValue: String)
+    }
+
+    class Settings: KeyedObservableClass {      // or KeyedObservableThreadSafeClass: the same class
+        private var values = ["theme": "light", "language": "en"]
+        func set(_ key: String, to value: String) {
+            withKeyedObservers(key: key) { (key, observer: SettingObserver) in
+                observer.settingChanged(key: key, from: self.values[key] ?? "", to: value)
+            }
+            values[key] = value
+        }
+    }
+
+    final class SettingLog: SettingObserver {
+        var lines: [String] = []
+        func settingChanged(key: String, from oldValue: String, to newValue: String) {
+            lines.append("\(key): \(oldValue) → \(newValue)")
+        }
+    }
+
+    protocol SensorObserver: AnyObject {
+        func reading(sensor: String, celsius: Double)
+    }
+
+    class SensorPoller: KeyedObservableThread {
+        override func main() {
+            while isExecuting {
+                for sensor in ["boiler", "attic"] {
+                    let celsius = Double.random(in: 15...25)
+                    withKeyedObservers(key: sensor) { (sensor, observer: SensorObserver) in
+                        observer.reading(sensor: sensor, celsius: celsius)
+                    }
+                }
+                Self.sleep(forTimeInterval: 60)
+            }
+        }
+    }
+
+    final class BoilerGauge: SensorObserver, @unchecked Sendable {
+        // @unchecked: test only; read after join().
+        var sensors: [String] = []
+        let received = DispatchSemaphore(value: 0)
+        func reading(sensor: String, celsius: Double) {
+            sensors.append(sensor)
+            received.signal()
+        }
+    }
+}
+
+final class ReadmeKeyedProtocolTourTests: XCTestCase {
+    func testTourKeyedObservableClass() {
+        typealias T = ReadmeKeyedProtocolTour
+        let settings = T.Settings()
+        let themeLog = T.SettingLog(), allLog = T.SettingLog()
+        settings.addKeyedObserver(key: "theme", themeLog)                // one key; held weakly
+        settings.addKeyedObserver(keys: ["theme", "language"], allLog)   // several keys; arrays of observers too
+        settings.set("theme", to: "dark")      // themeLog and allLog
+        settings.set("language", to: "fr")     // allLog only
+        settings.set("font", to: "mono")       // nobody: a hash and one probe
+        settings.removeKeyedObserver(key: "theme", allLog)   // or keys: [...], or [observers]
+        settings.set("theme", to: "light")     // themeLog only
+        XCTAssertEqual(themeLog.lines, ["theme: light → dark", "theme: dark → light"])
+        XCTAssertEqual(allLog.lines, ["theme: light → dark", "language: en → fr"])
+    }
+
+    func testTourKeyedObservableThread() {
+        typealias T = ReadmeKeyedProtocolTour
+        let poller = T.SensorPoller()
+        let boilerGauge = T.BoilerGauge()
+        poller.addKeyedObserver(key: "boiler", boilerGauge)
+        poller.start()
+        XCTAssertEqual(boilerGauge.received.wait(timeout: .now() + 30), .success)
+        poller.cancel()
+        poller.join()
+        XCTAssertEqual(boilerGauge.sensors, ["boiler"], "one loop (the sleep was cut by cancel), boiler only")
+    }
+}
