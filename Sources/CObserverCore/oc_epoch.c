@@ -52,14 +52,7 @@ __thread struct oc_thread *oc__current_thread;
  *    happens before ck_epoch_recycle hands it to a new thread.
  */
 #if defined(OC__TSAN_ANNOTATIONS)
-void __tsan_acquire(void *address);
-void __tsan_release(void *address);
 static char oc_tsan_grace_period;
-#define OC_TSAN_ACQUIRE(address) __tsan_acquire(address)
-#define OC_TSAN_RELEASE(address) __tsan_release(address)
-#else
-#define OC_TSAN_ACQUIRE(address) ((void)(address))
-#define OC_TSAN_RELEASE(address) ((void)(address))
 #endif
 
 /*

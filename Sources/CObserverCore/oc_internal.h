@@ -8,6 +8,22 @@
 #include "CObserverCore.h"
 
 #include <stddef.h>
+#include <stdint.h>
+
+/*
+ * ThreadSanitizer annotations for happens-before edges TSan cannot see
+ * (Concurrency Kit's inline-assembly stores and fences). No-ops outside
+ * TSan builds.
+ */
+#if defined(OC__TSAN_ANNOTATIONS)
+void __tsan_acquire(void *address);
+void __tsan_release(void *address);
+#define OC_TSAN_ACQUIRE(address) __tsan_acquire((void *)(uintptr_t)(address))
+#define OC_TSAN_RELEASE(address) __tsan_release((void *)(uintptr_t)(address))
+#else
+#define OC_TSAN_ACQUIRE(address) ((void)(address))
+#define OC_TSAN_RELEASE(address) ((void)(address))
+#endif
 
 /* malloc that honours oc_debug_fail_allocations. */
 void *oc__alloc(size_t bytes);

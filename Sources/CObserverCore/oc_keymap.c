@@ -178,6 +178,8 @@ oc_hs_compare(const void *stored, const void *argument)
 	const oc_key_entry_t *entry = stored;
 	const struct oc_keymap_probe *probe = argument;
 
+	/* Pairs with the release before ck_hs_put (see oc_entry_create). */
+	OC_TSAN_ACQUIRE(entry);
 	/* put/remove pass an entry: identity only, which ck_hs tests itself. */
 	if (probe->as_entry.list != NULL)
 		return false;
@@ -247,7 +249,14 @@ oc_find(const struct oc_keymap *map, uint64_t hash, const void *probe_key,
 	probe.as_entry.key_context = (void *)(uintptr_t)probe_key;
 	probe.as_entry.list = NULL;
 	probe.equal = equal;
-	return ck_hs_get(&table->hs, (unsigned long)hash, &probe);
+	{
+		const oc_key_entry_t *entry = ck_hs_get(&table->hs, (unsigned long)hash, &probe);
+
+		/* The caller reads the entry's fields: pairs with OC_TSAN_RELEASE. */
+		if (entry != NULL)
+			OC_TSAN_ACQUIRE(entry);
+		return entry;
+	}
 }
 
 const oc_key_entry_t *
@@ -334,6 +343,8 @@ oc_entry_create_locked(struct oc_keymap *map, uint64_t hash, void *key_context,
 	 * readers reach them through that pointer.
 	 */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
+	/* The same edge for ThreadSanitizer, which does not follow fences. */
+	OC_TSAN_RELEASE(entry);
 	if (!ck_hs_put(&map->table->hs, (unsigned long)hash, entry)) {
 		free(entry);
 		*orphan = list;
