@@ -2,7 +2,7 @@
 /// (Flowduino 2.x's `KeyedObservableClass`): subclass it, define an observer
 /// protocol, and call ``KeyedProtocolObservable/withKeyedObservers(key:_:)``
 /// where the observers of a key should hear about it. Plain observers work
-/// too (``ProtocolObservable/addObserver(_:delivery:)``,
+/// too (``ProtocolObservable/addObserver(_:delivery:)->Bool``,
 /// ``ProtocolObservable/withObservers(_:)``), inherited from
 /// ``ObservableClass``; they are separate from the keyed ones.
 ///

@@ -86,9 +86,12 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     /// Registers `observer` under `key`, held weakly. Returns false (and
     /// changes nothing) when it is registered under that key already.
     ///
-    /// - Parameter delivery: where this observer's calls run: on the thread
-    ///   calling `withKeyedObservers` (the default), on a queue, or on the
-    ///   main actor.
+    /// - Parameters:
+    ///   - key: the key whose calls reach the observer (any `Hashable`).
+    ///   - observer: the observer, held weakly.
+    ///   - delivery: where this observer's calls run: on the thread
+    ///     calling `withKeyedObservers` (the default), on a queue, or on the
+    ///     main actor.
     @discardableResult
     public func addKeyedObserver<Key: Hashable>(
         key: Key, _ observer: AnyObject, delivery: Delivery = .synchronous
@@ -105,7 +108,7 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
         return true
     }
 
-    /// ``addKeyedObserver(key:_:delivery:)`` with a queue: `nil` means the
+    /// ``addKeyedObserver(key:_:delivery:)->Bool`` with a queue: `nil` means the
     /// thread calling `withKeyedObservers`.
     @discardableResult
     public func addKeyedObserver<Key: Hashable>(key: Key, _ observer: AnyObject, queue: DispatchQueue?) -> Bool {

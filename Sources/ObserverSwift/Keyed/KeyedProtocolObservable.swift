@@ -25,7 +25,7 @@ public protocol KeyedProtocolObservable: AnyObject {
 extension KeyedProtocolObservable {
     /// Registers `observer` under `key`, held weakly; false when it is
     /// registered there already. See
-    /// ``KeyedObserverRegistry/addKeyedObserver(key:_:delivery:)``.
+    /// ``KeyedObserverRegistry/addKeyedObserver(key:_:delivery:)->Bool``.
     @discardableResult
     public func addKeyedObserver<Key: Hashable>(
         key: Key, _ observer: AnyObject, delivery: Delivery = .synchronous
