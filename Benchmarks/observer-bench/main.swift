@@ -13,7 +13,8 @@ if let child = options.callgrindChild {
 if options.list {
     for scenario in ScenarioList.all {
         let sizes = scenario.defaultSizes.map(sizeLabel).joined(separator: ",")
-        print("\(scenario.id)\t\(scenario.title)\tN=\(sizes)\(scenario.inDefaultSet ? "" : "\t(not in the default set)")")
+        print(
+            "\(scenario.id)\t\(scenario.title)\tN=\(sizes)\(scenario.inDefaultSet ? "" : "\t(not in the default set)")")
     }
     exit(0)
 }

@@ -78,13 +78,18 @@ func compare(
     let base = median(baselineSamples)
     let ours = median(candidateSamples)
     print(label)
-    print(String(
-        format: "  Flowduino-style (dict of weak refs + as?): %10.0f ns/call  %7.2f ns/observer",
-        base, base / Double(observerCount)))
-    print(String(
-        format: "  ObserverSwift withObservers:                %10.0f ns/call  %7.2f ns/observer",
-        ours, ours / Double(observerCount)))
-    print(String(format: "  speed-up: %.1fx (median of %d repetitions, %d calls each)", base / ours, repetitions, callsPerSample))
+    print(
+        String(
+            format: "  Flowduino-style (dict of weak refs + as?): %10.0f ns/call  %7.2f ns/observer",
+            base, base / Double(observerCount)))
+    print(
+        String(
+            format: "  ObserverSwift withObservers:                %10.0f ns/call  %7.2f ns/observer",
+            ours, ours / Double(observerCount)))
+    print(
+        String(
+            format: "  speed-up: %.1fx (median of %d repetitions, %d calls each)", base / ours, repetitions,
+            callsPerSample))
 }
 
 print("protocol-bench: \(observerCount) observers, all conforming to the protocol called")

@@ -69,7 +69,10 @@ func streamTour() {
     let stream = ValueObservable<Int> { observer in
         observer.next(0)
         let token = clicks.subscribe { observer.next($0) }
-        return { print("disconnected"); token.cancel() }
+        return {
+            print("disconnected")
+            token.cancel()
+        }
     }
     let subscription = stream.subscribe { print("click", $0) }
     clicks.send(1)

@@ -39,7 +39,7 @@ final class CoreAllocationFailureTests: XCTestCase {
             oc_debug_fail_allocations(failures)
             var handle: oc_handle_t = 99
             XCTAssertEqual(oc_list_add(list, fakeContext(1000), &handle), OC_ENOMEM)
-            XCTAssertEqual(handle, OC_HANDLE_NONE_VALUE)
+            XCTAssertEqual(handle, noHandle)
             oc_debug_fail_allocations(0)
             XCTAssertEqual(oc_list_count(list), capacity, "nothing added, nothing lost")
             XCTAssertEqual(oc_list_capacity(list), capacity)

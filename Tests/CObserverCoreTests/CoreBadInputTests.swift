@@ -13,7 +13,7 @@ final class CoreBadInputTests: XCTestCase {
     func testNullListIsRejectedByEveryCall() {
         var handle: oc_handle_t = 12345
         XCTAssertEqual(oc_list_add(nil, fakeContext(1), &handle), OC_EINVAL)
-        XCTAssertEqual(handle, OC_HANDLE_NONE_VALUE)
+        XCTAssertEqual(handle, noHandle)
         XCTAssertEqual(oc_list_remove(nil, 1), OC_EINVAL)
         XCTAssertEqual(oc_list_try_remove(nil, 1), OC_EINVAL)
         XCTAssertEqual(oc_list_remove_wait(nil, 1), OC_EINVAL)
@@ -30,7 +30,7 @@ final class CoreBadInputTests: XCTestCase {
         defer { oc_list_destroy(list) }
         var handle: oc_handle_t = 7
         XCTAssertEqual(oc_list_add(list, nil, &handle), OC_EINVAL)
-        XCTAssertEqual(handle, OC_HANDLE_NONE_VALUE)
+        XCTAssertEqual(handle, noHandle)
         XCTAssertEqual(oc_list_add(list, fakeContext(1), nil), OC_EINVAL)
         XCTAssertEqual(oc_list_count(list), 0)
         XCTAssertEqual(oc_list_remove_if(list, nil, nil), 0, "NULL predicate removes nothing")
@@ -46,7 +46,7 @@ final class CoreBadInputTests: XCTestCase {
         // Same slot index in both lists; the sequence part tells them apart.
         XCTAssertEqual(oc_list_remove(second, a), OC_ENOENT, "foreign handle")
         XCTAssertEqual(oc_list_remove(first, b), OC_ENOENT, "foreign handle")
-        XCTAssertEqual(oc_list_remove(first, OC_HANDLE_NONE_VALUE), OC_ENOENT)
+        XCTAssertEqual(oc_list_remove(first, noHandle), OC_ENOENT)
         XCTAssertEqual(oc_list_remove(first, UInt64.max), OC_ENOENT, "garbage handle")
         XCTAssertEqual(oc_list_remove(first, a ^ (1 << 40)), OC_ENOENT, "never issued")
         XCTAssertEqual(oc_list_remove(first, a + 5), OC_ENOENT, "index past the scan limit")
@@ -99,4 +99,4 @@ final class CoreBadInputTests: XCTestCase {
 }
 
 /// `OC_HANDLE_NONE` is a cast macro Swift does not import.
-let OC_HANDLE_NONE_VALUE: oc_handle_t = 0
+let noHandle: oc_handle_t = 0

@@ -201,7 +201,10 @@ final class KeymapTests: XCTestCase {
 
     func testForEachVisitsASnapshotAndMayWrite() {
         for key in 0..<20 { add(key, key + 1) }
-        final class Visit { var keys: [Int] = []; var map: OpaquePointer? }
+        final class Visit {
+            var keys: [Int] = []
+            var map: OpaquePointer?
+        }
         let visit = Visit()
         visit.map = map
         let status = oc_keymap_for_each(
@@ -270,7 +273,9 @@ final class KeymapTests: XCTestCase {
                         map, hash, &probe, keyContext, UnsafeMutableRawPointer(bitPattern: key + 1)!, &handle,
                         &adopted)
                     if !adopted { keyContext.deallocate() }
-                    if oc_keymap_remove(map, hash, &probe, handle) != OC_OK { state.failures.add(1, ordering: .relaxed) }
+                    if oc_keymap_remove(map, hash, &probe, handle) != OC_OK {
+                        state.failures.add(1, ordering: .relaxed)
+                    }
                 }
                 return
             }

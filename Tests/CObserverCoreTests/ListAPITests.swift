@@ -49,7 +49,9 @@ final class ListAPITests: XCTestCase {
         // The freed slot is reused, but the stale handle still names nothing.
         var third: oc_handle_t = 0
         XCTAssertEqual(oc_list_add(list, context(0x30), &third), OC_OK)
-        XCTAssertEqual(third & ((oc_handle_t(1) << OC_HANDLE_INDEX_BITS) - 1), first & ((oc_handle_t(1) << OC_HANDLE_INDEX_BITS) - 1))
+        XCTAssertEqual(
+            third & ((oc_handle_t(1) << OC_HANDLE_INDEX_BITS) - 1),
+            first & ((oc_handle_t(1) << OC_HANDLE_INDEX_BITS) - 1))
         XCTAssertEqual(oc_list_remove(list, first), OC_ENOENT)
         XCTAssertTrue(oc_list_contains(list, third))
 

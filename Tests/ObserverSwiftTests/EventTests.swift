@@ -455,4 +455,3 @@ final class EventTests: XCTestCase {
         XCTAssertEqual(event.triggersCount, 2 * sendsPerSender)
     }
 }
-

@@ -53,7 +53,9 @@ final class HasObserversTests: XCTestCase {
                 .add(to: screen)
                 .activate()
             kept = observer
-            screen.add(observers: [NotificationObserver(forName: name, queue: nil, center: center) { _ in calls.append(2) }])
+            screen.add(observers: [
+                NotificationObserver(forName: name, queue: nil, center: center) { _ in calls.append(2) }
+            ])
         }
         XCTAssertNotNil(kept, "the group holds its observers")
         center.post(name: name, object: nil)
@@ -196,9 +198,10 @@ final class HasObserversTests: XCTestCase {
         let screen = Screen()
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
             for _ in 0..<25 {
-                screen.add(observer: NotificationObserver(forName: name, queue: nil, center: center) { _ in
-                    calls.append(worker)
-                })
+                screen.add(
+                    observer: NotificationObserver(forName: name, queue: nil, center: center) { _ in
+                        calls.append(worker)
+                    })
                 if worker % 2 == 0 { screen.activateObservers() } else { screen.deactivateObservers() }
             }
         }

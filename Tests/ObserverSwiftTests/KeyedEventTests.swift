@@ -273,11 +273,12 @@ final class KeyedEventTests: XCTestCase {
         let event = KeyedEvent<String, Int>()
         var calls: [String] = []
         var tokens: [Subscription] = []
-        tokens.append(event.subscribe(key: "k") { _ in
-            calls.append("first")
-            for token in tokens { token.cancel() }  // empties "k" while it is being sent to
-            event.send(2, forKey: "k")  // reentrant send: nobody left
-        })
+        tokens.append(
+            event.subscribe(key: "k") { _ in
+                calls.append("first")
+                for token in tokens { token.cancel() }  // empties "k" while it is being sent to
+                event.send(2, forKey: "k")  // reentrant send: nobody left
+            })
         tokens.append(event.subscribe(key: "k") { _ in calls.append("second") })
         let keysBefore = ObserverCore.liveKeys
         event.send(1, forKey: "k")

@@ -133,7 +133,8 @@ final class KeyedObservableClassTests: XCTestCase {
     }
 
     func testFlowduinoKeyedUsage() {
-        let keyA = "A", keyB = "B"
+        let keyA = "A"
+        let keyB = "B"
         let observable = TestKeyedObservableClass()
         let observer = TestKeyedObserverClass()
         observable.addKeyedObserver(keys: [keyA, keyB], observer)
@@ -154,7 +155,8 @@ final class KeyedObservableClassTests: XCTestCase {
 
     func testArraysOfObserversAndKeysThroughTheClass() {
         let observable = TestKeyedObservableClass()
-        let first = TestKeyedObserverClass(), second = TestKeyedObserverClass()
+        let first = TestKeyedObserverClass()
+        let second = TestKeyedObserverClass()
         XCTAssertEqual(observable.addKeyedObserver(key: "A", [first, second]), 2)
         XCTAssertEqual(observable.addKeyedObserver(keys: ["A", "B"], [first, second]), 2, "only B is new")
         observable.setValue(key: "B", value: "x")
@@ -173,7 +175,8 @@ final class KeyedObservableClassTests: XCTestCase {
         XCTAssertTrue(KeyedObservableThreadSafeClass.self == KeyedObservableClass.self)
         let counter = KeyedThreadSafeCounter()
         XCTAssertEqual(counter.label, "counter")
-        let keyed = KeyedCountRecorder(), plain = KeyedCountRecorder()
+        let keyed = KeyedCountRecorder()
+        let plain = KeyedCountRecorder()
         counter.addKeyedObserver(key: 7, keyed)
         counter.addObserver(plain)
         counter.bump(7)
@@ -201,7 +204,9 @@ final class KeyedObservableClassTests: XCTestCase {
 
     func testKeyedObservableThreadSubclassCallsTheObserversOfEachKey() {
         let poller = SensorPollerThread()
-        let boiler = SensorDisplay(), everything = SensorDisplay(), plain = SensorDisplay()
+        let boiler = SensorDisplay()
+        let everything = SensorDisplay()
+        let plain = SensorDisplay()
         poller.addKeyedObserver(key: "boiler", boiler)
         poller.addKeyedObserver(keys: ["boiler", "attic"], everything)
         poller.addObserver(plain)

@@ -30,7 +30,9 @@ final class KeyedObserverRegistryTests: XCTestCase {
 
     func testWithKeyedObserversCallsExactlyTheObserversOfThatKeyWithTheKey() {
         let registry = KeyedObserverRegistry()
-        let onA = AlphaOnly("a"), onB = AlphaOnly("b"), onBoth = AlphaOnly("both")
+        let onA = AlphaOnly("a")
+        let onB = AlphaOnly("b")
+        let onBoth = AlphaOnly("both")
         XCTAssertTrue(registry.addKeyedObserver(key: "A", onA))
         XCTAssertTrue(registry.addKeyedObserver(key: "B", onB))
         XCTAssertEqual(registry.addKeyedObserver(keys: ["A", "B"], onBoth), 2)
@@ -52,7 +54,9 @@ final class KeyedObserverRegistryTests: XCTestCase {
 
     func testSeveralKeysAtOnceInOrderAndKeysOfSeveralTypesNeverMatch() {
         let registry = KeyedObserverRegistry()
-        let stringOne = AlphaOnly("\"1\""), intOne = AlphaOnly("1"), colliding = AlphaOnly("colliding 2")
+        let stringOne = AlphaOnly("\"1\"")
+        let intOne = AlphaOnly("1")
+        let colliding = AlphaOnly("colliding 2")
         registry.addKeyedObserver(key: "1", stringOne)
         registry.addKeyedObserver(key: 1, intOne)
         registry.addKeyedObserver(key: CollidingKey(id: 2), colliding)
@@ -74,7 +78,9 @@ final class KeyedObserverRegistryTests: XCTestCase {
 
     func testArrayAddAndRemoveForOneKeyAndSeveralKeys() {
         let registry = KeyedObserverRegistry()
-        let first = AlphaOnly("first"), second = AlphaOnly("second"), third = AlphaOnly("third")
+        let first = AlphaOnly("first")
+        let second = AlphaOnly("second")
+        let third = AlphaOnly("third")
 
         XCTAssertEqual(registry.addKeyedObserver(keys: ["A", "B"], [first, second]), 4)
         XCTAssertEqual(registry.addKeyedObserver(keys: ["A", "B"], [first, second]), 0, "already there")
@@ -98,7 +104,8 @@ final class KeyedObserverRegistryTests: XCTestCase {
 
     func testBadInputIsANoOp() {
         let registry = KeyedObserverRegistry()
-        let observer = AlphaOnly("observer"), stranger = AlphaOnly("stranger")
+        let observer = AlphaOnly("observer")
+        let stranger = AlphaOnly("stranger")
         XCTAssertFalse(registry.removeKeyedObserver(key: "absent", observer), "unknown key")
         registry.addKeyedObserver(key: "A", observer)
         XCTAssertFalse(registry.removeKeyedObserver(key: "A", stranger), "not registered there")
@@ -115,7 +122,8 @@ final class KeyedObserverRegistryTests: XCTestCase {
 
     func testRemovingFromEveryKeyAndRemovingAll() {
         let registry = KeyedObserverRegistry()
-        let roamer = AlphaOnly("roamer"), stay = AlphaOnly("stay")
+        let roamer = AlphaOnly("roamer")
+        let stay = AlphaOnly("stay")
         registry.addKeyedObserver(keys: ["A", "B"], roamer)
         registry.addKeyedObserver(key: 3, roamer)
         registry.addKeyedObserver(key: "B", stay)
@@ -138,7 +146,10 @@ final class KeyedObserverRegistryTests: XCTestCase {
 
     func testProtocolFilteringIsPerKey() {
         let registry = KeyedObserverRegistry()
-        let alpha = AlphaOnly("alpha"), beta = BetaOnly("beta"), both = AlphaAndBeta("both"), neither = Neither("n")
+        let alpha = AlphaOnly("alpha")
+        let beta = BetaOnly("beta")
+        let both = AlphaAndBeta("both")
+        let neither = Neither("n")
         registry.addKeyedObserver(key: "left", [alpha, beta, neither])
         registry.addKeyedObserver(key: "right", [both, neither])
 
@@ -164,7 +175,8 @@ final class KeyedObserverRegistryTests: XCTestCase {
 
     func testConformanceIsDecidedOncePerObserverKeyAndProtocol() {
         let registry = KeyedObserverRegistry()
-        let alpha = AlphaOnly("alpha"), beta = BetaOnly("beta")
+        let alpha = AlphaOnly("alpha")
+        let beta = BetaOnly("beta")
         registry.addKeyedObserver(key: "K", [alpha, beta])
         XCTAssertNil(keyRegistry(registry, "K")!.existingView(for: (any AlphaObserver).self), "no view before use")
         sendAlpha(registry, "K", 1)
@@ -322,7 +334,8 @@ final class KeyedObserverRegistryTests: XCTestCase {
         let queue = DispatchQueue(label: "keyed.delivery")
         let specificKey = DispatchSpecificKey<Int>()
         queue.setSpecific(key: specificKey, value: 42)
-        let onQueue = AlphaOnly("on queue"), inline = AlphaOnly("inline")
+        let onQueue = AlphaOnly("on queue")
+        let inline = AlphaOnly("inline")
         registry.addKeyedObserver(key: "K", onQueue, queue: queue)
         registry.addKeyedObserver(key: "K", inline)
         let seen = Locked<[String]>([])
@@ -470,7 +483,8 @@ final class KeyedObserverRegistryTests: XCTestCase {
             switch index {
             case 0:
                 for value in 0..<3_000 {
-                    registry.withKeyedObservers(key: value % 3) { (_, observer: AlphaObserver) in observer.alpha(value) }
+                    registry.withKeyedObservers(key: value % 3) { (_, observer: AlphaObserver) in observer.alpha(value)
+                    }
                 }
                 running.store(false, ordering: .releasing)
             case 1:

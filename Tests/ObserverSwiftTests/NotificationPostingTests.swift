@@ -1,7 +1,6 @@
 import Foundation
-import XCTest
-
 import ObserverSwift
+import XCTest
 
 final class NotificationPostingTests: XCTestCase {
     override class func setUp() {

@@ -91,16 +91,18 @@ final class Thermostat: Base, ProtocolObservable {
 final class ObservableClassTests: XCTestCase {
     func testFlowduinoReadmeUsage() {
         // Playground Code to use the above
-        let observable = Dummy() // This is the Object that we can Observe
-        let observer = DummyObserver() // This is an Object that will Observe the Observable
+        let observable = Dummy()  // This is the Object that we can Observe
+        let observer = DummyObserver()  // This is an Object that will Observe the Observable
 
-        observable.addObserver(observer) // This is what registers the Observer with the Observable!
+        observable.addObserver(observer)  // This is what registers the Observer with the Observable!
         observable.foo = "Test 1"
         observable.bar = "Test 2"
-        XCTAssertEqual(observer.log, [
-            "Foo Changed from Hello to Test 1",
-            "Bar Changed from World to Test 2",
-        ])
+        XCTAssertEqual(
+            observer.log,
+            [
+                "Foo Changed from Hello to Test 1",
+                "Bar Changed from World to Test 2",
+            ])
 
         observable.removeObserver(observer)
         observable.foo = "Test 3"
@@ -116,7 +118,9 @@ final class ObservableClassTests: XCTestCase {
             }
         }
         let multi = Multi()
-        let alpha = AlphaOnly("alpha"), beta = BetaOnly("beta"), both = AlphaAndBeta("both")
+        let alpha = AlphaOnly("alpha")
+        let beta = BetaOnly("beta")
+        let both = AlphaAndBeta("both")
         multi.addObserver([alpha, beta, both])
         multi.fire()
         XCTAssertEqual(alpha.recorded, ["alpha 1"])

@@ -1,8 +1,9 @@
 import Dispatch
 import Foundation
-@testable import ObserverSwift
 import Synchronization
 import XCTest
+
+@testable import ObserverSwift
 
 // Flowduino's README thread, as a user writes it in their own module (this
 // file imports neither CoreFoundation nor anything else special).
@@ -14,17 +15,17 @@ protocol RandomNumberObserver: AnyObject {
 class RandomNumberObservableThread: ObservableThread {
     required init() {
         super.init()
-        self.start() // This will start the thread on creation.
+        self.start()  // This will start the thread on creation.
     }
 
-    public override func main() { // We must override this method
-        while self.isExecuting { // Loops for as long as the Thread is running
+    public override func main() {  // We must override this method
+        while self.isExecuting {  // Loops for as long as the Thread is running
             let randomNumber = Int.random(in: -9000..<9001)
             // Now let's notify all of our Observers!
             withObservers { (observer: RandomNumberObserver) in
                 observer.onRandomNumber(randomNumber)
             }
-            Self.sleep(forTimeInterval: 60.00) // Sleep for 60 seconds
+            Self.sleep(forTimeInterval: 60.00)  // Sleep for 60 seconds
         }
     }
 }
@@ -88,7 +89,7 @@ final class ObservableThreadTests: XCTestCase {
         // The first number may have been drawn before the observer was
         // added; cancel wakes the 60-second sleep, so one more is not
         // needed to end.
-        myThread.notifyChange() // wakes the sleep: the loop runs again now
+        myThread.notifyChange()  // wakes the sleep: the loop runs again now
         waitFor(myObserver.received, "an observer hears a random number")
         XCTAssertTrue(myThread.isExecuting)
         myThread.cancel()
@@ -159,7 +160,8 @@ final class ObservableThreadTests: XCTestCase {
             let done = DispatchSemaphore(value: 0)
             init(_ key: DispatchSpecificKey<String>) { self.key = key }
             func alpha(_ value: Int) {
-                let place = Thread.isMainThread
+                let place =
+                    Thread.isMainThread
                     ? "main" : (DispatchQueue.getSpecific(key: key) ?? ObservableThread.current?.name ?? "?")
                 places.withLock { $0.append(place) }
                 done.signal()
@@ -172,7 +174,9 @@ final class ObservableThreadTests: XCTestCase {
         }
         let sender = Sender()
         sender.name = "sender"
-        let inline = Where(key), queued = Where(key), onMain = Where(key)
+        let inline = Where(key)
+        let queued = Where(key)
+        let onMain = Where(key)
         sender.addObserver(inline)
         sender.addObserver(queued, queue: queue)
         sender.addObserver(onMain, delivery: .mainActor)

@@ -11,8 +11,10 @@ final class ObserverRegistryTests: XCTestCase {
 
     func testWithObserversCallsExactlyTheObserversConformingToTheClosuresParameterType() {
         let registry = ObserverRegistry()
-        let alpha = AlphaOnly("alpha"), beta = BetaOnly("beta")
-        let both = AlphaAndBeta("both"), neither = Neither("neither")
+        let alpha = AlphaOnly("alpha")
+        let beta = BetaOnly("beta")
+        let both = AlphaAndBeta("both")
+        let neither = Neither("neither")
         registry.addObserver([alpha, beta, both, neither])
 
         registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
@@ -30,7 +32,9 @@ final class ObserverRegistryTests: XCTestCase {
 
     func testOtherParameterTypesCompositionsClassesAnyObjectAndNonClassProtocols() {
         let registry = ObserverRegistry()
-        let alpha = AlphaOnly("alpha"), both = AlphaAndBeta("both"), neither = Neither("neither")
+        let alpha = AlphaOnly("alpha")
+        let both = AlphaAndBeta("both")
+        let neither = Neither("neither")
         registry.addObserver([alpha, both, neither])
 
         var composition: [String] = []
@@ -67,7 +71,9 @@ final class ObserverRegistryTests: XCTestCase {
 
     func testConformanceIsDecidedOnceAndStoredPerObserverAndProtocol() {
         let registry = ObserverRegistry()
-        let alpha = AlphaOnly("alpha"), beta = BetaOnly("beta"), both = AlphaAndBeta("both")
+        let alpha = AlphaOnly("alpha")
+        let beta = BetaOnly("beta")
+        let both = AlphaAndBeta("both")
         registry.addObserver([alpha, beta, both])
         registry.withObservers { (observer: AlphaObserver) in observer.alpha(0) }
 
@@ -109,7 +115,8 @@ final class ObserverRegistryTests: XCTestCase {
         // bytes are not the observer's reference, so the box keeps no
         // stored cast and casts on every call instead.
         let registry = ObserverRegistry()
-        let text = NSString(string: "observer"), plain = AlphaOnly("plain")
+        let text = NSString(string: "observer")
+        let plain = AlphaOnly("plain")
         registry.addObserver([text, plain])
         var seen: [String] = []
         registry.withObservers { (observer: String) in seen.append(observer) }
@@ -131,7 +138,8 @@ final class ObserverRegistryTests: XCTestCase {
             func hash(into hasher: inout Hasher) { hasher.combine(id) }
         }
         let registry = ObserverRegistry()
-        let hashable = HashableObserver(7), plain = AlphaOnly("plain")
+        let hashable = HashableObserver(7)
+        let plain = AlphaOnly("plain")
         registry.addObserver([hashable, plain])
         var seen: [AnyHashable] = []
         registry.withObservers { (observer: AnyHashable) in seen.append(observer) }
@@ -143,7 +151,8 @@ final class ObserverRegistryTests: XCTestCase {
 
     func testAddingTwiceIsANoOpAndRemovingUnknownObserversIsANoOp() {
         let registry = ObserverRegistry()
-        let alpha = AlphaOnly("alpha"), stranger = AlphaOnly("stranger")
+        let alpha = AlphaOnly("alpha")
+        let stranger = AlphaOnly("stranger")
         XCTAssertTrue(registry.addObserver(alpha))
         XCTAssertFalse(registry.addObserver(alpha))
         XCTAssertEqual(registry.addObserver([alpha, alpha]), 0)
@@ -160,7 +169,9 @@ final class ObserverRegistryTests: XCTestCase {
 
     func testAddAndRemoveArraysOfMixedObservers() {
         let registry = ObserverRegistry()
-        let alpha = AlphaOnly("alpha"), beta = BetaOnly("beta"), both = AlphaAndBeta("both")
+        let alpha = AlphaOnly("alpha")
+        let beta = BetaOnly("beta")
+        let both = AlphaAndBeta("both")
         XCTAssertEqual(registry.addObserver([alpha, beta, both]), 3)
         XCTAssertEqual(registry.observerCount, 3)
         XCTAssertTrue(registry.contains(beta))
@@ -244,7 +255,8 @@ final class ObserverRegistryTests: XCTestCase {
 
     func testObserverMayRemoveItselfAndOthersDuringTheCall() {
         let registry = ObserverRegistry()
-        let first = Reentrant(registry), second = Reentrant(registry)
+        let first = Reentrant(registry)
+        let second = Reentrant(registry)
         registry.addObserver([first, second])
         // Weak: each handler is stored in the other observer, so strong
         // captures would make a cycle that outlives the test.
@@ -310,7 +322,8 @@ final class ObserverRegistryTests: XCTestCase {
         let queue = DispatchQueue(label: "registry.delivery")
         let key = DispatchSpecificKey<Int>()
         queue.setSpecific(key: key, value: 42)
-        let onQueue = AlphaOnly("on queue"), inline = AlphaOnly("inline")
+        let onQueue = AlphaOnly("on queue")
+        let inline = AlphaOnly("inline")
         registry.addObserver(onQueue, queue: queue)
         registry.addObserver(inline)
         let seenOnQueue = Locked<[Int?]>([])

@@ -10,7 +10,7 @@ enum ReadmeKeyedProtocolTour {
         func settingChanged(key: String, from oldValue: String, to newValue: String)
     }
 
-    class Settings: KeyedObservableClass {      // or KeyedObservableThreadSafeClass: the same class
+    class Settings: KeyedObservableClass {  // or KeyedObservableThreadSafeClass: the same class
         private var values = ["theme": "light", "language": "en"]
         func set(_ key: String, to value: String) {
             withKeyedObservers(key: key) { (key, observer: SettingObserver) in
@@ -60,14 +60,15 @@ final class ReadmeKeyedProtocolTourTests: XCTestCase {
     func testTourKeyedObservableClass() {
         typealias T = ReadmeKeyedProtocolTour
         let settings = T.Settings()
-        let themeLog = T.SettingLog(), allLog = T.SettingLog()
-        settings.addKeyedObserver(key: "theme", themeLog)                // one key; held weakly
-        settings.addKeyedObserver(keys: ["theme", "language"], allLog)   // several keys; arrays of observers too
-        settings.set("theme", to: "dark")      // themeLog and allLog
-        settings.set("language", to: "fr")     // allLog only
-        settings.set("font", to: "mono")       // nobody: a hash and one probe
-        settings.removeKeyedObserver(key: "theme", allLog)   // or keys: [...], or [observers]
-        settings.set("theme", to: "light")     // themeLog only
+        let themeLog = T.SettingLog()
+        let allLog = T.SettingLog()
+        settings.addKeyedObserver(key: "theme", themeLog)  // one key; held weakly
+        settings.addKeyedObserver(keys: ["theme", "language"], allLog)  // several keys; arrays of observers too
+        settings.set("theme", to: "dark")  // themeLog and allLog
+        settings.set("language", to: "fr")  // allLog only
+        settings.set("font", to: "mono")  // nobody: a hash and one probe
+        settings.removeKeyedObserver(key: "theme", allLog)  // or keys: [...], or [observers]
+        settings.set("theme", to: "light")  // themeLog only
         XCTAssertEqual(themeLog.lines, ["theme: light → dark", "theme: dark → light"])
         XCTAssertEqual(allLog.lines, ["theme: light → dark", "language: en → fr"])
     }

@@ -1,8 +1,7 @@
 import Foundation
 import Observation
-import XCTest
-
 import ObserverSwift
+import XCTest
 
 // The README's `tour-notifications` and `tour-keypath` examples, nearly
 // verbatim: types are nested in an enum (to keep the test target's names
@@ -65,10 +64,10 @@ final class ReadmeNotificationsTourTests: XCTestCase {
     func testTourNotifications() {
         let start = tourOutput.count
         let watcher = Tour.Watcher()
-        Notification.Name.wave.post()                   // wave from nobody
-        NotificationCenter.post(.wave, object: "Ada")   // wave from Ada
+        Notification.Name.wave.post()  // wave from nobody
+        NotificationCenter.post(.wave, object: "Ada")  // wave from Ada
         watcher.waveObserver.deactivate()
-        Notification.Name.wave.post()                   // (nothing)
+        Notification.Name.wave.post()  // (nothing)
         watcher.waveObserver.activate()
         XCTAssertEqual(Array(tourOutput.all[start...]), ["wave from nobody", "wave from Ada"])
         watcher.waveObserver.deactivate()
@@ -77,9 +76,9 @@ final class ReadmeNotificationsTourTests: XCTestCase {
     func testTourNotificationGroups() {
         let start = tourOutput.count
         let screen = Tour.ScreenController()
-        Notification.Name.hello.post()   // (nothing: the group starts inactive)
+        Notification.Name.hello.post()  // (nothing: the group starts inactive)
         screen.willAppear()
-        Notification.Name.hello.post()   // screen: hello
+        Notification.Name.hello.post()  // screen: hello
         screen.didDisappear()
         Notification.Name.hello.post()
         XCTAssertEqual(Array(tourOutput.all[start...]), ["screen: hello"])
@@ -91,16 +90,16 @@ final class ReadmeNotificationsTourTests: XCTestCase {
         let titleObserver = document.observe(\.title) { old, new in
             print("title:", old, "→", new)
         }
-        document.title = "Draft"              // title: Untitled → Draft
+        document.title = "Draft"  // title: Untitled → Draft
         titleObserver.deactivate()
-        document.title = "Final"              // (nothing)
+        document.title = "Final"  // (nothing)
         titleObserver.activate()
 
         // Checked at compile time: the projected value's key path.
         let pagesObserver = document.observe(\.$pageCount) { old, new in
             print("pages:", old, "→", new)
         }
-        document.$pageCount.modify { $0 += 1 } // pages: 0 → 1 (atomic read-modify-write)
+        document.$pageCount.modify { $0 += 1 }  // pages: 0 → 1 (atomic read-modify-write)
         XCTAssertEqual(Array(tourOutput.all[start...]), ["title: Untitled → Draft", "pages: 0 → 1"])
         withExtendedLifetime(pagesObserver) {}
     }
@@ -108,7 +107,11 @@ final class ReadmeNotificationsTourTests: XCTestCase {
     func testSwiftObservationCoexists() {
         let model = Tour.SwiftObservationModel()
         let changed = NotificationsSupport.Recorder<Bool>()
-        withObservationTracking { _ = model.count } onChange: { changed.append(true) }
+        withObservationTracking {
+            _ = model.count
+        } onChange: {
+            changed.append(true)
+        }
         model.count = 1
         XCTAssertEqual(changed.count, 1)
     }

@@ -12,7 +12,7 @@ enum ReadmeProtocolTour {
         func downloadFinished(bytes: Int)
     }
 
-    class Download: ObservableClass {          // or ObservableThreadSafeClass: the same class
+    class Download: ObservableClass {  // or ObservableThreadSafeClass: the same class
         func progress(_ fraction: Double) {
             withObservers { (observer: DownloadObserver) in
                 observer.downloadProgressed(fraction)
@@ -48,12 +48,12 @@ enum ReadmeThreadTour {
 
     class RandomNumberObservableThread: ObservableThread {
         override func main() {
-            while isExecuting {                             // false once cancel() is called
+            while isExecuting {  // false once cancel() is called
                 let randomNumber = Int.random(in: -9000..<9001)
                 withObservers { (observer: RandomNumberObserver) in
                     observer.onRandomNumber(randomNumber)
                 }
-                Self.sleep(forTimeInterval: 60)             // cancel() and notifyChange() cut it short
+                Self.sleep(forTimeInterval: 60)  // cancel() and notifyChange() cut it short
             }
         }
     }
@@ -71,11 +71,12 @@ final class ReadmeProtocolTourTests: XCTestCase {
     func testTourProtocol() {
         typealias T = ReadmeProtocolTour
         let download = T.Download()
-        let bar = T.ProgressBar(), notifier = T.Notifier()
-        download.addObserver([bar, notifier])     // one observer or an array; held weakly
-        download.progress(0.5)                    // bar and notifier conform: both are called
-        download.finish(bytes: 1_024)             // only notifier conforms
-        download.removeObserver(bar)              // later calls skip it
+        let bar = T.ProgressBar()
+        let notifier = T.Notifier()
+        download.addObserver([bar, notifier])  // one observer or an array; held weakly
+        download.progress(0.5)  // bar and notifier conform: both are called
+        download.finish(bytes: 1_024)  // only notifier conforms
+        download.removeObserver(bar)  // later calls skip it
         XCTAssertEqual(bar.shown, [0.5])
         XCTAssertEqual(notifier.messages, ["done: 1024 bytes"])
         download.progress(0.9)
@@ -93,12 +94,12 @@ final class ReadmeProtocolTourTests: XCTestCase {
         typealias T = ReadmeThreadTour
         let thread = T.RandomNumberObservableThread()
         let printer = T.RandomNumberPrinter()
-        thread.addObserver(printer)                  // called on the thread itself
+        thread.addObserver(printer)  // called on the thread itself
         thread.name = "random-numbers"
         thread.start()
-        thread.notifyChange()                        // "run your loop again now"
-        thread.cancel()                              // ends the loop, even mid-sleep
-        thread.join()                                // or waitUntilFinished(timeout:) -> Bool
+        thread.notifyChange()  // "run your loop again now"
+        thread.cancel()  // ends the loop, even mid-sleep
+        thread.join()  // or waitUntilFinished(timeout:) -> Bool
         XCTAssertTrue(thread.isFinished)
         // Cancelled at once: the loop ran at most twice.
         XCTAssertLessThanOrEqual(printer.printed, 2)

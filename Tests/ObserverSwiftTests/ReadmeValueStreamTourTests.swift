@@ -7,7 +7,7 @@ import XCTest
 // IndefiniteObservableReadmeTests.swift.)
 
 private final class ProfileViewModel {
-    let name = ObservableValue("Ada")                          // SwiftEvents' init(_:)
+    let name = ObservableValue("Ada")  // SwiftEvents' init(_:)
     let unread = ObservableValue(value: 0, skipsDuplicates: true)
 }
 
@@ -29,17 +29,17 @@ final class ReadmeValueStreamTourTests: XCTestCase {
         model.unread.bind(view) { view, count in view.badge = count == 0 ? "" : "\(count)" }
         XCTAssertEqual(view.title, "Ada")
 
-        model.name.value = "Grace"        // view.title == "Grace"
+        model.name.value = "Grace"  // view.title == "Grace"
         XCTAssertEqual(view.title, "Grace")
-        model.unread <<< 3                // the operator sets too: view.badge == "3"
+        model.unread <<< 3  // the operator sets too: view.badge == "3"
         XCTAssertEqual(view.badge, "3")
-        model.unread <<< 3                // skipped: unchanged
+        model.unread <<< 3  // skipped: unchanged
 
         // The minimal recipe: closure observers and tokens.
         let token = model.unread.addObserver { count in print("unread:", count) }
-        model.unread.value = 4            // prints "unread: 4"
+        model.unread.value = 4  // prints "unread: 4"
         model.unread.removeObserver(token)
-        print(model.name.observersCount, model.unread.triggersCount)   // 1 2
+        print(model.name.observersCount, model.unread.triggersCount)  // 1 2
 
         XCTAssertEqual(printed, ["unread: 4", "1 2"])
     }
@@ -52,24 +52,25 @@ final class ReadmeValueStreamTourTests: XCTestCase {
         let clicks = Event<Int>()
 
         let clickStream = ValueObservable<Int> { observer in
-            observer.next(0)                                   // sent while connecting: delivered
+            observer.next(0)  // sent while connecting: delivered
             let token = clicks.subscribe { observer.next($0) }
-            return { token.cancel() }                          // the Disconnect
+            return { token.cancel() }  // the Disconnect
         }
 
-        let subscription = clickStream.subscribe { value in print("click", value) }   // prints "click 0"
-        clicks.send(1)                                         // prints "click 1"
-        subscription.unsubscribe()                             // disconnects, exactly once
-        subscription.unsubscribe()                             // no-op
+        let subscription = clickStream.subscribe { value in print("click", value) }  // prints "click 0"
+        clicks.send(1)  // prints "click 1"
+        subscription.unsubscribe()  // disconnects, exactly once
+        subscription.unsubscribe()  // no-op
         XCTAssertEqual(clicks.subscribersCount, 0)
 
         // One connection for many subscribers: connects on the first, disconnects after the last.
         let shared = clickStream.share()
-        let a = shared.subscribe { print("a", $0) }            // connects: prints "a 0"
-        let b = shared.subscribe { print("b", $0) }            // joins the running connection
+        let a = shared.subscribe { print("a", $0) }  // connects: prints "a 0"
+        let b = shared.subscribe { print("b", $0) }  // joins the running connection
         XCTAssertEqual(clicks.subscribersCount, 1)
-        clicks.send(2)                                         // prints "a 2", "b 2"
-        a.unsubscribe(); b.unsubscribe()                       // the last one out disconnects
+        clicks.send(2)  // prints "a 2", "b 2"
+        a.unsubscribe()
+        b.unsubscribe()  // the last one out disconnects
 
         XCTAssertEqual(clicks.subscribersCount, 0)
         XCTAssertEqual(printed, ["click 0", "click 1", "a 0", "a 2", "b 2"])

@@ -34,8 +34,10 @@ enum Callgrind {
     /// The child: build, warm up with one send, send `sends` times, verify.
     static func runChild(_ arguments: [String]) {
         guard let make = implementations.first(where: { $0.id == arguments[0] })?.make,
-              let size = parseSize(arguments[1]), let sends = Int(arguments[2]) else {
-            exitWithUsage("--callgrind-child IMPL N SENDS; IMPL one of \(implementations.map(\.id).joined(separator: ", "))")
+            let size = parseSize(arguments[1]), let sends = Int(arguments[2])
+        else {
+            exitWithUsage(
+                "--callgrind-child IMPL N SENDS; IMPL one of \(implementations.map(\.id).joined(separator: ", "))")
         }
         let contender = make(size)
         let start = contender.checksum()
@@ -59,7 +61,9 @@ enum Callgrind {
         var report = ScenarioReport()
         for size in sizes {
             for implementation in implementations {
-                if size == 0, implementation.id != "raw", implementation.id != "event", implementation.id != "locked" { continue }
+                if size == 0, implementation.id != "raw", implementation.id != "event", implementation.id != "locked" {
+                    continue
+                }
                 let isPair = implementation.id.hasSuffix("-pair")
                 let sends = options.sends ?? (isPair ? 20_000 : max(10, 200_000 / max(size, 1)))
                 progress.step("callgrind \(implementation.id) N=\(size): \(sends) sends, then 0")
@@ -67,22 +71,26 @@ enum Callgrind {
                 let baseline = instructions(executable, implementation.id, size, 0)
                 let perDelivery = Double(full - baseline) / Double(sends * (isPair ? 1 : max(size, 1)))
                 let name = implementation.make(0).implementation + (isPair ? " subscribe+cancel pair" : "")
-                report.figures.append(Figure(
-                    scenario: "callgrind", size: size, implementation: name,
-                    metric: "instructions/delivery", summary: Summary([perDelivery])))
+                report.figures.append(
+                    Figure(
+                        scenario: "callgrind", size: size, implementation: name,
+                        metric: "instructions/delivery", summary: Summary([perDelivery])))
             }
             report.setRatios(size: size, reference: "RAW")
             for index in report.figures.indices where report.figures[index].implementation.hasSuffix("pair") {
                 report.figures[index].ratioToRaw = nil  // per pair, not per delivery
             }
         }
-        var results = BenchResults(quick: false, settings: MeasurementSettings(repetitions: 1, repetitionNanoseconds: 0))
+        var results = BenchResults(
+            quick: false, settings: MeasurementSettings(repetitions: 1, repetitionNanoseconds: 0))
         let scenario = Scenario(
             id: "callgrind", title: "instructions per delivery (callgrind Ir, difference of two runs)",
-            presentation: .bars, defaultSizes: sizes, quickSizes: sizes) { _ in ScenarioReport() }
+            presentation: .bars, defaultSizes: sizes, quickSizes: sizes
+        ) { _ in ScenarioReport() }
         results.add(scenario, report)
         results.seconds = progress.elapsedSeconds
-        results.method = "Instructions (callgrind Ir) per delivery: (Ir of a run with S sends − Ir of the same run "
+        results.method =
+            "Instructions (callgrind Ir) per delivery: (Ir of a run with S sends − Ir of the same run "
             + "with 0 sends) / (S × N), per send for N = 0; ×RAW against the plain `for in` loop. "
             + "\(formatFixed(results.seconds, digits: 0)) s."
         let markdown = results.markdown()
@@ -111,12 +119,14 @@ enum Callgrind {
         }
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            Verification.fail("valgrind run of \(implementation) N=\(size) sends=\(sends) exited with \(process.terminationStatus)")
+            Verification.fail(
+                "valgrind run of \(implementation) N=\(size) sends=\(sends) exited with \(process.terminationStatus)")
         }
         guard let text = try? String(contentsOfFile: outFile, encoding: .utf8) else {
             Verification.fail("callgrind wrote no \(outFile)")
         }
-        for line in text.split(separator: "\n").reversed() where line.hasPrefix("summary:") || line.hasPrefix("totals:") {
+        for line in text.split(separator: "\n").reversed() where line.hasPrefix("summary:") || line.hasPrefix("totals:")
+        {
             if let value = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) { return value }
         }
         Verification.fail("no totals in \(outFile)")
@@ -124,7 +134,8 @@ enum Callgrind {
 
     /// This executable without debug information, in a temporary file.
     private static func strippedCopy() -> String {
-        let source = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let source =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let copy = NSTemporaryDirectory() + "observer-bench-stripped-\(getpid())"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")

@@ -72,7 +72,9 @@ extension ScenarioReport {
     /// RAW is the faster of the two plain loops (`for in` and buffer) at `size`:
     /// ratios are taken against the honest floor.
     mutating func setRatiosToFastestRaw(size: Int) {
-        let raws = figures.filter { $0.size == size && ($0.implementation == "RAW" || $0.implementation == "RAW (buffer)") }
+        let raws = figures.filter {
+            $0.size == size && ($0.implementation == "RAW" || $0.implementation == "RAW (buffer)")
+        }
         guard let fastest = raws.min(by: { $0.median < $1.median }) else { return }
         setRatios(size: size, reference: fastest.implementation)
     }

@@ -61,7 +61,9 @@ struct Options {
             case "--quiet": options.quiet = true
             case "--callgrind": options.callgrind = true
             case "--sends":
-                guard let sends = Int(value(argument)), sends > 0 else { exitWithUsage("--sends needs a positive number") }
+                guard let sends = Int(value(argument)), sends > 0 else {
+                    exitWithUsage("--sends needs a positive number")
+                }
                 options.sends = sends
             case "--callgrind-child":
                 options.callgrindChild = [value(argument), value(argument), value(argument)]

@@ -41,8 +41,9 @@ struct ScenarioContext {
         step("N=\(size): \(contenders.map(\.implementation).joined(separator: ", "))")
         let summaries = measureInterleaved(contenders, settings: settings)
         return zip(contenders, summaries).map { contender, summary in
-            Figure(scenario: scenario.id, size: size, implementation: contender.implementation,
-                   metric: metric, summary: summary)
+            Figure(
+                scenario: scenario.id, size: size, implementation: contender.implementation,
+                metric: metric, summary: summary)
         }
     }
 }

@@ -15,11 +15,13 @@ final class BenchThread {
 
     init(_ body: @escaping () -> Void) {
         let job = Unmanaged.passRetained(Job(body)).toOpaque()
-        let status = pthread_create(&thread, nil, { raw in
-            let job = Unmanaged<Job>.fromOpaque(raw!).takeRetainedValue()
-            job.body()
-            return nil
-        }, job)
+        let status = pthread_create(
+            &thread, nil,
+            { raw in
+                let job = Unmanaged<Job>.fromOpaque(raw!).takeRetainedValue()
+                job.body()
+                return nil
+            }, job)
         if status != 0 {
             Verification.fail("pthread_create failed with \(status)")
         }

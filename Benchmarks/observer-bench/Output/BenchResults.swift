@@ -39,9 +39,10 @@ struct BenchResults: Codable {
     }
 
     mutating func add(_ scenario: Scenario, _ report: ScenarioReport) {
-        scenarios.append(ScenarioResult(
-            id: scenario.id, title: scenario.title, plottedAsFanOut: scenario.presentation == .fanOut,
-            figures: report.figures, verdicts: report.verdicts))
+        scenarios.append(
+            ScenarioResult(
+                id: scenario.id, title: scenario.title, plottedAsFanOut: scenario.presentation == .fanOut,
+                figures: report.figures, verdicts: report.verdicts))
     }
 
     var verdicts: [Verdict] { scenarios.flatMap(\.verdicts) }
@@ -73,10 +74,13 @@ struct BenchResults: Codable {
         var lines: [String] = []
         lines.append("## observer-bench \(quick ? "(quick) " : "")— \(date)")
         lines.append("")
-        lines.append("Machine: \(machine); load average at start \(loadAverageAtStart). " + (method ?? (
-            "\(repetitions) repetitions of ~\(formatFigure(repetitionMilliseconds)) ms per figure after warm-up; "
-            + "median [p10–p90]; ×RAW = median / RAW median in the same run. Checksum \(checksum) "
-            + "(\(verifiedRuns) runs verified, \(formatFixed(seconds, digits: 0)) s).")))
+        lines.append(
+            "Machine: \(machine); load average at start \(loadAverageAtStart). "
+                + (method
+                    ?? ("\(repetitions) repetitions of ~\(formatFigure(repetitionMilliseconds)) ms per figure after warm-up; "
+                        + "median [p10–p90]; ×RAW = median / RAW median in the same run. Checksum \(checksum) "
+                        + "(\(verifiedRuns) runs verified, \(formatFixed(seconds, digits: 0)) s)."))
+        )
         for scenario in scenarios where !scenario.figures.isEmpty {
             let implementations = scenario.figures.map(\.implementation).uniqued()
             let sizes = scenario.figures.map(\.size).uniqued()
@@ -90,9 +94,10 @@ struct BenchResults: Codable {
                 lines.append("|---|---|---|---|---|---|---|---|")
                 for figure in scenario.figures {
                     let tail = (figure.p999 ?? .nan) / figure.median
-                    lines.append("| \(sizeLabel(figure.size)) | \(figure.implementation) | \(formatFigure(figure.p10)) | "
-                        + "\(formatFigure(figure.median)) | \(formatFigure(figure.p90)) | \(formatFigure(figure.p99 ?? .nan)) | "
-                        + "\(formatFigure(figure.p999 ?? .nan)) | \(formatFigure(tail))× |")
+                    lines.append(
+                        "| \(sizeLabel(figure.size)) | \(figure.implementation) | \(formatFigure(figure.p10)) | "
+                            + "\(formatFigure(figure.median)) | \(formatFigure(figure.p90)) | \(formatFigure(figure.p99 ?? .nan)) | "
+                            + "\(formatFigure(figure.p999 ?? .nan)) | \(formatFigure(tail))× |")
                 }
                 continue
             }
@@ -101,7 +106,11 @@ struct BenchResults: Codable {
             for size in sizes {
                 var row = "| \(sizeLabel(size)) |"
                 for implementation in implementations {
-                    guard let figure = scenario.figures.first(where: { $0.size == size && $0.implementation == implementation }) else {
+                    guard
+                        let figure = scenario.figures.first(where: {
+                            $0.size == size && $0.implementation == implementation
+                        })
+                    else {
                         row += " – |"
                         continue
                     }
@@ -121,7 +130,9 @@ struct BenchResults: Codable {
         lines.append("| scenario | target | measured | met |")
         lines.append("|---|---|---|---|")
         for verdict in verdicts {
-            lines.append("| \(verdict.scenario) | \(verdict.target) | \(verdict.measured) | \(verdict.met ? "met" : "**not met**") |")
+            lines.append(
+                "| \(verdict.scenario) | \(verdict.target) | \(verdict.measured) | \(verdict.met ? "met" : "**not met**") |"
+            )
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -8,22 +8,27 @@ extension Scenario {
         var report = ScenarioReport()
         for size in context.sizes {
             let sink = Sink()
-            report.figures += context.measure(size: size, metric: "ns/delivery", [
-                .raw(count: size, sink: sink),
-                .rawBuffer(count: size, sink: sink),
-                .rawBorrowed(count: size, sink: sink),
-                .locked(count: size, sink: sink),
-                .eventClosures(count: size, sink: sink),
-            ])
+            report.figures += context.measure(
+                size: size, metric: "ns/delivery",
+                [
+                    .raw(count: size, sink: sink),
+                    .rawBuffer(count: size, sink: sink),
+                    .rawBorrowed(count: size, sink: sink),
+                    .locked(count: size, sink: sink),
+                    .eventClosures(count: size, sink: sink),
+                ])
             report.setRatiosToFastestRaw(size: size)
         }
         let ratios = context.sizes.filter { $0 >= 100 }.compactMap { size in
-            report.figure(Contender.eventClosureName, size: size).map { ("N=\(sizeLabel(size))", $0.ratioToRaw ?? .nan) }
+            report.figure(Contender.eventClosureName, size: size).map {
+                ("N=\(sizeLabel(size))", $0.ratioToRaw ?? .nan)
+            }
         }
         if !ratios.isEmpty {
-            report.verdicts.append(Verdict(
-                scenario: context.scenario.id, target: "≤ 1.0× RAW at N ≥ 100",
-                measured: ScenarioReport.list(ratios), met: ratios.allSatisfy { $0.1 <= 1.0 }))
+            report.verdicts.append(
+                Verdict(
+                    scenario: context.scenario.id, target: "≤ 1.0× RAW at N ≥ 100",
+                    measured: ScenarioReport.list(ratios), met: ratios.allSatisfy { $0.1 <= 1.0 }))
         }
         return report
     }

@@ -23,7 +23,8 @@ extension Scenario {
             // (calibrating also warms every run up).
             let sends = runs.map { run in
                 calibrateSends(target: context.settings.repetitionNanoseconds) { sends in
-                    measureSenders(run.subject, observers: size, senders: run.senders, sends: sends, counters: counters).elapsed
+                    measureSenders(run.subject, observers: size, senders: run.senders, sends: sends, counters: counters)
+                        .elapsed
                 }
             }
             var samples = Array(repeating: [Double](), count: runs.count)
@@ -32,7 +33,8 @@ extension Scenario {
             for _ in 0..<context.settings.repetitions {
                 for index in runs.indices {
                     let run = runs[index]
-                    let result = measureSenders(run.subject, observers: size, senders: run.senders, sends: sends[index], counters: counters)
+                    let result = measureSenders(
+                        run.subject, observers: size, senders: run.senders, sends: sends[index], counters: counters)
                     churnPairs += result.churnPairs
                     let deliveries = run.senders * sends[index] * size
                     samples[index].append(Double(result.elapsed) / Double(deliveries))
@@ -41,10 +43,14 @@ extension Scenario {
             }
             for subject in subjects { subject.tearDown() }
             for (index, run) in runs.enumerated() {
-                let name = run.subject.name + (run.subject.churns ? ", \(run.senders) sender\(run.senders > 1 ? "s" : "")" : ", 1 sender, no churn")
-                report.figures.append(Figure(
-                    scenario: context.scenario.id, size: size, implementation: name,
-                    metric: "ns/delivery (aggregate)", summary: Summary(samples[index])))
+                let name =
+                    run.subject.name
+                    + (run.subject.churns
+                        ? ", \(run.senders) sender\(run.senders > 1 ? "s" : "")" : ", 1 sender, no churn")
+                report.figures.append(
+                    Figure(
+                        scenario: context.scenario.id, size: size, implementation: name,
+                        metric: "ns/delivery (aggregate)", summary: Summary(samples[index])))
             }
             report.setRatios(size: size, reference: "RAW, 1 sender, no churn")
             // CPU time per delivery of the senders: equal for 1 and 2 senders
@@ -62,12 +68,15 @@ extension Scenario {
             }
             let eventScaling = scaling(Contender.eventClosureName)
             let lockedScaling = scaling("LOCKED")
-            report.verdicts.append(Verdict(
-                scenario: context.scenario.id, target: "2 senders ≥ 1.7× the deliveries/s of 1 (N=\(sizeLabel(size)))",
-                measured: "\(formatFigure(eventScaling))× (LOCKED \(formatFigure(lockedScaling))×); sender CPU ns/delivery "
-                    + "2 vs 1 sender: \(formatFigure(cpuGrowth))× (LOCKED \(formatFigure(lockedCPUGrowth))×); "
-                    + "\(churnPairs) churn pairs; load \(loadAverage())",
-                met: eventScaling >= 1.7))
+            report.verdicts.append(
+                Verdict(
+                    scenario: context.scenario.id,
+                    target: "2 senders ≥ 1.7× the deliveries/s of 1 (N=\(sizeLabel(size)))",
+                    measured:
+                        "\(formatFigure(eventScaling))× (LOCKED \(formatFigure(lockedScaling))×); sender CPU ns/delivery "
+                        + "2 vs 1 sender: \(formatFigure(cpuGrowth))× (LOCKED \(formatFigure(lockedCPUGrowth))×); "
+                        + "\(churnPairs) churn pairs; load \(loadAverage())",
+                    met: eventScaling >= 1.7))
         }
         return report
     }
@@ -148,14 +157,16 @@ func measureSenders(
     let line = StartLine()
     let before = (0..<senders).map(counters.stable)
     var churnPairs = 0
-    let churn = subject.churns ? BenchThread {
-        line.arriveAndWait()
-        while !line.shouldStop {
-            subject.churnOnce()
-            churnPairs += 1
-            usleep(100)
-        }
-    } : nil
+    let churn =
+        subject.churns
+        ? BenchThread {
+            line.arriveAndWait()
+            while !line.shouldStop {
+                subject.churnOnce()
+                churnPairs += 1
+                usleep(100)
+            }
+        } : nil
     let cpu = UnsafeMutablePointer<UInt64>.allocate(capacity: senders * PerThreadCounters.stride)
     defer { cpu.deallocate() }
     let threads = (0..<senders).map { thread in

@@ -8,21 +8,25 @@ extension Scenario {
         var report = ScenarioReport()
         for size in context.sizes {
             let sink = Sink()
-            report.figures += context.measure(size: size, metric: "ns/send", [
-                .raw(count: size, sink: sink),
-                .rawBuffer(count: size, sink: sink),
-                .locked(count: size, sink: sink),
-                .eventClosures(count: size, sink: sink),
-            ])
+            report.figures += context.measure(
+                size: size, metric: "ns/send",
+                [
+                    .raw(count: size, sink: sink),
+                    .rawBuffer(count: size, sink: sink),
+                    .locked(count: size, sink: sink),
+                    .eventClosures(count: size, sink: sink),
+                ])
             report.setRatiosToFastestRaw(size: size)
         }
         for (size, limit) in [(0, 8.0), (1, 12.0)] {
             guard let event = report.figure(Contender.eventClosureName, size: size) else { continue }
-            report.verdicts.append(Verdict(
-                scenario: context.scenario.id,
-                target: size == 0 ? "empty send ≤ 8 ns" : "one observer ≤ 12 ns",
-                measured: "\(formatFigure(event.median)) ns (p10 \(formatFigure(event.p10)), RAW \(formatFigure(event.ratioToRaw ?? .nan))×)",
-                met: event.median <= limit))
+            report.verdicts.append(
+                Verdict(
+                    scenario: context.scenario.id,
+                    target: size == 0 ? "empty send ≤ 8 ns" : "one observer ≤ 12 ns",
+                    measured:
+                        "\(formatFigure(event.median)) ns (p10 \(formatFigure(event.p10)), RAW \(formatFigure(event.ratioToRaw ?? .nan))×)",
+                    met: event.median <= limit))
         }
         return report
     }

@@ -14,17 +14,20 @@ extension Scenario {
         var report = ScenarioReport()
         for size in context.sizes {
             let sink = Sink()
-            report.figures += context.measure(size: size, metric: "ns/send", [
-                .raw(count: 1, sink: sink),
-                .lockedDictionary(keys: size, sink: sink),
-                .keyedEvent(keys: size, sink: sink),
-            ])
+            report.figures += context.measure(
+                size: size, metric: "ns/send",
+                [
+                    .raw(count: 1, sink: sink),
+                    .lockedDictionary(keys: size, sink: sink),
+                    .keyedEvent(keys: size, sink: sink),
+                ])
             report.setRatios(size: size, reference: "RAW")
             if let keyed = report.figure(Contender.keyedEventName, size: size) {
-                report.verdicts.append(Verdict(
-                    scenario: context.scenario.id, target: "≤ 60 ns per send (\(sizeLabel(size)) keys)",
-                    measured: "\(formatFigure(keyed.median)) ns (p10 \(formatFigure(keyed.p10)))",
-                    met: keyed.median <= 60))
+                report.verdicts.append(
+                    Verdict(
+                        scenario: context.scenario.id, target: "≤ 60 ns per send (\(sizeLabel(size)) keys)",
+                        measured: "\(formatFigure(keyed.median)) ns (p10 \(formatFigure(keyed.p10)))",
+                        met: keyed.median <= 60))
             }
         }
         return report

@@ -13,7 +13,8 @@ extension Scenario {
         var report = ScenarioReport()
         let samplesPerRepetition = context.settings.repetitionNanoseconds >= 10_000_000 ? 20_000 : 5_000
         for size in context.sizes {
-            context.step("N=\(size): per-send latency, \(context.settings.repetitions) × \(samplesPerRepetition) sends each")
+            context.step(
+                "N=\(size): per-send latency, \(context.settings.repetitions) × \(samplesPerRepetition) sends each")
             let counters = PerThreadCounters()
             let event = ChurnSubject.event(size, counters)
             let locked = ChurnSubject.locked(size, counters)
@@ -25,31 +26,37 @@ extension Scenario {
             var samples = Array(repeating: [Double](), count: runs.count)
             var churnPairs = Array(repeating: 0, count: runs.count)
             for index in runs.indices {  // warm-up
-                _ = sampleLatencies(runs[index].subject, observers: size, sends: samplesPerRepetition / 4,
-                                    churn: runs[index].churn, counters: counters)
+                _ = sampleLatencies(
+                    runs[index].subject, observers: size, sends: samplesPerRepetition / 4,
+                    churn: runs[index].churn, counters: counters)
             }
             for _ in 0..<context.settings.repetitions {
                 for index in runs.indices {
-                    let result = sampleLatencies(runs[index].subject, observers: size, sends: samplesPerRepetition,
-                                                 churn: runs[index].churn, counters: counters)
+                    let result = sampleLatencies(
+                        runs[index].subject, observers: size, sends: samplesPerRepetition,
+                        churn: runs[index].churn, counters: counters)
                     samples[index] += result.latencies
                     churnPairs[index] += result.churnPairs
                 }
             }
             event.tearDown()
             for index in runs.indices {
-                report.figures.append(Figure(
-                    scenario: context.scenario.id, size: size, implementation: runs[index].name,
-                    metric: "ns/send", summary: Summary(samples[index]), includeTails: true))
+                report.figures.append(
+                    Figure(
+                        scenario: context.scenario.id, size: size, implementation: runs[index].name,
+                        metric: "ns/send", summary: Summary(samples[index]), includeTails: true))
             }
             if let figure = report.figures.first(where: { $0.implementation == runs[0].name }),
-               let p999 = figure.p999 {
+                let p999 = figure.p999
+            {
                 let tail = p999 / figure.median
-                report.verdicts.append(Verdict(
-                    scenario: context.scenario.id, target: "p99.9 ≤ 10× p50 (N=\(sizeLabel(size)), churning thread)",
-                    measured: "p50 \(formatFigure(figure.median)) ns, p99 \(formatFigure(figure.p99 ?? .nan)) ns, "
-                        + "p99.9 \(formatFigure(p999)) ns: \(formatFigure(tail))× (\(churnPairs[0]) churn pairs during it)",
-                    met: tail <= 10))
+                report.verdicts.append(
+                    Verdict(
+                        scenario: context.scenario.id,
+                        target: "p99.9 ≤ 10× p50 (N=\(sizeLabel(size)), churning thread)",
+                        measured: "p50 \(formatFigure(figure.median)) ns, p99 \(formatFigure(figure.p99 ?? .nan)) ns, "
+                            + "p99.9 \(formatFigure(p999)) ns: \(formatFigure(tail))× (\(churnPairs[0]) churn pairs during it)",
+                        met: tail <= 10))
             }
         }
         return report
@@ -63,13 +70,15 @@ func sampleLatencies(
 ) -> (latencies: [Double], churnPairs: Int) {
     let line = StartLine()
     var churnPairs = 0
-    let churner = churn ? BenchThread {
-        line.arriveAndWait()
-        while !line.shouldStop {
-            subject.churnOnce()
-            churnPairs += 1
-        }
-    } : nil
+    let churner =
+        churn
+        ? BenchThread {
+            line.arriveAndWait()
+            while !line.shouldStop {
+                subject.churnOnce()
+                churnPairs += 1
+            }
+        } : nil
     line.release(workers: churner == nil ? 0 : 1)
     var latencies = [Double]()
     latencies.reserveCapacity(sends)

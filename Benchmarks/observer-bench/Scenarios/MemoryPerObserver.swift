@@ -25,21 +25,26 @@ extension Scenario {
             context.step("N=\(size): \(HeapStatistics.method) before/after registering")
             let sink = Sink()
             func figure(_ implementation: String, _ bytes: Double) {
-                report.figures.append(Figure(
-                    scenario: context.scenario.id, size: size, implementation: implementation,
-                    metric: "bytes/observer", summary: Summary([bytes])))
+                report.figures.append(
+                    Figure(
+                        scenario: context.scenario.id, size: size, implementation: implementation,
+                        metric: "bytes/observer", summary: Summary([bytes])))
             }
 
             var raw = RawSubscriptions()
-            figure("RAW", bytesPerObserver(size) {
-                for _ in 0..<size { raw.handlers.append { value in memorySink.total &+= value } }
-            })
+            figure(
+                "RAW",
+                bytesPerObserver(size) {
+                    for _ in 0..<size { raw.handlers.append { value in memorySink.total &+= value } }
+                })
             withExtendedLifetime(raw) {}
 
             let locked = LockedObservers()
-            figure("LOCKED", bytesPerObserver(size) {
-                for _ in 0..<size { locked.subscribe { value in memorySink.total &+= value } }
-            })
+            figure(
+                "LOCKED",
+                bytesPerObserver(size) {
+                    for _ in 0..<size { locked.subscribe { value in memorySink.total &+= value } }
+                })
 
             let event = Event<Int>()
             let eventBytes = bytesPerObserver(size) {
@@ -68,24 +73,28 @@ extension Scenario {
             let name = Notification.Name("observer-bench.memory")
             var observers = [NSObjectProtocol]()
             observers.reserveCapacity(size)
-            figure(Contender.notificationCenterName, bytesPerObserver(size) {
-                for _ in 0..<size {
-                    observers.append(center.addObserver(forName: name, object: nil, queue: nil) { note in
-                        memorySink.total &+= note.userInfo?["value"] as? Int ?? 0
-                    })
-                }
-            })
+            figure(
+                Contender.notificationCenterName,
+                bytesPerObserver(size) {
+                    for _ in 0..<size {
+                        observers.append(
+                            center.addObserver(forName: name, object: nil, queue: nil) { note in
+                                memorySink.total &+= note.userInfo?["value"] as? Int ?? 0
+                            })
+                    }
+                })
             for observer in observers { center.removeObserver(observer) }
             try? ObserverCore.reclaimNow()
 
             report.setRatios(size: size, reference: "RAW")
             Verification.expect(sink.total &+ memorySink.total, equals: 0, "memory scenario: nothing was sent")
-            report.verdicts.append(Verdict(
-                scenario: context.scenario.id,
-                target: "≤ 48 bytes per closure observer beyond its captures (N=\(sizeLabel(size)))",
-                measured: "\(formatFigure(eventBytes)) bytes by \(HeapStatistics.method); token kept "
-                    + "\(formatFigure(tokenBytes)); with 16 bytes of captures \(formatFigure(capturingBytes))",
-                met: eventBytes <= 48))
+            report.verdicts.append(
+                Verdict(
+                    scenario: context.scenario.id,
+                    target: "≤ 48 bytes per closure observer beyond its captures (N=\(sizeLabel(size)))",
+                    measured: "\(formatFigure(eventBytes)) bytes by \(HeapStatistics.method); token kept "
+                        + "\(formatFigure(tokenBytes)); with 16 bytes of captures \(formatFigure(capturingBytes))",
+                    met: eventBytes <= 48))
         }
         return report
     }
@@ -118,7 +127,7 @@ enum HeapStatistics {
 
     static let method: String = {
         #if arch(x86_64)
-        if mallinfo2 != nil { return "mallinfo2 (uordblks + hblkhd)" }
+            if mallinfo2 != nil { return "mallinfo2 (uordblks + hblkhd)" }
         #endif
         return "resident set size (/proc/self/statm)"
     }()
@@ -130,12 +139,12 @@ enum HeapStatistics {
 
     static func bytesInUse() -> Int {
         #if arch(x86_64)
-        if let mallinfo2 {
-            // struct mallinfo2: ten size_t fields; uordblks is the 8th, hblkhd the 5th.
-            var fields = [Int](repeating: 0, count: 10)
-            fields.withUnsafeMutableBytes { _ = mallinfo2($0.baseAddress!) }
-            return fields[7] + fields[4]
-        }
+            if let mallinfo2 {
+                // struct mallinfo2: ten size_t fields; uordblks is the 8th, hblkhd the 5th.
+                var fields = [Int](repeating: 0, count: 10)
+                fields.withUnsafeMutableBytes { _ = mallinfo2($0.baseAddress!) }
+                return fields[7] + fields[4]
+            }
         #endif
         guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
         let pages = text.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0

@@ -12,19 +12,25 @@ extension Scenario {
         var report = ScenarioReport()
         for size in context.sizes {
             let sink = Sink()
-            report.figures += context.measure(size: size, metric: "ns/delivery", [
-                .raw(count: size, sink: sink),
-                .notificationCenter(count: size, sink: sink),
-                .eventClosures(count: size, sink: sink),
-            ])
+            report.figures += context.measure(
+                size: size, metric: "ns/delivery",
+                [
+                    .raw(count: size, sink: sink),
+                    .notificationCenter(count: size, sink: sink),
+                    .eventClosures(count: size, sink: sink),
+                ])
             report.setRatios(size: size, reference: "RAW")
             if let center = report.figure(Contender.notificationCenterName, size: size),
-               let event = report.figure(Contender.eventClosureName, size: size) {
+                let event = report.figure(Contender.eventClosureName, size: size)
+            {
                 let speedup = center.median / event.median
-                report.verdicts.append(Verdict(
-                    scenario: context.scenario.id, target: "≥ 10× faster than NotificationCenter (N=\(sizeLabel(size)))",
-                    measured: "\(formatFigure(speedup))× (\(formatFigure(center.median)) vs \(formatFigure(event.median)) ns/delivery)",
-                    met: speedup >= 10))
+                report.verdicts.append(
+                    Verdict(
+                        scenario: context.scenario.id,
+                        target: "≥ 10× faster than NotificationCenter (N=\(sizeLabel(size)))",
+                        measured:
+                            "\(formatFigure(speedup))× (\(formatFigure(center.median)) vs \(formatFigure(event.median)) ns/delivery)",
+                        met: speedup >= 10))
             }
         }
         return report

@@ -16,20 +16,24 @@ extension Scenario {
         for size in context.sizes {
             let castTargets = (0..<size).map { _ in Target() }
             let registryTargets = (0..<size).map { _ in Target() }
-            report.figures += context.measure(size: size, metric: "ns/delivery", [
-                .raw(count: size, sink: Sink()),
-                .cast(targets: castTargets),
-                .protocolObservers(registryTargets),
-            ])
+            report.figures += context.measure(
+                size: size, metric: "ns/delivery",
+                [
+                    .raw(count: size, sink: Sink()),
+                    .cast(targets: castTargets),
+                    .protocolObservers(registryTargets),
+                ])
             report.setRatios(size: size, reference: "RAW")
             if let cast = report.figure("CAST", size: size),
                 let registry = report.figure(Contender.protocolObserversName, size: size)
             {
                 let speedup = cast.median / registry.median
-                report.verdicts.append(Verdict(
-                    scenario: context.scenario.id, target: "≥ 5× faster than CAST (N=\(sizeLabel(size)))",
-                    measured: "\(formatFigure(speedup))× (\(formatFigure(cast.median)) vs \(formatFigure(registry.median)) ns/delivery)",
-                    met: speedup >= 5))
+                report.verdicts.append(
+                    Verdict(
+                        scenario: context.scenario.id, target: "≥ 5× faster than CAST (N=\(sizeLabel(size)))",
+                        measured:
+                            "\(formatFigure(speedup))× (\(formatFigure(cast.median)) vs \(formatFigure(registry.median)) ns/delivery)",
+                        met: speedup >= 5))
             }
             withExtendedLifetime((castTargets, registryTargets)) {}
         }

@@ -13,12 +13,14 @@ extension Scenario {
         for size in context.sizes {
             let sink = Sink()
             let targets = (0..<size).map { _ in Target() }
-            report.figures += context.measure(size: size, metric: "ns/pair", [
-                .rawPairs(registered: size, sink: sink),
-                .lockedPairs(registered: size, sink: sink),
-                .weakPairs(registered: targets, sink: sink),
-                .eventPairs(registered: size, sink: sink),
-            ])
+            report.figures += context.measure(
+                size: size, metric: "ns/pair",
+                [
+                    .rawPairs(registered: size, sink: sink),
+                    .lockedPairs(registered: size, sink: sink),
+                    .weakPairs(registered: targets, sink: sink),
+                    .eventPairs(registered: size, sink: sink),
+                ])
             report.setRatios(size: size, reference: "RAW")
             withExtendedLifetime(targets) {}
         }
@@ -26,16 +28,18 @@ extension Scenario {
             report.figure(Contender.eventClosureName, size: size).map { (size, $0.median) }
         }
         if !pairs.isEmpty {
-            report.verdicts.append(Verdict(
-                scenario: context.scenario.id, target: "pair ≤ 300 ns",
-                measured: ScenarioReport.list(pairs.map { ("N=\(sizeLabel($0.0))", $0.1) }, unit: " ns"),
-                met: pairs.allSatisfy { $0.1 <= 300 }))
+            report.verdicts.append(
+                Verdict(
+                    scenario: context.scenario.id, target: "pair ≤ 300 ns",
+                    measured: ScenarioReport.list(pairs.map { ("N=\(sizeLabel($0.0))", $0.1) }, unit: " ns"),
+                    met: pairs.allSatisfy { $0.1 <= 300 }))
         }
         if let small = pairs.first(where: { $0.0 == 1_000 }), let large = pairs.first(where: { $0.0 == 100_000 }) {
             let growth = large.1 / small.1
-            report.verdicts.append(Verdict(
-                scenario: context.scenario.id, target: "pair at 100k ≤ 1.5× pair at 1k",
-                measured: "\(formatFigure(growth))×", met: growth <= 1.5))
+            report.verdicts.append(
+                Verdict(
+                    scenario: context.scenario.id, target: "pair at 100k ≤ 1.5× pair at 1k",
+                    measured: "\(formatFigure(growth))×", met: growth <= 1.5))
         }
         return report
     }

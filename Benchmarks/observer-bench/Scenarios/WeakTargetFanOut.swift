@@ -10,23 +10,27 @@ extension Scenario {
         for size in context.sizes {
             let sink = Sink()
             let targets = (0..<size).map { _ in Target() }
-            report.figures += context.measure(size: size, metric: "ns/delivery", [
-                .raw(count: size, sink: sink),
-                .weak(targets: targets),
-                .cast(targets: targets),
-                .eventTargets(targets),
-            ])
+            report.figures += context.measure(
+                size: size, metric: "ns/delivery",
+                [
+                    .raw(count: size, sink: sink),
+                    .weak(targets: targets),
+                    .cast(targets: targets),
+                    .eventTargets(targets),
+                ])
             report.setRatiosToFastestRaw(size: size)
             withExtendedLifetime(targets) {}
         }
         let speedups = context.sizes.compactMap { size -> (String, Double)? in
             guard let weak = report.figure("WEAK", size: size),
-                  let event = report.figure(Contender.eventTargetName, size: size) else { return nil }
+                let event = report.figure(Contender.eventTargetName, size: size)
+            else { return nil }
             return ("N=\(sizeLabel(size))", weak.median / event.median)
         }
-        report.verdicts.append(Verdict(
-            scenario: context.scenario.id, target: "≥ 2× faster than WEAK",
-            measured: ScenarioReport.list(speedups), met: speedups.allSatisfy { $0.1 >= 2.0 }))
+        report.verdicts.append(
+            Verdict(
+                scenario: context.scenario.id, target: "≥ 2× faster than WEAK",
+                measured: ScenarioReport.list(speedups), met: speedups.allSatisfy { $0.1 >= 2.0 }))
         return report
     }
 }

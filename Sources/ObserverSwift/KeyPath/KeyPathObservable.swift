@@ -44,7 +44,8 @@ extension KeyPathObservable {
     ) -> KeyPathObserver {
         let changes = PropertyAccessProbe.changes(for: keyPath) { _ = self[keyPath: keyPath] }
         guard let changes else {
-            let message = "ObserverSwift: observe(\(keyPath)): not an @ObservableProperty of \(Self.self); nothing is observed\n"
+            let message =
+                "ObserverSwift: observe(\(keyPath)): not an @ObservableProperty of \(Self.self); nothing is observed\n"
             FileHandle.standardError.write(Data(message.utf8))
             return KeyPathObserver.unresolved(keyPath)
         }

@@ -49,8 +49,8 @@ final class NotificationTurn: @unchecked Sendable {
 @inlinable
 func currentThreadIdentifier() -> UInt {
     #if canImport(Darwin)
-    UInt(bitPattern: pthread_self())  // a pointer on Darwin
+        UInt(bitPattern: pthread_self())  // a pointer on Darwin
     #else
-    UInt(pthread_self())  // an integer on Linux
+        UInt(pthread_self())  // an integer on Linux
     #endif
 }

@@ -46,7 +46,9 @@ final class BoundedMemoryTests: XCTestCase {
         let residentAfter = ReliabilityEnvironment.residentBytes
         let stats = ObserverCore.statistics
 
-        print("bounded-memory: \(cycles) cycles, max pending \(maxPending), RSS \(residentBefore >> 10) KiB -> \(residentAfter >> 10) KiB")
+        print(
+            "bounded-memory: \(cycles) cycles, max pending \(maxPending), RSS \(residentBefore >> 10) KiB -> \(residentAfter >> 10) KiB"
+        )
         XCTAssertLessThanOrEqual(maxPending, pendingBound, "retired objects piled up: reclamation does not keep pace")
         XCTAssertEqual(stats.pendingObjects, 0)
         XCTAssertEqual(ReliabilityLiveInstances.current, liveBaseline, "handler captures leaked")
@@ -96,8 +98,11 @@ extension BoundedMemoryTests {
         stop.increment()
         sender.wait()
         try ObserverCore.reclaimNow()
-        print("bounded-memory (concurrent sender): \(cycles) cycles, pending peak \(maxPending), second-half low \(minPendingSecondHalf), \(delivered.value) deliveries")
-        XCTAssertLessThanOrEqual(minPendingSecondHalf, 64, "reclamation stopped making progress while a sender was active")
+        print(
+            "bounded-memory (concurrent sender): \(cycles) cycles, pending peak \(maxPending), second-half low \(minPendingSecondHalf), \(delivered.value) deliveries"
+        )
+        XCTAssertLessThanOrEqual(
+            minPendingSecondHalf, 64, "reclamation stopped making progress while a sender was active")
         XCTAssertEqual(ObserverCore.statistics.pendingObjects, 0)
         XCTAssertEqual(ReliabilityLiveInstances.current, liveBaseline, "handler captures leaked")
         XCTAssertEqual(ReliabilityLiveInstances.poisoned, 0)

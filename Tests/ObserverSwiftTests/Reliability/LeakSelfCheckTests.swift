@@ -8,8 +8,9 @@ import XCTest
 /// only if the leaks are reported.
 final class LeakSelfCheckTests: XCTestCase {
     func testLeaksAreReported() throws {
-        try XCTSkipUnless(ReliabilityEnvironment.isSet("OBSERVER_LSAN_SELFCHECK"),
-                          "deliberately leaks; run by make asan-selfcheck")
+        try XCTSkipUnless(
+            ReliabilityEnvironment.isSet("OBSERVER_LSAN_SELFCHECK"),
+            "deliberately leaks; run by make asan-selfcheck")
         // A subscription box whose capture is never released: retained once
         // too often, as a refcounting bug in the core would do.
         let event = Event<Int>()

@@ -131,12 +131,15 @@ private final class ModelRun {
             for (id, subscription) in subscriptions where subscription.targetKey == key {
                 subscriptions[id]!.active = false
             }
-            return actual == expected ? "unsubscribe target \(key)" : "unsubscribe target \(key) returned \(actual), model \(expected) MISMATCH"
+            return actual == expected
+                ? "unsubscribe target \(key)"
+                : "unsubscribe target \(key) returned \(actual), model \(expected) MISMATCH"
         case 62..<64:
             let expected = activeCount
             let actual = source.unsubscribeAll()
             for id in subscriptions.keys { subscriptions[id]!.active = false }
-            return actual == expected ? "unsubscribe all" : "unsubscribe all returned \(actual), model \(expected) MISMATCH"
+            return actual == expected
+                ? "unsubscribe all" : "unsubscribe all returned \(actual), model \(expected) MISMATCH"
         case 64..<72 where !targets.isEmpty:
             let key = targets.keys.sorted()[random(targets.count)]
             targets[key] = nil  // the model held the only strong reference
@@ -150,7 +153,8 @@ private final class ModelRun {
             source.send(value)
             let expected = Dictionary(uniqueKeysWithValues: activeIDs.map { ($0, [value]) })
             if delivered != expected {
-                return "send \(value): delivered \(delivered.sorted { $0.key < $1.key }), model \(expected.sorted { $0.key < $1.key }) MISMATCH"
+                return
+                    "send \(value): delivered \(delivered.sorted { $0.key < $1.key }), model \(expected.sorted { $0.key < $1.key }) MISMATCH"
             }
             return "send \(value)"
         }

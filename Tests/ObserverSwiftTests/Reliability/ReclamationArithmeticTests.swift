@@ -50,8 +50,9 @@ final class ReclamationArithmeticTests: XCTestCase {
         }
         let parked = ObserverCore.statistics
         XCTAssertGreaterThan(parked.pendingObjects, 0, "nothing retired is pending while a sender is parked")
-        XCTAssertEqual(ReliabilityLiveInstances.current, liveBaseline + 1,
-                       "the cancelled handler's capture was released while a sender that may see it was still inside its send")
+        XCTAssertEqual(
+            ReliabilityLiveInstances.current, liveBaseline + 1,
+            "the cancelled handler's capture was released while a sender that may see it was still inside its send")
 
         proceed.signal()
         sender.wait()

@@ -46,7 +46,8 @@ final class ReentrancyMatrixTests: XCTestCase {
             source.send(2)
             // The victim sits after the killer, and a removal is visible to
             // the same send on the same thread (it skips freed slots).
-            XCTAssertFalse(log.entries.contains("victim 2"), "\(kind.name): cancelled subscription called by a later send")
+            XCTAssertFalse(
+                log.entries.contains("victim 2"), "\(kind.name): cancelled subscription called by a later send")
             XCTAssertEqual(log.entries.filter { $0.hasPrefix("killer") }, ["killer 1", "killer 2"], kind.name)
             XCTAssertEqual(victim?.isActive, false, kind.name)
             killer.cancel()
@@ -61,10 +62,11 @@ final class ReentrancyMatrixTests: XCTestCase {
             let log = CallLog()
             var tokens: [Subscription] = []
             for index in 0..<5 {
-                tokens.append(source.subscribe { value in
-                    log.append("\(index):\(value)")
-                    if index == 2 { XCTAssertGreaterThan(source.unsubscribeAll(), 0) }
-                })
+                tokens.append(
+                    source.subscribe { value in
+                        log.append("\(index):\(value)")
+                        if index == 2 { XCTAssertGreaterThan(source.unsubscribeAll(), 0) }
+                    })
             }
             source.send(1)
             XCTAssertTrue(log.entries.starts(with: ["0:1", "1:1", "2:1"]), "\(kind.name): \(log.entries)")
@@ -98,7 +100,8 @@ final class ReentrancyMatrixTests: XCTestCase {
             let tail = source.subscribe { value in log.append("tail \(value)") }
             for hole in holes { hole.cancel() }
             source.send(1)
-            XCTAssertEqual(log.entries, ["adder 1", "tail 1"], "\(kind.name): a handler added during a send was called by it")
+            XCTAssertEqual(
+                log.entries, ["adder 1", "tail 1"], "\(kind.name): a handler added during a send was called by it")
             log.removeAll()
             source.send(2)
             XCTAssertEqual(log.entries.count, 22, kind.name)

@@ -15,8 +15,9 @@ final class TSanSelfCheckTests: XCTestCase {
     /// rounds on fresh objects, because TSan may miss a single racy pair
     /// (its shadow keeps a few accesses per word).
     func testRaceAfterSubscribeIsReported() throws {
-        try XCTSkipUnless(ReliabilityEnvironment.isSet("OBSERVER_TSAN_SELFCHECK"),
-                          "deliberately racy; run by make tsan-selfcheck")
+        try XCTSkipUnless(
+            ReliabilityEnvironment.isSet("OBSERVER_TSAN_SELFCHECK"),
+            "deliberately racy; run by make tsan-selfcheck")
         for round in 0..<20 {
             let event = Event<Int>()
             let shared = RacyBox()

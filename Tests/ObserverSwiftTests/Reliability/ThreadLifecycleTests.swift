@@ -24,8 +24,9 @@ final class ThreadLifecycleTests: XCTestCase {
         let recordsAfter = ObserverCore.statistics.epochRecords
         print("thread-lifecycle: epoch records \(recordsBefore) -> \(recordsAfter) after \(threads) threads")
         XCTAssertEqual(deliveries.value, threads)
-        XCTAssertLessThanOrEqual(recordsAfter - recordsBefore, recordGrowthBound,
-                                 "epoch records grow with the number of threads that ever sent")
+        XCTAssertLessThanOrEqual(
+            recordsAfter - recordsBefore, recordGrowthBound,
+            "epoch records grow with the number of threads that ever sent")
         token.cancel()
     }
 

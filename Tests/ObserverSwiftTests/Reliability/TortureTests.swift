@@ -150,21 +150,26 @@ final class TortureTests: XCTestCase {
             }
             XCTAssertEqual(ledger.orderViolations, 0, "\(kind.name): stable subscription \(index) saw a duplicate")
         }
-        XCTAssertEqual(churnViolations.load(ordering: .relaxed), 0,
-                       "\(kind.name): a churned subscription got a duplicate or a send that started after its removal")
+        XCTAssertEqual(
+            churnViolations.load(ordering: .relaxed), 0,
+            "\(kind.name): a churned subscription got a duplicate or a send that started after its removal")
         XCTAssertGreaterThan(sentPerSender.get(sender: 0) + sentPerSender.get(sender: 1), 0)
         XCTAssertGreaterThan(churnCycles.load(ordering: .relaxed), 0)
-        print("torture[\(kind.name)]: \(seconds) s, sends \(sentPerSender.get(sender: 0)) + \(sentPerSender.get(sender: 1)), churn cycles \(churnCycles.load(ordering: .relaxed))")
+        print(
+            "torture[\(kind.name)]: \(seconds) s, sends \(sentPerSender.get(sender: 0)) + \(sentPerSender.get(sender: 1)), churn cycles \(churnCycles.load(ordering: .relaxed))"
+        )
 
         withExtendedLifetime(stableTarget) {}
         for token in stableTokens { token.cancel() }
         stableTokens.removeAll()
         state.source.unsubscribeAll()
         try ObserverCore.reclaimNow()
-        XCTAssertEqual(ReliabilityLiveInstances.poisoned, poisonBaseline,
-                       "\(kind.name): a handler ran on a released (poisoned) capture")
-        XCTAssertEqual(ReliabilityLiveInstances.current, liveBaseline,
-                       "\(kind.name): handler captures leaked (count high) or were released early (count low)")
+        XCTAssertEqual(
+            ReliabilityLiveInstances.poisoned, poisonBaseline,
+            "\(kind.name): a handler ran on a released (poisoned) capture")
+        XCTAssertEqual(
+            ReliabilityLiveInstances.current, liveBaseline,
+            "\(kind.name): handler captures leaked (count high) or were released early (count low)")
     }
 }
 
@@ -195,10 +200,10 @@ private final class TortureState: Sendable {
     }
 }
 
-private extension ReliabilitySource {
+extension ReliabilitySource {
     /// Exercises the writer path with a target that was never subscribed
     /// (removes nothing).
-    func unsubscribeStranger() {
+    fileprivate func unsubscribeStranger() {
         if supportsTargets {
             _ = unsubscribe(target: ReliabilityTarget(identifier: -2))
         }

@@ -1,6 +1,7 @@
-@testable import ObserverSwift
 import Foundation
 import Synchronization
+
+@testable import ObserverSwift
 
 /// A thread-safe tally of received values, for handlers called on any thread.
 final class Received<Value: Sendable>: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
-@testable import ObserverSwift
 import Synchronization
+
+@testable import ObserverSwift
 
 /// A key whose hash is the same for every value: every key collides, so
 /// only `==` can tell them apart.

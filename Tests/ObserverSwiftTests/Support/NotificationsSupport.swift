@@ -1,6 +1,7 @@
 import Foundation
-@testable import ObserverSwift
 import Synchronization
+
+@testable import ObserverSwift
 
 /// Helpers for the notification and key-path tests (prefixed to avoid
 /// clashing with other areas' helpers).

@@ -23,7 +23,8 @@ protocol ReliabilitySource: AnyObject, Sendable {
     /// Whether `subscribe(target:_:)` is supported by this kind.
     var supportsTargets: Bool { get }
     /// Subscribes on behalf of a weakly held target (only if `supportsTargets`).
-    @discardableResult func subscribe(target: ReliabilityTarget, _ handler: @escaping (ReliabilityTarget, Int) -> Void) -> Subscription
+    @discardableResult func subscribe(target: ReliabilityTarget, _ handler: @escaping (ReliabilityTarget, Int) -> Void)
+        -> Subscription
     /// Removes every subscription of `target`; returns how many.
     @discardableResult func unsubscribe(target: ReliabilityTarget) -> Int
     /// Removes every subscription; returns how many were stored.

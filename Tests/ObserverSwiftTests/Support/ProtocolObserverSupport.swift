@@ -1,6 +1,7 @@
 import Foundation
-@testable import ObserverSwift
 import Synchronization
+
+@testable import ObserverSwift
 
 // Protocols and observers shared by the protocol-typed observer tests.
 

@@ -68,11 +68,13 @@ func runOnNewThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     for index in 0..<count {
         let work = Unmanaged.passRetained(Work(body: body, index: index)).toOpaque()
         var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { argument in
-            let work = Unmanaged<Work>.fromOpaque(argument!).takeRetainedValue()
-            work.body(work.index)
-            return nil
-        }, work)
+        let status = pthread_create(
+            &thread, nil,
+            { argument in
+                let work = Unmanaged<Work>.fromOpaque(argument!).takeRetainedValue()
+                work.body(work.index)
+                return nil
+            }, work)
         precondition(status == 0, "pthread_create failed: \(status)")
         threads.append(thread)
     }
