@@ -10,7 +10,7 @@ CORE_SOURCES = Sources/CObserverCore/oc_epoch.c Sources/CObserverCore/oc_list.c 
 CORE_INCLUDES = -ISources/CObserverCore/include -ISources/CObserverCore
 CORE_OBJECTS = $(patsubst Sources/CObserverCore/%.c,build-c/%.o,$(CORE_SOURCES))
 
-.PHONY: deps build test demo bench bench-quick bench-callgrind torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs lint format clean
+.PHONY: deps build strict test demo bench bench-quick bench-callgrind torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs lint format clean
 
 # Installs Concurrency Kit (Debian: libck-dev) when pkg-config cannot find it.
 deps:
@@ -161,6 +161,11 @@ examples: deps
 clean:
 	$(SWIFT) package clean
 	rm -rf build-c docs-site bench-results.json bench-results.svg bench-callgrind.json
+
+# Swift 6 strict concurrency with every warning an error (package and tests).
+strict: deps
+	$(SWIFT) build --build-tests --scratch-path .build/strict -Xswiftc -warnings-as-errors
+	@echo "strict: no warnings"
 
 # DocC site from the catalog and the compiler's symbol graph (no plugin).
 docs: deps
