@@ -6,8 +6,8 @@ import XCTest
 /// 10M in the long form) keep retired-but-unreleased objects bounded, leak
 /// nothing, and leave the resident set flat once a barrier ran.
 final class BoundedMemoryTests: XCTestCase {
-    /// Retired objects may pile up only between two polls; writers poll on
-    /// every change, so anything near this bound means reclamation stalled.
+    /// Retired objects may pile up only between two polls; writers poll once
+    /// 64 are pending, so anything near this bound means reclamation stalled.
     let pendingBound = 1024
 
     func testSubscribeUnsubscribeCyclesStayBounded() throws {

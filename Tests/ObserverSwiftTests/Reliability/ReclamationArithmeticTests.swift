@@ -40,7 +40,7 @@ final class ReclamationArithmeticTests: XCTestCase {
         entered.wait()  // the sender is now inside its read section
 
         XCTAssertTrue(victim.cancel())
-        // Writers poll on every change; poll explicitly too, and retire more
+        // Writers poll past a pending threshold; poll explicitly too, and retire more
         // (subscribe/cancel churn on another event) so the epoch gets every
         // chance to advance.
         let other = Event<Int>()
