@@ -109,8 +109,43 @@ func foundationTour() {
     document.title = "Final"
 }
 
+// MARK: Protocol-typed and keyed observers
+
+protocol TemperatureObserving: AnyObject {
+    func temperatureChanged(to celsius: Double)
+}
+
+final class Thermometer: KeyedObservableClass {}
+
+final class Display: TemperatureObserving {
+    let name: String
+    init(_ name: String) { self.name = name }
+    func temperatureChanged(to celsius: Double) { print("\(name) shows \(celsius) °C") }
+}
+
+func protocolTour() {
+    section("ObservableClass / KeyedObservableClass")
+    let thermometer = Thermometer()
+    let hall = Display("hall")
+    let kitchen = Display("kitchen")
+    thermometer.addObserver(hall)
+    thermometer.withObservers { (observer: TemperatureObserving) in observer.temperatureChanged(to: 21.5) }
+    thermometer.addKeyedObserver(key: "kitchen", kitchen)
+    thermometer.withKeyedObservers(key: "kitchen") { (room: String, observer: TemperatureObserving) in
+        observer.temperatureChanged(to: 23)
+    }
+
+    section("KeyedEvent")
+    let quotes = KeyedEvent<String, Double>()
+    quotes.subscribe(key: "ACME") { print("ACME at", $0) }
+    quotes.send(12.5, forKey: "ACME")
+    quotes.send(99, forKey: "OTHER")
+    print("keys:", quotes.keysCount)
+}
+
 eventTour()
 valueTour()
+protocolTour()
 streamTour()
 foundationTour()
 
