@@ -17,8 +17,9 @@ final class EventAsyncSequenceTests: XCTestCase {
         let started = AsyncStream.makeStream(of: Void.self)
         let consumer = Task {
             var count = 0
+            let values = event.values  // subscribed before announcing the start
             started.continuation.yield()
-            for await _ in event.values { count += 1 }
+            for await _ in values { count += 1 }
             return count
         }
         var startedIterator = started.stream.makeAsyncIterator()
