@@ -105,6 +105,8 @@ static uint64_t oc_stat_pending_bytes;
 static uint64_t oc_stat_reclaimed;
 static uint64_t oc_stat_records;
 static uint64_t oc_stat_leaked;
+/* Writer polls so far; relaxed: senders only compare it with what they saw. */
+static uint64_t oc_writer_poll_count;
 
 /* Relaxed: failure injection for tests, no ordering implied. */
 static unsigned int oc_fail_allocations;
@@ -249,11 +251,27 @@ oc_read_begin_reader_outlined(oc_reader_t *reader)
 	oc_read_begin_reader(reader);
 }
 
+static void oc_reclaim_poll_up_to(size_t limit);
+
 void
 oc__reader_poll(struct oc_thread *thread)
 {
+	uint64_t writer_polls = __atomic_load_n(&oc_writer_poll_count, __ATOMIC_RELAXED);
+
 	thread->poll_countdown = OC_READER_POLL_INTERVAL;
-	oc_reclaim_poll();
+	/*
+	 * Reclaiming is writers' work while writers are active: a churning
+	 * writer can retire hundreds of objects between two reader polls, and
+	 * deferring, dispatching and releasing them in a send shows as a
+	 * latency spike in that send. So a sender polls only when no writer
+	 * polled since its own last poll (writers went quiet and left a
+	 * backlog behind), and then releases only a few objects.
+	 */
+	if (writer_polls != thread->seen_writer_polls) {
+		thread->seen_writer_polls = writer_polls;
+		return;
+	}
+	oc_reclaim_poll_up_to(OC_READER_RELEASE_LIMIT);
 }
 
 void
@@ -303,11 +321,21 @@ oc_defer_incoming_locked(void)
 
 /* Under oc_reclaim_lock: takes the ready list. */
 static struct oc_retired *
-oc_take_ready_locked(void)
+oc_take_ready_locked(size_t limit)
 {
 	struct oc_retired *ready = oc_ready;
+	struct oc_retired *last = ready;
+	size_t taken = 1;
 
-	oc_ready = NULL;
+	if (ready == NULL)
+		return NULL;
+	while (taken < limit && last->next_ready != NULL) {
+		last = last->next_ready;
+		taken++;
+	}
+	/* What is left stays ready for the next poller or writer. */
+	oc_ready = last->next_ready;
+	last->next_ready = NULL;
 	return ready;
 }
 
@@ -346,8 +374,12 @@ oc_rearm_writer_poll(void)
 	    __ATOMIC_RELAXED);
 }
 
-void
-oc_reclaim_poll(void)
+/*
+ * Polls and releases at most `limit` ready objects on the calling thread.
+ * Non-blocking (trylock).
+ */
+static void
+oc_reclaim_poll_up_to(size_t limit)
 {
 	struct oc_retired *ready;
 
@@ -358,12 +390,18 @@ oc_reclaim_poll(void)
 		return;
 	oc_defer_incoming_locked();
 	ck_epoch_poll(&oc_reclaim_thread->record);
-	ready = oc_take_ready_locked();
+	ready = oc_take_ready_locked(limit);
 	if (ready != NULL)
 		oc_tsan_grace_period_ended();
 	pthread_mutex_unlock(&oc_reclaim_lock);
 	oc_release_ready(ready);
 	oc_rearm_writer_poll();
+}
+
+void
+oc_reclaim_poll(void)
+{
+	oc_reclaim_poll_up_to(SIZE_MAX);
 }
 
 void
@@ -373,6 +411,7 @@ oc__writer_poll(void)
 
 	if (pending < __atomic_load_n(&oc_writer_poll_at, __ATOMIC_RELAXED))
 		return;
+	__atomic_fetch_add(&oc_writer_poll_count, 1, __ATOMIC_RELAXED);
 	oc_reclaim_poll();
 }
 
@@ -413,7 +452,7 @@ oc_reclaim_barrier(void)
 	 */
 	oc_wait_for_grace_period();
 	ck_epoch_reclaim(&oc_reclaim_thread->record);
-	ready = oc_take_ready_locked();
+	ready = oc_take_ready_locked(SIZE_MAX);
 	pthread_mutex_unlock(&oc_reclaim_lock);
 	oc_release_ready(ready);
 	oc_rearm_writer_poll();

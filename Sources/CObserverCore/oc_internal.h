@@ -54,6 +54,9 @@ void oc__retire(struct oc_retired *retired, void (*release)(struct oc_retired *)
  * the garbage a writer leaves behind stays bounded.
  */
 #define OC_WRITER_POLL_THRESHOLD 64u
+
+/* Ready objects a sender releases per poll (see oc__reader_poll). */
+#define OC_READER_RELEASE_LIMIT 8u
 void oc__writer_poll(void);
 
 /* Counts a context leaked because its retirement could not be recorded. */

@@ -420,6 +420,25 @@ final class EventTests: XCTestCase {
         XCTAssertEqual(LifetimeTracker.alive.load(ordering: .relaxed), baseline)
     }
 
+    func testSendsAloneReclaimWhatQuietWritersLeftBehind() throws {
+        let baseline = LifetimeTracker.alive.load(ordering: .relaxed)
+        let event = Event<Int>()
+        event.subscribe { _ in }
+        try ObserverCore.reclaimNow()
+        // Ten cancellations: below the writers' poll threshold, so only
+        // senders will reclaim them.
+        for _ in 0..<10 {
+            let tracker = LifetimeTracker()
+            event.subscribe { _ in _ = tracker.id }.cancel()
+        }
+        XCTAssertEqual(LifetimeTracker.alive.load(ordering: .relaxed), baseline + 10)
+        for value in 0..<50_000 { event.send(value) }
+        XCTAssertEqual(
+            LifetimeTracker.alive.load(ordering: .relaxed), baseline,
+            "senders poll reclamation when writers are quiet")
+        event.unsubscribeAll()
+    }
+
     func testTwoSendersAndAChurnThreadDeliverExactlyToStableObservers() {
         let event = Event<Int>()
         let stableCount = 16

@@ -115,6 +115,8 @@ struct oc_thread {
 	ck_epoch_record_t record;
 	/* Outermost section exits left before this thread polls reclamation. */
 	unsigned int poll_countdown;
+	/* Writer polls seen at this thread's last poll (see oc__reader_poll). */
+	uint64_t seen_writer_polls;
 };
 
 extern __thread struct oc_thread *oc__current_thread;
@@ -194,8 +196,11 @@ oc_read_begin(void)
 /*
  * oc_read_end: leaves the section entered by the matching oc_read_begin.
  * Every OC_READER_POLL_INTERVAL outermost exits the thread also polls
- * reclamation, so memory is reclaimed without a dedicated thread; released
- * contexts' callbacks may then run on this thread, outside any section.
+ * reclamation — unless a writer polled since its last poll (writers do that
+ * work while they are active) — and releases at most a few objects, so
+ * memory is reclaimed without a dedicated thread and a send never carries a
+ * writer's backlog; released contexts' callbacks may then run on this
+ * thread, outside any section.
  */
 static inline void
 oc_read_end(oc_reader_t *reader)
@@ -429,9 +434,10 @@ oc_status_t oc_synchronize(void);
 /*
  * oc_reclaim_poll: non-blocking. Releases retired memory and contexts whose
  * grace period is known to have passed, on the calling thread. Writers call
- * it after a change once 64 retired objects are pending, and readers every
- * OC_READER_POLL_INTERVAL sections, so memory is reclaimed without a
- * dedicated thread; a program may also call it at any time.
+ * it after a change once 64 retired objects are pending (releasing all that
+ * is ready); readers every OC_READER_POLL_INTERVAL sections when writers are
+ * quiet (releasing a few), so memory is reclaimed without a dedicated
+ * thread; a program may also call it at any time.
  */
 void oc_reclaim_poll(void);
 
