@@ -107,18 +107,12 @@ final class SlotList: @unchecked Sendable {
     }
 
     /// Calls `body` with every box visible to a send starting now, inside one
-    /// read section. Not the send path (that is inlined into each view type).
+    /// read section. Not a send path: sends open their own section and call
+    /// the inlinable `forEachVisibleBox` directly, specialized for their box.
     func forEachBox(_ body: (SubscriberBase) -> Void) {
         let reader = oc_read_begin()
         defer { oc_read_end(reader) }
-        let view = oc_list_view(pointer)
-        var index: UInt32 = 0
-        while index < view.count {
-            if let context = oc_view_context(view, index) {
-                Unmanaged<SubscriberBase>.fromOpaque(context)._withUnsafeGuaranteedRef(body)
-            }
-            index &+= 1
-        }
+        forEachVisibleBox(in: pointer, as: SubscriberBase.self, body)
     }
 
     /// Subscriptions that can still deliver; expires dead ones it finds.

@@ -57,16 +57,7 @@ public final class Event<Value> {
         // No section needed to see that nothing is subscribed.
         if oc_list_is_empty(slots.pointer) { return }
         oc_read_begin_reader(reader)
-        let view = oc_list_view(slots.pointer)
-        var index: UInt32 = 0
-        while index < view.count {
-            if let context = oc_view_context(view, index) {
-                // +0: the core keeps the box alive until this section ends.
-                Unmanaged<EventSubscriber<Value>>.fromOpaque(context)
-                    ._withUnsafeGuaranteedRef { $0.receive(value) }
-            }
-            index &+= 1
-        }
+        forEachVisibleBox(in: slots.pointer, as: EventSubscriber<Value>.self) { $0.receive(value) }
         oc_read_end(reader)
     }
 

@@ -108,15 +108,8 @@ public final class PropertyChanges<Value>: @unchecked Sendable {
     func send(old: Value, new: Value) {
         if oc_list_is_empty(slots.pointer) { return }
         let reader = oc_read_begin()
-        let view = oc_list_view(slots.pointer)
-        var index: UInt32 = 0
-        while index < view.count {
-            if let context = oc_view_context(view, index) {
-                // +0: the core keeps the box alive until this section ends.
-                Unmanaged<PropertySubscriber<Value>>.fromOpaque(context)
-                    ._withUnsafeGuaranteedRef { $0.receive(old: old, new: new) }
-            }
-            index &+= 1
+        forEachVisibleBox(in: slots.pointer, as: PropertySubscriber<Value>.self) {
+            $0.receive(old: old, new: new)
         }
         oc_read_end(reader)
     }

@@ -43,20 +43,13 @@ final class KeyObserversBox: SubscriberBase, @unchecked Sendable {
         let view = registry.existingView(for: P.self) ?? makeView(for: P.self)
         let slots = view.slots.pointer
         if oc_list_is_empty(slots) { return }
-        let listView = oc_list_view(slots)
-        var index: UInt32 = 0
-        while index < listView.count {
-            if let context = oc_view_context(listView, index) {
-                // +0: the core keeps the box alive until the caller's section ends.
-                Unmanaged<ConformingObserver<P>>.fromOpaque(context)._withUnsafeGuaranteedRef { observer in
-                    if observer.isSynchronous {
-                        observer.callIfAlive { body(key, $0) }
-                    } else {
-                        observer.deliverLater { body(key, $0) }
-                    }
-                }
+        // Inside the caller's read section.
+        forEachVisibleBox(in: slots, as: ConformingObserver<P>.self) { observer in
+            if observer.isSynchronous {
+                observer.callIfAlive { body(key, $0) }
+            } else {
+                observer.deliverLater { body(key, $0) }
             }
-            index &+= 1
         }
     }
 

@@ -53,16 +53,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
         let hash = KeyedSlotLists.hash(key)
         let reader = oc_read_begin()
         if let list = lists.list(forKey: key, hash: hash) {
-            let view = oc_list_view(list)
-            var index: UInt32 = 0
-            while index < view.count {
-                if let context = oc_view_context(view, index) {
-                    // +0: the core keeps the box alive until this section ends.
-                    Unmanaged<KeyedEventSubscriber<Key, Value>>.fromOpaque(context)
-                        ._withUnsafeGuaranteedRef { $0.receive(key, value) }
-                }
-                index &+= 1
-            }
+            forEachVisibleBox(in: list, as: KeyedEventSubscriber<Key, Value>.self) { $0.receive(key, value) }
         }
         oc_read_end(reader)
     }

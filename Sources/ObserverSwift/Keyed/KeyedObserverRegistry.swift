@@ -274,15 +274,7 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
         let hash = KeyedSlotLists.hash(key)
         let reader = oc_read_begin()
         if let list = lists.list(forKey: key, hash: hash) {
-            let view = oc_list_view(list)
-            var index: UInt32 = 0
-            while index < view.count {
-                if let context = oc_view_context(view, index) {
-                    // +0: the keymap keeps the box alive until this section ends.
-                    Unmanaged<KeyObserversBox>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.send(key, body) }
-                }
-                index &+= 1
-            }
+            forEachVisibleBox(in: list, as: KeyObserversBox.self) { $0.send(key, body) }
         }
         oc_read_end(reader)
     }

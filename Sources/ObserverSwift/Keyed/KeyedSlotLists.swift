@@ -220,14 +220,7 @@ final class KeyedSlotLists: @unchecked Sendable {
     static func forEachBox(in list: OpaquePointer, _ body: (SubscriberBase) -> Void) {
         let reader = oc_read_begin()
         defer { oc_read_end(reader) }
-        let view = oc_list_view(list)
-        var index: UInt32 = 0
-        while index < view.count {
-            if let context = oc_view_context(view, index) {
-                Unmanaged<SubscriberBase>.fromOpaque(context)._withUnsafeGuaranteedRef(body)
-            }
-            index &+= 1
-        }
+        forEachVisibleBox(in: list, as: SubscriberBase.self, body)
     }
 
     // MARK: Helpers

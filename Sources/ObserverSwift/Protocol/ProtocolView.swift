@@ -36,16 +36,7 @@ final class ProtocolView<P>: ProtocolViewBase, @unchecked Sendable {
     func send(_ body: @escaping (P) -> Void) {
         if oc_list_is_empty(slots.pointer) { return }
         let reader = oc_read_begin()
-        let view = oc_list_view(slots.pointer)
-        var index: UInt32 = 0
-        while index < view.count {
-            if let context = oc_view_context(view, index) {
-                // +0: the core keeps the box alive until this section ends.
-                Unmanaged<ConformingObserver<P>>.fromOpaque(context)
-                    ._withUnsafeGuaranteedRef { $0.deliver(body) }
-            }
-            index &+= 1
-        }
+        forEachVisibleBox(in: slots.pointer, as: ConformingObserver<P>.self) { $0.deliver(body) }
         oc_read_end(reader)
     }
 }
