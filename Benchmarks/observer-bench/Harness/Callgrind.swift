@@ -27,6 +27,8 @@ enum Callgrind {
         ("weak", { .weak(targets: (0..<$0).map { _ in Target() }) }),
         ("cast", { .cast(targets: (0..<$0).map { _ in Target() }) }),
         ("event-weak", { .eventTargets((0..<$0).map { _ in Target() }) }),
+        // A "send" here is one `value = x` set of an ObservableValue.
+        ("value", { .valueObservers(count: $0, sink: Sink()) }),
         // A "send" here is one subscribe + cancel pair with N registered.
         ("event-pair", { .eventPairs(registered: $0, sink: Sink()) }),
     ]

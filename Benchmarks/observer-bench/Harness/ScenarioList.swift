@@ -37,6 +37,7 @@ enum ScenarioList {
         .protocolFanOut,
         .keyedSend,
         .emptyAndOneSend,
+        .observableValueSet,
         .subscribePair,
         .concurrentSenders,
         .latencyUnderChurn,

@@ -510,5 +510,6 @@ oc_swift_try_retain(const void *object)
 #endif
 
 #include "oc_keymap.h"
+#include "oc_claim.h"
 
 #endif /* C_OBSERVER_CORE_H */

@@ -1,56 +1,92 @@
+import CObserverCore
 import Foundation
 import Synchronization
 
 /// The right to run a notification round of one ``ObservableValue``.
 ///
-/// Setters on different threads take turns (a lock held across store and
-/// delivery), so every observer sees the values in the order they were set.
-/// A handler that sets the same value again runs on the thread that already
-/// holds the turn: taking the lock again would deadlock, so the value knows
+/// Setters on different threads take turns (the turn is held across store
+/// and delivery), so every observer sees the values in the order they were
+/// set. A handler that sets the same value again runs on the thread that
+/// already holds the turn: waiting for it would deadlock, so the value knows
 /// its turn's owner and queues such a set behind the round in progress.
+///
+/// The turn is a word claimed with one compare-exchange (`oc_claim.h`), which
+/// an uncontended set fuses with its read-section entry
+/// (`oc_read_begin_claiming`); giving it back is a plain store. Setters that
+/// find it taken count themselves in `waiters` and sleep on `condition`;
+/// while any waits, new setters queue behind them instead of barging in.
 @usableFromInline
 final class NotificationTurn: @unchecked Sendable {
-    // @unchecked: `lock` is thread-safe; `owner` is atomic.
+    // @unchecked: `word` is only touched through the core's atomic claim
+    // functions; `waiters` is atomic; `condition` is thread-safe.
+
+    /// The owner's thread identifier (its `oc_reader_current()` pointer: a
+    /// thread's reader is unique among running threads and never null), or
+    /// 0. C atomics only.
+    @usableFromInline
+    let word: UnsafeMutablePointer<UInt>
+
+    /// Setters waiting for the turn (in `acquire(by:)`'s slow path).
+    @usableFromInline
+    let waiters = Atomic<Int>(0)
+
+    let condition = NSCondition()
 
     @usableFromInline
-    let lock = NSLock()
+    init() {
+        word = .allocate(capacity: 1)
+        word.initialize(to: 0)
+    }
 
-    /// The thread holding the turn, or 0. Relaxed is enough: a thread reads
-    /// its own identifier here only if it stored it itself (program order);
-    /// stores by other threads are other identifiers or 0, and the owner
-    /// clears it before unlocking.
-    @usableFromInline
-    let owner = Atomic<UInt>(0)
-
-    @usableFromInline
-    init() {}
+    deinit {
+        word.deallocate()
+    }
 
     /// Whether `thread` holds the turn (a set from inside a handler).
     @inlinable
     func isHeld(by thread: UInt) -> Bool {
-        owner.load(ordering: .relaxed) == thread
+        oc_claim_load(word) == thread
     }
 
-    /// Waits for the turn; `thread` must not hold it already.
+    /// Whether a new setter may try the fast claim: nobody waits. Relaxed: a
+    /// stale answer only lets one setter barge in once, or sends it to the
+    /// slow path, which is correct either way.
     @inlinable
-    func acquire(by thread: UInt) {
-        lock.lock()
-        owner.store(thread, ordering: .relaxed)
+    var admitsFastClaim: Bool {
+        waiters.load(ordering: .relaxed) == 0
     }
 
+    /// Waits for the turn; `thread` must not hold it already and must not be
+    /// inside a read section.
+    @usableFromInline
+    func acquire(by thread: UInt) {
+        if admitsFastClaim, oc_claim_try(word, thread) { return }
+        waiters.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        condition.lock()
+        while !oc_claim_try(word, thread) {
+            // Bounded: a release that read `waiters` before our increment
+            // does not signal; we then find the turn free on the next try.
+            _ = condition.wait(until: Date(timeIntervalSinceNow: 0.001))
+        }
+        condition.unlock()
+        waiters.wrappingSubtract(1, ordering: .relaxed)
+    }
+
+    /// Gives the turn up; wakes a waiting setter if there is one.
     @inlinable
     func release() {
-        owner.store(0, ordering: .relaxed)
-        lock.unlock()
+        if admitsFastClaim {
+            oc_claim_release(word)
+        } else {
+            releaseToWaiter()
+        }
     }
-}
 
-/// An identifier of the calling thread, unique among running threads.
-@inlinable
-func currentThreadIdentifier() -> UInt {
-    #if canImport(Darwin)
-        UInt(bitPattern: pthread_self())  // a pointer on Darwin
-    #else
-        UInt(pthread_self())  // an integer on Linux
-    #endif
+    @usableFromInline
+    func releaseToWaiter() {
+        condition.lock()
+        oc_claim_release(word)
+        condition.signal()
+        condition.unlock()
+    }
 }

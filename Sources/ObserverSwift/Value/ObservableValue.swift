@@ -1,3 +1,4 @@
+import CObserverCore
 import Dispatch
 import Foundation
 import Observation
@@ -45,17 +46,15 @@ public final class ObservableValue<Value> {
     @usableFromInline
     let turn = NotificationTurn()
 
-    /// Guards `storage` only; never held while a handler runs.
+    /// The stored value: written by the thread holding the turn, read by
+    /// any thread without waiting for it.
     @usableFromInline
-    let storageLock = NSLock()
-
-    @usableFromInline
-    var storage: Value
+    let storage: ValueStorage<Value>
 
     /// Makes ``value`` visible to Swift's Observation (`withObservationTracking`,
     /// SwiftUI): reads register access, sets announce the mutation.
     @usableFromInline
-    let registrar = ObservationRegistrar()
+    let observation = ValueObservation()
 
     /// Non-nil when sets of an equal value are skipped.
     @usableFromInline
@@ -64,11 +63,13 @@ public final class ObservableValue<Value> {
     /// Values set by handlers during a round, delivered after it. Touched
     /// only by the thread holding the turn.
     @usableFromInline
+    @exclusivity(unchecked)
     var pending: [Value] = []
 
     /// The value of the latest round started (what a new observer replays).
     /// Touched only by the thread holding the turn.
     @usableFromInline
+    @exclusivity(unchecked)
     var lastDelivered: Value
 
     /// Creates an observable value (SwiftEvents' spelling).
@@ -78,13 +79,13 @@ public final class ObservableValue<Value> {
 
     /// Creates an observable value (the minimal recipe's spelling).
     public init(value: Value) {
-        storage = value
+        storage = ValueStorage(value)
         lastDelivered = value
         isDuplicate = nil
     }
 
     init(value: Value, isDuplicate: @escaping (Value, Value) -> Bool) {
-        storage = value
+        storage = ValueStorage(value)
         lastDelivered = value
         self.isDuplicate = isDuplicate
     }
@@ -94,10 +95,8 @@ public final class ObservableValue<Value> {
     @inlinable
     public var value: Value {
         get {
-            registrar.access(self, keyPath: \.value)
-            storageLock.lock()
-            defer { storageLock.unlock() }
-            return storage
+            observation.access()
+            return storage.read()
         }
         set {
             assign(newValue)
@@ -108,37 +107,49 @@ public final class ObservableValue<Value> {
 
     @inlinable
     func assign(_ newValue: Value) {
-        let thread = currentThreadIdentifier()
+        // The reader identifies the calling thread while it runs.
+        let reader = oc_reader_current()
+        let thread = UInt(bitPattern: reader)
         if turn.isHeld(by: thread) {
             // A handler of this value's round on this thread: queue behind it.
-            if store(newValue) { pending.append(newValue) }
+            if store(newValue, fenced: false) { pending.append(newValue) }
             return
+        }
+        if turn.admitsFastClaim {
+            // One barrier enters the read section and claims the turn.
+            if oc_read_begin_claiming(reader, turn.word, thread) {
+                if store(newValue, fenced: true) {
+                    lastDelivered = newValue
+                    changes.send(newValue, inSectionOf: reader)
+                }
+                oc_read_end(reader)
+                deliverPending()
+                turn.release()
+                return
+            }
+            // Taken: leave the section before waiting for the turn.
+            oc_read_end(reader)
         }
         turn.acquire(by: thread)
         defer { turn.release() }
-        guard store(newValue) else { return }
+        guard store(newValue, fenced: true) else { return }
         deliver(newValue)
         deliverPending()
     }
 
     /// Stores `newValue` unless it is a skipped duplicate; true when stored.
+    /// Holding the turn; `fenced`: the turn was claimed since the last store.
     @inlinable
-    func store(_ newValue: Value) -> Bool {
-        if let isDuplicate {
-            storageLock.lock()
-            let duplicate = isDuplicate(storage, newValue)
-            storageLock.unlock()
-            // Stores are serialized by the turn, so the check stays true.
-            if duplicate { return false }
-        }
-        var replaced = newValue
-        registrar.willSet(self, keyPath: \.value)
-        storageLock.lock()
-        swap(&storage, &replaced)
-        storageLock.unlock()
-        registrar.didSet(self, keyPath: \.value)
-        // The old value is released here, outside the lock: its deinit may
-        // read this value.
+    @inline(__always)
+    func store(_ newValue: Value, fenced: Bool) -> Bool {
+        // Stores are serialized by the turn: the writer reads its own copy.
+        if let isDuplicate, isDuplicate(storage.writerValue, newValue) { return false }
+        let announces = observation.isArmed
+        if announces { observation.willSet() }
+        let replaced = storage.write(newValue, fenced: fenced)
+        if announces { observation.didSet() }
+        // The replaced value is released here, outside any section or lock:
+        // its deinit may read or set this value.
         withExtendedLifetime(replaced) {}
         return true
     }
@@ -152,8 +163,13 @@ public final class ObservableValue<Value> {
 
     /// Delivers what handlers set during the rounds, in order. Holding the turn.
     @inlinable
+    @inline(__always)
     func deliverPending() {
-        if pending.isEmpty { return }
+        if !pending.isEmpty { deliverPendingValues() }
+    }
+
+    @usableFromInline
+    func deliverPendingValues() {
         var index = 0
         while index < pending.count {
             // Read by index each time: handlers may append while we deliver.
@@ -167,7 +183,7 @@ public final class ObservableValue<Value> {
     /// Runs `body` holding the turn (or inside the round this thread already
     /// runs), then delivers what `body` caused to be set. For replaying binds.
     func withTurn<Result>(_ body: (_ current: Value) -> Result) -> Result {
-        let thread = currentThreadIdentifier()
+        let thread = UInt(bitPattern: oc_reader_current())
         if turn.isHeld(by: thread) {
             // The enclosing round delivers whatever `body` sets.
             return body(lastDelivered)
@@ -186,6 +202,7 @@ extension ObservableValue: @unchecked Sendable where Value: Sendable {}
 /// the value is set, so Observation-based code (SwiftUI views, `@Observable`
 /// models reading it) sees ObserverSwift values change.
 extension ObservableValue: Observation.Observable {}
-// @unchecked: `storage` is guarded by `storageLock`; `pending` and
+// @unchecked: `storage` has one writer (the turn's holder) and lock-free
+// readers (see `ValueStorage`); `pending` and
 // `lastDelivered` are touched only by the thread holding `turn`; the
 // observers live in the internally synchronized core.

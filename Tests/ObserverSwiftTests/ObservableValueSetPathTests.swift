@@ -1,0 +1,157 @@
+import Dispatch
+import Foundation
+import Observation
+import ObserverSwift
+import XCTest
+
+/// The set path's own guarantees: Observation still sees sets however many
+/// untracked sets came first, readers never see a half-written value, a
+/// setter that finds the turn taken waits for the round and then delivers
+/// in order, and replaced values are released.
+final class ObservableValueSetPathTests: XCTestCase {
+    func testTrackingAfterManyUntrackedSetsStillFires() {
+        let level = ObservableValue(0)
+        for value in 1...1_000 { level.value = value }
+        let changed = SetPathFlag()
+        let seen = withObservationTracking {
+            level.value
+        } onChange: {
+            changed.set()
+        }
+        XCTAssertEqual(seen, 1_000)
+        XCTAssertFalse(changed.isSet)
+        level.value = 1_001
+        XCTAssertTrue(changed.isSet)
+        XCTAssertEqual(level.value, 1_001)
+    }
+
+    func testTrackingInstalledAgainAfterEachChangeFiresEachTime() {
+        let level = ObservableValue(0)
+        for round in 1...5 {
+            let changed = SetPathFlag()
+            withObservationTracking {
+                _ = level.value
+            } onChange: {
+                changed.set()
+            }
+            for value in 0..<round { level.value = round * 10 + value }
+            XCTAssertTrue(changed.isSet, "round \(round)")
+        }
+    }
+
+    func testTrackingFiresForASetFromAnotherThread() {
+        let level = ObservableValue("a")
+        let changed = DispatchSemaphore(value: 0)
+        withObservationTracking {
+            _ = level.value
+        } onChange: {
+            changed.signal()
+        }
+        let setter = ValueTestThread { level.value = "b" }
+        setter.join()
+        XCTAssertEqual(changed.wait(timeout: .now() + 5), .success)
+        XCTAssertEqual(level.value, "b")
+    }
+
+    /// Two threads read while one sets pairs (n, n) of heap-allocated
+    /// strings: every read is a pair the setter stored, never half of one,
+    /// and each reader sees the values in the order they were set.
+    func testReadersNeverSeeAHalfWrittenValue() {
+        let sets = 40_000
+        let pair = ObservableValue(SetPathPair(0))
+        let stop = ValueTestCounter()
+        let problems = ValueTestRecorder<String>()
+        let readers = (0..<2).map { _ in
+            ValueTestThread {
+                var last = -1
+                while stop.value == 0 {
+                    let read = pair.value
+                    guard read.isWhole else {
+                        problems.append("torn: \(read.number) / \(read.text)")
+                        return
+                    }
+                    if read.number < last { problems.append("went back from \(last) to \(read.number)") }
+                    last = read.number
+                }
+            }
+        }
+        for number in 1...sets { pair.value = SetPathPair(number) }
+        stop.increment()
+        readers.forEach { $0.join() }
+        XCTAssertEqual(problems.values, [])
+        XCTAssertEqual(pair.value.number, sets)
+    }
+
+    /// A set from another thread during a slow round waits for it, then
+    /// delivers after it: observers see the values in order.
+    func testSetterFindingTheTurnTakenWaitsThenDeliversInOrder() {
+        let level = ObservableValue(0)
+        let recorder = ValueTestRecorder<Int>()
+        let roundStarted = DispatchSemaphore(value: 0)
+        level.addObserver { value in
+            if value == 1 {
+                roundStarted.signal()
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            recorder.append(value)
+        }
+        let first = ValueTestThread { level.value = 1 }
+        roundStarted.wait()
+        let second = ValueTestThread { level.value = 2 }
+        first.join()
+        second.join()
+        XCTAssertEqual(recorder.values, [1, 2])
+        XCTAssertEqual(level.value, 2)
+    }
+
+    /// Many threads contending for the turn all get it (none is left
+    /// waiting), and every set is delivered once.
+    func testContendedSettersAllFinish() {
+        let level = ObservableValue(0)
+        let delivered = ValueTestCounter()
+        level.addObserver { _ in delivered.increment() }
+        let threads = (0..<6).map { thread in
+            ValueTestThread {
+                for index in 0..<2_000 { level.value = thread * 10_000 + index }
+            }
+        }
+        threads.forEach { $0.join() }
+        XCTAssertEqual(delivered.value, 12_000)
+        XCTAssertEqual(level.triggersCount, 12_000)
+    }
+
+    /// The value a set replaces stays stored (in the second copy) until the
+    /// next set, then is released.
+    func testReplacedValuesAreReleased() {
+        weak var first: SetPathObject?
+        let holder = ObservableValue(SetPathObject())
+        first = holder.value
+        XCTAssertNotNil(first)
+        holder.value = SetPathObject()
+        holder.value = SetPathObject()
+        XCTAssertNil(first, "released once two later values were set")
+    }
+}
+
+private struct SetPathPair: Sendable {
+    let number: Int
+    let text: String
+    init(_ number: Int) {
+        self.number = number
+        // Long enough to live on the heap, so a torn read would also be a
+        // use-after-free that AddressSanitizer reports.
+        text = SetPathPair.text(for: number)
+    }
+    static func text(for number: Int) -> String { "the pair stored for number \(number)" }
+    var isWhole: Bool { text == SetPathPair.text(for: number) }
+}
+
+private final class SetPathObject: Sendable {}
+
+private final class SetPathFlag: @unchecked Sendable {
+    // @unchecked: guarded by `lock`.
+    private var flag = false
+    private let lock = NSLock()
+    func set() { lock.withLock { flag = true } }
+    var isSet: Bool { lock.withLock { flag } }
+}
