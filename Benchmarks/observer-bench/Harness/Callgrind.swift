@@ -29,6 +29,8 @@ enum Callgrind {
         ("event-weak", { .eventTargets((0..<$0).map { _ in Target() }) }),
         // A "send" here is one `value = x` set of an ObservableValue.
         ("value", { .valueObservers(count: $0, sink: Sink()) }),
+        // Sends in bursts of 64 through send(contentsOf:).
+        ("event-batch", { .eventBatches(count: $0, burst: 64, sink: Sink()) }),
         // A "send" here is one subscribe + cancel pair with N registered.
         ("event-pair", { .eventPairs(registered: $0, sink: Sink()) }),
     ]

@@ -38,6 +38,7 @@ enum ScenarioList {
         .keyedSend,
         .emptyAndOneSend,
         .observableValueSet,
+        .batchSend,
         .subscribePair,
         .concurrentSenders,
         .latencyUnderChurn,
