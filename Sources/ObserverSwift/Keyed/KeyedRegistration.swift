@@ -15,7 +15,7 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
     // the engine reference is weak (a token may outlive its source).
 
     private struct State {
-        var entries: [(key: Key, handle: oc_handle_t)] = []
+        var entries: [KeyedSlot] = []
         var ended = false
     }
 
@@ -33,20 +33,22 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
     /// True once cancelled or expired through this registration.
     var isEnded: Bool { ended.load(ordering: .acquiring) }
 
-    /// Records the box's handle under `key` right after it was added. When
-    /// the registration ended meanwhile, removes it again.
-    func record(_ handle: oc_handle_t, forKey key: Key) {
+    /// Records where the box was stored under one of its keys, right after
+    /// it was added. When the registration ended meanwhile, removes it again.
+    /// Removal goes by that record, never by comparing keys, so it works
+    /// whatever the key's `==` and hash do.
+    func record(_ slot: KeyedSlot) {
         let accepted = state.withLock { state -> Bool in
             if state.ended { return false }
-            state.entries.append((key, handle))
+            state.entries.append(slot)
             return true
         }
-        if !accepted { engine?.remove(handle, forKey: key) }
+        if !accepted { engine?.remove(slot) }
     }
 
     /// Ends the registration and hands back its entries (empty when it had
     /// ended already).
-    private func end() -> [(key: Key, handle: oc_handle_t)] {
+    private func end() -> [KeyedSlot] {
         state.withLock { state in
             if state.ended { return [] }
             state.ended = true
@@ -60,8 +62,8 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
     func expireFromSendPath() {
         let entries = end()
         guard !entries.isEmpty, let engine else { return }
-        for (key, handle) in entries {
-            engine.removeFromSendPath(handle, forKey: key)
+        for slot in entries {
+            engine.removeFromSendPath(slot)
         }
     }
 
@@ -71,7 +73,7 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
         let entries = end()
         guard let engine else { return false }
         var removed = false
-        for (key, handle) in entries where engine.remove(handle, forKey: key) {
+        for slot in entries where engine.remove(slot) {
             removed = true
         }
         return removed
@@ -80,6 +82,6 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
     var isSubscriptionActive: Bool {
         guard let engine else { return false }
         let entries = state.withLock { $0.entries }
-        return entries.contains { engine.contains($0.handle, forKey: $0.key) }
+        return entries.contains { engine.contains($0) }
     }
 }
