@@ -1,0 +1,1 @@
+#include "nats_baselines.h"
