@@ -40,7 +40,8 @@ final class ImportedSubject: @unchecked Sendable {
     private var publishers: [UInt64: SequenceWindow] = [:]
 
     init(
-        subject: String, connection: NATSConnection, eventIdentity: ObjectIdentifier, expectedTag: UInt8, guarantee: Guarantee,
+        subject: String, connection: NATSConnection, eventIdentity: ObjectIdentifier, expectedTag: UInt8,
+        guarantee: Guarantee,
         status: Event<NATSStatus>,
         deliver: @escaping @Sendable (UnsafePointer<CChar>, UnsafeRawBufferPointer) -> Bool
     ) {
@@ -120,10 +121,12 @@ final class ImportedSubject: @unchecked Sendable {
     /// Returns the subscription's address, nil when it was cancelled already.
     @discardableResult
     func cancel() -> UInt? {
-        guard let pointer = subscription.withLock({ stored -> OpaquePointer? in
-            defer { stored = nil }
-            return stored
-        }) else { return nil }
+        guard
+            let pointer = subscription.withLock({ stored -> OpaquePointer? in
+                defer { stored = nil }
+                return stored
+            })
+        else { return nil }
         let address = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(pointer)))
         _ = natsSubscription_Unsubscribe(pointer)
         if RemoteDelivery.current == Unmanaged.passUnretained(self).toOpaque() {

@@ -177,7 +177,8 @@ extension NATSBridge {
         }
     }
 
-    func register(_ imported: ImportedSubject, subject: String, delivery: NATSDelivery) throws(NATSError) -> NATSImport {
+    func register(_ imported: ImportedSubject, subject: String, delivery: NATSDelivery) throws(NATSError) -> NATSImport
+    {
         let handle = NATSImport(imported: imported, bridge: self)
         try subscribe(imported, subject: subject, delivery: delivery, handle: handle)
         return handle

@@ -177,7 +177,9 @@ public final class NATSBridge: Sendable {
         _ = callbacks.closedSignal.wait(timeout: .now() + 5)
     }
 
-    private var connectionIsClosed: Bool { natsConnection_IsClosed(connection.pointer) && state.withLock { $0.isClosed } }
+    private var connectionIsClosed: Bool {
+        natsConnection_IsClosed(connection.pointer) && state.withLock { $0.isClosed }
+    }
 
     // MARK: Registration
 
@@ -217,7 +219,9 @@ public final class NATSBridge: Sendable {
     }
 
     /// Subscribes `imported` to `subject` (core NATS) or to its consumer's deliver subject (JetStream).
-    func subscribe(_ imported: ImportedSubject, subject: String, delivery: NATSDelivery, handle: NATSImport) throws(NATSError) {
+    func subscribe(_ imported: ImportedSubject, subject: String, delivery: NATSDelivery, handle: NATSImport)
+        throws(NATSError)
+    {
         try checkOpen()
         var subscribeSubject = subject
         if case .atLeastOnce(let stream, let durable, let redeliveryWait) = delivery {
