@@ -68,10 +68,20 @@ BENCH_ARGS ?=
 bench: deps
 	$(SWIFT) build -c release --product observer-bench
 	$(BENCH_BIN) --json bench-results.json --svg bench-results.svg $(BENCH_ARGS)
+	$(MAKE) --no-print-directory bench-nats
 
 bench-quick: deps
 	$(SWIFT) build -c release --product observer-bench
 	$(BENCH_BIN) --quick --json bench-results.json --svg bench-results.svg $(BENCH_ARGS)
+	$(MAKE) --no-print-directory bench-nats NATS_BENCH_ARGS=--quick
+
+# The NATS bridge against raw cnats loops in C (Benchmarks/nats-bench), beside
+# a nats-server of its own. A separate executable: observer-bench does not link libnats.
+NATS_BENCH_BIN = $$($(SWIFT) build -c release --show-bin-path)/nats-bench
+NATS_BENCH_ARGS ?=
+bench-nats: deps
+	$(SWIFT) build -c release --product nats-bench
+	$(WITH_NATS_SERVER) sh -c '$(NATS_BENCH_BIN) $(NATS_BENCH_ARGS)'
 
 bench-callgrind: deps
 	@command -v valgrind >/dev/null || { echo "bench-callgrind: valgrind is missing (apt-get install valgrind)"; exit 1; }
