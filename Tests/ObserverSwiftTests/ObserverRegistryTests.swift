@@ -88,11 +88,14 @@ final class ObserverRegistryTests: XCTestCase {
         }
         XCTAssertEqual(Set(stored), [ObjectIdentifier(alpha), ObjectIdentifier(both)])
 
-        // An observer added later is cast once, into every existing view.
+        // An observer added later is recorded by the add and cast once, into
+        // every existing view, by the next withObservers (of any protocol).
         let late = AlphaOnly("late")
         registry.addObserver(late)
-        XCTAssertEqual(view.slots.storedCount, 3)
+        XCTAssertEqual(view.slots.storedCount, 2, "the add itself casts nothing")
+        XCTAssertEqual(registry.observerCount, 4)
         registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
+        XCTAssertEqual(view.slots.storedCount, 3)
         XCTAssertEqual(late.recorded, ["alpha 1"])
         XCTAssertEqual(beta.recorded, [])
 
@@ -518,4 +521,120 @@ final class ObserverRegistryTests: XCTestCase {
 final class UncheckedBox<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
+}
+
+/// Adds are recorded and stored in the protocol lists by the next
+/// `withObservers`: what that changes and what it must not.
+final class ObserverRegistryDeferredAddTests: XCTestCase {
+    func testAnAddThenRemoveBeforeAnySendLeavesNothingBehind() {
+        let registry = ObserverRegistry()
+        let kept = AlphaOnly("kept")
+        registry.addObserver(kept)
+        registry.withObservers { (observer: AlphaObserver) in observer.alpha(0) }
+        let view = registry.view(for: (any AlphaObserver).self)
+        for _ in 0..<1_000 {
+            let passing = AlphaOnly("passing")
+            XCTAssertTrue(registry.addObserver(passing))
+            XCTAssertFalse(registry.addObserver(passing), "a second add is still a no-op")
+            XCTAssertTrue(registry.contains(passing))
+            XCTAssertTrue(registry.removeObserver(passing))
+            XCTAssertFalse(registry.contains(passing))
+        }
+        registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
+        XCTAssertEqual(kept.recorded, ["alpha 0", "alpha 1"])
+        XCTAssertEqual(view.slots.storedCount, 1)
+        XCTAssertEqual(registry.all.storedCount, 1)
+        XCTAssertEqual(registry.observerCount, 1)
+    }
+
+    func testObserversAddedInAnyOrderWithRemovalsBetweenAreAllCalled() {
+        let registry = ObserverRegistry()
+        let observers = (0..<50).map { AlphaOnly("\($0)") }
+        for observer in observers { registry.addObserver(observer) }
+        // Remove every third one while pending (exercises the moves).
+        for (index, observer) in observers.enumerated() where index % 3 == 0 {
+            XCTAssertTrue(registry.removeObserver(observer))
+        }
+        registry.withObservers { (observer: AlphaObserver) in observer.alpha(7) }
+        for (index, observer) in observers.enumerated() {
+            XCTAssertEqual(observer.recorded, index % 3 == 0 ? [] : ["alpha 7"], "observer \(index)")
+        }
+        XCTAssertEqual(registry.observerCount, 50 - 17)
+    }
+
+    func testAnObserverDeallocatedWhilePendingIsNeverCalledAndIsDropped() {
+        let registry = ObserverRegistry()
+        let keeper = AlphaOnly("keeper")
+        registry.addObserver(keeper)
+        weak var weakTransient: AlphaOnly?
+        do {
+            let transient = AlphaOnly("transient")
+            weakTransient = transient
+            registry.addObserver(transient)
+        }
+        XCTAssertNil(weakTransient)
+        registry.withObservers { (observer: AlphaObserver) in observer.alpha(3) }
+        XCTAssertEqual(keeper.recorded, ["alpha 3"])
+        XCTAssertEqual(registry.observerCount, 1)
+        XCTAssertEqual(registry.all.storedCount, 1)
+    }
+
+    func testAnAddOnOneThreadIsSeenByASendThatStartsAfterItOnAnother() {
+        let registry = ObserverRegistry()
+        for round in 0..<200 {
+            let observer = AlphaOnly("\(round)")
+            let added = DispatchSemaphore(value: 0)
+            let sent = DispatchSemaphore(value: 0)
+            spawnThread {
+                registry.addObserver(observer)
+                added.signal()
+            }.wait()
+            added.wait()
+            spawnThread {
+                registry.withObservers { (observer: AlphaObserver) in observer.alpha(round) }
+                sent.signal()
+            }.wait()
+            sent.wait()
+            XCTAssertEqual(observer.recorded, ["alpha \(round)"])
+            registry.removeObserver(observer)
+        }
+    }
+
+    func testRemoveAllDropsPendingAndStoredObservers() {
+        let registry = ObserverRegistry()
+        let stored = AlphaOnly("stored")
+        registry.addObserver(stored)
+        registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
+        let pending = AlphaOnly("pending")
+        registry.addObserver(pending)
+        XCTAssertEqual(registry.removeAllObservers(), 2)
+        registry.withObservers { (observer: AlphaObserver) in observer.alpha(2) }
+        XCTAssertEqual(stored.recorded, ["alpha 1"])
+        XCTAssertEqual(pending.recorded, [])
+        XCTAssertEqual(registry.observerCount, 0)
+        XCTAssertTrue(registry.addObserver(pending), "can be added again")
+    }
+
+    func testConcurrentAddsRemovesAndSendsDeliverExactlyToTheRegistered() {
+        let registry = ObserverRegistry()
+        let stable = (0..<16).map { AlphaOnly("stable \($0)") }
+        for observer in stable { registry.addObserver(observer) }
+        let stop = Atomic<Bool>(false)
+        let churners = (0..<2).map { _ in
+            spawnThread {
+                while !stop.load(ordering: .relaxed) {
+                    let passing = AlphaOnly("passing")
+                    registry.addObserver(passing)
+                    registry.removeObserver(passing)
+                }
+            }
+        }
+        DispatchQueue.concurrentPerform(iterations: 2) { _ in
+            for value in 0..<300 { registry.withObservers { (observer: AlphaObserver) in observer.alpha(value) } }
+        }
+        stop.store(true, ordering: .relaxed)
+        churners.forEach { $0.wait() }
+        for observer in stable { XCTAssertEqual(observer.recorded.count, 600) }
+        XCTAssertEqual(registry.observerCount, 16)
+    }
 }

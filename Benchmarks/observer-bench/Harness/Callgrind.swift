@@ -27,12 +27,17 @@ enum Callgrind {
         ("weak", { .weak(targets: (0..<$0).map { _ in Target() }) }),
         ("cast", { .cast(targets: (0..<$0).map { _ in Target() }) }),
         ("event-weak", { .eventTargets((0..<$0).map { _ in Target() }) }),
+        ("registry", { .protocolObservers((0..<$0).map { _ in Target() }) }),
         // A "send" here is one `value = x` set of an ObservableValue.
         ("value", { .valueObservers(count: $0, sink: Sink()) }),
         // Sends in bursts of 64 through send(contentsOf:).
         ("event-batch", { .eventBatches(count: $0, burst: 64, sink: Sink()) }),
         // A "send" here is one subscribe + cancel pair with N registered.
         ("event-pair", { .eventPairs(registered: $0, sink: Sink()) }),
+        // addObserver + removeObserver pairs with N registered (protocol-typed).
+        ("registry-pair", { .registryPairs(registered: (0..<$0).map { _ in Target() }) }),
+        ("registry-send-pair", { .registryPairs(registered: (0..<$0).map { _ in Target() }, sendingBetween: true) }),
+        ("flowduino-pair", { .flowduinoPairs(registered: (0..<$0).map { _ in Target() }) }),
     ]
 
     /// The child: build, warm up with one send, send `sends` times, verify.
@@ -74,7 +79,8 @@ enum Callgrind {
                 let full = instructions(executable, implementation.id, size, sends)
                 let baseline = instructions(executable, implementation.id, size, 0)
                 let perDelivery = Double(full - baseline) / Double(sends * (isPair ? 1 : max(size, 1)))
-                let name = implementation.make(0).implementation + (isPair ? " subscribe+cancel pair" : "")
+                let pairLabel = implementation.id == "event-pair" ? " subscribe+cancel pair" : " add+remove pair"
+                let name = implementation.make(0).implementation + (isPair ? pairLabel : "")
                 report.figures.append(
                     Figure(
                         scenario: "callgrind", size: size, implementation: name,

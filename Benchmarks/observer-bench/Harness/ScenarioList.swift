@@ -35,6 +35,7 @@ enum ScenarioList {
         .closureFanOut,
         .weakTargetFanOut,
         .protocolFanOut,
+        .protocolAddRemove,
         .keyedSend,
         .emptyAndOneSend,
         .observableValueSet,

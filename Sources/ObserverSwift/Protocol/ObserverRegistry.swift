@@ -36,8 +36,10 @@ import Synchronization
 /// (returns false).
 ///
 /// **Threads.** Every method may be called from any thread. `withObservers`
-/// takes no lock and never waits; `addObserver` and `removeObserver` never
-/// wait for a `withObservers` in progress (Flowduino's "revolving door"). An
+/// takes no lock and never waits, except the first call after observers
+/// were added, which stores them in the protocol lists (see
+/// ``withObservers(_:)``); `addObserver` and `removeObserver` never wait for
+/// a `withObservers` in progress (Flowduino's "revolving door"). An
 /// observer added during a `withObservers` is not called by it; one removed
 /// during it may still be called by it, and is not called by any
 /// `withObservers` that starts afterwards. An observer is called on the
@@ -60,8 +62,25 @@ public final class ObserverRegistry: @unchecked Sendable {
 
     /// Recursive: releasing an observer (or a box) may run a `deinit` that
     /// calls back into this registry on the same thread.
-    private let lock = NSRecursiveLock()
-    private var records: [ObjectIdentifier: RegisteredObserver] = [:]
+    private let lock = RegistryLock()
+    /// Every registered observer: stored in the lists, or still pending.
+    /// This and `pending` are only touched under `lock` (so exclusive
+    /// without a run-time check).
+    @exclusivity(unchecked)
+    private var entries = IdentityTable<RegistryEntry>()
+    /// Observers added but not yet stored in `all` and the views (when
+    /// `defersAdds`); `entries` holds their index here.
+    @exclusivity(unchecked)
+    private var pending: [PendingObserver] = []
+    /// Whether adds wait in `pending` for the next `withObservers`. Keyed
+    /// registries (whose sends reach this registry inside a read section)
+    /// store at once.
+    private let defersAdds: Bool
+    /// True while `pending` is not empty. Set under the lock; a send that
+    /// reads false (acquiring, pairing with the releasing stores) sees every
+    /// observer whose `addObserver` returned before in the lists.
+    @usableFromInline
+    let hasPendingAdds = Atomic<Bool>(false)
     private var viewsByKey: [ObjectIdentifier: ProtocolViewBase] = [:]
     /// Every view, in creation order (what `addObserver` casts into).
     private var views: [(key: ObjectIdentifier, view: ProtocolViewBase)] = []
@@ -71,18 +90,24 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// Creates an empty registry.
     public init() {
         deadFlag = DeadObserverFlag()
+        defersAdds = true
     }
 
     /// A registry whose sends also report dead observers to `parent` (a
     /// ``KeyedObserverRegistry`` holding one registry per key).
     init(reportingDeathsTo parent: DeadObserverFlag) {
         deadFlag = DeadObserverFlag(parent: parent)
+        defersAdds = false
     }
 
     // MARK: Adding and removing
 
     /// Registers `observer`, held weakly. Returns false (and changes nothing)
     /// when it is registered already.
+    ///
+    /// Adding only records the observer; the next `withObservers` (on any
+    /// thread) stores it in the protocol lists, so every `withObservers`
+    /// that starts after this returns calls it.
     ///
     /// - Parameters:
     ///   - observer: the object to register; the registry does not retain it.
@@ -96,18 +121,20 @@ public final class ObserverRegistry: @unchecked Sendable {
         defer { lock.unlock() }
         sweepDeadObserversLocked(force: false)
         let identifier = ObjectIdentifier(observer)
-        if records[identifier] != nil { return false }
-        let record = RegisteredObserver(observer, delivery: delivery)
-        records[identifier] = record
-        let handle = all.add(record)
-        if record.isRemoved {
-            // Removed by a deinit that ran while the add reclaimed memory.
-            all.remove(handle)
+        if defersAdds {
+            // One hash for the common case; a repeated add puts the entry back.
+            if let existing = entries.updateValue(.pending(index: pending.count), forKey: identifier) {
+                entries[identifier] = existing
+                return false
+            }
+            pending.append(PendingObserver(observer, identifier: identifier, delivery: delivery))
+            hasPendingAdds.store(true, ordering: .releasing)
             return true
         }
-        for (key, view) in views {
-            addLocked(record, to: view, key: key)
-        }
+        if entries[identifier] != nil { return false }
+        let record = RegisteredObserver(observer, delivery: delivery)
+        entries[identifier] = .stored(record)
+        storeLocked(record)
         return true
     }
 
@@ -132,8 +159,8 @@ public final class ObserverRegistry: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         sweepDeadObserversLocked(force: false)
-        guard let record = records.removeValue(forKey: ObjectIdentifier(observer)) else { return false }
-        removeLocked(record)
+        guard let entry = entries.removeValue(forKey: ObjectIdentifier(observer)) else { return false }
+        removeLocked(entry)
         return true
     }
 
@@ -149,9 +176,11 @@ public final class ObserverRegistry: @unchecked Sendable {
     public func removeAllObservers() -> Int {
         lock.lock()
         defer { lock.unlock() }
-        let removed = records
-        records.removeAll()
-        for record in removed.values { removeLocked(record) }
+        let removed = entries
+        entries.removeAll()
+        pending.removeAll()
+        hasPendingAdds.store(false, ordering: .releasing)
+        for case .stored(let record) in removed.storedValues { removeLocked(record) }
         return removed.count
     }
 
@@ -163,7 +192,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         sweepDeadObserversLocked(force: true)
-        return records.count
+        return entries.count
     }
 
     /// Whether no observer is registered, dead ones dropped first when a
@@ -173,14 +202,14 @@ public final class ObserverRegistry: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         sweepDeadObserversLocked(force: false)
-        return records.isEmpty
+        return entries.isEmpty
     }
 
     /// Whether `observer` is registered.
     public func contains(_ observer: AnyObject) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        return records[ObjectIdentifier(observer)] != nil
+        return entries[ObjectIdentifier(observer)] != nil
     }
 
     // MARK: Calling observers
@@ -194,13 +223,26 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// }
     /// ```
     ///
-    /// Takes no lock and never waits. The first call for a given `P` builds
-    /// that protocol's list (one cast per registered observer); later calls
-    /// do no casts at all. `body` escapes only for observers added with a
-    /// queue or main-actor ``Delivery``.
+    /// Takes no lock and never waits, with two exceptions that take the
+    /// registry's writer lock once: the first call for a given `P` builds
+    /// that protocol's list (one cast per registered observer), and the first
+    /// call after `addObserver` stores the observers added since in every
+    /// protocol list (one cast per new observer and protocol: `addObserver`
+    /// itself only records the observer). Otherwise no casts at all. `body`
+    /// escapes only for observers added with a queue or main-actor
+    /// ``Delivery``.
     @inlinable
     public func withObservers<P>(_ body: @escaping (P) -> Void) {
+        if hasPendingAdds.load(ordering: .acquiring) { storePendingAdds() }
         view(for: P.self).send(body)
+    }
+
+    /// Stores the observers added since the last call in `all` and every view.
+    @usableFromInline
+    func storePendingAdds() {
+        lock.lock()
+        defer { lock.unlock() }
+        storePendingLocked()
     }
 
     /// The view of observers conforming to `P`, made on first use.
@@ -234,6 +276,7 @@ public final class ObserverRegistry: @unchecked Sendable {
             return unsafeDowncast(existing, to: ProtocolView<P>.self)
         }
         sweepDeadObserversLocked(force: false)
+        storePendingLocked()
         let view = ProtocolView<P>(deadFlag: deadFlag)
         // Known to writers before it is filled, so that an observer added by
         // a deinit running while it is filled goes into it like any other
@@ -268,6 +311,68 @@ public final class ObserverRegistry: @unchecked Sendable {
         }
     }
 
+    /// Stores `record` in `all` and in every view it conforms to.
+    private func storeLocked(_ record: RegisteredObserver) {
+        let handle = all.add(record)
+        if record.isRemoved {
+            // Removed by a deinit that ran while the add reclaimed memory.
+            all.remove(handle)
+            return
+        }
+        for (key, view) in views {
+            addLocked(record, to: view, key: key)
+        }
+    }
+
+    /// Turns every pending observer still registered and alive into a stored
+    /// one. Storing may run deinits that add or remove observers (this
+    /// thread holds the recursive lock): it loops until nothing is pending.
+    private func storePendingLocked() {
+        while !pending.isEmpty {
+            var batch: [PendingObserver] = []
+            swap(&batch, &pending)
+            // First make every entry of the batch consistent (no user code
+            // runs here), then store, which may reclaim memory and so run
+            // deinits that add or remove observers. The strong references
+            // taken to make the records are released last, for the same
+            // reason.
+            var made: [(record: RegisteredObserver, strong: AnyObject)] = []
+            made.reserveCapacity(batch.count)
+            for observer in batch {
+                guard let strong = observer.strongObserver() else {
+                    // Deallocated while pending: it was never called.
+                    entries.removeValue(forKey: observer.identifier)
+                    continue
+                }
+                let record = RegisteredObserver(strong, delivery: observer.delivery)
+                entries[observer.identifier] = .stored(record)
+                made.append((record, strong))
+            }
+            batch.removeAll()
+            for (record, _) in made where !record.isRemoved {
+                storeLocked(record)
+            }
+            withExtendedLifetime(made) {}
+        }
+        hasPendingAdds.store(false, ordering: .releasing)
+    }
+
+    private func removeLocked(_ entry: RegistryEntry) {
+        switch entry {
+        case .pending(let index):
+            // Never stored anywhere: take it out of `pending` (the last one
+            // moves into its place).
+            let last = pending.removeLast()
+            if index < pending.count {
+                pending[index] = last
+                entries[last.identifier] = .pending(index: index)
+            }
+            if pending.isEmpty { hasPendingAdds.store(false, ordering: .releasing) }
+        case .stored(let record):
+            removeLocked(record)
+        }
+    }
+
     private func removeLocked(_ record: RegisteredObserver) {
         guard !record.isRemoved else { return }
         record.isRemoved = true
@@ -281,13 +386,68 @@ public final class ObserverRegistry: @unchecked Sendable {
 
     /// Drops observers found deallocated: all of them when `force`,
     /// otherwise only when a send has reported one since the last sweep.
+    @inline(__always)
     private func sweepDeadObserversLocked(force: Bool) {
-        guard deadFlag.take() || force else { return }
-        for record in Array(records.values) where !ObserverLiveness.isAlive(record.address) {
-            if records[record.identifier] === record {
-                records.removeValue(forKey: record.identifier)
-            }
-            removeLocked(record)
+        // The plain load first: most writers find no death reported.
+        guard force || (deadFlag.isSet.load(ordering: .relaxed) && deadFlag.take()) else { return }
+        sweepDeadObserversLocked()
+    }
+
+    private func sweepDeadObserversLocked() {
+        // Entries are read again one by one: checking liveness and removing
+        // may run deinits that change the registry.
+        for identifier in entries.identifiers {
+            guard let entry = entries[identifier], !entry.isAlive(in: pending) else { continue }
+            guard let current = entries[identifier], current.isSame(as: entry) else { continue }
+            entries.removeValue(forKey: identifier)
+            removeLocked(current)
         }
+    }
+}
+
+/// What an ``ObserverRegistry`` knows of one registered observer.
+enum RegistryEntry {
+    /// Added but not yet stored in the lists: `pending[index]`.
+    case pending(index: Int)
+    /// Stored in the registry's list of all observers and in its views.
+    case stored(RegisteredObserver)
+
+    func isAlive(in pending: [PendingObserver]) -> Bool {
+        switch self {
+        case .pending(let index): ObserverLiveness.isAlive(pending[index].address)
+        case .stored(let record): ObserverLiveness.isAlive(record.address)
+        }
+    }
+
+    func isSame(as other: RegistryEntry) -> Bool {
+        switch (self, other) {
+        case (.pending(let left), .pending(let right)): left == right
+        case (.stored(let left), .stored(let right)): left === right
+        default: false
+        }
+    }
+}
+
+/// An observer added to an ``ObserverRegistry`` that its next
+/// `withObservers` (or any writer that needs the lists) will store.
+struct PendingObserver {
+    /// Keeps the observer's allocation (not the object) alive. Never loaded:
+    /// loading an unowned reference to a dead object traps.
+    unowned let observer: AnyObject
+    let address: UnsafeRawPointer
+    let identifier: ObjectIdentifier
+    let delivery: Delivery
+
+    init(_ observer: AnyObject, identifier: ObjectIdentifier, delivery: Delivery) {
+        self.observer = observer
+        self.address = UnsafeRawPointer(Unmanaged.passUnretained(observer).toOpaque())
+        self.identifier = identifier
+        self.delivery = delivery
+    }
+
+    /// A strong reference to the observer, or nil once it is deallocating.
+    func strongObserver() -> AnyObject? {
+        guard oc_swift_try_retain(address) else { return nil }
+        return Unmanaged<AnyObject>.fromOpaque(address).takeRetainedValue()
     }
 }

@@ -1,0 +1,78 @@
+import CObserverCore
+import Foundation
+import Synchronization
+
+/// The writer lock of an ``ObserverRegistry``: recursive (releasing an
+/// observer or a box may run a `deinit` that calls back into the registry on
+/// the same thread), and cheap when uncontended: one compare-exchange to take
+/// it, a plain store to give it back.
+///
+/// Threads that find it taken count themselves in `waiters` and sleep on
+/// `condition`; while any waits, new lockers queue behind them instead of
+/// barging in, and the holder hands over with a signal.
+final class RegistryLock: @unchecked Sendable {
+    // @unchecked: `owner` and `waiters` are atomic; `depth` is touched only
+    // by the thread that holds the lock (ordered by `owner`'s acquire and
+    // release); `condition` is thread-safe.
+
+    /// The holder's identifier (its `oc_reader_current()` pointer, unique
+    /// among running threads and never null), or 0.
+    private let owner = Atomic<UInt>(0)
+    private let waiters = Atomic<Int>(0)
+    /// Nesting depth of the holder's `lock()` calls.
+    @exclusivity(unchecked)
+    private var depth = 0
+    private let condition = NSCondition()
+
+    @inline(__always)
+    func lock() {
+        let me = UInt(bitPattern: oc_reader_current())
+        // Relaxed: only this thread stores its own identifier here.
+        if owner.load(ordering: .relaxed) == me {
+            depth += 1
+            return
+        }
+        // Acquiring: what the previous holder did before its releasing store
+        // is visible once the exchange succeeds.
+        if waiters.load(ordering: .relaxed) == 0,
+            owner.compareExchange(expected: 0, desired: me, ordering: .acquiring).exchanged
+        {
+            depth = 1
+            return
+        }
+        lockSlowly(me)
+    }
+
+    private func lockSlowly(_ me: UInt) {
+        waiters.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        condition.lock()
+        while !owner.compareExchange(expected: 0, desired: me, ordering: .acquiring).exchanged {
+            // Bounded: an unlock that read `waiters` before our increment
+            // does not signal; we then find the lock free on the next try.
+            _ = condition.wait(until: Date(timeIntervalSinceNow: 0.001))
+        }
+        condition.unlock()
+        waiters.wrappingSubtract(1, ordering: .relaxed)
+        depth = 1
+    }
+
+    @inline(__always)
+    func unlock() {
+        depth -= 1
+        if depth > 0 { return }
+        // Releasing: everything done under the lock happens before the next
+        // holder's acquiring exchange.
+        if waiters.load(ordering: .relaxed) == 0 {
+            owner.store(0, ordering: .releasing)
+        } else {
+            unlockToWaiter()
+        }
+    }
+
+    private func unlockToWaiter() {
+        condition.lock()
+        owner.store(0, ordering: .releasing)
+        condition.signal()
+        condition.unlock()
+    }
+}
