@@ -3,10 +3,12 @@ import ObserverSwift
 
 extension Scenario {
     /// Two threads sending to the same N = 1k observers while a third thread
-    /// subscribes and cancels (one pair about every 100 µs), against one
-    /// sender alone with the same churn. Figures are wall time / all
-    /// deliveries (aggregate). Target: 2 senders deliver ≥ 1.7× as much per
-    /// second as one; LOCKED is measured the same way beside it.
+    /// subscribes and cancels at a fixed rate (`churnChangesPerSecond`
+    /// changes, a subscribe or a cancel each, paced by absolute deadlines so
+    /// the rate does not depend on scheduling), against one sender alone
+    /// with the same churn. Figures are wall time / all deliveries
+    /// (aggregate). Target: 2 senders deliver ≥ 1.7× as much per second as
+    /// one; LOCKED is measured the same way beside it.
     static let concurrentSenders = Scenario(
         id: "two-senders-churn", title: "2 senders + 1 churn thread", presentation: .bars,
         defaultSizes: [1_000], quickSizes: [1_000]
@@ -29,6 +31,7 @@ extension Scenario {
             }
             var samples = Array(repeating: [Double](), count: runs.count)
             var churnPairs = 0
+            var churnNanoseconds: UInt64 = 0
             var cpuSamples = Array(repeating: [Double](), count: runs.count)
             for _ in 0..<context.settings.repetitions {
                 for index in runs.indices {
@@ -36,6 +39,7 @@ extension Scenario {
                     let result = measureSenders(
                         run.subject, observers: size, senders: run.senders, sends: sends[index], counters: counters)
                     churnPairs += result.churnPairs
+                    if run.subject.churns { churnNanoseconds &+= result.elapsed }
                     let deliveries = run.senders * sends[index] * size
                     samples[index].append(Double(result.elapsed) / Double(deliveries))
                     cpuSamples[index].append(Double(result.cpu) / Double(deliveries))
@@ -68,14 +72,23 @@ extension Scenario {
             }
             let eventScaling = scaling(Contender.eventClosureName)
             let lockedScaling = scaling("LOCKED")
+            // Aggregate deliveries per second, in millions.
+            func throughput(_ name: String, _ senders: Int) -> Double {
+                let suffix = senders == 1 ? "1 sender" : "\(senders) senders"
+                return 1_000 / report.figure("\(name), \(suffix)", size: size)!.median
+            }
+            let changesPerSecond =
+                churnNanoseconds == 0 ? 0 : Double(2 * churnPairs) / (Double(churnNanoseconds) / 1e9)
             report.verdicts.append(
                 Verdict(
                     scenario: context.scenario.id,
                     target: "2 senders ≥ 1.7× the deliveries/s of 1 (N=\(sizeLabel(size)))",
                     measured:
-                        "\(formatFigure(eventScaling))× (LOCKED \(formatFigure(lockedScaling))×); sender CPU ns/delivery "
+                        "\(formatFigure(eventScaling))×: 1 sender \(formatFigure(throughput(Contender.eventClosureName, 1))) M/s, "
+                        + "2 senders \(formatFigure(throughput(Contender.eventClosureName, 2))) M/s "
+                        + "(LOCKED \(formatFigure(lockedScaling))×); sender CPU ns/delivery "
                         + "2 vs 1 sender: \(formatFigure(cpuGrowth))× (LOCKED \(formatFigure(lockedCPUGrowth))×); "
-                        + "\(churnPairs) churn pairs; load \(loadAverage())",
+                        + "churn \(formatFigure(changesPerSecond)) changes/s (\(churnPairs) pairs); load \(loadAverage())",
                     met: eventScaling >= 1.7))
         }
         return report
@@ -149,7 +162,7 @@ struct ChurnSubject {
 
 /// Runs `senders` threads each sending values 1...sends (tagged with the
 /// thread in the low bit) while, if the subject churns, another thread
-/// subscribes and cancels every ~100 µs. Returns the wall time from the
+/// subscribes and cancels at `churnChangesPerSecond`. Returns the wall time from the
 /// common start to the last sender's end, and verifies every delivery.
 func measureSenders(
     _ subject: ChurnSubject, observers: Int, senders: Int, sends: Int, counters: PerThreadCounters
@@ -161,10 +174,18 @@ func measureSenders(
         subject.churns
         ? BenchThread {
             line.arriveAndWait()
+            // One pair (two changes) per period, at absolute deadlines; a
+            // late thread skips the periods it missed instead of bursting.
+            let period = UInt64(2_000_000_000 / churnChangesPerSecond)
+            var deadline = monotonicNanoseconds() &+ period
             while !line.shouldStop {
+                sleepUntil(deadline)
+                if line.shouldStop { break }
                 subject.churnOnce()
                 churnPairs += 1
-                usleep(100)
+                let now = monotonicNanoseconds()
+                deadline &+= period
+                if deadline < now { deadline = now &+ period }
             }
         } : nil
     let cpu = UnsafeMutablePointer<UInt64>.allocate(capacity: senders * PerThreadCounters.stride)
@@ -194,6 +215,15 @@ func measureSenders(
     }
     let cpuTotal = (0..<senders).reduce(UInt64(0)) { $0 &+ cpu[$1 * PerThreadCounters.stride] }
     return (elapsed, cpuTotal, churnPairs)
+}
+
+/// Observer changes (subscribes and cancels) per second by the churn thread.
+let churnChangesPerSecond = 10_000
+
+/// Sleeps until CLOCK_MONOTONIC reads `deadline` (ns).
+func sleepUntil(_ deadline: UInt64) {
+    var spec = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+    while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &spec, nil) == EINTR {}
 }
 
 /// Sends per run so that one run takes about `target` ns (warms up too).
