@@ -98,6 +98,7 @@ final class BatchSendTests: XCTestCase {
         }
         event.send(contentsOf: 1...4)
         XCTAssertEqual(late.values, [3, 4], "as if each value were its own send")
+        event.unsubscribeAll()  // the handlers capture the event
     }
 
     func testHandlerMaySendAgain() {
@@ -110,6 +111,7 @@ final class BatchSendTests: XCTestCase {
         }
         event.send(contentsOf: 1...3)
         XCTAssertEqual(log.values, [1, 10, 11, 2, 20, 3])
+        event.unsubscribeAll()  // the handler captures the event
     }
 
     func testQueuedObserversGetTheBatchInOrder() {
@@ -173,6 +175,7 @@ final class BatchSendTests: XCTestCase {
         }
         prices.send(contentsOf: [1, 2, 3], forKey: "a")
         XCTAssertEqual(late.values, [2, 3])
+        prices.unsubscribeAll()  // the handler captures the event
     }
 
     func testKeyedBatchLimitAndSelfCancel() {
