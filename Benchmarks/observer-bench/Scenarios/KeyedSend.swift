@@ -28,6 +28,16 @@ extension Scenario {
                         scenario: context.scenario.id, target: "≤ 60 ns per send (\(sizeLabel(size)) keys)",
                         measured: "\(formatFigure(keyed.median)) ns (p10 \(formatFigure(keyed.p10)))",
                         met: keyed.median <= 60))
+                if let locked = report.figure("LOCKED [key: [closure]]", size: size) {
+                    let speedup = locked.median / keyed.median
+                    report.verdicts.append(
+                        Verdict(
+                            scenario: context.scenario.id,
+                            target: "≥ 1.5× faster than LOCKED [key: [closure]] (\(sizeLabel(size)) keys)",
+                            measured:
+                                "\(formatFigure(speedup))× (\(formatFigure(locked.median)) vs \(formatFigure(keyed.median)) ns)",
+                            met: speedup >= 1.5))
+                }
             }
         }
         return report

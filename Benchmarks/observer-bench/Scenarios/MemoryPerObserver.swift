@@ -4,7 +4,8 @@ import ObserverSwift
 
 extension Scenario {
     /// Heap bytes per registered closure observer at N = 100k, beyond the
-    /// closure's own captures.
+    /// closure's own captures; weak-target and protocol-typed observers are
+    /// shown next to their baselines (WEAK, FLOWDUINO).
     ///
     /// Method: glibc's `mallinfo2()` (bytes in chunks in use, `uordblks`,
     /// plus mmapped chunks, `hblkhd`; allocator overhead included) is read
@@ -85,6 +86,46 @@ extension Scenario {
                 })
             for observer in observers { center.removeObserver(observer) }
             try? ObserverCore.reclaimNow()
+
+            // Weak-target and protocol-typed observers, next to their baselines.
+            // Each holds its own targets, allocated before measuring: only the
+            // registration is counted (a weak reference's side table included).
+            let weakTargets = (0..<size).map { _ in Target() }
+            let weak = WeakObservers<Target>()
+            figure(
+                "WEAK",
+                bytesPerObserver(size) {
+                    for target in weakTargets { weak.subscribe(target) { target, value in target.total &+= value } }
+                })
+            let eventTargets = (0..<size).map { _ in Target() }
+            let targetEvent = Event<Int>()
+            figure(
+                Contender.eventTargetName,
+                bytesPerObserver(size) {
+                    for target in eventTargets {
+                        targetEvent.subscribe(target) { target, value in target.total &+= value }
+                    }
+                })
+            targetEvent.unsubscribeAll()
+            let flowduinoTargets = (0..<size).map { _ in Target() }
+            let flowduino = FlowduinoObservers()
+            figure(
+                "FLOWDUINO",
+                bytesPerObserver(size) {
+                    for target in flowduinoTargets { flowduino.addObserver(target) }
+                })
+            let registryTargets = (0..<size).map { _ in Target() }
+            let observable = ObservableClass()
+            observable.withObservers { (_: IntObserving) in }
+            figure(
+                "\(Contender.registryPairName) (protocol-typed, one protocol used)",
+                bytesPerObserver(size) {
+                    for target in registryTargets { observable.addObserver(target) }
+                    // Stored in the protocol's list by the next withObservers.
+                    observable.withObservers { (_: IntObserving) in }
+                })
+            observable.removeAllObservers()
+            withExtendedLifetime((weakTargets, eventTargets, flowduinoTargets, registryTargets)) {}
 
             report.setRatios(size: size, reference: "RAW")
             Verification.expect(sink.total &+ memorySink.total, equals: 0, "memory scenario: nothing was sent")
