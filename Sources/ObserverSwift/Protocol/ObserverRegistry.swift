@@ -329,32 +329,47 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// thread holds the recursive lock): it loops until nothing is pending.
     private func storePendingLocked() {
         while !pending.isEmpty {
-            var batch: [PendingObserver] = []
-            swap(&batch, &pending)
-            // First make every entry of the batch consistent (no user code
-            // runs here), then store, which may reclaim memory and so run
-            // deinits that add or remove observers. The strong references
-            // taken to make the records are released last, for the same
-            // reason.
-            var made: [(record: RegisteredObserver, strong: AnyObject)] = []
-            made.reserveCapacity(batch.count)
-            for observer in batch {
-                guard let strong = observer.strongObserver() else {
-                    // Deallocated while pending: it was never called.
-                    entries.removeValue(forKey: observer.identifier)
-                    continue
-                }
-                let record = RegisteredObserver(strong, delivery: observer.delivery)
-                entries[observer.identifier] = .stored(record)
-                made.append((record, strong))
+            // First make every pending entry consistent and empty `pending`
+            // (no user code runs here), then store, which may reclaim memory
+            // and so run deinits that add or remove observers. The strong
+            // references taken to make the records are released last, for
+            // the same reason.
+            if pending.count == 1 {
+                // The common case (an add, then a send): no arrays.
+                let observer = pending[0]
+                pending.removeAll(keepingCapacity: true)
+                guard let made = makeRecordLocked(for: observer) else { continue }
+                if !made.record.isRemoved { storeLocked(made.record) }
+                withExtendedLifetime(made.strong) {}
+                continue
             }
-            batch.removeAll()
+            var made: [(record: RegisteredObserver, strong: AnyObject)] = []
+            made.reserveCapacity(pending.count)
+            for observer in pending {
+                if let record = makeRecordLocked(for: observer) { made.append(record) }
+            }
+            pending.removeAll(keepingCapacity: true)
             for (record, _) in made where !record.isRemoved {
                 storeLocked(record)
             }
             withExtendedLifetime(made) {}
         }
         hasPendingAdds.store(false, ordering: .releasing)
+    }
+
+    /// The record for a pending observer, entered in `entries`; nil (and
+    /// the entry dropped) when the observer was deallocated while pending:
+    /// it was never called. Runs no user code.
+    private func makeRecordLocked(
+        for observer: PendingObserver
+    ) -> (record: RegisteredObserver, strong: AnyObject)? {
+        guard let strong = observer.strongObserver() else {
+            entries.removeValue(forKey: observer.identifier)
+            return nil
+        }
+        let record = RegisteredObserver(strong, delivery: observer.delivery)
+        entries[observer.identifier] = .stored(record)
+        return (record, strong)
     }
 
     private func removeLocked(_ entry: RegistryEntry) {
