@@ -17,7 +17,7 @@ func forEachVisibleBox<Box: AnyObject>(
     var index: UInt32 = 0
     while index < view.count {
         if let context = oc_view_context(view, index) {
-            Unmanaged<Box>.fromOpaque(context)._withUnsafeGuaranteedRef(body)
+            Unmanaged<Box>.fromOpaque(context)._withUnsafeGuaranteedRef { body($0) }
         }
         index &+= 1
     }
