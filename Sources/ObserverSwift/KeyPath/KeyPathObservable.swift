@@ -40,7 +40,7 @@ extension KeyPathObservable {
     @_disfavoredOverload
     public func observe<Value>(
         _ keyPath: KeyPath<Self, Value>, queue: DispatchQueue? = nil, activate: Bool = true,
-        _ handler: @escaping (_ old: Value, _ new: Value) -> Void
+        _ handler: @escaping @Sendable (_ old: Value, _ new: Value) -> Void
     ) -> KeyPathObserver {
         let changes = PropertyAccessProbe.changes(for: keyPath) { _ = self[keyPath: keyPath] }
         guard let changes else {
@@ -56,7 +56,7 @@ extension KeyPathObservable {
     /// `observe(\.$title) { old, new in }` — resolved at compile time.
     public func observe<Value>(
         _ keyPath: KeyPath<Self, PropertyChanges<Value>>, queue: DispatchQueue? = nil, activate: Bool = true,
-        _ handler: @escaping (_ old: Value, _ new: Value) -> Void
+        _ handler: @escaping @Sendable (_ old: Value, _ new: Value) -> Void
     ) -> KeyPathObserver {
         self[keyPath: keyPath].makeObserver(keyPath: keyPath, queue: queue, activate: activate, handler)
     }

@@ -77,13 +77,13 @@ public final class PropertyChanges<Value>: @unchecked Sendable {
     ///   - handler: receives the old and the new value of each write.
     /// - Returns: the observer; keep it: releasing it stops the observation.
     public func observe(
-        queue: DispatchQueue? = nil, activate: Bool = true, _ handler: @escaping (_ old: Value, _ new: Value) -> Void
+        queue: DispatchQueue? = nil, activate: Bool = true, _ handler: @escaping @Sendable (_ old: Value, _ new: Value) -> Void
     ) -> KeyPathObserver {
         makeObserver(keyPath: nil, queue: queue, activate: activate, handler)
     }
 
     func makeObserver(
-        keyPath: AnyKeyPath?, queue: DispatchQueue?, activate: Bool, _ handler: @escaping (Value, Value) -> Void
+        keyPath: AnyKeyPath?, queue: DispatchQueue?, activate: Bool, _ handler: @escaping @Sendable (Value, Value) -> Void
     ) -> KeyPathObserver {
         let box = PropertySubscriber(list: slots, delivery: Delivery(queue: queue), handler: handler)
         let observer = KeyPathObserver(list: slots, box: box, keyPath: keyPath)
