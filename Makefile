@@ -10,7 +10,7 @@ CORE_SOURCES = Sources/CObserverCore/oc_epoch.c Sources/CObserverCore/oc_list.c 
 CORE_INCLUDES = -ISources/CObserverCore/include -ISources/CObserverCore
 CORE_OBJECTS = $(patsubst Sources/CObserverCore/%.c,build-c/%.o,$(CORE_SOURCES))
 
-.PHONY: deps build strict test demo bench bench-quick bench-callgrind torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs lint format clean
+.PHONY: deps build strict test seed-compat demo bench bench-quick bench-callgrind torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs lint format clean
 
 # Installs Concurrency Kit (Debian: libck-dev) when pkg-config cannot find it.
 deps:
@@ -33,9 +33,14 @@ deps:
 build: deps
 	$(SWIFT) build
 
-test: deps c-warnings examples
+test: deps c-warnings examples seed-compat
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# The seed libraries' README flows, built in Swift 5 language mode by a
+# package of their own (Tests/SeedCompatibility) and run.
+seed-compat: deps
+	cd Tests/SeedCompatibility && $(SWIFT) build && "$$($(SWIFT) build --show-bin-path)/seed-flows"
 
 demo: deps
 	$(SWIFT) run -c release observer-demo

@@ -1,3 +1,4 @@
+import Foundation
 import ObserverSwift
 import XCTest
 
@@ -20,10 +21,15 @@ enum ReadmeKeyedProtocolTour {
         }
     }
 
-    final class SettingLog: SettingObserver {
-        var lines: [String] = []
+    // Observers must be Sendable (they may be called from any thread): this
+    // one keeps its lines behind a lock.
+    final class SettingLog: SettingObserver, @unchecked Sendable {
+        // @unchecked: `recorded` is only touched while `lock` is held.
+        private let lock = NSLock()
+        private var recorded: [String] = []
+        var lines: [String] { lock.withLock { recorded } }
         func settingChanged(key: String, from oldValue: String, to newValue: String) {
-            lines.append("\(key): \(oldValue) → \(newValue)")
+            lock.withLock { recorded.append("\(key): \(oldValue) → \(newValue)") }
         }
     }
 

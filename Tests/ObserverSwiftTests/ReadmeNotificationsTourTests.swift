@@ -31,7 +31,8 @@ private enum Tour {
         }
     }
 
-    final class ScreenController: HasObservers {
+    // Sendable (no mutable state): the handler may run on any posting thread.
+    final class ScreenController: HasObservers, Sendable {
         init() {
             NotificationObserver(forNames: [.wave, .hello], queue: nil) { [weak self] note in
                 self?.show(note.name)

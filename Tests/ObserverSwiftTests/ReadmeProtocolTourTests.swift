@@ -1,3 +1,4 @@
+import Foundation
 import ObserverSwift
 import XCTest
 
@@ -25,14 +26,22 @@ enum ReadmeProtocolTour {
         }
     }
 
-    final class ProgressBar: DownloadObserver {
-        var shown: [Double] = []
-        func downloadProgressed(_ fraction: Double) { shown.append(fraction) }
+    // Observers must be Sendable (they may be called from any thread): these
+    // keep their state behind a lock.
+    final class ProgressBar: DownloadObserver, @unchecked Sendable {
+        // @unchecked: `fractions` is only touched while `lock` is held.
+        private let lock = NSLock()
+        private var fractions: [Double] = []
+        var shown: [Double] { lock.withLock { fractions } }
+        func downloadProgressed(_ fraction: Double) { lock.withLock { fractions.append(fraction) } }
     }
-    final class Notifier: DownloadObserver, DownloadCompletionObserver {
-        var messages: [String] = []
+    final class Notifier: DownloadObserver, DownloadCompletionObserver, @unchecked Sendable {
+        // @unchecked: `sent` is only touched while `lock` is held.
+        private let lock = NSLock()
+        private var sent: [String] = []
+        var messages: [String] { lock.withLock { sent } }
         func downloadProgressed(_ fraction: Double) {}
-        func downloadFinished(bytes: Int) { messages.append("done: \(bytes) bytes") }
+        func downloadFinished(bytes: Int) { lock.withLock { sent.append("done: \(bytes) bytes") } }
     }
 
     class SomeBaseClass {}
@@ -58,11 +67,14 @@ enum ReadmeThreadTour {
         }
     }
 
-    final class RandomNumberPrinter: RandomNumberObserver {
-        var printed = 0  // (test only; read after join())
+    final class RandomNumberPrinter: RandomNumberObserver, @unchecked Sendable {
+        // @unchecked: `count` is only touched while `lock` is held.
+        private let lock = NSLock()
+        private var count = 0
+        var printed: Int { lock.withLock { count } }  // (test only)
         func onRandomNumber(_ randomNumber: Int) {
             print("Random Number is: \(randomNumber)")
-            printed += 1
+            lock.withLock { count += 1 }
         }
     }
 }

@@ -67,6 +67,12 @@ public final class Event<Value> {
         send(value)
     }
 
+    /// SwiftEvents 2's spelling of ``send(_:)``.
+    @inlinable
+    public func notify(_ value: Value) {
+        send(value)
+    }
+
     // MARK: Subscribing closures
 
     /// Subscribes a closure called on the sending thread; the returned token
@@ -154,6 +160,19 @@ public final class Event<Value> {
         subscribeTarget(target, delivery: .mainActor, limit: limit) { target, value in
             MainActor.assumeIsolated { handler(target, value) }
         }
+    }
+
+    /// SwiftEvents 2's form: `target` only bounds the subscription's life
+    /// (held weakly); the handler receives the value alone.
+    ///
+    /// ```swift
+    /// model.didDownload.subscribe(self) { [weak self] image in self?.show(image) }
+    /// ```
+    @discardableResult
+    public func subscribe<Target: AnyObject & Sendable>(
+        _ target: Target, handler: @escaping @Sendable (Value) -> Void
+    ) -> Subscription {
+        subscribeTarget(target, delivery: .synchronous, limit: nil) { _, value in handler(value) }
     }
 
     /// SwiftEvents' alias of ``subscribe(_:limit:handler:)``.

@@ -111,7 +111,9 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     /// ``addKeyedObserver(key:_:delivery:)->Bool`` with a queue: `nil` means the
     /// thread calling `withKeyedObservers`.
     @discardableResult
-    public func addKeyedObserver<Key: Hashable>(key: Key, _ observer: any AnyObject & Sendable, queue: DispatchQueue?) -> Bool {
+    public func addKeyedObserver<Key: Hashable>(key: Key, _ observer: any AnyObject & Sendable, queue: DispatchQueue?)
+        -> Bool
+    {
         addKeyedObserver(key: key, observer, delivery: Delivery(queue: queue))
     }
 

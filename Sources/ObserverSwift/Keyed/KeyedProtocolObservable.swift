@@ -36,7 +36,9 @@ extension KeyedProtocolObservable {
     /// Registers `observer` under `key` with its calls run on `queue`
     /// (`nil`: the thread calling `withKeyedObservers`).
     @discardableResult
-    public func addKeyedObserver<Key: Hashable>(key: Key, _ observer: any AnyObject & Sendable, queue: DispatchQueue?) -> Bool {
+    public func addKeyedObserver<Key: Hashable>(key: Key, _ observer: any AnyObject & Sendable, queue: DispatchQueue?)
+        -> Bool
+    {
         keyedObserverRegistry.addKeyedObserver(key: key, observer, queue: queue)
     }
 

@@ -35,6 +35,19 @@ extension ObservableValue {
         }
     }
 
+    /// SwiftEvents 2's form: `target` only bounds the binding's life (held
+    /// weakly); the handler receives the value alone.
+    ///
+    /// ```swift
+    /// viewModel.infoLabel.bind(self) { [weak self] in self?.updateInfoLabel($0) }
+    /// ```
+    @discardableResult
+    public func bind<Target: AnyObject & Sendable>(
+        _ target: Target, replay: Bool = false, handler: @escaping @Sendable (Value) -> Void
+    ) -> Subscription {
+        bind(target, replay: replay) { _, value in handler(value) }
+    }
+
     /// Removes every binding of `target`; returns how many. A target never
     /// bound is a no-op (returns 0).
     @discardableResult

@@ -24,6 +24,16 @@ extension ObservableValue where Value: Sendable {
         }
     }
 
+    /// SwiftEvents 2's form with a queue: `target` only bounds the binding's
+    /// life; the handler receives the value alone.
+    @discardableResult
+    public func bind<Target: AnyObject & Sendable>(
+        _ target: Target, queue: DispatchQueue?, replay: Bool = false,
+        handler: @escaping @Sendable (Value) -> Void
+    ) -> Subscription {
+        bind(target, queue: queue, replay: replay) { _, value in handler(value) }
+    }
+
     /// ``bind(_:replay:handler:)`` with a main-actor handler: it runs
     /// synchronously when the value is set on the main thread, and is
     /// enqueued on the main queue otherwise.
