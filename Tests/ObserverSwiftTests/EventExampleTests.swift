@@ -1,7 +1,8 @@
 import ObserverSwift
 import XCTest
 
-// The README's `Event` tour, compiled and run so that it stays true.
+// What the Events guide's example states (counts, delivered values), checked
+// with the same types. The guide's code itself is compiled by `make snippets`.
 
 private final class Inbox {
     let didReceive = Event<String>()
@@ -12,7 +13,7 @@ private final class InboxView {
     var lines: [String] = []
 }
 
-final class ReadmeEventExampleTests: XCTestCase {
+final class EventExampleTests: XCTestCase {
     override class func setUp() {
         super.setUp()
         LeakSanitizerSupport.keepMainQueueSideTableReachable()
