@@ -59,10 +59,11 @@ demo-nats: deps
 # The documentation's code as written (every ```swift block of README.md and
 # the DocC articles, and the README's C block built with the README's own
 # command) and the snippets of Tests/CompileChecks (accept/ must compile, reject/
-# must fail with the expected error), against the debug build's module.
+# must fail with the expected error), against the debug build's modules.
 # Tests/CompileChecks/check.sh states the rules.
+LIBRARY_TARGETS = ObserverSwift $(notdir $(wildcard Sources/ObserverNATS))
 snippets: deps
-	$(SWIFT) build --target ObserverSwift
+	for target in $(LIBRARY_TARGETS); do $(SWIFT) build --target $$target || exit 1; done
 	SWIFTC="$(SWIFTC)" CC="$(CC)" BIN_PATH="$$($(SWIFT) build --show-bin-path)" Tests/CompileChecks/check.sh
 
 demo: deps

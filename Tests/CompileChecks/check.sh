@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Compiles the documentation's code as written, and the compile-check snippet
 # files with their expectations. `make snippets` runs it (part of `make test`)
-# after building ObserverSwift in debug; CONTRIBUTING.md describes the rules.
+# after building the library targets in debug; CONTRIBUTING.md describes the
+# rules. Every library module of the package can be imported.
 #
 # Documentation: README.md and every DocC article (Sources/*/*.docc/*.md).
-#   - Every ```swift block is compiled against the debug build's ObserverSwift
-#     module, Swift 6 language mode, warnings as errors, with -emit-sil: the
+#   - Every ```swift block is compiled against the debug build's modules
+#     (ObserverSwift and the package's other libraries), Swift 6 language mode, warnings as errors, with -emit-sil: the
 #     region-based data-race diagnostics come from SIL passes, which
 #     -typecheck skips.
 #   - The blocks of one document form one program, in document order: a block
@@ -61,11 +62,9 @@ if [ "${1:-}" = "--job" ]; then
 		fi
 		warnings=(-warnings-as-errors)
 		[ "$kind" = reject ] && warnings=()
+		# shellcheck disable=SC2086 # C_MODULE_FLAGS is a list of flags without spaces
 		"$SWIFTC" -emit-sil -o /dev/null -swift-version "$mode" ${warnings[@]+"${warnings[@]}"} \
-			-module-name Snippet -I "$BIN_PATH/Modules" \
-			-Xcc -fmodule-map-file="$BIN_PATH/CObserverCore.build/module.modulemap" \
-			-Xcc -I -Xcc "$ROOT/Sources/CObserverCore/include" \
-			-Xcc -fmodule-map-file="$ROOT/Sources/CConcurrencyKit/module.modulemap" \
+			-module-name Snippet -I "$BIN_PATH/Modules" $C_MODULE_FLAGS \
 			-module-cache-path "$MODULE_CACHE" "$source" >"$log" 2>&1
 		status=$?
 		;;
@@ -119,7 +118,22 @@ SWIFT_ROOT="$(dirname "$(dirname "$(command -v "$SWIFTC")")")"
 MANIFEST_API="$SWIFT_ROOT/lib/swift/pm/ManifestAPI"
 WORK="$BIN_PATH/../compile-checks"
 MODULE_CACHE="$WORK/ModuleCache"
-export ROOT SWIFTC BIN_PATH MANIFEST_API MODULE_CACHE
+# What SwiftPM passes to a Swift target that imports the package's C targets:
+# each C target's include directory and generated module map, and each
+# system-library target's module map (`swift build -v` shows the same).
+C_MODULE_FLAGS=""
+for include in "$ROOT"/Sources/*/include; do
+	[ -d "$include" ] || continue
+	target="$(basename "$(dirname "$include")")"
+	C_MODULE_FLAGS="$C_MODULE_FLAGS -Xcc -I -Xcc $include"
+	if [ -f "$BIN_PATH/$target.build/module.modulemap" ]; then
+		C_MODULE_FLAGS="$C_MODULE_FLAGS -Xcc -fmodule-map-file=$BIN_PATH/$target.build/module.modulemap"
+	fi
+done
+for modulemap in "$ROOT"/Sources/*/module.modulemap; do
+	[ -f "$modulemap" ] && C_MODULE_FLAGS="$C_MODULE_FLAGS -Xcc -fmodule-map-file=$modulemap"
+done
+export ROOT SWIFTC BIN_PATH MANIFEST_API MODULE_CACHE C_MODULE_FLAGS
 rm -rf "$WORK/jobs"
 mkdir -p "$WORK/jobs" "$MODULE_CACHE"
 JOBLIST="$WORK/jobs/list"
