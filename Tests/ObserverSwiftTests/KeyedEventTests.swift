@@ -388,10 +388,10 @@ final class KeyedEventTests: XCTestCase {
         XCTAssertEqual(event.keysCount, 0)
     }
 
-    // MARK: README
+    // MARK: The Keyed observers guide's example
 
-    func testReadmeKeyedTour() {
-        // Keep in sync with README.md, section tour-keyed.
+    func testKeyedGuideExample() {
+        // What the Keyed observers guide states for its KeyedEvent example.
         final class Portfolio: @unchecked Sendable {
             // @unchecked: `recorded` is only touched while `lock` is held.
             private let lock = NSLock()

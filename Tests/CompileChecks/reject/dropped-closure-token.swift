@@ -1,6 +1,7 @@
 // expect-error: result of call to 'subscribe' is unused
+// warnings-as-errors
 // Nothing ends a closure subscription but its token: dropping it is flagged
-// (a warning, made an error by the compile checks' -warnings-as-errors).
+// (a warning; this check compiles with warnings as errors).
 import ObserverSwift
 
 func listen(_ event: Event<Int>) {

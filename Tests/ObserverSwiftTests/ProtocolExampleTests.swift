@@ -2,10 +2,12 @@ import Foundation
 import ObserverSwift
 import XCTest
 
-// The README's `tour-protocol` and `tour-thread` examples, compiled and run
-// (namespaced so their type names do not clash with other tests).
+// What the Protocol-typed observers and Observable threads guides' examples
+// state (which observers are called, that cancel ends the loop), checked with
+// the same types, namespaced so their names do not clash with other tests.
+// The guides' code itself is compiled by `make snippets`.
 
-enum ReadmeProtocolTour {
+enum ProtocolExample {
     protocol DownloadObserver: AnyObject {
         func downloadProgressed(_ fraction: Double)
     }
@@ -50,7 +52,7 @@ enum ReadmeProtocolTour {
     }
 }
 
-enum ReadmeThreadTour {
+enum ThreadExample {
     protocol RandomNumberObserver: AnyObject {
         func onRandomNumber(_ randomNumber: Int)
     }
@@ -79,9 +81,9 @@ enum ReadmeThreadTour {
     }
 }
 
-final class ReadmeProtocolTourTests: XCTestCase {
+final class ProtocolExampleTests: XCTestCase {
     func testTourProtocol() {
-        typealias T = ReadmeProtocolTour
+        typealias T = ProtocolExample
         let download = T.Download()
         let bar = T.ProgressBar()
         let notifier = T.Notifier()
@@ -103,7 +105,7 @@ final class ReadmeProtocolTourTests: XCTestCase {
     }
 
     func testTourThread() {
-        typealias T = ReadmeThreadTour
+        typealias T = ThreadExample
         let thread = T.RandomNumberObservableThread()
         let printer = T.RandomNumberPrinter()
         thread.addObserver(printer)  // called on the thread itself

@@ -2,10 +2,9 @@ import Foundation
 import ObserverSwift
 import XCTest
 
-// The README's `tour-value` and `tour-stream` examples, compiled and run.
-// `print` is shadowed by a recorder so the printed lines are checked. (The
-// README's own ValueObserver/ValueObservable subclass example is compiled in
-// IndefiniteObservableReadmeTests.swift.)
+// What the Observable values and Producer streams guides' examples print and
+// set, checked with the same types; `print` is shadowed by a recorder. The
+// guides' code itself is compiled by `make snippets`.
 
 private final class ProfileViewModel {
     let name = ObservableValue("Ada")  // SwiftEvents' init(_:)
@@ -28,7 +27,7 @@ private final class ProfileView: @unchecked Sendable {
     }
 }
 
-final class ReadmeValueStreamTourTests: XCTestCase {
+final class ValueStreamExampleTests: XCTestCase {
     func testTourValue() {
         let printed = ValueTestRecorder<String>()
         @Sendable func print(_ items: Any...) { printed.append(items.map { "\($0)" }.joined(separator: " ")) }

@@ -2,7 +2,8 @@ import Foundation
 import ObserverSwift
 import XCTest
 
-// The README's `Event` tour, compiled and run so that it stays true.
+// What the Events guide's example states (counts, delivered values), checked
+// with the same types. The guide's code itself is compiled by `make snippets`.
 
 private final class Inbox {
     let didReceive = Event<String>()
@@ -19,7 +20,7 @@ private final class InboxView: @unchecked Sendable {
     func show(_ line: String) { lock.withLock { shown.append(line) } }
 }
 
-final class ReadmeEventExampleTests: XCTestCase {
+final class EventExampleTests: XCTestCase {
     override class func setUp() {
         super.setUp()
         LeakSanitizerSupport.keepMainQueueSideTableReachable()
