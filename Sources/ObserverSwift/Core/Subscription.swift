@@ -8,7 +8,7 @@ import Synchronization
 /// lifetime: dropping it does not cancel (the compiler warns when a closure
 /// subscription's token is ignored). To cancel with an owner, store it in a
 /// ``SubscriptionBag`` the owner holds, or in a `Set<Subscription>` with
-/// ``store(in:)-(inout Set<Subscription>)``, which makes the token cancel when released.
+/// ``store(in:)-(Set<Subscription>)``, which makes the token cancel when released.
 ///
 /// ```swift
 /// let bag = SubscriptionBag()

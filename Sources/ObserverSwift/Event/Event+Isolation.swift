@@ -40,7 +40,7 @@ extension Event where Value: Sendable {
     }
 
     /// Subscribes `handler` on behalf of a weakly held `target`, running on
-    /// `queue` (see ``Event/subscribe(_:limit:handler:)``). The target is
+    /// `queue` (see ``Event/subscribe(_:limit:handler:)-(_,_,(Target,Value)->Void)``). The target is
     /// loaded again where the handler runs: it may be gone by then.
     @inlinable
     @discardableResult

@@ -175,7 +175,7 @@ public final class Event<Value> {
         subscribeTarget(target, delivery: .synchronous, limit: nil) { _, value in handler(value) }
     }
 
-    /// SwiftEvents' alias of ``subscribe(_:limit:handler:)``.
+    /// SwiftEvents' alias of ``subscribe(_:limit:handler:)-(_,_,(Target,Value)->Void)``.
     @discardableResult
     public func addSubscriber<Target: AnyObject & Sendable>(
         _ target: Target, handler: @escaping @Sendable (Target, Value) -> Void

@@ -4,7 +4,7 @@ import Dispatch
 /// queue, the main actor, or any actor. The value crosses to that place, so
 /// it must be `Sendable`. These observers do not hold the value's turn.
 extension ObservableValue where Value: Sendable {
-    /// ``bind(_:replay:handler:)`` with the handler on `queue` (`nil` means
+    /// ``bind(_:replay:handler:)-(_,_,(Target,Value)->Void)`` with the handler on `queue` (`nil` means
     /// the setting thread). A replayed current value is enqueued first.
     @discardableResult
     public func bind<Target: AnyObject & Sendable>(
@@ -34,7 +34,7 @@ extension ObservableValue where Value: Sendable {
         bind(target, queue: queue, replay: replay) { _, value in handler(value) }
     }
 
-    /// ``bind(_:replay:handler:)`` with a main-actor handler: it runs
+    /// ``bind(_:replay:handler:)-(_,_,(Target,Value)->Void)`` with a main-actor handler: it runs
     /// synchronously when the value is set on the main thread, and is
     /// enqueued on the main queue otherwise.
     @discardableResult
