@@ -102,6 +102,7 @@ final class OwnedNATSServer: @unchecked Sendable {
             ["-a", "127.0.0.1", "-p", String(requested), "--ports_file_dir", portsDirectory.path] + extraArguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
+        Self.keepRunLoopSideTableReachable()
         try process.run()
         self.process = process
         let found = waitUntil(timeout: 10) {
@@ -118,6 +119,17 @@ final class OwnedNATSServer: @unchecked Sendable {
             throw NSError(domain: "OwnedNATSServer", code: 1, userInfo: [NSLocalizedDescriptionKey: "no port in 10 s"])
         }
     }
+
+    /// `Process.run()` stores the current thread's `RunLoop` (alive until exit) in a weak
+    /// property, which gives the run loop a weak-reference side table; once no `Process`
+    /// is left, LeakSanitizer would report that side table. A weak reference in a global
+    /// keeps it reachable (the approach of the main suite's `LeakSanitizerSupport`).
+    private static func keepRunLoopSideTableReachable() {
+        runLoop = RunLoop.current
+    }
+
+    // nonisolated(unsafe): written only from the test thread before starting a process, never read.
+    nonisolated(unsafe) private static weak var runLoop: RunLoop?
 
     /// Starts again on the same port and store (after `kill9()`).
     func restart() throws {
