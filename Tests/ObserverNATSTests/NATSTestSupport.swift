@@ -66,7 +66,8 @@ func waitUntil(timeout: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
 /// A nats-server the test owns: loopback, started with a free port (kept across
 /// restarts), killed in `stop()` and by `deinit`.
 final class OwnedNATSServer: @unchecked Sendable {
-    // @unchecked: used from the test thread only.
+    // @unchecked: used by one thread at a time (the test thread, or the thread a restart
+    // test hands it to while the test thread only waits).
     static let executable = ProcessInfo.processInfo.environment["NATS_SERVER"] ?? "/usr/sbin/nats-server"
 
     let directory: URL
