@@ -119,30 +119,21 @@ final class ImportedSubject: @unchecked Sendable {
         _ = natsConnection_PublishString(connection.pointer, reply, "+ACK")
     }
 
-    /// Unsubscribes and waits until no message callback runs; from this
-    /// import's own handler it cannot wait, and destroys the subscription later.
-    /// Returns the subscription's address, nil when it was cancelled already.
-    @discardableResult
-    func cancel() -> UInt? {
+    /// Unsubscribes and waits until no message callback runs (from this import's own
+    /// handler it cannot wait). Returns the `natsSubscription`, which the caller hands to
+    /// ``NATSBridge`` to destroy after the connection has closed; nil when cancelled already.
+    func cancel() -> OpaquePointer? {
         guard
             let pointer = subscription.withLock({ stored -> OpaquePointer? in
                 defer { stored = nil }
                 return stored
             })
         else { return nil }
-        let address = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(pointer)))
         _ = natsSubscription_Unsubscribe(pointer)
-        if RemoteDelivery.current == Unmanaged.passUnretained(self).toOpaque() {
-            let completed = self.completed
-            DispatchQueue.global().async {
-                completed.wait()
-                natsSubscription_Destroy(OpaquePointer(bitPattern: Int(bitPattern: address)))
-            }
-            return address
+        if RemoteDelivery.current != Unmanaged.passUnretained(self).toOpaque() {
+            completed.wait()
         }
-        completed.wait()
-        natsSubscription_Destroy(pointer)
-        return address
+        return pointer
     }
 }
 

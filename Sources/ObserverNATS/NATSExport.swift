@@ -66,8 +66,11 @@ public final class NATSImport: Sendable {
     }
 
     func stop() {
-        if let address = imported.cancel() {
-            bridge?.callbacks.importSubjects.withLock { _ = $0.removeValue(forKey: address) }
+        guard let subscription = imported.cancel() else { return }
+        if let bridge {
+            bridge.retire(subscription)
+        } else {
+            NATSBridge.destroyWhenComplete(subscription, imported.completed)
         }
     }
 }
