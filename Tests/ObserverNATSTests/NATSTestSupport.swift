@@ -125,11 +125,13 @@ final class OwnedNATSServer: @unchecked Sendable {
     /// property, which gives the run loop a weak-reference side table; once no `Process`
     /// is left, LeakSanitizer would report that side table. A weak reference in a global
     /// keeps it reachable (the approach of the main suite's `LeakSanitizerSupport`).
+    /// Only the main thread's run loop lives until exit (another thread's goes with the
+    /// thread, and its side table with the last `Process` that referenced it).
     private static func keepRunLoopSideTableReachable() {
-        runLoop = RunLoop.current
+        if Thread.isMainThread { runLoop = RunLoop.current }
     }
 
-    // nonisolated(unsafe): written only from the test thread before starting a process, never read.
+    // nonisolated(unsafe): written only from the main thread, never read.
     nonisolated(unsafe) private static weak var runLoop: RunLoop?
 
     /// Starts again on the same port and store (after `kill9()`).
