@@ -16,9 +16,6 @@
 #include <string.h>
 
 #define OC_MIN_CAPACITY 16u
-#define OC_SEQUENCE_BITS (64 - OC_HANDLE_INDEX_BITS)
-#define OC_SEQUENCE_MASK ((UINT64_C(1) << OC_SEQUENCE_BITS) - 1)
-#define OC_INDEX_MASK ((uint64_t)OC_LIST_MAX_SLOTS - 1)
 
 struct oc_list {
 	struct oc_list_head head; /* must stay first: readers cast to it */
@@ -47,11 +44,44 @@ struct oc_retired_context {
 };
 
 /*
- * Process-wide add counter. Relaxed fetch-add: uniqueness is all it gives;
- * per list the values are also increasing because adds to one list are
- * serialized by its lock, which orders the fetch-adds.
+ * Process-wide add counter: the last sequence number issued (0: none yet).
+ * 64 bits never wrap in practice (at one add per nanosecond, 584 years);
+ * the add that would need OC__SEQUENCE_FREE fails with OC_EEXHAUSTED
+ * instead. Relaxed compare-exchange: uniqueness is all it gives, and the
+ * read-modify-write gives it on every architecture; per list the values are
+ * also increasing because adds to one list are serialized by its lock,
+ * which orders the updates (the slot and the published sequence carry their
+ * own release stores).
  */
 static uint64_t oc_last_sequence;
+
+bool
+oc__next_sequence(uint64_t *sequence)
+{
+	uint64_t last = __atomic_load_n(&oc_last_sequence, __ATOMIC_RELAXED);
+
+	do {
+		if (last >= OC__SEQUENCE_FREE - 1)
+			return false;
+	} while (!__atomic_compare_exchange_n(&oc_last_sequence, &last, last + 1,
+	    true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	*sequence = last + 1;
+	return true;
+}
+
+uint64_t
+oc_testing_advance_sequence(uint64_t next)
+{
+	uint64_t last = __atomic_load_n(&oc_last_sequence, __ATOMIC_RELAXED);
+	uint64_t target = next == 0 ? 0 : (next >= OC__SEQUENCE_FREE ? OC__SEQUENCE_FREE - 1 : next - 1);
+
+	/* Relaxed, as oc__next_sequence: only moves the counter forward. */
+	while (last < target && !__atomic_compare_exchange_n(&oc_last_sequence, &last,
+	    target, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+	}
+	last = __atomic_load_n(&oc_last_sequence, __ATOMIC_RELAXED);
+	return last >= OC__SEQUENCE_FREE - 1 ? OC__SEQUENCE_FREE : last + 1;
+}
 
 static size_t
 oc_words_for(uint32_t capacity)
@@ -224,7 +254,7 @@ oc_list_add(oc_list_t *list, void *context, oc_handle_t *handle)
 	uint64_t sequence;
 
 	if (handle != NULL)
-		*handle = OC_HANDLE_NONE;
+		*handle = oc_handle_none();
 	if (list == NULL || context == NULL || handle == NULL)
 		return OC_EINVAL;
 
@@ -245,8 +275,10 @@ oc_list_add(oc_list_t *list, void *context, oc_handle_t *handle)
 		}
 		index = oc_lowest_free_locked(list);
 	}
-
-	sequence = __atomic_add_fetch(&oc_last_sequence, 1, __ATOMIC_RELAXED);
+	if (!oc__next_sequence(&sequence)) {
+		pthread_mutex_unlock(&list->lock);
+		return OC_EEXHAUSTED;
+	}
 	slot = &list->head.array->slots[index];
 	/*
 	 * Sequence first (relaxed), then the context with release: a reader
@@ -267,7 +299,8 @@ oc_list_add(oc_list_t *list, void *context, oc_handle_t *handle)
 	pthread_mutex_unlock(&list->lock);
 
 	oc__live_contexts_add(1);
-	*handle = ((sequence & OC_SEQUENCE_MASK) << OC_HANDLE_INDEX_BITS) | index;
+	handle->sequence = sequence;
+	handle->index = index;
 	oc__writer_poll();
 	return OC_OK;
 }
@@ -342,17 +375,16 @@ oc_retire_context(oc_release_fn *release, void *context)
 	oc__count_leaked_context();
 }
 
+/* Lock held. A free slot never matches (its sequence is FREE or 0). */
 static bool
 oc_handle_matches_locked(const struct oc_list *list, oc_handle_t handle)
 {
-	uint32_t index = (uint32_t)(handle & OC_INDEX_MASK);
 	const struct oc_slot *slot;
 
-	if (handle == OC_HANDLE_NONE || index >= list->head.scan_limit)
+	if (oc_handle_is_none(handle) || handle.index >= list->head.scan_limit)
 		return false;
-	slot = &list->head.array->slots[index];
-	return slot->context != NULL &&
-	    (slot->sequence & OC_SEQUENCE_MASK) == (handle >> OC_HANDLE_INDEX_BITS);
+	slot = &list->head.array->slots[handle.index];
+	return slot->context != NULL && slot->sequence == handle.sequence;
 }
 
 static oc_status_t
@@ -364,7 +396,7 @@ oc_remove_locked_then_unlock(struct oc_list *list, oc_handle_t handle)
 		pthread_mutex_unlock(&list->lock);
 		return OC_ENOENT;
 	}
-	context = oc_vacate_locked(list, (uint32_t)(handle & OC_INDEX_MASK));
+	context = oc_vacate_locked(list, handle.index);
 	oc_maybe_shrink_locked(list);
 	pthread_mutex_unlock(&list->lock);
 	oc_retire_context(list->release, context);
@@ -411,7 +443,7 @@ oc_list_remove_wait(oc_list_t *list, oc_handle_t handle)
 
 static size_t
 oc_remove_matching(struct oc_list *list,
-    bool (*predicate)(void *context, void *argument), void *argument)
+    oc_context_predicate_fn *predicate, void *argument)
 {
 	size_t total = 0;
 	uint32_t index = UINT32_MAX;
@@ -450,7 +482,7 @@ oc_remove_matching(struct oc_list *list,
 
 size_t
 oc_list_remove_if(oc_list_t *list,
-    bool (*predicate)(void *context, void *argument), void *argument)
+    oc_context_predicate_fn *predicate, void *argument)
 {
 	if (list == NULL || predicate == NULL)
 		return 0;

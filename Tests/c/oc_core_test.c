@@ -10,6 +10,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "CObserverCore.h"
+#include "oc_testing.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -61,6 +62,15 @@ new_probe(unsigned long id)
 	}
 	probe->id = id;
 	return probe;
+}
+
+/* A handle no add issued. */
+static oc_handle_t
+forged(uint64_t sequence, uint32_t index)
+{
+	oc_handle_t handle = { sequence, index };
+
+	return handle;
 }
 
 /* One send: every visible context's counter, inside one read section. */
@@ -170,8 +180,8 @@ test_concurrent_adds_sends_removes(void)
 	for (i = 0; i < ADDER_THREADS; i++)
 		for (j = 1; j < ADDS_PER_THREAD; j += 2)
 			CHECK(oc_list_remove(list, adders[i].handles[j]) == OC_ENOENT);
-	CHECK(oc_list_remove(list, OC_HANDLE_NONE) == OC_ENOENT);
-	CHECK(oc_list_remove(list, UINT64_MAX) == OC_ENOENT);
+	CHECK(oc_list_remove(list, oc_handle_none()) == OC_ENOENT);
+	CHECK(oc_list_remove(list, forged(UINT64_MAX, UINT32_MAX)) == OC_ENOENT);
 
 	/* remove_wait on the even ones of the first adder. */
 	for (j = 0; j < ADDS_PER_THREAD; j += 2)
@@ -244,7 +254,7 @@ static void
 test_remove_if_and_try_remove(void)
 {
 	oc_list_t *list = oc_list_create(release_probe);
-	oc_handle_t handle = OC_HANDLE_NONE;
+	oc_handle_t handle = oc_handle_none();
 	int i;
 
 	releases = 0;
@@ -261,7 +271,7 @@ test_remove_if_and_try_remove(void)
 static void
 test_bad_input(void)
 {
-	oc_handle_t handle = 42;
+	oc_handle_t handle = forged(42, 0);
 	oc_list_t *first = oc_list_create(release_probe);
 	oc_list_t *second = oc_list_create(NULL);
 	struct probe *probe = new_probe(7);
@@ -269,17 +279,17 @@ test_bad_input(void)
 	oc_handle_t foreign;
 
 	CHECK(oc_list_add(NULL, probe, &handle) == OC_EINVAL);
-	CHECK(handle == OC_HANDLE_NONE);
+	CHECK(oc_handle_is_none(handle));
 	CHECK(oc_list_add(first, NULL, &handle) == OC_EINVAL);
 	CHECK(oc_list_add(first, probe, NULL) == OC_EINVAL);
-	CHECK(oc_list_remove(NULL, 1) == OC_EINVAL);
-	CHECK(oc_list_try_remove(NULL, 1) == OC_EINVAL);
-	CHECK(oc_list_remove_wait(NULL, 1) == OC_EINVAL);
+	CHECK(oc_list_remove(NULL, forged(1, 0)) == OC_EINVAL);
+	CHECK(oc_list_try_remove(NULL, forged(1, 0)) == OC_EINVAL);
+	CHECK(oc_list_remove_wait(NULL, forged(1, 0)) == OC_EINVAL);
 	CHECK(oc_list_remove_if(NULL, is_odd_probe, NULL) == 0);
 	CHECK(oc_list_clear(NULL) == 0);
 	CHECK(oc_list_count(NULL) == 0);
 	CHECK(oc_list_capacity(NULL) == 0);
-	CHECK(!oc_list_contains(NULL, 1));
+	CHECK(!oc_list_contains(NULL, forged(1, 0)));
 	oc_list_destroy(NULL);
 
 	CHECK(oc_list_add(first, probe, &handle) == OC_OK);
@@ -315,7 +325,7 @@ test_allocation_failures(void)
 	extra = new_probe(99);
 	oc_debug_fail_allocations(1);
 	CHECK(oc_list_add(list, extra, &handles[16]) == OC_ENOMEM);
-	CHECK(handles[16] == OC_HANDLE_NONE);
+	CHECK(oc_handle_is_none(handles[16]));
 	oc_debug_fail_allocations(0);
 	CHECK(oc_list_count(list) == 16);
 	CHECK(oc_list_add(list, extra, &handles[16]) == OC_OK);

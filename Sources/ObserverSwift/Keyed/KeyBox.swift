@@ -78,13 +78,12 @@ struct KeyProbe<Key: Hashable> {
 }
 
 /// The C map's `oc_key_equal_fn`.
-func keyBoxMatchesProbe(_ keyContext: UnsafeRawPointer?, _ probe: UnsafeRawPointer?) -> Bool {
-    guard let keyContext, let probe else { return false }
+func keyBoxMatchesProbe(_ keyContext: UnsafeRawPointer, _ probe: UnsafeRawPointer?) -> Bool {
+    guard let probe else { return false }
     return Unmanaged<AnyKeyBox>.fromOpaque(keyContext)._withUnsafeGuaranteedRef { $0.matches(probe) }
 }
 
 /// The C map's `release_key`: balances the `passRetained` of an adopted key.
-func releaseKeyBox(_ keyContext: UnsafeMutableRawPointer?) {
-    guard let keyContext else { return }
+func releaseKeyBox(_ keyContext: UnsafeMutableRawPointer) {
     Unmanaged<AnyKeyBox>.fromOpaque(keyContext).release()
 }
