@@ -153,9 +153,12 @@ oc_debug_fail_allocations(unsigned int count)
 void
 oc__check_failed(const char *what)
 {
+	bool fatal = !__atomic_load_n(&oc_checks_not_fatal, __ATOMIC_RELAXED);
+
 	__atomic_fetch_add(&oc_check_failures, 1, __ATOMIC_RELAXED);
-	fprintf(stderr, "CObserverCore: failed check: %s\n", what);
-	if (!__atomic_load_n(&oc_checks_not_fatal, __ATOMIC_RELAXED))
+	fprintf(stderr, "CObserverCore: failed check%s: %s\n",
+	    fatal ? "" : " (counted; a test made checks non-fatal)", what);
+	if (fatal)
 		abort();
 }
 
