@@ -68,19 +68,19 @@ final class CoreHandleAndMisuseTests: XCTestCase {
 
     func testDebugBuildsCheckThatAViewIsTakenInsideASection() throws {
         #if DEBUG
-        let list = try XCTUnwrap(oc_list_create(nil))
-        defer { oc_list_destroy(list) }
-        oc_testing_set_checks_fatal(false)
-        defer { oc_testing_set_checks_fatal(true) }
-        let failures = oc_testing_check_failures()
-        _ = oc_list_view(list)
-        XCTAssertEqual(oc_testing_check_failures(), failures + 1)
-        let reader = oc_read_begin()
-        _ = oc_list_view(list)
-        oc_read_end(reader)
-        XCTAssertEqual(oc_testing_check_failures(), failures + 1, "inside a section: no report")
+            let list = try XCTUnwrap(oc_list_create(nil))
+            defer { oc_list_destroy(list) }
+            oc_testing_set_checks_fatal(false)
+            defer { oc_testing_set_checks_fatal(true) }
+            let failures = oc_testing_check_failures()
+            _ = oc_list_view(list)
+            XCTAssertEqual(oc_testing_check_failures(), failures + 1)
+            let reader = oc_read_begin()
+            _ = oc_list_view(list)
+            oc_read_end(reader)
+            XCTAssertEqual(oc_testing_check_failures(), failures + 1, "inside a section: no report")
         #else
-        throw XCTSkip("debug-build check")
+            throw XCTSkip("debug-build check")
         #endif
     }
 }

@@ -45,7 +45,7 @@ final class KeyBox<Key: Hashable>: AnyKeyBox, @unchecked Sendable {
 
     override func matches(_ probe: UnsafeRawPointer) -> Bool {
         // Every probe starts with its key type (see KeyProbe).
-        guard probe.load(as: ObjectIdentifier.self) == keyType else { return false }
+        guard probe.load(as: KeyProbeHeader.self).keyType == keyType else { return false }
         return probe.assumingMemoryBound(to: KeyProbe<Key>.self).pointee.key == key
     }
 
@@ -61,26 +61,67 @@ final class KeyBox<Key: Hashable>: AnyKeyBox, @unchecked Sendable {
     }
 }
 
-/// What Swift passes to the C map as `probe_key`: the key's type, then the
-/// key. Swift lays out struct fields in declaration order (TypeLayout.rst),
-/// so `keyType` is at offset 0 whatever `Key` is, and `AnyKeyBox.matches`
-/// can read it before knowing the probe's key type.
+/// The fixed-layout start of every probe Swift passes to the C map as
+/// `probe_key`: the key's type, then how the probe matches.
+@usableFromInline
+struct KeyProbeHeader {
+    /// `ObjectIdentifier(Key.self)` of the probe's key.
+    @usableFromInline let keyType: ObjectIdentifier
+    /// When set, the probe matches exactly the entry whose `key_context` this
+    /// is, without comparing keys: how a subscription finds the entry it was
+    /// added to again, whatever its key's `==` and hash do.
+    @usableFromInline let entry: UnsafeRawPointer?
+    /// When set, a comparison that matches writes the entry's `key_context`
+    /// here (how `add` learns which entry it joined).
+    @usableFromInline let matched: UnsafeMutablePointer<UnsafeRawPointer?>?
+
+    @inlinable
+    init(
+        keyType: ObjectIdentifier, entry: UnsafeRawPointer? = nil,
+        matched: UnsafeMutablePointer<UnsafeRawPointer?>? = nil
+    ) {
+        self.keyType = keyType
+        self.entry = entry
+        self.matched = matched
+    }
+}
+
+/// What Swift passes to the C map as `probe_key` for a key of type `Key`:
+/// the header, then the key. Swift lays out struct fields in declaration
+/// order (TypeLayout.rst), so the header is at offset 0 whatever `Key` is,
+/// and `keyBoxMatchesProbe` can read it before knowing the probe's key type.
 @usableFromInline
 struct KeyProbe<Key: Hashable> {
-    @usableFromInline let keyType: ObjectIdentifier
+    @usableFromInline let header: KeyProbeHeader
     @usableFromInline let key: Key
 
     @inlinable
-    init(_ key: Key) {
-        self.keyType = ObjectIdentifier(Key.self)
+    init(_ key: Key, matched: UnsafeMutablePointer<UnsafeRawPointer?>? = nil) {
+        self.header = KeyProbeHeader(keyType: ObjectIdentifier(Key.self), matched: matched)
         self.key = key
     }
+}
+
+/// The entry of a keymap one box was added to: enough to find it again by
+/// identity (see `KeyProbeHeader.entry`), never by comparing keys.
+struct KeyedSlot: Sendable {
+    /// The hash the entry was created with.
+    let hash: UInt64
+    /// The entry's `key_context`, as an address: compared, never dereferenced.
+    /// An entry is removed only once its list is empty, so while the box is
+    /// stored this names its entry; afterwards the handle matches nothing.
+    let entry: UInt
+    let handle: oc_handle_t
 }
 
 /// The C map's `oc_key_equal_fn`.
 func keyBoxMatchesProbe(_ keyContext: UnsafeRawPointer, _ probe: UnsafeRawPointer?) -> Bool {
     guard let probe else { return false }
-    return Unmanaged<AnyKeyBox>.fromOpaque(keyContext)._withUnsafeGuaranteedRef { $0.matches(probe) }
+    let header = probe.load(as: KeyProbeHeader.self)
+    if let entry = header.entry { return entry == keyContext }
+    let matches = Unmanaged<AnyKeyBox>.fromOpaque(keyContext)._withUnsafeGuaranteedRef { $0.matches(probe) }
+    if matches, let matched = header.matched { matched.pointee = keyContext }
+    return matches
 }
 
 /// The C map's `release_key`: balances the `passRetained` of an adopted key.

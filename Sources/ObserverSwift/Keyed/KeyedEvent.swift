@@ -23,6 +23,15 @@ import Synchronization
 /// nobody observes hashes the key, probes the table once and allocates
 /// nothing.
 ///
+/// Keys that are not equal to themselves (`Double.nan`, or a type whose `==`
+/// is false for equal values): a send never finds such a key, so
+/// `send(_:forKey: .nan)` calls nobody, and `unsubscribeAll(key: .nan)` or
+/// `subscribersCount(forKey: .nan)` find nothing. Their subscriptions are
+/// stored all the same (each under its own key entry, counted by
+/// ``keysCount`` and ``subscribersCount``), and ``Subscription/cancel()``
+/// removes them: a token cancels by where its subscription was stored, never
+/// by comparing keys or hashing them again.
+///
 /// Threading: every method may be called from any thread at any time. A
 /// handler runs on the sending thread, inside `send`, unless it was given a
 /// queue or the main actor. Sends never wait for subscribers being added or
@@ -271,7 +280,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
         let registration = registration ?? KeyedRegistration(engine: lists)
         var seen = Set<Key>()
         for key in keys where seen.insert(key).inserted {
-            registration.record(lists.add(box, forKey: key), forKey: key)
+            registration.record(lists.addSlot(box, forKey: key))
         }
         if seen.isEmpty { return Subscription.inactive }
         return Subscription(canceller: registration)

@@ -11,19 +11,19 @@ import Synchronization
 /// key spends a limit of 1) removes every key, including those added later.
 /// A send takes that mutex only in the rare call that expires the box.
 final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked Sendable {
-    // @unchecked: mutable state is behind `state`; `ended` is atomic; the
-    // engine reference is weak (a token may outlive its source).
+    // @unchecked: mutable state is behind `state`'s lock; `ended` is atomic;
+    // the engine reference is weak (a token may outlive its source).
 
     private struct State {
-        var entries: [(key: Key, handle: oc_handle_t)] = []
+        var entries: [KeyedSlot] = []
         var ended = false
     }
 
     private weak var engine: KeyedSlotLists?
-    /// Guards `state`. (A `Locked<State>` would need `Key: Sendable`; the
-    /// keys stored here are only copied under the lock.)
-    private let lock = Locked(())
-    private var state = State()
+    /// The keys are only copied under the lock. (The value is not zero-sized
+    /// on purpose: ThreadSanitizer misreports accesses to an empty `inout`
+    /// value guarded by a lock as races.)
+    private let state = Locked(State())
     private let ended = Atomic<Bool>(false)
 
     init(engine: KeyedSlotLists) {
@@ -33,21 +33,23 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
     /// True once cancelled or expired through this registration.
     var isEnded: Bool { ended.load(ordering: .acquiring) }
 
-    /// Records the box's handle under `key` right after it was added. When
-    /// the registration ended meanwhile, removes it again.
-    func record(_ handle: oc_handle_t, forKey key: Key) {
-        let accepted = lock.withLock { _ -> Bool in
+    /// Records where the box was stored under one of its keys, right after
+    /// it was added. When the registration ended meanwhile, removes it again.
+    /// Removal goes by that record, never by comparing keys, so it works
+    /// whatever the key's `==` and hash do.
+    func record(_ slot: KeyedSlot) {
+        let accepted = state.withLock { state -> Bool in
             if state.ended { return false }
-            state.entries.append((key, handle))
+            state.entries.append(slot)
             return true
         }
-        if !accepted { engine?.remove(handle, forKey: key) }
+        if !accepted { engine?.remove(slot) }
     }
 
     /// Ends the registration and hands back its entries (empty when it had
     /// ended already).
-    private func end() -> [(key: Key, handle: oc_handle_t)] {
-        lock.withLock { _ in
+    private func end() -> [KeyedSlot] {
+        state.withLock { state in
             if state.ended { return [] }
             state.ended = true
             ended.store(true, ordering: .releasing)
@@ -60,8 +62,8 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
     func expireFromSendPath() {
         let entries = end()
         guard !entries.isEmpty, let engine else { return }
-        for (key, handle) in entries {
-            engine.removeFromSendPath(handle, forKey: key)
+        for slot in entries {
+            engine.removeFromSendPath(slot)
         }
     }
 
@@ -71,7 +73,7 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
         let entries = end()
         guard let engine else { return false }
         var removed = false
-        for (key, handle) in entries where engine.remove(handle, forKey: key) {
+        for slot in entries where engine.remove(slot) {
             removed = true
         }
         return removed
@@ -79,7 +81,7 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
 
     var isSubscriptionActive: Bool {
         guard let engine else { return false }
-        let entries = lock.withLock { _ in state.entries }
-        return entries.contains { engine.contains($0.handle, forKey: $0.key) }
+        let entries = state.withLock { $0.entries }
+        return entries.contains { engine.contains($0) }
     }
 }

@@ -29,7 +29,7 @@ final class KeyedSlotLists: @unchecked Sendable {
     /// Removals a send could not do without blocking (a writer lock was
     /// taken); the next writer call does them. Their boxes have expired
     /// already, so they no longer deliver meanwhile.
-    private let pendingRemovals = Locked<[(key: AnyKeyBox, handle: oc_handle_t)]>([])
+    private let pendingRemovals = Locked<[KeyedSlot]>([])
     private let hasPendingRemovals = Atomic<Bool>(false)
 
     init() {
@@ -82,20 +82,70 @@ final class KeyedSlotLists: @unchecked Sendable {
     /// removal), creating the key's list if needed; returns its handle for
     /// this key. One box may be stored under several keys.
     func add<Key: Hashable>(_ box: SubscriberBase, forKey key: Key) -> oc_handle_t {
+        addSlot(box, forKey: key).handle
+    }
+
+    /// ``add(_:forKey:)``, returning the entry the box joined, so that the
+    /// box can be removed by identity (``remove(_:)``) whatever `Key`'s `==`
+    /// and hash do later: a key not equal to itself (`Double.nan`) included.
+    func addSlot<Key: Hashable>(_ box: SubscriberBase, forKey key: Key) -> KeyedSlot {
         performPendingRemovals()
+        let hash = Self.hash(key)
         let keyContext = Unmanaged.passRetained(KeyBox(key) as AnyKeyBox).toOpaque()
         let context = Unmanaged.passRetained(box).toOpaque()
         var handle = oc_handle_none()
         var keyAdopted = false
-        let status = withUnsafePointer(to: KeyProbe(key)) { probe in
-            oc_keymap_add(pointer, Self.hash(key), probe, keyContext, context, &handle, &keyAdopted)
+        // The existing entry the add joined, written by `keyBoxMatchesProbe`.
+        var matched: UnsafeRawPointer?
+        let status = withUnsafeMutablePointer(to: &matched) { matched in
+            withUnsafePointer(to: KeyProbe(key, matched: matched)) { probe in
+                oc_keymap_add(pointer, hash, probe, keyContext, context, &handle, &keyAdopted)
+            }
         }
+        let entry = keyAdopted ? UInt(bitPattern: keyContext) : UInt(bitPattern: matched)
         if !keyAdopted { Unmanaged<AnyKeyBox>.fromOpaque(keyContext).release() }
-        guard status == OC_OK else {
+        guard status == OC_OK, entry != 0 else {
+            if status == OC_OK { oc_keymap_remove(pointer, hash, keyContext, handle) }
             Unmanaged<SubscriberBase>.fromOpaque(context).release()
             fatalError("ObserverSwift: cannot add a keyed observer: \(String(cString: oc_status_string(status)))")
         }
-        return handle
+        return KeyedSlot(hash: hash, entry: entry, handle: handle)
+    }
+
+    /// Removes the box that ``addSlot(_:forKey:)`` stored as `slot`; false
+    /// when it is gone already. Finds the key's entry by identity.
+    @discardableResult
+    func remove(_ slot: KeyedSlot) -> Bool {
+        performPendingRemovals()
+        return withIdentityProbe(slot) { oc_keymap_remove(pointer, slot.hash, $0, slot.handle) == OC_OK }
+    }
+
+    /// ``remove(_:)`` from the send path: never blocks. When a writer lock is
+    /// taken the removal is queued for the next writer call (the box has
+    /// expired, so it does not deliver meanwhile).
+    func removeFromSendPath(_ slot: KeyedSlot) {
+        let status = withIdentityProbe(slot) { oc_keymap_try_remove(pointer, slot.hash, $0, slot.handle) }
+        guard status == OC_EBUSY else { return }
+        pendingRemovals.withLock { $0.append(slot) }
+        hasPendingRemovals.store(true, ordering: .releasing)
+    }
+
+    /// Whether `handle` names a box stored under `key` now.
+    func contains<Key: Hashable>(_ handle: oc_handle_t, forKey key: Key) -> Bool {
+        withUnsafePointer(to: KeyProbe(key)) { probe in
+            oc_keymap_contains(pointer, Self.hash(key), probe, handle)
+        }
+    }
+
+    /// Whether the box ``addSlot(_:forKey:)`` stored as `slot` is stored now.
+    func contains(_ slot: KeyedSlot) -> Bool {
+        withIdentityProbe(slot) { oc_keymap_contains(pointer, slot.hash, $0, slot.handle) }
+    }
+
+    private func withIdentityProbe<Result>(_ slot: KeyedSlot, _ body: (UnsafeRawPointer) -> Result) -> Result {
+        let header = KeyProbeHeader(
+            keyType: ObjectIdentifier(KeyedSlot.self), entry: UnsafeRawPointer(bitPattern: slot.entry))
+        return withUnsafePointer(to: header) { body(UnsafeRawPointer($0)) }
     }
 
     /// Removes the box `handle` names under `key`; false when the handle is
@@ -105,25 +155,6 @@ final class KeyedSlotLists: @unchecked Sendable {
         performPendingRemovals()
         return withUnsafePointer(to: KeyProbe(key)) { probe in
             oc_keymap_remove(pointer, Self.hash(key), probe, handle) == OC_OK
-        }
-    }
-
-    /// Removes from the send path: never blocks. When a writer lock is taken
-    /// the removal is queued for the next writer call (the box has expired,
-    /// so it does not deliver meanwhile).
-    func removeFromSendPath<Key: Hashable>(_ handle: oc_handle_t, forKey key: Key) {
-        let status = withUnsafePointer(to: KeyProbe(key)) { probe in
-            oc_keymap_try_remove(pointer, Self.hash(key), probe, handle)
-        }
-        guard status == OC_EBUSY else { return }
-        pendingRemovals.withLock { $0.append((KeyBox(key), handle)) }
-        hasPendingRemovals.store(true, ordering: .releasing)
-    }
-
-    /// Whether `handle` names a box stored under `key` now.
-    func contains<Key: Hashable>(_ handle: oc_handle_t, forKey key: Key) -> Bool {
-        withUnsafePointer(to: KeyProbe(key)) { probe in
-            oc_keymap_contains(pointer, Self.hash(key), probe, handle)
         }
     }
 
@@ -164,8 +195,8 @@ final class KeyedSlotLists: @unchecked Sendable {
             defer { list.removeAll() }
             return list
         }
-        for (key, handle) in pending {
-            _ = key.remove(handle, from: pointer, blocking: true)
+        for slot in pending {
+            _ = withIdentityProbe(slot) { oc_keymap_remove(pointer, slot.hash, $0, slot.handle) }
         }
     }
 

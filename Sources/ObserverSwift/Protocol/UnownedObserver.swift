@@ -1,5 +1,5 @@
 #if !canImport(ObjectiveC)
-import CSwiftRuntime
+    import CSwiftRuntime
 #endif
 
 /// A registered observer, held without owning it, that a send can call only
@@ -39,15 +39,15 @@ struct UnownedObserver: @unchecked Sendable {
     /// The observer's address: stable and unique while this value exists.
     @usableFromInline let address: UnsafeRawPointer
     #if canImport(ObjectiveC)
-    /// The probe where Objective-C reference counting may be in use.
-    @usableFromInline weak var probe: AnyObject?
+        /// The probe where Objective-C reference counting may be in use.
+        @usableFromInline weak var probe: AnyObject?
     #endif
 
     init(_ object: AnyObject) {
         self.object = object
         self.address = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
         #if canImport(ObjectiveC)
-        self.probe = object
+            self.probe = object
         #endif
     }
 
@@ -57,11 +57,11 @@ struct UnownedObserver: @unchecked Sendable {
     @inlinable @inline(__always)
     func retainIfAlive() -> Bool {
         #if canImport(ObjectiveC)
-        guard let strong = probe else { return false }
-        _ = Unmanaged.passRetained(strong)
-        return true
+            guard let strong = probe else { return false }
+            _ = Unmanaged.passRetained(strong)
+            return true
         #else
-        return csr_try_retain(address)
+            return csr_try_retain(address)
         #endif
     }
 
