@@ -89,7 +89,7 @@ bench-callgrind: deps
 	$(BENCH_BIN) --callgrind --json bench-callgrind.json $(BENCH_ARGS)
 
 # ---------------------------------------------------------------------------
-# Reliability (issue 5). See README section "testing".
+# Reliability: stress, model-based and torture tests (README, "Testing").
 # DURATION: seconds of `make torture` (CI 10, long form 600).
 # Long forms of the other stress tests: `make reliability-long`.
 TSAN_SCRATCH = .build/tsan

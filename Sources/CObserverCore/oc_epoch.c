@@ -99,7 +99,11 @@ static struct oc_retired *oc_ready;
  * compare-exchange with release, so the object's fields written before the
  * push are visible to the thread that takes the stack. Take: exchange with
  * acquire (pairs with those releases). Only whole-stack takes happen, so
- * there is no ABA problem.
+ * there is no ABA problem. On x86 every locked read-modify-write is a full
+ * barrier, so the orderings cost nothing extra; on ARM they are the
+ * release/acquire forms of the exchange (`casl`/`swpa` or ldaxr/stlxr
+ * loops), required there: a relaxed push could publish an object before
+ * its `release` and `bytes` fields are written.
  */
 static struct oc_retired *oc_incoming;
 

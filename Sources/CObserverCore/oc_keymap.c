@@ -242,7 +242,9 @@ oc_find(const struct oc_keymap *map, uint64_t hash, const void *probe_key,
     oc_key_equal_fn *equal)
 {
 	struct oc_keymap_probe probe;
-	/* Acquire: pairs with the release store of a rebuilt table. */
+	/* Acquire: pairs with the release store of a rebuilt table. A plain
+	 * load on x86; `ldar` on ARM, required there (the table's fields and
+	 * array are read through the pointer). */
 	struct oc_keymap_table *table = __atomic_load_n(&map->table, __ATOMIC_ACQUIRE);
 
 	probe.as_entry.hash = hash;
@@ -368,7 +370,13 @@ oc_entry_create_locked(struct oc_keymap *map, uint64_t hash, void *key_context,
 	/*
 	 * Release fence: the entry's fields and its list are initialized
 	 * before ck_hs_put publishes the pointer with a plain (ck_pr) store;
-	 * readers reach them through that pointer.
+	 * readers reach them through that pointer. On x86 the fence compiles
+	 * to nothing (stores are not reordered with stores); on ARM it is a
+	 * `dmb ish`, required there. Readers rely on the address dependency
+	 * from the loaded pointer to the fields (as every ck_hs reader does):
+	 * ARM and POWER hardware honour it, and no load here is speculated
+	 * through the pointer by the compiler, but it is the one place where
+	 * the ordering argument is a dependency rather than an acquire.
 	 */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	/* The same edge for ThreadSanitizer, which does not follow fences. */

@@ -171,7 +171,9 @@ oc_list_create(oc_release_fn *release)
  *
  * Memory ordering: the new array is filled with plain stores and published
  * with a release store of head.array, so a reader that acquires the pointer
- * sees the copied slots. The old array stays readable until its grace
+ * sees the copied slots (a plain store on x86, whose stores are not
+ * reordered; `stlr` on ARM, required there, or the pointer could become
+ * visible before the slots it points to). The old array stays readable until its grace
  * period ends; writers no longer touch it, which is safe because any reader
  * still on it took its view before this publication (see send semantics in
  * CObserverCore.h).
@@ -283,16 +285,23 @@ oc_list_add(oc_list_t *list, void *context, oc_handle_t *handle)
 	/*
 	 * Sequence first (relaxed), then the context with release: a reader
 	 * that acquires the context sees this sequence, so a view older than
-	 * the add skips it even if it reaches the slot.
+	 * the add skips it even if it reaches the slot. The release is a plain
+	 * store on x86 and `stlr` on ARM, required there: without it the
+	 * context could be seen before its sequence (and before whatever the
+	 * caller initialized in it).
 	 */
 	__atomic_store_n(&slot->sequence, sequence, __ATOMIC_RELAXED);
 	__atomic_store_n(&slot->context, context, __ATOMIC_RELEASE);
 	list->used[index / 64] |= UINT64_C(1) << (index % 64);
+	/* Release: pairs with oc_list_is_empty's acquire (plain store on x86,
+	 * `stlr` on ARM, where it orders the slot stores before the limit). */
 	if (index >= list->head.scan_limit)
 		__atomic_store_n(&list->head.scan_limit, index + 1, __ATOMIC_RELEASE);
 	/*
 	 * Release: a view that acquires this sequence sees the slot, the scan
-	 * limit and (after growth) the array stored above.
+	 * limit and (after growth) the array stored above. Plain store on x86;
+	 * `stlr` on ARM, required there (the view's guarantee 3 rests on it).
+	 * The count is a statistic: relaxed.
 	 */
 	__atomic_store_n(&list->head.published_sequence, sequence, __ATOMIC_RELEASE);
 	__atomic_store_n(&list->count, list->count + 1, __ATOMIC_RELAXED);
@@ -320,7 +329,14 @@ oc_vacate_locked(struct oc_list *list, uint32_t index)
 	 * the remove call returns) loads NULL. The sequence is then marked
 	 * free so that a reader which loaded the old context just before
 	 * compares it against OC__SEQUENCE_FREE and skips it; skipping or
-	 * calling are both allowed for a removal racing a send.
+	 * calling are both allowed for a removal racing a send. The release on
+	 * the NULL store is more than a reader needs (a NULL orders nothing
+	 * for it; "a view taken after the remove returned sees NULL" follows
+	 * from coherence and from what ordered that view after the remove):
+	 * a plain store on x86, one `stlr` per removal on ARM, kept so that
+	 * every store of `context` is a release and the pairing argument in
+	 * oc_view_context needs no case for it. The scan limit's release pairs
+	 * with oc_list_is_empty's acquire, as in oc_list_add.
 	 */
 	__atomic_store_n(&slot->context, NULL, __ATOMIC_RELEASE);
 	__atomic_store_n(&slot->sequence, OC__SEQUENCE_FREE, __ATOMIC_RELAXED);
@@ -510,6 +526,7 @@ oc_list_capacity(const oc_list_t *list)
 {
 	if (list == NULL)
 		return 0;
+	/* Acquire: the capacity is read through the pointer (see resize). */
 	return __atomic_load_n(&list->head.array, __ATOMIC_ACQUIRE)->capacity;
 }
 

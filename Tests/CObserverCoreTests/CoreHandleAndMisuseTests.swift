@@ -24,7 +24,7 @@ final class CoreHandleAndMisuseTests: XCTestCase {
         var second = noHandle
         XCTAssertEqual(oc_list_add(list, fakeContext(2), &second), OC_OK)
         XCTAssertEqual(second.index, first.index, "the same slot")
-        XCTAssertNotEqual(second, first, "a different handle")
+        assertDifferentHandles(second, first, "a different handle")
         XCTAssertEqual(oc_list_remove(list, first), OC_ENOENT, "the stale handle removes nothing")
         XCTAssertTrue(oc_list_contains(list, second))
         XCTAssertEqual(oc_reclaim_barrier(), OC_OK)

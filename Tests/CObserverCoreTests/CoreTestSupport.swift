@@ -38,8 +38,16 @@ func takeReleases() -> [Int] {
 }
 
 /// Handles compare as the core compares them (`oc_handle_equal`).
-extension oc_handle_t: @retroactive Equatable {
-    public static func == (lhs: oc_handle_t, rhs: oc_handle_t) -> Bool { oc_handle_equal(lhs, rhs) }
+func assertSameHandle(
+    _ lhs: oc_handle_t, _ rhs: oc_handle_t, _ message: String = "", file: StaticString = #filePath, line: UInt = #line
+) {
+    XCTAssertTrue(oc_handle_equal(lhs, rhs), "\(lhs) is not \(rhs) \(message)", file: file, line: line)
+}
+
+func assertDifferentHandles(
+    _ lhs: oc_handle_t, _ rhs: oc_handle_t, _ message: String = "", file: StaticString = #filePath, line: UInt = #line
+) {
+    XCTAssertFalse(oc_handle_equal(lhs, rhs), "\(lhs) is \(rhs) \(message)", file: file, line: line)
 }
 
 /// `noHandle`: no add issues it.

@@ -36,7 +36,7 @@ final class ListAPITests: XCTestCase {
         var second = noHandle
         XCTAssertEqual(oc_list_add(list, context(0x10), &first), OC_OK)
         XCTAssertEqual(oc_list_add(list, context(0x20), &second), OC_OK)
-        XCTAssertNotEqual(first, noHandle)
+        assertDifferentHandles(first, noHandle)
         XCTAssertEqual(oc_list_count(list), 2)
         XCTAssertTrue(oc_list_contains(list, first))
         XCTAssertEqual(visibleContexts(list), [0x10, 0x20])
@@ -79,7 +79,7 @@ final class ListAPITests: XCTestCase {
     func testNullArgumentsAreReportedNotFatal() {
         var handle = forgedHandle(sequence: 1)
         XCTAssertEqual(oc_list_add(nil, context(1), &handle), OC_EINVAL)
-        XCTAssertEqual(handle, noHandle)
+        assertSameHandle(handle, noHandle)
         let list = makeList()
         defer { oc_list_destroy(list) }
         XCTAssertEqual(oc_list_add(list, nil, &handle), OC_EINVAL)
@@ -185,7 +185,7 @@ final class ListAPITests: XCTestCase {
         oc_debug_fail_allocations(1)
         var handle = forgedHandle(sequence: 7)
         XCTAssertEqual(oc_list_add(list, context(17), &handle), OC_ENOMEM)
-        XCTAssertEqual(handle, noHandle)
+        assertSameHandle(handle, noHandle)
         XCTAssertEqual(oc_list_count(list), 16)
         XCTAssertEqual(visibleContexts(list), Array(1...16))
         XCTAssertEqual(oc_list_add(list, context(17), &handle), OC_OK, "works again once memory is back")

@@ -280,11 +280,12 @@ run_in_child(int (*body)(void *argument), void *argument, int seconds)
 
 /*
  * Handles are never reissued: the sequence part is a full 64-bit counter.
- * With 40 bits, the add 2^40 adds after another one into the same slot got
- * the same handle (a stale handle removed the newcomer), and the add whose
- * sequence was a multiple of 2^40 at slot 0 got handle 0 (OC_HANDLE_NONE).
- * The counter is fast-forwarded (it only moves forward, so every live list
- * keeps its ordering) to reach those values without 2^40 adds.
+ * A handle that kept only the low 40 bits would repeat for the add 2^40
+ * adds after another one into the same slot (a stale handle would remove
+ * the newcomer), and would be all zero (OC_HANDLE_NONE) for the add at slot
+ * 0 whose sequence is a multiple of 2^40; these cases are checked here, and
+ * at 2^48 and 2^56. The counter is fast-forwarded (it only moves forward,
+ * so every live list keeps its ordering) to reach them without 2^40 adds.
  */
 static void
 test_handles_never_repeat(void)

@@ -83,7 +83,8 @@ enum Callgrind {
                         metric: "instructions/delivery", summary: Summary([perDelivery])))
             }
             report.setRatios(size: size, reference: "RAW")
-            for index in report.figures.indices where report.figures[index].implementation.hasSuffix("pair")
+            for index in report.figures.indices
+            where report.figures[index].implementation.hasSuffix("pair")
                 || report.figures[index].implementation.hasSuffix("keys)")
             {
                 report.figures[index].ratioToRaw = nil  // per pair or per keyed send, not per delivery

@@ -198,6 +198,7 @@ oc_in_read_section(void)
 {
 	struct oc_thread *OC_NULLABLE thread = oc__current_thread;
 
+	/* This thread's own record, written only by this thread: no ordering. */
 	return thread != NULL && ck_pr_load_uint(&thread->record.active) != 0;
 }
 
