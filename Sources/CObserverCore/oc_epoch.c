@@ -41,7 +41,7 @@ __thread struct oc_thread *oc__current_thread;
 
 /*
  * ThreadSanitizer annotations (compiled only under TSan; see the comment at
- * OC__TSAN_ANNOTATIONS in CObserverCore.h). The real happens-before edges
+ * OC__TSAN_ANNOTATIONS in oc_epoch.h). The real happens-before edges
  * live in Concurrency Kit's inline assembly and libck.so, which TSan cannot
  * see; these calls restate them on addresses TSan tracks:
  *

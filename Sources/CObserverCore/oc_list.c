@@ -1,6 +1,6 @@
 /*
  * Observer lists: the writer side (add, remove, clear, growth and shrink).
- * The reader side is oc_list_view / oc_view_context in CObserverCore.h.
+ * The reader side is oc_list_view / oc_view_context in include/oc_list.h.
  *
  * Layout: readers see `head` (array pointer, scan limit, published
  * sequence). Everything else is writer-only and guarded by `lock`.
@@ -73,7 +73,15 @@ uint64_t
 oc_testing_advance_sequence(uint64_t next)
 {
 	uint64_t last = __atomic_load_n(&oc_last_sequence, __ATOMIC_RELAXED);
-	uint64_t target = next == 0 ? 0 : (next >= OC__SEQUENCE_FREE ? OC__SEQUENCE_FREE - 1 : next - 1);
+	/* The last number to count as issued: one below `next`, clamped. */
+	uint64_t target;
+
+	if (next == 0)
+		target = 0;
+	else if (next >= OC__SEQUENCE_FREE)
+		target = OC__SEQUENCE_FREE - 1;
+	else
+		target = next - 1;
 
 	/* Relaxed, as oc__next_sequence: only moves the counter forward. */
 	while (last < target && !__atomic_compare_exchange_n(&oc_last_sequence, &last,
@@ -176,7 +184,7 @@ oc_list_create(oc_release_fn *release)
  * visible before the slots it points to). The old array stays readable until its grace
  * period ends; writers no longer touch it, which is safe because any reader
  * still on it took its view before this publication (see send semantics in
- * CObserverCore.h).
+ * oc_list.h).
  */
 static oc_status_t
 oc_resize_locked(struct oc_list *list, uint32_t capacity)

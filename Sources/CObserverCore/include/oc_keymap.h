@@ -29,7 +29,7 @@
  * its list and its key until its read section ends. Old ck_hs arrays
  * (growth, tombstone clean-up, shrinking) are retired the same way.
  *
- * Send semantics per key are those of the key's list (see CObserverCore.h),
+ * Send semantics per key are those of the key's list (see oc_list.h),
  * with one addition: a context added for a key whose entry a send already
  * looked up under an older, now removed entry is not called by that send
  * (it went into the new entry's list).
