@@ -112,7 +112,7 @@ extension NATSBridge {
     ///
     /// - A late joiner starts from the bucket's current value: when the key has a
     ///   value, it is set on `value` before this returns; when it has none, `value`'s
-    ///   current value is written.
+    ///   current value is written, acknowledged by the server before this returns.
     /// - Every later set of `value` is written to the bucket (asynchronously: the
     ///   setter does not wait for the server), and every value another mirror writes
     ///   is set on `value`, on the mirror's watcher thread.
@@ -214,7 +214,24 @@ extension NATSBridge {
                 }
             }
         }
-        if !sawValue { publish(value.value) }
+        if !sawValue {
+            // The key is empty: write the local value and wait for the server, so that a mirror
+            // made after this returns starts from it.
+            let number = state.sequence.add(1, ordering: .relaxed).newValue
+            state.recordOwnWrite(number)
+            let header = FrameHeader(tag: codec.tag, publisher: state.publisher, sequence: number)
+            var result = NATS_OK
+            codec.withFrame(value.value, FrameHeader.size) { frame in
+                header.write(to: frame)
+                var revision: UInt64 = 0
+                result = kvStore_Put(&revision, state.store, key, frame.baseAddress, Int32(frame.count))
+            }
+            if let error = NATSError.from(result, "writing \(bucket).\(key)") {
+                state.tearDown()
+                throw error.asJetStream
+            }
+            state.published.add(1, ordering: .relaxed)
+        }
         state.observer = value.addObserver { newValue in
             if RemoteDelivery.current == state.marker || state.stopping.load(ordering: .relaxed) { return }
             publish(newValue)
