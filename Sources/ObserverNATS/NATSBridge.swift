@@ -192,6 +192,7 @@ public final class NATSBridge: Sendable {
             return state.retiredSubscriptions
         }
         for address in retired { natsSubscription_Destroy(OpaquePointer(bitPattern: Int(bitPattern: address))) }
+        state.withLock { $0.jetStream }?.close()
     }
 
     /// Keeps a cancelled import's subscription until `close()` destroys it.
