@@ -29,7 +29,10 @@ class SubscriberBase: @unchecked Sendable {
 /// State for boxes that can expire on their own: a deallocated target or an
 /// exhausted delivery limit. Knows its box's handle so it can remove it.
 struct Expiry: ~Copyable {
-    private let handle = Atomic<UInt64>(0)
+    // The box's handle, in two atomics: `sequence` is 0 until `didAdd`;
+    // `index` is stored before it and read after it (see `didAdd`).
+    private let sequence = Atomic<UInt64>(0)
+    private let index = Atomic<UInt32>(0)
     private let expired = Atomic<Bool>(false)
     // Unowned: the list outlives every send (sends hold its event strongly),
     // and `expire()` is only reached from a send or a writer of that list.
@@ -44,7 +47,10 @@ struct Expiry: ~Copyable {
     func didAdd(handle: oc_handle_t) {
         // Dekker with `expire()`: both sides store then load, sequentially
         // consistent, so at least one of them sees the other and removes.
-        self.handle.store(handle, ordering: .sequentiallyConsistent)
+        // The index is stored first (relaxed); the sequentially consistent
+        // store of the sequence releases it to whoever loads the sequence.
+        index.store(handle.index, ordering: .relaxed)
+        sequence.store(handle.sequence, ordering: .sequentiallyConsistent)
         if expired.load(ordering: .sequentiallyConsistent) {
             list.remove(handle)
         }
@@ -53,9 +59,9 @@ struct Expiry: ~Copyable {
     /// Marks the box expired and removes it without blocking; idempotent.
     func expire() {
         if expired.exchange(true, ordering: .sequentiallyConsistent) { return }
-        let handle = handle.load(ordering: .sequentiallyConsistent)
-        if handle != 0 {
-            list.removeFromSendPath(handle)
+        let sequence = sequence.load(ordering: .sequentiallyConsistent)
+        if sequence != 0 {
+            list.removeFromSendPath(oc_handle_t(sequence: sequence, index: index.load(ordering: .relaxed)))
         }
     }
 }

@@ -9,13 +9,15 @@ struct EventKindAdapter: ReliabilityObserverKind {
 final class EventReliabilitySource: ReliabilitySource {
     let event = Event<Int>()
 
-    func subscribe(_ handler: @escaping (Int) -> Void) -> Subscription {
+    func subscribe(_ handler: @escaping @Sendable (Int) -> Void) -> Subscription {
         event.subscribe(handler)
     }
 
     var supportsTargets: Bool { true }
 
-    func subscribe(target: ReliabilityTarget, _ handler: @escaping (ReliabilityTarget, Int) -> Void) -> Subscription {
+    func subscribe(
+        target: ReliabilityTarget, _ handler: @escaping @Sendable (ReliabilityTarget, Int) -> Void
+    ) -> Subscription {
         event.subscribe(target, handler: handler)
     }
 
