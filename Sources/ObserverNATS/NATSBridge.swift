@@ -35,6 +35,7 @@ public final class NATSBridge: Sendable {
         var isClosed = false
         var exports: [ObjectIdentifier: NATSExport] = [:]
         var imports: [ObjectIdentifier: NATSImport] = [:]
+        var mirrors: [ObjectIdentifier: NATSMirror] = [:]
         var jetStream: JetStreamContext?
         /// Cancelled imports' subscriptions (addresses), destroyed by `close()` once the
         /// connection is closed: cnats crashed (a freed mutex locked) when a subscription
@@ -158,17 +159,19 @@ public final class NATSBridge: Sendable {
     /// Called from a handler of one of this bridge's imports, it cannot wait for
     /// that handler's own return; the other imports are still waited for.
     public func close() {
-        let (exports, imports) = state.withLock { state -> ([NATSExport], [NATSImport]) in
-            if state.isClosed { return ([], []) }
+        let (exports, imports, mirrors) = state.withLock { state -> ([NATSExport], [NATSImport], [NATSMirror]) in
+            if state.isClosed { return ([], [], []) }
             state.isClosed = true
             defer {
                 state.exports = [:]
                 state.imports = [:]
+                state.mirrors = [:]
             }
-            return (Array(state.exports.values), Array(state.imports.values))
+            return (Array(state.exports.values), Array(state.imports.values), Array(state.mirrors.values))
         }
-        if exports.isEmpty && imports.isEmpty && connectionIsClosed { return }
+        if exports.isEmpty && imports.isEmpty && mirrors.isEmpty && connectionIsClosed { return }
         exports.forEach { $0.stop() }
+        mirrors.forEach { $0.mirrored.stop() }
         imports.forEach { $0.stop() }
         _ = natsConnection_FlushTimeout(connection.pointer, 2000)
         if let jetStream = state.withLock({ $0.jetStream }) {
@@ -189,6 +192,7 @@ public final class NATSBridge: Sendable {
             return state.retiredSubscriptions
         }
         for address in retired { natsSubscription_Destroy(OpaquePointer(bitPattern: Int(bitPattern: address))) }
+        state.withLock { $0.jetStream }?.close()
     }
 
     /// Keeps a cancelled import's subscription until `close()` destroys it.
@@ -228,6 +232,22 @@ public final class NATSBridge: Sendable {
             export.stop()
             throw NATSError(.closed, "the bridge is closed")
         }
+    }
+
+    func register(_ mirror: NATSMirror) throws(NATSError) {
+        let closed = state.withLock { state -> Bool in
+            if state.isClosed { return true }
+            state.mirrors[ObjectIdentifier(mirror)] = mirror
+            return false
+        }
+        if closed {
+            mirror.mirrored.stop()
+            throw NATSError(.closed, "the bridge is closed")
+        }
+    }
+
+    func unregister(_ mirror: NATSMirror) {
+        _ = state.withLock { $0.mirrors.removeValue(forKey: ObjectIdentifier(mirror)) }
     }
 
     func unregister(_ export: NATSExport) {
