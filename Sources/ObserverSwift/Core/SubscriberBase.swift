@@ -22,8 +22,15 @@ class SubscriberBase: @unchecked Sendable {
     /// Whether the subscription can still deliver; expires it when not.
     func checkLiveness() -> Bool { true }
 
-    /// The identity of the weakly held target, for `unsubscribe(_:)`.
-    var targetIdentifier: ObjectIdentifier? { nil }
+    /// Whether this subscription was made for a target (`subscribe(target)`,
+    /// `bind`), dead or alive.
+    var hasTarget: Bool { false }
+
+    /// Whether `object` is this subscription's target, alive now: what
+    /// `unsubscribe(_:)` matches. Compares the live reference, never a
+    /// stored address, so an object allocated where a dead target used to
+    /// be is never taken for it.
+    func isTarget(_ object: AnyObject) -> Bool { false }
 }
 
 /// State for boxes that can expire on their own: a deallocated target or an

@@ -62,7 +62,6 @@ final class ConfiguredClosureSubscriber<Value>: EventSubscriber<Value>, @uncheck
 @usableFromInline
 final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, @unchecked Sendable {
     weak var target: Target?
-    let identifier: ObjectIdentifier
     let handler: (Target, Value) -> Void
     let delivery: Delivery
     let limit: DeliveryLimit
@@ -74,14 +73,14 @@ final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, 
         handler: @escaping (Target, Value) -> Void
     ) {
         self.target = target
-        self.identifier = ObjectIdentifier(target)
         self.handler = handler
         self.delivery = delivery
         self.limit = DeliveryLimit(limit)
         self.expiry = Expiry(list: list)
     }
 
-    override var targetIdentifier: ObjectIdentifier? { identifier }
+    override var hasTarget: Bool { true }
+    override func isTarget(_ object: AnyObject) -> Bool { target.map { $0 === object } ?? false }
     override func didAdd(handle: oc_handle_t) { expiry.didAdd(handle: handle) }
     override var isExpired: Bool { expiry.isExpired }
 

@@ -82,7 +82,6 @@ final class KeyedTargetSubscriber<Target: AnyObject, Key: Hashable, Value>: Keye
     @unchecked Sendable
 {
     weak var target: Target?
-    let identifier: ObjectIdentifier
     let handler: (Target, Key, Value) -> Void
     let delivery: Delivery
     let limit: DeliveryLimit
@@ -93,14 +92,14 @@ final class KeyedTargetSubscriber<Target: AnyObject, Key: Hashable, Value>: Keye
         handler: @escaping (Target, Key, Value) -> Void
     ) {
         self.target = target
-        self.identifier = ObjectIdentifier(target)
         self.handler = handler
         self.delivery = delivery
         self.limit = DeliveryLimit(limit)
         self.registration = registration
     }
 
-    override var targetIdentifier: ObjectIdentifier? { identifier }
+    override var hasTarget: Bool { true }
+    override func isTarget(_ object: AnyObject) -> Bool { target.map { $0 === object } ?? false }
     override var isExpired: Bool { registration.isEnded }
 
     override func checkLiveness() -> Bool {

@@ -106,7 +106,11 @@ final class ConformingObserver<P>: SubscriberBase, @unchecked Sendable {
 
     override func didAdd(handle: oc_handle_t) { expiry.didAdd(handle: handle) }
     override var isExpired: Bool { expiry.isExpired }
-    override var targetIdentifier: ObjectIdentifier? { identifier }
+    override var hasTarget: Bool { true }
+    // `observer` keeps the allocation (see RegisteredObserver.isTarget).
+    override func isTarget(_ object: AnyObject) -> Bool {
+        UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()) == address
+    }
 
     override func checkLiveness() -> Bool {
         if expiry.isExpired { return false }

@@ -71,7 +71,7 @@ extension ObservableValue {
     /// ``removeAllObservers()`` for both). Returns how many were removed.
     @discardableResult
     public func unbindAll() -> Int {
-        changes.slots.removeAll { $0.targetIdentifier != nil }
+        changes.slots.removeAll { $0.hasTarget }
     }
 }
 
@@ -134,7 +134,7 @@ extension ObservableValue {
     /// bindings made with `bind` stay. Returns how many were removed.
     @discardableResult
     public func removeObserver() -> Int {
-        changes.slots.removeAll { $0.targetIdentifier == nil }
+        changes.slots.removeAll { !$0.hasTarget }
     }
 
     /// Removes every observer, bound or added.
