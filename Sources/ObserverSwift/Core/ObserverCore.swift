@@ -58,6 +58,10 @@ public enum ObserverCore {
     /// call (handlers and their captures). For tests and shutdown.
     /// - Throws: ``ObserverError/waitInsideDelivery`` from inside a send.
     public static func reclaimNow() throws(ObserverError) {
+        if oc_in_read_section() { throw .waitInsideDelivery }
+        // Removals sends could not do (a writer lock was busy) happen first,
+        // so that what they would release is released too.
+        PendingSweeps.performAll()
         if oc_reclaim_barrier() == OC_EINSECTION { throw .waitInsideDelivery }
     }
 

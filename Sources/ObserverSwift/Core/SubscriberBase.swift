@@ -38,6 +38,8 @@ class SubscriberBase: @unchecked Sendable {
 struct Expiry: ~Copyable {
     private let handle = Atomic<UInt64>(0)
     private let expired = Atomic<Bool>(false)
+    /// Set once this box's removal was done (or found done already).
+    private let removed = Atomic<Bool>(false)
     // Unowned: the list outlives every send (sends hold its event strongly),
     // and `expire()` is only reached from a send or a writer of that list.
     private unowned(unsafe) let list: SlotList
@@ -57,12 +59,17 @@ struct Expiry: ~Copyable {
         }
     }
 
-    /// Marks the box expired and removes it without blocking; idempotent.
+    /// Marks the box expired and removes it without blocking. Called again
+    /// (a later send met the box still stored, because the writer lock was
+    /// busy the first time), it retries the removal until one succeeds.
     func expire() {
-        if expired.exchange(true, ordering: .sequentiallyConsistent) { return }
+        if expired.exchange(true, ordering: .sequentiallyConsistent) {
+            // Relaxed: a stale false only costs one more non-blocking try.
+            if removed.load(ordering: .relaxed) { return }
+        }
         let handle = handle.load(ordering: .sequentiallyConsistent)
-        if handle != 0 {
-            list.removeFromSendPath(handle)
+        if handle != 0, list.removeFromSendPath(handle) {
+            removed.store(true, ordering: .relaxed)
         }
     }
 }

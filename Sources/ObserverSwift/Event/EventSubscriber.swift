@@ -49,7 +49,7 @@ final class ConfiguredClosureSubscriber<Value>: EventSubscriber<Value>, @uncheck
     override func receive(_ value: Value) {
         if limit.isBounded {
             let claim = limit.claim()
-            guard claim.granted else { return }
+            guard claim.granted else { return expiry.expire() }
             if claim.last { expiry.expire() }
         }
         let handler = handler
@@ -100,7 +100,7 @@ final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, 
         }
         if limit.isBounded {
             let claim = limit.claim()
-            guard claim.granted else { return }
+            guard claim.granted else { return expiry.expire() }
             if claim.last { expiry.expire() }
         }
         switch delivery {

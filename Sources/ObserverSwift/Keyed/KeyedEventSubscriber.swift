@@ -68,7 +68,7 @@ final class KeyedConfiguredClosureSubscriber<Key: Hashable, Value>: KeyedEventSu
     override func receive(_ key: Key, _ value: Value) {
         if limit.isBounded {
             let claim = limit.claim()
-            guard claim.granted else { return }
+            guard claim.granted else { return registration.expireFromSendPath() }
             if claim.last { registration.expireFromSendPath() }
         }
         let handler = handler
@@ -118,7 +118,7 @@ final class KeyedTargetSubscriber<Target: AnyObject, Key: Hashable, Value>: Keye
         }
         if limit.isBounded {
             let claim = limit.claim()
-            guard claim.granted else { return }
+            guard claim.granted else { return registration.expireFromSendPath() }
             if claim.last { registration.expireFromSendPath() }
         }
         switch delivery {

@@ -58,8 +58,14 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
         }
     }
 
-    /// Expires from a send: removes every key without blocking. Idempotent.
+    /// Expires from a send: removes every key without blocking. Called again
+    /// (a later send met the box still stored because a writer lock was busy
+    /// the first time), retries the queued removals without blocking.
     func expireFromSendPath() {
+        if isEnded {
+            engine?.retryPendingRemovalsFromSendPath()
+            return
+        }
         let entries = end()
         guard !entries.isEmpty, let engine else { return }
         for slot in entries {
