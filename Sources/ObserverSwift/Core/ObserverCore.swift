@@ -65,6 +65,9 @@ public enum ObserverCore {
         if oc_reclaim_barrier() == OC_EINSECTION { throw .waitInsideDelivery }
     }
 
-    /// Whether the calling thread is inside a send (a delivery).
+    /// Whether the calling thread is inside a send (a delivery). Also true
+    /// wherever the library runs user code while holding something: an
+    /// `ObservableValue` replay, or its Observation `onChange`, `==` and
+    /// handlers while a set holds the value's turn.
     public static var isInsideDelivery: Bool { oc_in_read_section() }
 }
