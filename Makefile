@@ -10,32 +10,50 @@ CORE_SOURCES = Sources/CObserverCore/oc_epoch.c Sources/CObserverCore/oc_list.c 
 CORE_INCLUDES = -ISources/CObserverCore/include -ISources/CObserverCore
 CORE_OBJECTS = $(patsubst Sources/CObserverCore/%.c,build-c/%.o,$(CORE_SOURCES))
 
-.PHONY: deps build strict test demo bench bench-quick bench-callgrind torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs lint format clean
+.PHONY: deps build strict test demo demo-nats bench bench-nats bench-quick bench-callgrind torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs lint format clean
 
-# Installs Concurrency Kit (Debian: libck-dev) when pkg-config cannot find it.
+# Installs what the package builds and tests with when it is missing:
+# Concurrency Kit (Debian libck-dev), the NATS C client (libnats-dev) and
+# nats-server (the bridge tests and benchmarks start their own).
+DEBIAN_PACKAGES = libck-dev libnats-dev nats-server pkg-config
+NATS_SERVER ?= $(shell command -v nats-server 2>/dev/null || echo /usr/sbin/nats-server)
 deps:
-	@if pkg-config --exists ck 2>/dev/null; then \
-		echo "deps: Concurrency Kit found ($$(pkg-config --modversion ck))"; \
+	@if pkg-config --exists ck libnats 2>/dev/null && [ -x "$(NATS_SERVER)" ]; then \
+		echo "deps: Concurrency Kit $$(pkg-config --modversion ck), cnats $$(pkg-config --modversion libnats), $(NATS_SERVER)"; \
 	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-		echo "deps: installing libck-dev and pkg-config with apt-get"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libck-dev pkg-config >/dev/null; \
+		echo "deps: installing $(DEBIAN_PACKAGES) with apt-get"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_PACKAGES) >/dev/null; \
 	elif command -v apt-get >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1; then \
-		echo "deps: installing libck-dev and pkg-config with sudo apt-get"; \
-		sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libck-dev pkg-config >/dev/null; \
+		echo "deps: installing $(DEBIAN_PACKAGES) with sudo apt-get"; \
+		sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_PACKAGES) >/dev/null; \
 	else \
-		echo "deps: Concurrency Kit is missing. Install it first:"; \
-		echo "  Debian/Ubuntu: apt-get install libck-dev pkg-config   (as root)"; \
-		echo "  macOS:         brew install concurrencykit pkg-config"; \
+		echo "deps: Concurrency Kit, cnats or nats-server is missing. Install them first:"; \
+		echo "  Debian/Ubuntu: apt-get install $(DEBIAN_PACKAGES)   (as root)"; \
+		echo "  macOS:         brew install concurrencykit cnats nats-server pkg-config"; \
 		exit 1; \
 	fi
 	@pkg-config --exists ck || { echo "deps: pkg-config still cannot find ck"; exit 1; }
+	@pkg-config --exists libnats || { echo "deps: pkg-config still cannot find libnats"; exit 1; }
+
+# Runs a command beside a nats-server of its own (loopback, free port,
+# JetStream); the command reads its URL from OBSERVER_NATS_URL. Without that
+# variable the ObserverNATS tests skip themselves.
+WITH_NATS_SERVER = NATS_SERVER=$(NATS_SERVER) .ci/with-nats-server
 
 build: deps
 	$(SWIFT) build
 
 test: deps c-warnings examples
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	$(WITH_NATS_SERVER) $(SWIFT) test --skip-build
+
+# Two processes over NATS: one publishes a keyed event, the other observes
+# some of its keys with a wildcard and prints what arrived.
+demo-nats: deps
+	$(SWIFT) build -c release --product nats-demo
+	$(WITH_NATS_SERVER) sh -c 'bin=$$($(SWIFT) build -c release --show-bin-path)/nats-demo; \
+		"$$bin" observe --expect 6 & observer=$$!; \
+		"$$bin" publish --wait-for-observer; wait $$observer'
 
 demo: deps
 	$(SWIFT) run -c release observer-demo
@@ -50,10 +68,20 @@ BENCH_ARGS ?=
 bench: deps
 	$(SWIFT) build -c release --product observer-bench
 	$(BENCH_BIN) --json bench-results.json --svg bench-results.svg $(BENCH_ARGS)
+	$(MAKE) --no-print-directory bench-nats
 
 bench-quick: deps
 	$(SWIFT) build -c release --product observer-bench
 	$(BENCH_BIN) --quick --json bench-results.json --svg bench-results.svg $(BENCH_ARGS)
+	$(MAKE) --no-print-directory bench-nats NATS_BENCH_ARGS=--quick
+
+# The NATS bridge against raw cnats loops in C (Benchmarks/nats-bench), beside
+# a nats-server of its own. A separate executable: observer-bench does not link libnats.
+NATS_BENCH_BIN = $$($(SWIFT) build -c release --show-bin-path)/nats-bench
+NATS_BENCH_ARGS ?=
+bench-nats: deps
+	$(SWIFT) build -c release --product nats-bench
+	$(WITH_NATS_SERVER) sh -c '$(NATS_BENCH_BIN) $(NATS_BENCH_ARGS)'
 
 bench-callgrind: deps
 	@command -v valgrind >/dev/null || { echo "bench-callgrind: valgrind is missing (apt-get install valgrind)"; exit 1; }
@@ -87,7 +115,7 @@ reliability-long: deps
 # The whole suite under ThreadSanitizer: any report fails the run.
 tsan: deps
 	$(SWIFT) build --build-tests $(TSAN_FLAGS)
-	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" $(SWIFT) test --skip-build $(TSAN_FLAGS)
+	TSAN_OPTIONS="halt_on_error=1 $(TSAN_OPTIONS)" $(WITH_NATS_SERVER) $(SWIFT) test --skip-build $(TSAN_FLAGS)
 
 # Shows that TSan still catches a real race with the annotations on: runs a
 # deliberately racy test and succeeds only if TSan reports a data race.
@@ -108,7 +136,7 @@ tsan-selfcheck: deps
 asan: deps
 	$(SWIFT) build --build-tests $(ASAN_FLAGS)
 	LSAN_OPTIONS="suppressions=$(LSAN_SUPPRESSIONS) $(LSAN_OPTIONS)" ASAN_OPTIONS="detect_leaks=1 $(ASAN_OPTIONS)" \
-		$(SWIFT) test --skip-build $(ASAN_FLAGS)
+		$(WITH_NATS_SERVER) $(SWIFT) test --skip-build $(ASAN_FLAGS)
 
 # Shows that the LSan suppressions are targeted: runs a test that leaks on
 # purpose and succeeds only if LeakSanitizer reports those leaks.

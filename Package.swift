@@ -8,9 +8,12 @@ let package = Package(
     products: [
         .library(name: "ObserverSwift", targets: ["ObserverSwift"]),
         .library(name: "CObserverCore", targets: ["CObserverCore"]),
+        .library(name: "ObserverNATS", targets: ["ObserverNATS"]),
         .executable(name: "observer-bench", targets: ["observer-bench"]),
         .executable(name: "observer-demo", targets: ["observer-demo"]),
         .executable(name: "protocol-bench", targets: ["protocol-bench"]),
+        .executable(name: "nats-bench", targets: ["nats-bench"]),
+        .executable(name: "nats-demo", targets: ["nats-demo"]),
     ],
     targets: [
         .systemLibrary(
@@ -25,6 +28,32 @@ let package = Package(
         .target(
             name: "ObserverSwift",
             dependencies: ["CObserverCore"]
+        ),
+        // The NATS bridge: its own product, so that ObserverSwift alone never links libnats.
+        .systemLibrary(
+            name: "CNATS",
+            pkgConfig: "libnats",
+            providers: [.apt(["libnats-dev"]), .brew(["cnats"])]
+        ),
+        .target(
+            name: "ObserverNATS",
+            dependencies: ["ObserverSwift", "CNATS"]
+        ),
+        .executableTarget(
+            name: "nats-demo",
+            dependencies: ["ObserverNATS"],
+            path: "Examples/nats-demo"
+        ),
+        // Raw cnats loops in C: the baselines of nats-bench.
+        .target(
+            name: "CNATSBaselines",
+            dependencies: ["CNATS"],
+            path: "Benchmarks/nats-baselines"
+        ),
+        .executableTarget(
+            name: "nats-bench",
+            dependencies: ["ObserverNATS", "CNATSBaselines"],
+            path: "Benchmarks/nats-bench"
         ),
         .executableTarget(
             name: "observer-demo",
@@ -49,6 +78,10 @@ let package = Package(
         .testTarget(
             name: "ObserverSwiftTests",
             dependencies: ["ObserverSwift"]
+        ),
+        .testTarget(
+            name: "ObserverNATSTests",
+            dependencies: ["ObserverNATS", "CNATS"]
         ),
         .testTarget(
             name: "CObserverCoreTests",

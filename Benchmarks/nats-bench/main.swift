@@ -1,0 +1,260 @@
+// The NATS bridge against raw cnats, side by side in one run (`make bench`
+// starts a nats-server for it; `make bench-nats` runs this part alone).
+//
+//   throughput  exported Event<Int> -> imported Event<Int> on another connection,
+//               vs a raw cnats publish/subscribe loop in C (16-byte payloads)
+//   latency     immediate mode: send -> remote handler -> reply event, vs a raw
+//               cnats request/reply with SendAsap in C; p50 and p99
+//   local send  Event<Int>.send with one closure observer, unexported vs
+//               exported, next to the raw cnats publish call of the same frame
+//
+// Release build, one warm-up run of each, then the median of repeated runs.
+// `--quick` runs smaller counts (a smoke test).
+import CNATSBaselines
+import Dispatch
+import Foundation
+import ObserverNATS
+import ObserverSwift
+import Synchronization
+
+let quick = CommandLine.arguments.contains("--quick")
+let repetitions = quick ? 3 : 7
+guard let url = ProcessInfo.processInfo.environment["OBSERVER_NATS_URL"] else {
+    print("nats-bench: set OBSERVER_NATS_URL, or run `make bench-nats` (it starts a nats-server)")
+    exit(1)
+}
+let payloadSize = 16
+/// What the bridge puts on the wire for one Int: the 18-byte frame header and 8 bytes.
+let frameSize = 18 + 8
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted[sorted.count / 2]
+}
+
+func percentile(_ values: [Double], _ fraction: Double) -> Double {
+    let sorted = values.sorted()
+    return sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
+}
+
+func nanoseconds() -> Int64 {
+    Int64(DispatchTime.now().uptimeNanoseconds)
+}
+
+func bridge(_ latency: NATSOptions.Latency) -> NATSBridge {
+    var options = NATSOptions(servers: [url])
+    options.latency = latency
+    options.pendingLimits = .init(messages: 10_000_000, bytes: 1 << 30)
+    do { return try NATSBridge(options: options) } catch {
+        print("nats-bench: cannot connect to \(url): \(error)")
+        exit(1)
+    }
+}
+
+let runs = Atomic<Int>(0)
+func uniqueSubject(_ name: String) -> String {
+    let run = runs.add(1, ordering: .relaxed).newValue
+    return "bench.\(name).\(ProcessInfo.processInfo.processIdentifier).\(run)"
+}
+
+// MARK: Throughput
+
+func rawThroughput(count: Int) -> Double {
+    let rate = nbl_publish_subscribe_rate(url, uniqueSubject("raw"), Int32(count), Int32(payloadSize), 0)
+    if rate < 0 {
+        print("nats-bench: the raw publish/subscribe loop failed")
+        exit(1)
+    }
+    return rate
+}
+
+func bridgeThroughput(count: Int) -> Double {
+    let publisher = bridge(.batched)
+    let subscriber = bridge(.batched)
+    defer {
+        publisher.close()
+        subscriber.close()
+    }
+    let subject = uniqueSubject("bridge")
+    let local = Event<Int>()
+    let remote = Event<Int>()
+    let received = Atomic<Int>(0)
+    let lastArrival = Atomic<Int64>(0)
+    let token = remote.subscribe { _ in
+        lastArrival.store(nanoseconds(), ordering: .relaxed)
+        received.add(1, ordering: .relaxed)
+    }
+    defer { token.cancel() }
+    do {
+        try publisher.export(local, to: subject)
+        try subscriber.import(subject, into: remote)
+    } catch {
+        print("nats-bench: \(error)")
+        exit(1)
+    }
+    let started = nanoseconds()
+    for value in 0..<count { local.send(value) }
+    let deadline = nanoseconds() + 60_000_000_000
+    while received.load(ordering: .relaxed) < count && nanoseconds() < deadline { usleep(200) }
+    guard received.load(ordering: .relaxed) == count else {
+        print("nats-bench: the bridge delivered \(received.load(ordering: .relaxed)) of \(count)")
+        exit(1)
+    }
+    return Double(count) / (Double(lastArrival.load(ordering: .relaxed) - started) / 1e9)
+}
+
+// MARK: Latency
+
+func rawRoundTrips(count: Int) -> [Double] {
+    var samples = [Double](repeating: 0, count: count)
+    guard nbl_request_reply(url, uniqueSubject("raw-request"), Int32(count), Int32(payloadSize), &samples) == 0 else {
+        print("nats-bench: the raw request/reply loop failed")
+        exit(1)
+    }
+    return samples
+}
+
+func bridgeRoundTrips(count: Int) -> [Double] {
+    let client = bridge(.immediate)
+    let server = bridge(.immediate)
+    defer {
+        client.close()
+        server.close()
+    }
+    let pingSubject = uniqueSubject("ping")
+    let pongSubject = uniqueSubject("pong")
+    let ping = Event<Int>()
+    let pong = Event<Int>()
+    let serverPing = Event<Int>()
+    let serverPong = Event<Int>()
+    let replied = DispatchSemaphore(value: 0)
+    let tokens = [
+        pong.subscribe { _ in replied.signal() },
+        serverPing.subscribe { value in serverPong.send(value) },
+    ]
+    defer { tokens.forEach { $0.cancel() } }
+    do {
+        try client.export(ping, to: pingSubject)
+        try client.import(pongSubject, into: pong)
+        try server.import(pingSubject, into: serverPing)
+        try server.export(serverPong, to: pongSubject)
+    } catch {
+        print("nats-bench: \(error)")
+        exit(1)
+    }
+    var samples: [Double] = []
+    samples.reserveCapacity(count)
+    for value in 0..<count {
+        let started = nanoseconds()
+        ping.send(value)
+        guard replied.wait(timeout: .now() + 5) == .success else {
+            print("nats-bench: no reply in 5 s")
+            exit(1)
+        }
+        samples.append(Double(nanoseconds() - started))
+    }
+    return samples
+}
+
+// MARK: Local send
+
+final class Sink: Sendable {
+    let total = Atomic<Int>(0)
+}
+
+func localSendCost(count: Int, exported: Bool) -> Double {
+    let publisher = bridge(.batched)
+    defer { publisher.close() }
+    let event = Event<Int>()
+    let sink = Sink()
+    let token = event.subscribe { value in sink.total.add(value, ordering: .relaxed) }
+    defer { token.cancel() }
+    if exported {
+        do { try publisher.export(event, to: uniqueSubject("unheard")) } catch {
+            print("nats-bench: \(error)")
+            exit(1)
+        }
+    }
+    let started = nanoseconds()
+    for value in 0..<count { event.send(value) }
+    return Double(nanoseconds() - started) / Double(count)
+}
+
+func rawPublishCallCost(count: Int) -> Double {
+    let cost = nbl_publish_call_ns(url, uniqueSubject("unheard-raw"), Int32(count), Int32(frameSize))
+    if cost < 0 {
+        print("nats-bench: the raw publish loop failed")
+        exit(1)
+    }
+    return cost
+}
+
+// MARK: Run
+
+func measure<T>(_ body: () -> T) -> [T] {
+    _ = body()  // warm-up
+    return (0..<repetitions).map { _ in body() }
+}
+
+let throughputCount = quick ? 50_000 : 300_000
+let latencyCount = quick ? 500 : 3_000
+let sendCount = quick ? 200_000 : 1_000_000
+
+print("nats-bench: \(url), \(repetitions) runs after a warm-up, medians\(quick ? " (quick)" : "")")
+print("")
+
+// Throughput: the two loops alternate so that both see the same machine load.
+var rawRates: [Double] = []
+var bridgeRates: [Double] = []
+_ = rawThroughput(count: throughputCount)
+_ = bridgeThroughput(count: throughputCount)
+for _ in 0..<repetitions {
+    rawRates.append(rawThroughput(count: throughputCount))
+    bridgeRates.append(bridgeThroughput(count: throughputCount))
+}
+let rawRate = median(rawRates)
+let bridgeRate = median(bridgeRates)
+print("throughput, \(throughputCount) messages end to end (batched)")
+print(String(format: "  raw cnats pub/sub (C, %d B)        %8.3f M msg/s", payloadSize, rawRate / 1e6))
+print(String(format: "  Event<Int> export -> import (%d B) %8.3f M msg/s", frameSize, bridgeRate / 1e6))
+print(String(format: "  ratio bridge / raw                 %8.2f x   (issue: >= 0.9, goal 1.0)", bridgeRate / rawRate))
+print("")
+
+var rawP50: [Double] = []
+var rawP99: [Double] = []
+var bridgeP50: [Double] = []
+var bridgeP99: [Double] = []
+_ = rawRoundTrips(count: latencyCount)
+_ = bridgeRoundTrips(count: latencyCount)
+for _ in 0..<repetitions {
+    let raw = rawRoundTrips(count: latencyCount)
+    rawP50.append(percentile(raw, 0.5))
+    rawP99.append(percentile(raw, 0.99))
+    let bridged = bridgeRoundTrips(count: latencyCount)
+    bridgeP50.append(percentile(bridged, 0.5))
+    bridgeP99.append(percentile(bridged, 0.99))
+}
+print("latency, \(latencyCount) round trips (immediate / SendAsap)")
+print(
+    String(
+        format: "  raw cnats request/reply (C)   p50 %7.1f us   p99 %7.1f us", median(rawP50) / 1e3,
+        median(rawP99) / 1e3))
+print(
+    String(
+        format: "  send -> remote handler -> reply p50 %7.1f us   p99 %7.1f us", median(bridgeP50) / 1e3,
+        median(bridgeP99) / 1e3))
+print(String(format: "  ratio p50 bridge / raw        %7.2f x   (issue: <= 1.2)", median(bridgeP50) / median(rawP50)))
+print(String(format: "  ratio p99 bridge / raw        %7.2f x", median(bridgeP99) / median(rawP99)))
+print("")
+
+let unexported = median(measure { localSendCost(count: sendCount, exported: false) })
+let exported = median(measure { localSendCost(count: sendCount, exported: true) })
+let publishCall = median(measure { rawPublishCallCost(count: sendCount) })
+print("local send, \(sendCount) sends, one closure observer")
+print(String(format: "  Event<Int>.send, not exported          %7.1f ns", unexported))
+print(String(format: "  Event<Int>.send, exported (batched)    %7.1f ns", exported))
+print(String(format: "  raw natsConnection_Publish, %d B (C)   %7.1f ns", frameSize, publishCall))
+print(
+    String(
+        format: "  exported - unexported - publish call   %7.1f ns   (the bridge's own cost: stamp + frame)",
+        exported - unexported - publishCall))

@@ -1,0 +1,20 @@
+import Foundation
+
+/// State guarded by an `NSLock` (ThreadSanitizer sees its happens-before
+/// edges; it does not see `Synchronization.Mutex`'s on Linux). Used only off
+/// the send path: registering and closing imports and exports.
+final class LockedState<State>: @unchecked Sendable {
+    // @unchecked: `state` is only read or written inside `withLock`, under `lock`.
+    private let lock = NSLock()
+    private var state: State
+
+    init(_ state: State) {
+        self.state = state
+    }
+
+    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&state)
+    }
+}

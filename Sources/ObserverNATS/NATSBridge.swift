@@ -1,0 +1,274 @@
+import CNATS
+import Foundation
+import ObserverSwift
+
+/// One connection to NATS that carries ObserverSwift events between processes.
+///
+/// ```swift
+/// let bridge = try NATSBridge(options: NATSOptions(servers: ["nats://127.0.0.1:4222"]))
+/// let temperature = Event<Double>()
+/// try bridge.export(temperature, to: "sensors.temperature")     // local sends are published
+/// let remote = Event<Double>()
+/// try bridge.import("sensors.temperature", into: remote)       // remote sends arrive here
+/// remote.subscribe { value in print("remote:", value) }
+/// bridge.close()
+/// ```
+///
+/// Threading: every method may be called from any thread. Received values
+/// are sent into the local event on the client's delivery thread for that
+/// import (one thread per import, so each import delivers in order), which
+/// is the "sending thread" of ObserverSwift's rules; observers given a queue
+/// or the main actor run there instead. ``status`` is sent on the client's
+/// callback thread, or on the delivery thread for gaps and malformed messages.
+public final class NATSBridge: Sendable {
+    /// Connection events, slow consumers, gaps and malformed messages (see ``NATSStatus``).
+    public let status: Event<NATSStatus>
+
+    /// The options the bridge connected with.
+    public let options: NATSOptions
+
+    let connection: NATSConnection
+    let callbacks: ConnectionCallbacks
+    let state = LockedState(BridgeState())
+
+    struct BridgeState {
+        var isClosed = false
+        var exports: [ObjectIdentifier: NATSExport] = [:]
+        var imports: [ObjectIdentifier: NATSImport] = [:]
+        var jetStream: JetStreamContext?
+    }
+
+    /// Connects, or throws within `options.connectTimeout`: ``NATSError/Kind/unreachable``
+    /// when no server answers, ``NATSError/Kind/authorizationFailed`` when the server refuses
+    /// the credentials.
+    ///
+    /// - Parameter status: the event to report on; pass your own to observe the first
+    ///   ``NATSStatus/connected(url:)``, which is sent before the initializer returns.
+    public init(options: NATSOptions = NATSOptions(), status: Event<NATSStatus> = Event()) throws(NATSError) {
+        self.status = status
+        self.options = options
+        let callbacks = ConnectionCallbacks(status: status)
+        self.callbacks = callbacks
+        var optionsPointer: OpaquePointer?
+        try NATSError.check(natsOptions_Create(&optionsPointer), "creating connection options")
+        defer { natsOptions_Destroy(optionsPointer) }
+        let natsOptions = optionsPointer!
+        try Self.apply(options, to: natsOptions)
+        let closure = Unmanaged.passRetained(callbacks).toOpaque()
+        var connectionPointer: OpaquePointer?
+        do {
+            try callbacks.install(on: natsOptions, closure: closure)
+            try NATSError.check(
+                natsConnection_Connect(&connectionPointer, natsOptions),
+                "connecting to \(options.servers.joined(separator: ", "))")
+        } catch {
+            // Without a connection cnats makes no callback: take the reference back.
+            Unmanaged<ConnectionCallbacks>.fromOpaque(closure).release()
+            throw error
+        }
+        connection = NATSConnection(pointer: connectionPointer!)
+        status.send(.connected(url: ConnectionCallbacks.connectedURL(connectionPointer)))
+    }
+
+    deinit {
+        close()
+    }
+
+    static func apply(_ options: NATSOptions, to natsOptions: OpaquePointer) throws(NATSError) {
+        guard !options.servers.isEmpty else { throw NATSError(.invalidOption, "NATSOptions.servers is empty") }
+        let servers = options.servers.map { UnsafePointer(strdup($0)) }
+        defer { servers.forEach { free(UnsafeMutablePointer(mutating: $0)) } }
+        var serverList: [UnsafePointer<CChar>?] = servers
+        try NATSError.check(
+            natsOptions_SetServers(natsOptions, &serverList, Int32(servers.count)), "setting the server URLs")
+        try NATSError.check(natsOptions_SetNoRandomize(natsOptions, true), "keeping the server order")
+        if let name = options.name {
+            try NATSError.check(natsOptions_SetName(natsOptions, name), "setting the connection name")
+        }
+        switch options.credentials {
+        case .none: break
+        case .userPassword(let user, let password):
+            try NATSError.check(natsOptions_SetUserInfo(natsOptions, user, password), "setting user and password")
+        case .token(let token):
+            try NATSError.check(natsOptions_SetToken(natsOptions, token), "setting the token")
+        }
+        if let tls = options.tls { try apply(tls, to: natsOptions) }
+        try NATSError.check(
+            natsOptions_SetSendAsap(natsOptions, options.latency == .immediate), "setting the latency mode")
+        try NATSError.check(natsOptions_SetNoEcho(natsOptions, !options.echo), "setting echo")
+        try NATSError.check(
+            natsOptions_SetTimeout(natsOptions, max(1, options.connectTimeout.wholeMilliseconds)),
+            "setting the connect timeout")
+        try NATSError.check(
+            natsOptions_SetReconnectWait(natsOptions, max(1, options.reconnectWait.wholeMilliseconds)),
+            "setting the reconnect wait")
+        try NATSError.check(
+            natsOptions_SetMaxReconnect(natsOptions, Int32(clamping: options.maxReconnectAttempts ?? Int(Int32.max))),
+            "setting the reconnect attempts")
+        try NATSError.check(
+            natsOptions_SetReconnectBufSize(natsOptions, Int32(clamping: options.reconnectBufferBytes)),
+            "setting the reconnect buffer")
+        try NATSError.check(
+            natsOptions_SetMaxPendingMsgs(natsOptions, Int32(clamping: options.pendingLimits.messages)),
+            "setting the pending limit")
+    }
+
+    static func apply(_ tls: NATSOptions.TLS, to natsOptions: OpaquePointer) throws(NATSError) {
+        func check(_ result: natsStatus, _ what: String) throws(NATSError) {
+            if let error = NATSError.from(result, what) {
+                throw NATSError(.invalidOption, error.message, status: error.status)
+            }
+        }
+        try check(natsOptions_SetSecure(natsOptions, true), "turning TLS on")
+        if let file = tls.trustedCertificatesFile {
+            try check(natsOptions_LoadCATrustedCertificates(natsOptions, file), "loading \(file)")
+        }
+        if tls.clientCertificateFile != nil || tls.clientKeyFile != nil {
+            guard let certificate = tls.clientCertificateFile, let key = tls.clientKeyFile else {
+                throw NATSError(.invalidOption, "TLS: a client certificate needs both a certificate and a key file")
+            }
+            try check(natsOptions_LoadCertificatesChain(natsOptions, certificate, key), "loading \(certificate)")
+        }
+        if let host = tls.expectedHostname {
+            try check(natsOptions_SetExpectedHostname(natsOptions, host), "setting the expected host name")
+        }
+        if tls.skipsServerVerification {
+            try check(natsOptions_SkipServerVerification(natsOptions, true), "skipping server verification")
+        }
+        if let ciphers = tls.ciphers {
+            try check(natsOptions_SetCiphers(natsOptions, ciphers), "setting the ciphers")
+        }
+    }
+
+    // MARK: Closing
+
+    /// Whether ``close()`` was called.
+    public var isClosed: Bool { state.withLock { $0.isClosed } }
+
+    /// Stops every export, cancels every import (waiting until none of their
+    /// client callbacks runs: no value arrives after this returns), flushes
+    /// what was published, and closes the connection. Idempotent.
+    ///
+    /// Called from a handler of one of this bridge's imports, it cannot wait for
+    /// that handler's own return; the other imports are still waited for.
+    public func close() {
+        let (exports, imports) = state.withLock { state -> ([NATSExport], [NATSImport]) in
+            if state.isClosed { return ([], []) }
+            state.isClosed = true
+            defer {
+                state.exports = [:]
+                state.imports = [:]
+            }
+            return (Array(state.exports.values), Array(state.imports.values))
+        }
+        if exports.isEmpty && imports.isEmpty && connectionIsClosed { return }
+        exports.forEach { $0.stop() }
+        imports.forEach { $0.stop() }
+        _ = natsConnection_FlushTimeout(connection.pointer, 2000)
+        if let jetStream = state.withLock({ $0.jetStream }) {
+            var options = jsPubOptions()
+            _ = jsPubOptions_Init(&options)
+            options.MaxWait = 2000
+            _ = js_PublishAsyncComplete(jetStream.pointer, &options)
+        }
+        natsConnection_Close(connection.pointer)
+        // Wait for cnats' last connection callback (or give up after 5 s, keeping
+        // `callbacks` alive through its own reference).
+        _ = callbacks.closedSignal.wait(timeout: .now() + 5)
+    }
+
+    private var connectionIsClosed: Bool {
+        natsConnection_IsClosed(connection.pointer) && state.withLock { $0.isClosed }
+    }
+
+    // MARK: Registration
+
+    func register(_ export: NATSExport) throws(NATSError) {
+        let closed = state.withLock { state -> Bool in
+            if state.isClosed { return true }
+            state.exports[ObjectIdentifier(export)] = export
+            return false
+        }
+        if closed {
+            export.stop()
+            throw NATSError(.closed, "the bridge is closed")
+        }
+    }
+
+    func unregister(_ export: NATSExport) {
+        _ = state.withLock { $0.exports.removeValue(forKey: ObjectIdentifier(export)) }
+    }
+
+    func unregister(_ imported: NATSImport) {
+        _ = state.withLock { $0.imports.removeValue(forKey: ObjectIdentifier(imported)) }
+    }
+
+    func checkOpen() throws(NATSError) {
+        if isClosed { throw NATSError(.closed, "the bridge is closed") }
+    }
+
+    func jetStream() throws(NATSError) -> JetStreamContext {
+        let existing = state.withLock { $0.jetStream }
+        if let existing { return existing }
+        let created = try JetStreamContext(connection: connection)
+        return state.withLock { state in
+            if let jetStream = state.jetStream { return jetStream }
+            state.jetStream = created
+            return created
+        }
+    }
+
+    /// Subscribes `imported` to `subject` (core NATS) or to its consumer's deliver subject (JetStream).
+    func subscribe(_ imported: ImportedSubject, subject: String, delivery: NATSDelivery, handle: NATSImport)
+        throws(NATSError)
+    {
+        try checkOpen()
+        var subscribeSubject = subject
+        if case .atLeastOnce(let stream, let durable, let redeliveryWait) = delivery {
+            let jetStream = try self.jetStream()
+            try jetStream.ensure(stream)
+            guard !durable.isEmpty else {
+                throw NATSError(.invalidOption, "at-least-once imports need a durable consumer name")
+            }
+            subscribeSubject = try jetStream.ensureConsumer(
+                stream: stream.name, durable: durable, filter: subject, redeliveryWait: redeliveryWait)
+        }
+        let closure = Unmanaged.passRetained(imported).toOpaque()
+        var subscription: OpaquePointer?
+        let result = subscribeSubject.withCString {
+            natsConnection_Subscribe(&subscription, connection.pointer, $0, ImportedSubject.onMessage, closure)
+        }
+        if let error = NATSError.from(result, "subscribing to \(subject)") {
+            Unmanaged<ImportedSubject>.fromOpaque(closure).release()
+            throw error
+        }
+        let pointer = subscription!
+        let address = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(pointer)))
+        callbacks.importSubjects.withLock { $0[address] = subject }
+        imported.subscription.withLock { $0 = pointer }
+        if let error = NATSError.from(
+            natsSubscription_SetOnCompleteCB(pointer, ImportedSubject.onComplete, closure),
+            "watching the subscription to \(subject) for completion")
+        {
+            // Without an on-complete callback close could not wait. The message callback may
+            // still run once, so `imported` keeps cnats' reference (a small, bounded leak on a
+            // path cnats takes only for a subscription already closed).
+            _ = natsSubscription_Unsubscribe(pointer)
+            natsSubscription_Destroy(pointer)
+            throw error
+        }
+        _ = natsSubscription_SetPendingLimits(
+            pointer, Int32(clamping: options.pendingLimits.messages), Int32(clamping: options.pendingLimits.bytes))
+        let closed = state.withLock { state -> Bool in
+            if state.isClosed { return true }
+            state.imports[ObjectIdentifier(handle)] = handle
+            return false
+        }
+        if closed {
+            handle.stop()
+            throw NATSError(.closed, "the bridge is closed")
+        }
+        // The subscription is known to the server before the import is returned.
+        _ = natsConnection_FlushTimeout(connection.pointer, 2000)
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+
+/// How values of one type become frames on the wire and back.
+///
+/// Every message the bridge publishes is a frame:
+///
+/// | bytes | content |
+/// |---|---|
+/// | 1 | format version, ``NATSCodec/formatVersion`` (1) |
+/// | 1 | the codec's type tag (``NATSWireValue/natsWireTag``, or 64 for JSON) |
+/// | 8 | the publisher: a random identity of the export, little-endian |
+/// | 8 | the publisher's sequence number, starting at 1, little-endian |
+/// | n | the value |
+///
+/// A frame with another version, another tag, fewer than 18 bytes or a
+/// value that does not decode is malformed: the importer counts it and
+/// reports ``NATSStatus/malformed(subject:count:)``.
+public struct NATSCodec<Value>: Sendable {
+    /// The version byte every frame starts with.
+    public static var formatVersion: UInt8 { 1 }
+
+    /// The frame's type tag.
+    public let tag: UInt8
+
+    /// Calls `body` with a buffer holding `headerSize` free bytes followed by the encoded value.
+    let withFrame: @Sendable (Value, _ headerSize: Int, _ body: (UnsafeMutableRawBufferPointer) -> Void) -> Void
+
+    /// Decodes a value from a frame's payload.
+    let decode: @Sendable (UnsafeRawBufferPointer) throws -> Value
+
+    /// A codec from a tag and two functions: `encode` returns the payload
+    /// bytes, `decode` reads them back (throwing on bytes that are not a value).
+    /// Tags 1–64 are the built-in ones; pick another for your own format.
+    public init(
+        tag: UInt8, encode: @escaping @Sendable (Value) throws -> Data,
+        decode: @escaping @Sendable (Data) throws -> Value
+    ) {
+        self.tag = tag
+        self.withFrame = { value, headerSize, body in
+            guard let payload = try? encode(value) else { return }
+            Self.withStackBuffer(byteCount: headerSize + payload.count) { frame in
+                payload.copyBytes(
+                    to: UnsafeMutableRawBufferPointer(rebasing: frame[headerSize...]).assumingMemoryBound(
+                        to: UInt8.self), count: payload.count)
+                body(frame)
+            }
+        }
+        self.decode = { bytes in try decode(Data(bytes)) }
+    }
+
+    init(
+        tag: UInt8,
+        withFrame: @escaping @Sendable (Value, Int, (UnsafeMutableRawBufferPointer) -> Void) -> Void,
+        decode: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Value
+    ) {
+        self.tag = tag
+        self.withFrame = withFrame
+        self.decode = decode
+    }
+
+    /// Frames up to 256 bytes live on the stack; larger ones on the heap.
+    @inline(__always)
+    static func withStackBuffer(byteCount: Int, _ body: (UnsafeMutableRawBufferPointer) -> Void) {
+        withUnsafeTemporaryAllocation(byteCount: byteCount, alignment: 8) { body($0) }
+    }
+}
+
+extension NATSCodec where Value: NATSWireValue {
+    /// The binary encoding of ``NATSWireValue`` types.
+    public static var binary: NATSCodec<Value> {
+        NATSCodec(
+            tag: Value.natsWireTag,
+            withFrame: { value, headerSize, body in
+                let size = value.natsWireSize
+                withStackBuffer(byteCount: headerSize + size) { frame in
+                    value.natsEncode(into: UnsafeMutableRawBufferPointer(rebasing: frame[headerSize...]))
+                    body(frame)
+                }
+            },
+            decode: { bytes in try Value(natsWire: bytes) })
+    }
+}
+
+extension NATSCodec where Value: Codable & SendableMetatype {
+    /// JSON through `JSONEncoder` / `JSONDecoder`, for any `Codable` value (tag 64).
+    public static var json: NATSCodec<Value> {
+        NATSCodec(
+            tag: 64,
+            encode: { value in try JSONEncoder().encode(value) },
+            decode: { data in try JSONDecoder().decode(Value.self, from: data) })
+    }
+}
+
+/// The 18 bytes before a frame's value (see ``NATSCodec``).
+struct FrameHeader: Equatable, Sendable {
+    static let size = 18
+    var tag: UInt8
+    var publisher: UInt64
+    var sequence: UInt64
+
+    func write(to frame: UnsafeMutableRawBufferPointer) {
+        frame[0] = NATSCodec<Void>.formatVersion
+        frame[1] = tag
+        frame.storeBytes(of: publisher.littleEndian, toByteOffset: 2, as: UInt64.self)
+        frame.storeBytes(of: sequence.littleEndian, toByteOffset: 10, as: UInt64.self)
+    }
+
+    /// The header of `frame`, or nil when it is not a frame of this version and tag.
+    init?(frame: UnsafeRawBufferPointer, expectedTag: UInt8) {
+        guard frame.count >= Self.size, frame[0] == NATSCodec<Void>.formatVersion, frame[1] == expectedTag else {
+            return nil
+        }
+        tag = frame[1]
+        publisher = UInt64(littleEndian: frame.loadUnaligned(fromByteOffset: 2, as: UInt64.self))
+        sequence = UInt64(littleEndian: frame.loadUnaligned(fromByteOffset: 10, as: UInt64.self))
+    }
+
+    init(tag: UInt8, publisher: UInt64, sequence: UInt64) {
+        self.tag = tag
+        self.publisher = publisher
+        self.sequence = sequence
+    }
+}

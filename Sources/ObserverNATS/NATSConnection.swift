@@ -1,0 +1,92 @@
+import CNATS
+import Foundation
+import ObserverSwift
+
+/// Owns one `natsConnection`: destroyed when the bridge and every export
+/// and import using it are gone. Publishing on it after
+/// ``NATSBridge/close()`` is safe: cnats answers `NATS_CONNECTION_CLOSED`.
+final class NATSConnection: @unchecked Sendable {
+    // @unchecked: `pointer` is immutable and cnats' connection functions are
+    // thread-safe (the connection has its own lock); it is destroyed in deinit,
+    // when no other reference can call through it.
+    let pointer: OpaquePointer
+
+    init(pointer: OpaquePointer) {
+        self.pointer = pointer
+    }
+
+    deinit {
+        natsConnection_Destroy(pointer)
+    }
+}
+
+/// Receives the connection's callbacks (cnats' own callback thread) and
+/// turns them into ``NATSStatus`` values. cnats holds a retained reference
+/// from connect until its closed callback, the last one it makes.
+final class ConnectionCallbacks: Sendable {
+    let status: Event<NATSStatus>
+    let closedSignal = DispatchSemaphore(value: 0)
+    /// The subject each import subscribed, by its `natsSubscription` address, for slow-consumer reports.
+    let importSubjects: LockedState<[UInt: String]> = LockedState([:])
+
+    init(status: Event<NATSStatus>) {
+        self.status = status
+    }
+
+    static func from(_ closure: UnsafeMutableRawPointer?) -> ConnectionCallbacks {
+        Unmanaged<ConnectionCallbacks>.fromOpaque(closure!).takeUnretainedValue()
+    }
+
+    static func connectedURL(_ connection: OpaquePointer?) -> String {
+        var buffer = [CChar](repeating: 0, count: 512)
+        if natsConnection_GetConnectedUrl(connection, &buffer, buffer.count) != NATS_OK { return "" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Installs the callbacks on `options`; `closure` is this object, retained.
+    func install(on options: OpaquePointer, closure: UnsafeMutableRawPointer) throws(NATSError) {
+        try NATSError.check(
+            natsOptions_SetDisconnectedCB(
+                options, { _, closure in ConnectionCallbacks.from(closure).status.send(.disconnected) }, closure),
+            "setting the disconnected callback")
+        try NATSError.check(
+            natsOptions_SetReconnectedCB(
+                options,
+                { connection, closure in
+                    ConnectionCallbacks.from(closure).status.send(
+                        .reconnected(url: ConnectionCallbacks.connectedURL(connection)))
+                }, closure),
+            "setting the reconnected callback")
+        try NATSError.check(
+            natsOptions_SetClosedCB(
+                options,
+                { _, closure in
+                    // The last callback cnats makes for this connection: give back its reference.
+                    let callbacks = Unmanaged<ConnectionCallbacks>.fromOpaque(closure!).takeRetainedValue()
+                    callbacks.status.send(.closed)
+                    callbacks.closedSignal.signal()
+                }, closure),
+            "setting the closed callback")
+        try NATSError.check(
+            natsOptions_SetErrorHandler(
+                options,
+                { _, subscription, error, closure in
+                    ConnectionCallbacks.from(closure).asyncError(subscription: subscription, error: error)
+                }, closure),
+            "setting the error handler")
+    }
+
+    func asyncError(subscription: OpaquePointer?, error: natsStatus) {
+        if error == NATS_SLOW_CONSUMER, let subscription {
+            var dropped: Int64 = 0
+            _ = natsSubscription_GetDropped(subscription, &dropped)
+            let address = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(subscription)))
+            let subject =
+                importSubjects.withLock { $0[address] }
+                ?? natsSubscription_GetSubject(subscription).map { String(cString: $0) } ?? ""
+            status.send(.slowConsumer(subject: subject, dropped: Int(dropped)))
+            return
+        }
+        status.send(.error(String(cString: natsStatus_GetText(error))))
+    }
+}

@@ -1,0 +1,60 @@
+import CNATS
+
+/// Why a bridge operation failed.
+public struct NATSError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What went wrong, in the bridge's words.
+    public enum Kind: Sendable, Equatable {
+        /// No server could be reached within the connect timeout.
+        case unreachable
+        /// The server refused the credentials.
+        case authorizationFailed
+        /// A subject, prefix, key or pattern NATS cannot use.
+        case invalidSubject
+        /// An option cnats refused (for instance a TLS file that does not load).
+        case invalidOption
+        /// The bridge was closed.
+        case closed
+        /// A JetStream or key-value request failed.
+        case jetStream
+        /// Anything else cnats reported.
+        case client
+    }
+
+    public let kind: Kind
+    /// A sentence for humans, including cnats' own error text when there is one.
+    public let message: String
+    /// cnats' status code (`natsStatus`), 0 when the error is the bridge's own.
+    public let status: Int32
+
+    public var description: String { message }
+
+    init(_ kind: Kind, _ message: String, status: Int32 = 0) {
+        self.kind = kind
+        self.message = message
+        self.status = status
+    }
+
+    /// An error from a cnats status; nil for `NATS_OK`.
+    static func from(_ status: natsStatus, _ what: String) -> NATSError? {
+        if status == NATS_OK { return nil }
+        let text = String(cString: natsStatus_GetText(status))
+        let kind: Kind
+        switch status {
+        case NATS_NO_SERVER, NATS_TIMEOUT: kind = .unreachable
+        case NATS_CONNECTION_AUTH_FAILED, NATS_NOT_PERMITTED: kind = .authorizationFailed
+        case NATS_INVALID_SUBJECT: kind = .invalidSubject
+        case NATS_CONNECTION_CLOSED: kind = .closed
+        default: kind = .client
+        }
+        var detail = ""
+        if let last = nats_GetLastError(nil) {
+            let lastText = String(cString: last)
+            if !lastText.isEmpty && lastText != text { detail = " (\(lastText))" }
+        }
+        return NATSError(kind, "\(what): \(text)\(detail)", status: Int32(bitPattern: status.rawValue))
+    }
+
+    static func check(_ status: natsStatus, _ what: @autoclosure () -> String) throws(NATSError) {
+        if let error = from(status, what()) { throw error }
+    }
+}

@@ -1,0 +1,71 @@
+import ObserverSwift
+
+/// A running export: local sends on the event are published until
+/// ``cancel()`` or ``NATSBridge/close()``.
+public final class NATSExport: Sendable {
+    let subscriptions: [Subscription]
+    let publisherIdentity: UInt64
+    let failureCount: @Sendable () -> Int
+    weak let bridge: NATSBridge?
+
+    init(
+        subscriptions: [Subscription], publisher: UInt64, failures: @escaping @Sendable () -> Int, bridge: NATSBridge
+    ) {
+        self.subscriptions = subscriptions
+        self.publisherIdentity = publisher
+        self.failureCount = failures
+        self.bridge = bridge
+    }
+
+    /// The random identity this export stamps on its frames (``NATSStatus/gap(subject:publisher:missed:)``).
+    public var publisher: UInt64 { publisherIdentity }
+
+    /// Publish calls cnats refused (each also reported as ``NATSStatus/publishFailed(subject:error:)``).
+    public var failedPublishes: Int { failureCount() }
+
+    /// Stops publishing: sends that start after this returns are not published.
+    public func cancel() {
+        stop()
+        bridge?.unregister(self)
+    }
+
+    func stop() {
+        for subscription in subscriptions { subscription.cancel() }
+    }
+}
+
+/// A running import: remote values arrive in the local event until
+/// ``cancel()`` or ``NATSBridge/close()``.
+public final class NATSImport: Sendable {
+    let imported: ImportedSubject
+    weak let bridge: NATSBridge?
+
+    init(imported: ImportedSubject, bridge: NATSBridge) {
+        self.imported = imported
+        self.bridge = bridge
+    }
+
+    /// The subject or pattern this import subscribed.
+    public var subject: String { imported.subject }
+    /// Messages sent into the local event so far.
+    public var deliveredCount: Int { imported.delivered.load(ordering: .relaxed) }
+    /// Messages dropped because they were not frames of the import's type.
+    public var malformedCount: Int { imported.malformed.load(ordering: .relaxed) }
+    /// At-most-once: messages the gap statuses reported missing so far.
+    public var missedCount: Int { imported.missed.load(ordering: .relaxed) }
+    /// At-least-once: redelivered messages dropped because observers had them already.
+    public var duplicateCount: Int { imported.duplicates.load(ordering: .relaxed) }
+
+    /// Unsubscribes and waits until no handler of this import runs (except when
+    /// called from this import's own handler, which cannot wait for itself).
+    public func cancel() {
+        stop()
+        bridge?.unregister(self)
+    }
+
+    func stop() {
+        if let address = imported.cancel() {
+            bridge?.callbacks.importSubjects.withLock { _ = $0.removeValue(forKey: address) }
+        }
+    }
+}

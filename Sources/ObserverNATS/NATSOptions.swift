@@ -1,0 +1,123 @@
+/// How a ``NATSBridge`` connects. Every field has a default; the defaults
+/// connect to `nats://127.0.0.1:4222`.
+///
+/// ```swift
+/// var options = NATSOptions(servers: ["nats://10.0.0.1:4222", "nats://10.0.0.2:4222"])
+/// options.name = "pricing-service"
+/// options.credentials = .userPassword(user: "pricing", password: "s3cret")
+/// options.latency = .immediate
+/// options.connectTimeout = .seconds(2)
+/// ```
+public struct NATSOptions: Sendable, Equatable {
+    /// Server URLs (`nats://host:port`, `tls://host:port`); the client picks one and
+    /// fails over to the others, and on reconnect.
+    public var servers: [String]
+    /// The connection name the server shows in its monitoring.
+    public var name: String?
+    /// How the client authenticates.
+    public var credentials: Credentials
+    /// TLS settings; nil means plain TCP unless a URL says `tls://`.
+    public var tls: TLS?
+    /// Batched (the client's flusher sends within about 1 ms, the fastest for
+    /// throughput) or immediate (each publish is written at once, the lowest latency).
+    public var latency: Latency
+    /// How many messages and bytes may wait for each import's handlers before the
+    /// client drops new ones and reports ``NATSStatus/slowConsumer(subject:dropped:)``.
+    public var pendingLimits: PendingLimits
+    /// Whether this connection receives what it publishes itself. Off by default,
+    /// so that a process importing the subjects it exports sees its own events once.
+    public var echo: Bool
+    /// How long connecting may take before ``NATSBridge/init(options:)`` throws.
+    public var connectTimeout: Duration
+    /// The pause between reconnect attempts to the same server.
+    public var reconnectWait: Duration
+    /// Reconnect attempts per server before the connection closes; nil means forever.
+    public var maxReconnectAttempts: Int?
+    /// Bytes of publishes kept while reconnecting (sent after reconnecting).
+    public var reconnectBufferBytes: Int
+
+    public init(
+        servers: [String] = ["nats://127.0.0.1:4222"], name: String? = nil, credentials: Credentials = .none,
+        tls: TLS? = nil, latency: Latency = .batched, pendingLimits: PendingLimits = .init(), echo: Bool = false,
+        connectTimeout: Duration = .seconds(2), reconnectWait: Duration = .milliseconds(250),
+        maxReconnectAttempts: Int? = nil, reconnectBufferBytes: Int = 8 * 1024 * 1024
+    ) {
+        self.servers = servers
+        self.name = name
+        self.credentials = credentials
+        self.tls = tls
+        self.latency = latency
+        self.pendingLimits = pendingLimits
+        self.echo = echo
+        self.connectTimeout = connectTimeout
+        self.reconnectWait = reconnectWait
+        self.maxReconnectAttempts = maxReconnectAttempts
+        self.reconnectBufferBytes = reconnectBufferBytes
+    }
+
+    /// How the client proves who it is.
+    public enum Credentials: Sendable, Equatable {
+        /// No credentials (or the ones in the URLs, `nats://user:pass@host`).
+        case none
+        /// A user and a password.
+        case userPassword(user: String, password: String)
+        /// A token.
+        case token(String)
+    }
+
+    /// Latency mode of publishing.
+    public enum Latency: Sendable, Equatable {
+        /// Publishes are buffered and flushed by the client's flusher thread.
+        case batched
+        /// Every publish is written to the socket at once (cnats `SendAsap`).
+        case immediate
+    }
+
+    /// Limits of what may wait per import; see ``NATSOptions/pendingLimits``.
+    public struct PendingLimits: Sendable, Equatable {
+        /// Messages; cnats' default is 65 536.
+        public var messages: Int
+        /// Bytes; cnats' default is 64 MiB.
+        public var bytes: Int
+
+        public init(messages: Int = 65_536, bytes: Int = 64 * 1024 * 1024) {
+            self.messages = messages
+            self.bytes = bytes
+        }
+    }
+
+    /// TLS settings supported by Debian's cnats 3.4 (built with OpenSSL).
+    public struct TLS: Sendable, Equatable {
+        /// PEM file of the certificate authorities to trust; nil uses the system's.
+        public var trustedCertificatesFile: String?
+        /// PEM files of a client certificate and its private key, for servers that verify clients.
+        public var clientCertificateFile: String?
+        public var clientKeyFile: String?
+        /// The host name the server's certificate must carry, when it differs from the URL's.
+        public var expectedHostname: String?
+        /// Skips verifying the server's certificate. For tests only.
+        public var skipsServerVerification: Bool
+        /// OpenSSL cipher list (TLS 1.2 and below); nil keeps the default.
+        public var ciphers: String?
+
+        public init(
+            trustedCertificatesFile: String? = nil, clientCertificateFile: String? = nil,
+            clientKeyFile: String? = nil, expectedHostname: String? = nil, skipsServerVerification: Bool = false,
+            ciphers: String? = nil
+        ) {
+            self.trustedCertificatesFile = trustedCertificatesFile
+            self.clientCertificateFile = clientCertificateFile
+            self.clientKeyFile = clientKeyFile
+            self.expectedHostname = expectedHostname
+            self.skipsServerVerification = skipsServerVerification
+            self.ciphers = ciphers
+        }
+    }
+}
+
+extension Duration {
+    var wholeMilliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

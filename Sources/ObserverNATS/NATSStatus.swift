@@ -1,0 +1,24 @@
+/// What a ``NATSBridge`` reports through ``NATSBridge/status``.
+public enum NATSStatus: Sendable, Equatable {
+    /// Connected to this server (sent once, by the initializer).
+    case connected(url: String)
+    /// The connection to the server was lost; the client is reconnecting.
+    case disconnected
+    /// Connected again, to this server; imports are subscribed again.
+    case reconnected(url: String)
+    /// The connection closed for good (by ``NATSBridge/close()`` or after the last reconnect attempt).
+    case closed
+    /// An import's handlers fell behind: the client dropped messages.
+    /// `dropped` is the import's total of dropped messages so far.
+    case slowConsumer(subject: String, dropped: Int)
+    /// At-most-once: an import received `publisher`'s sequence number after a jump:
+    /// `missed` messages of that publisher never arrived.
+    case gap(subject: String, publisher: UInt64, missed: Int)
+    /// An import received a message that is not a frame of its type; `count` is the
+    /// import's total of malformed messages so far. The message was dropped.
+    case malformed(subject: String, count: Int)
+    /// A publish failed (closed connection, reconnect buffer full, key without subject tokens).
+    case publishFailed(subject: String, error: String)
+    /// Any other asynchronous error the client reported.
+    case error(String)
+}

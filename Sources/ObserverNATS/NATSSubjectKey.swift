@@ -1,0 +1,152 @@
+/// A key of a `KeyedEvent` that the bridge can carry in a subject: each key
+/// is one or more subject tokens after the export's prefix.
+///
+/// `String` keys are one token each. Characters NATS reserves in a token
+/// are percent-escaped, so every string round-trips and no key can act as
+/// a wildcard or split into two tokens: `.` → `%2E`, `*` → `%2A`,
+/// `>` → `%3E`, `%` → `%25`, and every whitespace or control character by
+/// its UTF-8 bytes (space → `%20`). The empty string is the token `%`.
+/// Integer keys are their decimal digits.
+///
+/// To give keys several tokens (so that wildcards can select a level),
+/// conform your own type and return more than one token.
+public protocol NATSSubjectKey: Hashable {
+    /// The subject tokens of this key: each non-empty, without `.`, `*`, `>` or whitespace.
+    var natsSubjectTokens: [Substring] { get }
+    /// The key of these tokens, or nil when they are not one (the message is then malformed).
+    init?(natsSubjectTokens: [Substring])
+}
+
+extension String: NATSSubjectKey {
+    public var natsSubjectTokens: [Substring] { [Substring(NATSSubject.escapeToken(self))] }
+
+    public init?(natsSubjectTokens tokens: [Substring]) {
+        guard tokens.count == 1, let key = NATSSubject.unescapeToken(tokens[0]) else { return nil }
+        self = key
+    }
+}
+
+extension Int: NATSSubjectKey {
+    public var natsSubjectTokens: [Substring] { [Substring(String(self))] }
+
+    public init?(natsSubjectTokens tokens: [Substring]) {
+        guard tokens.count == 1, let key = Int(tokens[0]) else { return nil }
+        self = key
+    }
+}
+
+/// Subject syntax: validation, escaping, matching.
+public enum NATSSubject {
+    /// Whether `subject` is a valid subject to publish to: non-empty tokens separated
+    /// by `.`, no wildcards, no whitespace.
+    public static func isValidPublishSubject(_ subject: String) -> Bool {
+        validate(subject, allowWildcards: false)
+    }
+
+    /// Whether `pattern` is a valid subscription subject: as a publish subject, but a
+    /// token may be `*`, and the last token may be `>`.
+    public static func isValidPattern(_ pattern: String) -> Bool {
+        validate(pattern, allowWildcards: true)
+    }
+
+    static func validate(_ subject: String, allowWildcards: Bool) -> Bool {
+        let tokens = subject.split(separator: ".", omittingEmptySubsequences: false)
+        if tokens.isEmpty { return false }
+        for (index, token) in tokens.enumerated() {
+            if token.isEmpty { return false }
+            if token.unicodeScalars.contains(where: isReservedInToken) {
+                guard allowWildcards else { return false }
+                if token == "*" { continue }
+                if token == ">" && index == tokens.count - 1 { continue }
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Characters that cannot appear inside a token as data.
+    static func isReservedInToken(_ scalar: Unicode.Scalar) -> Bool {
+        scalar == "." || scalar == "*" || scalar == ">" || scalar.value < 0x21 || scalar.value == 0x7F
+            || scalar.properties.isWhitespace
+    }
+
+    /// One token for any string: reserved characters and `%` percent-escaped, "" as `%`.
+    public static func escapeToken(_ key: String) -> String {
+        if key.isEmpty { return "%" }
+        if !key.unicodeScalars.contains(where: { $0 == "%" || isReservedInToken($0) }) { return key }
+        var token = ""
+        token.reserveCapacity(key.utf8.count + 8)
+        for scalar in key.unicodeScalars {
+            if scalar == "%" || isReservedInToken(scalar) {
+                for byte in String(scalar).utf8 {
+                    token += "%"
+                    token += hexDigit(byte >> 4)
+                    token += hexDigit(byte & 0xF)
+                }
+            } else {
+                token.unicodeScalars.append(scalar)
+            }
+        }
+        return token
+    }
+
+    /// The string a token escaped by ``escapeToken(_:)`` stands for; nil for a token
+    /// that no string escapes to (a bad escape, or an unescaped reserved character).
+    public static func unescapeToken(_ token: Substring) -> String? {
+        if token == "%" { return "" }
+        if !token.utf8.contains(UInt8(ascii: "%")) { return String(token) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(token.utf8.count)
+        var iterator = token.utf8.makeIterator()
+        while let byte = iterator.next() {
+            if byte != UInt8(ascii: "%") {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                return nil
+            }
+            bytes.append(high << 4 | low)
+        }
+        guard let key = String(validating: bytes, as: UTF8.self) else { return nil }
+        // Only the canonical escape of a string decodes to it.
+        return escapeToken(key) == token ? key : nil
+    }
+
+    /// The subject of `key` under `prefix`.
+    static func subject<Key: NATSSubjectKey>(prefix: String, key: Key) -> String? {
+        let tokens = key.natsSubjectTokens
+        if tokens.isEmpty { return nil }
+        var subject = prefix
+        for token in tokens {
+            if token.isEmpty || token.unicodeScalars.contains(where: isReservedInToken) { return nil }
+            subject += "."
+            subject += token
+        }
+        return subject
+    }
+
+    /// Whether `subject` (no wildcards) matches `pattern` (`*` one token, `>` the rest).
+    static func matches(_ subject: Substring, pattern: String) -> Bool {
+        let subjectTokens = subject.split(separator: ".", omittingEmptySubsequences: false)
+        let patternTokens = pattern.split(separator: ".", omittingEmptySubsequences: false)
+        for (index, token) in patternTokens.enumerated() {
+            if token == ">" { return subjectTokens.count > index }
+            guard index < subjectTokens.count else { return false }
+            if token != "*" && token != subjectTokens[index] { return false }
+        }
+        return subjectTokens.count == patternTokens.count
+    }
+
+    private static func hexDigit(_ nibble: UInt8) -> String {
+        String(UnicodeScalar(nibble < 10 ? nibble + 48 : nibble + 55))
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - 48
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - 55
+        default: nil
+        }
+    }
+}

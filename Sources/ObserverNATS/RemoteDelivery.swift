@@ -1,0 +1,31 @@
+import CNATS
+import Foundation
+
+/// Which import, if any, is delivering a received message on the current
+/// thread. Exports read it to leave values that arrived from NATS
+/// unpublished (no echo loop between two processes that both import and
+/// export one subject); imports read it to know when they are cancelled
+/// from their own handler, where waiting for the handler would never end.
+enum RemoteDelivery {
+    static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        let result = pthread_key_create(&key, nil)
+        precondition(result == 0, "pthread_key_create failed: \(result)")
+        return key
+    }()
+
+    /// The import delivering on this thread, unretained.
+    @inline(__always)
+    static var current: UnsafeMutableRawPointer? {
+        pthread_getspecific(key)
+    }
+
+    /// Runs `body` with `importer` marked as delivering on this thread.
+    @inline(__always)
+    static func delivering<Result>(_ importer: UnsafeMutableRawPointer, _ body: () -> Result) -> Result {
+        let outer = pthread_getspecific(key)
+        pthread_setspecific(key, importer)
+        defer { pthread_setspecific(key, outer) }
+        return body()
+    }
+}

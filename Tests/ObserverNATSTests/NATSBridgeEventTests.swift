@@ -1,0 +1,198 @@
+import Foundation
+import ObserverNATS
+import ObserverSwift
+import XCTest
+
+/// Events across two connections: the same observers as local events, in order, exactly once.
+final class NATSBridgeEventTests: XCTestCase {
+    final class Screen: Sendable {
+        let shown = Collected<Int>()
+    }
+
+    func testExportedEventReachesEveryKindOfImportedObserverInOrder() async throws {
+        let publisher = try NATSBridge(options: try NATSTestEnvironment.options())
+        let subscriber = try NATSBridge(options: try NATSTestEnvironment.options())
+        defer {
+            publisher.close()
+            subscriber.close()
+        }
+        let subject = NATSTestEnvironment.uniqueSubject()
+        let local = Event<Int>()
+        let remote = Event<Int>()
+        try publisher.export(local, to: subject)
+        let imported = try subscriber.import(subject, into: remote)
+
+        let closureValues = Collected<Int>()
+        let screen = Screen()
+        let mainActorValues = Collected<Int>()
+        let token = remote.subscribe { value in closureValues.append(value) }
+        let targetToken = remote.subscribe(screen) { screen, value in screen.shown.append(value) }
+        let mainToken = remote.subscribe { @MainActor value in mainActorValues.append(value) }
+        let count = 2_000
+        let stream = remote.values
+        let consumer = Task {
+            var received: [Int] = []
+            for await value in stream {
+                received.append(value)
+                if received.count == count { break }
+            }
+            return received
+        }
+        try await Task.sleep(for: .milliseconds(50))
+
+        for value in 1...count { local.send(value) }
+        let expected = Array(1...count)
+        let streamed = await consumer.value
+        XCTAssertTrue(waitUntil { closureValues.count == count && screen.shown.count == count })
+        for _ in 0..<400 where mainActorValues.count < count {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        XCTAssertEqual(closureValues.values, expected)
+        XCTAssertEqual(screen.shown.values, expected)
+        XCTAssertEqual(mainActorValues.values, expected)
+        XCTAssertEqual(streamed, expected)
+        XCTAssertEqual(imported.deliveredCount, count)
+        XCTAssertEqual(imported.malformedCount, 0)
+        XCTAssertEqual(imported.missedCount, 0)
+        token.cancel()
+        targetToken.cancel()
+        mainToken.cancel()
+    }
+
+    func testEveryWireTypeAndJSONRoundTrips() throws {
+        struct Reading: Codable, Equatable, Sendable {
+            var sensor: String
+            var celsius: Double
+        }
+        let publisher = try NATSBridge(options: try NATSTestEnvironment.options())
+        let subscriber = try NATSBridge(options: try NATSTestEnvironment.options())
+        defer {
+            publisher.close()
+            subscriber.close()
+        }
+        func roundTrip<Value: Sendable & Equatable>(
+            _ values: [Value], codec: NATSCodec<Value>, line: UInt = #line
+        ) throws {
+            let subject = NATSTestEnvironment.uniqueSubject("roundTrip\(line)")
+            let local = Event<Value>()
+            let remote = Event<Value>()
+            let received = Collected<Value>()
+            let token = remote.subscribe { received.append($0) }
+            defer { token.cancel() }
+            try publisher.export(local, to: subject, codec: codec)
+            try subscriber.import(subject, into: remote, codec: codec)
+            for value in values { local.send(value) }
+            XCTAssertTrue(waitUntil { received.count == values.count }, line: line)
+            XCTAssertEqual(received.values, values, line: line)
+        }
+        try roundTrip([Int.min, -1, 0, 1, Int.max], codec: .binary)
+        try roundTrip([Int8.min, 0, Int8.max], codec: .binary)
+        try roundTrip([Int16.min, 0, Int16.max], codec: .binary)
+        try roundTrip([Int32.min, 0, Int32.max], codec: .binary)
+        try roundTrip([Int64.min, 0, Int64.max], codec: .binary)
+        try roundTrip([UInt.min, UInt.max], codec: .binary)
+        try roundTrip([UInt8.min, UInt8.max], codec: .binary)
+        try roundTrip([UInt16.min, UInt16.max], codec: .binary)
+        try roundTrip([UInt32.min, UInt32.max], codec: .binary)
+        try roundTrip([UInt64.min, UInt64.max], codec: .binary)
+        try roundTrip([0.0, -1.5, .infinity, .leastNonzeroMagnitude, .greatestFiniteMagnitude], codec: .binary)
+        try roundTrip([Float(0), -2.25, .infinity], codec: .binary)
+        try roundTrip([true, false, true], codec: .binary)
+        try roundTrip(["", "héllo", "a.b * > c", String(repeating: "x", count: 10_000)], codec: .binary)
+        try roundTrip([Data(), Data([0, 1, 2, 255]), Data(count: 70_000)], codec: .binary)
+        try roundTrip([Reading(sensor: "a", celsius: 21.5), Reading(sensor: "b.c", celsius: -3)], codec: .json)
+    }
+
+    func testEchoIsOffByDefaultAndOnWhenAsked() throws {
+        let subject = NATSTestEnvironment.uniqueSubject()
+        for echo in [false, true] {
+            let bridge = try NATSBridge(options: try NATSTestEnvironment.options { $0.echo = echo })
+            let local = Event<Int>()
+            let remote = Event<Int>()
+            let received = Collected<Int>()
+            let token = remote.subscribe { received.append($0) }
+            try bridge.export(local, to: subject)
+            let imported = try bridge.import(subject, into: remote)
+            for value in 1...100 { local.send(value) }
+            // A second connection's publishes arrive either way: a marker that the first 100 had time to.
+            let other = try NATSBridge(options: try NATSTestEnvironment.options())
+            let marker = Event<Int>()
+            try other.export(marker, to: subject)
+            marker.send(-1)
+            XCTAssertTrue(waitUntil { received.values.contains(-1) })
+            XCTAssertEqual(received.values, echo ? Array(1...100) + [-1] : [-1], "echo \(echo)")
+            XCTAssertEqual(imported.deliveredCount, echo ? 101 : 1)
+            token.cancel()
+            other.close()
+            bridge.close()
+        }
+    }
+
+    func testTwoProcessesThatImportAndExportOneEventDoNotBounceValues() throws {
+        let subject = NATSTestEnvironment.uniqueSubject()
+        let first = try NATSBridge(options: try NATSTestEnvironment.options())
+        let second = try NATSBridge(options: try NATSTestEnvironment.options())
+        defer {
+            first.close()
+            second.close()
+        }
+        let firstEvent = Event<Int>()
+        let secondEvent = Event<Int>()
+        let atFirst = Collected<Int>()
+        let atSecond = Collected<Int>()
+        let tokens = [firstEvent.subscribe { atFirst.append($0) }, secondEvent.subscribe { atSecond.append($0) }]
+        defer { tokens.forEach { $0.cancel() } }
+        try first.export(firstEvent, to: subject)
+        let firstImport = try first.import(subject, into: firstEvent)
+        try second.export(secondEvent, to: subject)
+        let secondImport = try second.import(subject, into: secondEvent)
+
+        firstEvent.send(1)
+        secondEvent.send(2)
+        XCTAssertTrue(waitUntil { atFirst.count == 2 && atSecond.count == 2 })
+        // A bounced value would arrive within a round trip; give it 20 of them.
+        usleep(200_000)
+        XCTAssertEqual(atFirst.values, [1, 2])
+        XCTAssertEqual(atSecond.values, [2, 1])
+        XCTAssertEqual(firstImport.deliveredCount, 1)
+        XCTAssertEqual(secondImport.deliveredCount, 1)
+    }
+
+    func testSubjectsThatNATSCannotUseAreRejected() throws {
+        let bridge = try NATSBridge(options: try NATSTestEnvironment.options())
+        defer { bridge.close() }
+        let event = Event<Int>()
+        for subject in ["", "a.*", "a.>", "a b", "a..b", ".a", "a.", "tab\tsubject", "line\nbreak"] {
+            XCTAssertThrowsError(try bridge.export(event, to: subject), "export to \(subject.debugDescription)") {
+                XCTAssertEqual(($0 as? NATSError)?.kind, .invalidSubject)
+            }
+        }
+        for pattern in ["", "a.>.b", "a.b*", "a b.>", "a..*"] {
+            XCTAssertThrowsError(try bridge.import(pattern, into: event), "import of \(pattern.debugDescription)") {
+                XCTAssertEqual(($0 as? NATSError)?.kind, .invalidSubject)
+            }
+        }
+        XCTAssertNoThrow(try bridge.import("a.*.c.>", into: event))
+    }
+
+    func testCloseStopsExportsAndImportsAndLaterCallsThrowClosed() throws {
+        let log = StatusLog()
+        let bridge = try NATSBridge(options: try NATSTestEnvironment.options(), status: log.event)
+        guard case .connected(let url) = log.values.first else {
+            return XCTFail("first status \(log.values)")
+        }
+        XCTAssertEqual(url, try NATSTestEnvironment.url() + "")
+        let event = Event<Int>()
+        let export = try bridge.export(event, to: NATSTestEnvironment.uniqueSubject())
+        bridge.close()
+        bridge.close()
+        XCTAssertTrue(bridge.isClosed)
+        XCTAssertEqual(log.values.last, .closed)
+        XCTAssertEqual(log.count { $0 == .closed }, 1)
+        event.send(1)  // the export was cancelled: no publish, no failure
+        XCTAssertEqual(export.failedPublishes, 0)
+        XCTAssertEqual(event.subscribersCount, 0)
+        XCTAssertThrowsError(try bridge.export(event, to: "a")) { XCTAssertEqual(($0 as? NATSError)?.kind, .closed) }
+        XCTAssertThrowsError(try bridge.import("a", into: event)) { XCTAssertEqual(($0 as? NATSError)?.kind, .closed) }
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import ObserverNATS
+import ObserverSwift
+import XCTest
+
+/// Keyed events: keys become subject tokens, wildcards select keys.
+final class NATSKeyedTests: XCTestCase {
+    func testKeysWithReservedCharactersRoundTripThroughEscapedTokens() {
+        let keys = ["plain", "", "%", "a.b", "*", ">", "a b", "tab\there", "line\nbreak", "100%", "é.ü", "%2E"]
+        var tokens = Set<String>()
+        for key in keys {
+            let token = NATSSubject.escapeToken(key)
+            XCTAssertFalse(token.isEmpty)
+            XCTAssertFalse(token.contains(where: { ".*> \t\r\n".contains($0) }), "token \(token) of \(key)")
+            XCTAssertEqual(NATSSubject.unescapeToken(Substring(token)), key)
+            tokens.insert(token)
+        }
+        XCTAssertEqual(tokens.count, keys.count, "distinct keys get distinct tokens")
+        XCTAssertEqual(NATSSubject.escapeToken("a.b"), "a%2Eb")
+        XCTAssertEqual(NATSSubject.escapeToken("a b"), "a%20b")
+        XCTAssertEqual(NATSSubject.escapeToken(""), "%")
+        // Tokens that no key escapes to are not keys.
+        for token in ["%2", "%zz", "a%2eb", "%41"] {
+            XCTAssertNil(NATSSubject.unescapeToken(Substring(token)), token)
+        }
+    }
+
+    func testKeyedExportReachesWildcardAndLiteralImportsPerKey() throws {
+        let publisher = try NATSBridge(options: try NATSTestEnvironment.options())
+        let subscriber = try NATSBridge(options: try NATSTestEnvironment.options())
+        defer {
+            publisher.close()
+            subscriber.close()
+        }
+        let prefix = NATSTestEnvironment.uniqueSubject()
+        let prices = KeyedEvent<String, Double>()
+        let keys = ["AAPL", "MSFT", "a.b", "*", ">", "with space", ""]
+        try publisher.export(prices, keys: keys, toPrefix: prefix)
+
+        let everything = KeyedEvent<String, Double>()
+        let all = Collected<String>()
+        let allToken = everything.subscribe(keys: keys) { key, value in all.append("\(key)=\(value)") }
+        let allImport = try subscriber.import(prefix: prefix, matching: ">", into: everything)
+
+        let oneKey = KeyedEvent<String, Double>()
+        let only = Collected<String>()
+        let onlyToken = oneKey.subscribe(keys: keys) { key, value in only.append("\(key)=\(value)") }
+        try subscriber.import(prefix: prefix, matching: NATSSubject.escapeToken("a.b"), into: oneKey)
+
+        for (index, key) in keys.enumerated() { prices.send(Double(index), forKey: key) }
+        prices.send(99, forKey: "not exported")
+        let expected = keys.enumerated().map { "\($1)=\(Double($0))" }
+        XCTAssertTrue(waitUntil { all.count == keys.count && only.count == 1 })
+        usleep(50_000)
+        XCTAssertEqual(all.values, expected)
+        XCTAssertEqual(only.values, ["a.b=2.0"])
+        XCTAssertEqual(allImport.deliveredCount, keys.count)
+        XCTAssertEqual(allImport.malformedCount, 0)
+        allToken.cancel()
+        onlyToken.cancel()
+    }
+
+    func testIntegerKeysAndKeysThatCannotBeSubjects() throws {
+        let bridge = try NATSBridge(options: try NATSTestEnvironment.options())
+        let other = try NATSBridge(options: try NATSTestEnvironment.options())
+        defer {
+            bridge.close()
+            other.close()
+        }
+        let prefix = NATSTestEnvironment.uniqueSubject()
+        let byID = KeyedEvent<Int, String>()
+        try bridge.export(byID, keys: [-1, 0, 42], toPrefix: prefix)
+        let remote = KeyedEvent<Int, String>()
+        let received = Collected<String>()
+        let token = remote.subscribe(keys: [-1, 0, 42]) { key, value in received.append("\(key):\(value)") }
+        defer { token.cancel() }
+        let imported = try other.import(prefix: prefix, into: remote)
+        byID.send("minus", forKey: -1)
+        byID.send("zero", forKey: 0)
+        byID.send("answer", forKey: 42)
+        XCTAssertTrue(waitUntil { received.count == 3 })
+        XCTAssertEqual(received.values, ["-1:minus", "0:zero", "42:answer"])
+
+        // A subject under the prefix whose token is not an Int counts as malformed.
+        let stray = Event<String>()
+        try bridge.export(stray, to: prefix + ".forty-two")
+        stray.send("stray")
+        byID.send("after", forKey: 42)
+        XCTAssertTrue(waitUntil { received.count == 4 && imported.malformedCount == 1 })
+        XCTAssertEqual(received.values.last, "42:after")
+
+        XCTAssertThrowsError(try bridge.export(byID, keys: [1], toPrefix: "a.*")) {
+            XCTAssertEqual(($0 as? NATSError)?.kind, .invalidSubject)
+        }
+        XCTAssertThrowsError(try bridge.import(prefix: "a b", into: remote)) {
+            XCTAssertEqual(($0 as? NATSError)?.kind, .invalidSubject)
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import ObserverNATS
+import ObserverSwift
+import XCTest
+
+/// The server `make test` starts (see `.ci/with-nats-server`).
+enum NATSTestEnvironment {
+    static let variable = "OBSERVER_NATS_URL"
+
+    /// The URL of the test server; skips the test without one.
+    static func url() throws -> String {
+        guard let url = ProcessInfo.processInfo.environment[variable], !url.isEmpty else {
+            throw XCTSkip(
+                "bridge tests need a nats-server: run `make test` (it starts one and sets \(variable)), "
+                    + "or `\(variable)=nats://127.0.0.1:4222 swift test` against your own")
+        }
+        return url
+    }
+
+    static func options(_ configure: (inout NATSOptions) -> Void = { _ in }) throws -> NATSOptions {
+        var options = NATSOptions(servers: [try url()])
+        options.connectTimeout = .seconds(2)
+        configure(&options)
+        return options
+    }
+
+    /// A subject no other test uses.
+    static func uniqueSubject(_ name: String = #function) -> String {
+        let clean = name.filter { $0.isLetter || $0.isNumber }
+        return "test.\(clean).\(UInt32.random(in: 0 ... .max))"
+    }
+}
+
+/// Values collected from any thread.
+final class Collected<Element: Sendable>: @unchecked Sendable {
+    // @unchecked: `storage` is only touched under `lock`.
+    private let lock = NSLock()
+    private var storage: [Element] = []
+
+    func append(_ element: Element) {
+        lock.lock()
+        storage.append(element)
+        lock.unlock()
+    }
+
+    var values: [Element] {
+        lock.lock()
+        defer { lock.unlock() }
+        return storage
+    }
+
+    var count: Int { values.count }
+}
+
+/// Polls `condition` every 5 ms until it holds or `timeout` passes; returns whether it held.
+@discardableResult
+func waitUntil(timeout: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(5_000)
+    }
+    return condition()
+}
+
+/// A nats-server the test owns: loopback, started with a free port (kept across
+/// restarts), killed in `stop()` and by `deinit`.
+final class OwnedNATSServer: @unchecked Sendable {
+    // @unchecked: used from the test thread only.
+    static let executable = ProcessInfo.processInfo.environment["NATS_SERVER"] ?? "/usr/sbin/nats-server"
+
+    let directory: URL
+    let extraArguments: [String]
+    private(set) var port: Int = 0
+    private var process: Process?
+
+    init(arguments: [String] = [], jetStream: Bool = true) throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.executable) else {
+            throw XCTSkip("\(Self.executable) is missing (make deps installs nats-server)")
+        }
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "observer-nats-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        extraArguments = arguments + (jetStream ? ["-js", "-sd", directory.appendingPathComponent("js").path] : [])
+        try start(port: -1)
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    var url: String { "nats://127.0.0.1:\(port)" }
+
+    /// Starts the server; `-1` picks a free port, read back from the ports file.
+    func start(port requested: Int) throws {
+        let portsDirectory = directory.appendingPathComponent("ports-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: portsDirectory, withIntermediateDirectories: true)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.executable)
+        process.arguments =
+            ["-a", "127.0.0.1", "-p", String(requested), "--ports_file_dir", portsDirectory.path] + extraArguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        let found = waitUntil(timeout: 10) {
+            guard let name = try? FileManager.default.contentsOfDirectory(atPath: portsDirectory.path).first,
+                let text = try? String(contentsOf: portsDirectory.appendingPathComponent(name), encoding: .utf8),
+                let range = text.range(of: #"nats://127\.0\.0\.1:[0-9]+"#, options: .regularExpression),
+                let port = Int(text[range].split(separator: ":").last ?? "")
+            else { return false }
+            self.port = port
+            return true
+        }
+        guard found else {
+            stop()
+            throw NSError(domain: "OwnedNATSServer", code: 1, userInfo: [NSLocalizedDescriptionKey: "no port in 10 s"])
+        }
+    }
+
+    /// Starts again on the same port and store (after `kill9()`).
+    func restart() throws {
+        try start(port: port)
+    }
+
+    /// `kill -9`: no shutdown, no flush.
+    func kill9() {
+        guard let process, process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    func stop() {
+        guard let process else { return }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        self.process = nil
+    }
+}
+
+/// Collects a bridge's statuses.
+final class StatusLog: Sendable {
+    let statuses: Collected<NATSStatus>
+    let event = Event<NATSStatus>()
+    private let subscription: Subscription
+
+    init() {
+        let statuses = Collected<NATSStatus>()
+        self.statuses = statuses
+        subscription = event.subscribe { status in statuses.append(status) }
+    }
+
+    var values: [NATSStatus] { statuses.values }
+
+    func count(where predicate: (NATSStatus) -> Bool) -> Int { values.filter(predicate).count }
+}
