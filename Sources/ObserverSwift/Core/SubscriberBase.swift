@@ -59,6 +59,19 @@ struct Expiry: ~Copyable {
         }
     }
 
+    /// Whether a delivery this box enqueued should still run: the box ended
+    /// on its own (a spent limit's last deliveries were claimed before it
+    /// expired; a dead target is checked again by the delivery itself), or it
+    /// is still stored in `list`, that is, not cancelled. The caller passes
+    /// the list it holds strongly (this one is unowned, and a queued delivery
+    /// may outlive it).
+    func isSubscribed(in list: SlotList) -> Bool {
+        isExpired || list.contains(handle.load(ordering: .acquiring))
+    }
+
+    /// The list, strongly: only while a send or writer of it runs.
+    var retainedList: SlotList { list }
+
     /// Marks the box expired and removes it without blocking. Called again
     /// (a later send met the box still stored, because the writer lock was
     /// busy the first time), it retries the removal until one succeeds.

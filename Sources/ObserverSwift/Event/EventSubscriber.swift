@@ -53,7 +53,8 @@ final class ConfiguredClosureSubscriber<Value>: EventSubscriber<Value>, @uncheck
             if claim.last { expiry.expire() }
         }
         let handler = handler
-        delivery.run { handler(value) }
+        let list = expiry.retainedList
+        delivery.run(ifSubscribed: { [self] in expiry.isSubscribed(in: list) }) { handler(value) }
     }
 }
 
@@ -109,7 +110,8 @@ final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, 
         case .queue, .mainActor:
             // Re-check the target where the handler runs: it may be gone
             // by the time the queue gets to it.
-            delivery.run { [self] in
+            let list = expiry.retainedList
+            delivery.run(ifSubscribed: { [self] in expiry.isSubscribed(in: list) }) { [self] in
                 if let target = self.target { self.handler(target, value) }
             }
         }

@@ -72,7 +72,9 @@ final class KeyedConfiguredClosureSubscriber<Key: Hashable, Value>: KeyedEventSu
             if claim.last { registration.expireFromSendPath() }
         }
         let handler = handler
-        delivery.run { handler(key, value) }
+        delivery.run(ifSubscribed: { [registration] in registration.isSubscribed(underKey: key) }) {
+            handler(key, value)
+        }
     }
 }
 
@@ -127,7 +129,7 @@ final class KeyedTargetSubscriber<Target: AnyObject, Key: Hashable, Value>: Keye
         case .queue, .mainActor:
             // Re-check the target where the handler runs: it may be gone
             // by the time the queue gets to it.
-            delivery.run { [self] in
+            delivery.run(ifSubscribed: { [registration] in registration.isSubscribed(underKey: key) }) { [self] in
                 if let target = self.target { self.handler(target, key, value) }
             }
         }

@@ -162,13 +162,14 @@ final class ConformingObserver<P>: SubscriberBase, @unchecked Sendable {
     }
 
     /// Queue and main-actor deliveries: the observer is probed again where
-    /// the call runs, so one deallocated in between is not called. The
-    /// queued call touches only this box (which it keeps alive) and never
-    /// its list, which may be gone by then with its registry.
+    /// the call runs, so one deallocated in between is not called, and one
+    /// removed from the registry meanwhile is not called either. The queued
+    /// call keeps this box and its list alive (the registry may be gone).
     @usableFromInline
     func deliverLater(_ body: @escaping (P) -> Void) {
         if !ObserverLiveness.isAlive(address) { return observerDied() }
-        delivery.run { [self] in _ = self.call(body) }
+        let list = expiry.retainedList
+        delivery.run(ifSubscribed: { [self] in expiry.isSubscribed(in: list) }) { [self] in _ = self.call(body) }
     }
 
     /// Removes this box from its view without blocking and tells the

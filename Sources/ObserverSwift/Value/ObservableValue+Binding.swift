@@ -30,7 +30,7 @@ extension ObservableValue {
         let delivery = Delivery(queue: queue)
         return withTurn { current in
             let subscription = changes.subscribe(target, queue: queue, handler: handler)
-            delivery.run { [weak target] in
+            delivery.run(ifSubscribed: { subscription.isActive }) { [weak target] in
                 if let target { handler(target, current) }
             }
             return subscription
@@ -50,7 +50,7 @@ extension ObservableValue {
         }
         return withTurn { current in
             let subscription = changes.subscribeOnMainActor(target, handler: handler)
-            Delivery.mainActor.run { [weak target] in
+            Delivery.mainActor.run(ifSubscribed: { subscription.isActive }) { [weak target] in
                 guard let target else { return }
                 let unchecked = UncheckedSendable(target)
                 MainActor.assumeIsolated { handler(unchecked.wrapped, current) }
@@ -102,7 +102,7 @@ extension ObservableValue {
         let delivery = Delivery(queue: queue)
         return withTurn { current in
             let subscription = changes.subscribe(queue: queue, handler)
-            delivery.run { handler(current) }
+            delivery.run(ifSubscribed: { subscription.isActive }) { handler(current) }
             return subscription
         }
     }
@@ -117,7 +117,9 @@ extension ObservableValue {
         }
         return withTurn { current in
             let subscription = changes.subscribeOnMainActor(handler)
-            Delivery.mainActor.run { MainActor.assumeIsolated { handler(current) } }
+            Delivery.mainActor.run(ifSubscribed: { subscription.isActive }) {
+                MainActor.assumeIsolated { handler(current) }
+            }
             return subscription
         }
     }
