@@ -86,6 +86,7 @@ final class SlotList: PendingRemovalsHolder, @unchecked Sendable {
         return removeAllWithoutSweeping(where: predicate)
     }
 
+    @discardableResult
     private func removeAllWithoutSweeping(where predicate: (SubscriberBase) -> Bool) -> Int {
         withoutActuallyEscaping(predicate) { predicate in
             let box = PredicateBox(predicate)

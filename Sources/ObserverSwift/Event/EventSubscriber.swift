@@ -52,9 +52,11 @@ final class ConfiguredClosureSubscriber<Value>: EventSubscriber<Value>, @uncheck
             guard claim.granted else { return expiry.expire() }
             if claim.last { expiry.expire() }
         }
+        if case .synchronous = delivery { return handler(value) }
         let handler = handler
         let list = expiry.retainedList
-        delivery.run(ifSubscribed: { [self] in expiry.isSubscribed(in: list) }) { handler(value) }
+        let isSubscribed = { [self] in expiry.isSubscribed(in: list) }
+        delivery.run(ifSubscribed: isSubscribed) { handler(value) }
     }
 }
 
@@ -111,7 +113,8 @@ final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, 
             // Re-check the target where the handler runs: it may be gone
             // by the time the queue gets to it.
             let list = expiry.retainedList
-            delivery.run(ifSubscribed: { [self] in expiry.isSubscribed(in: list) }) { [self] in
+            let isSubscribed = { [self] in expiry.isSubscribed(in: list) }
+            delivery.run(ifSubscribed: isSubscribed) { [self] in
                 if let target = self.target { self.handler(target, value) }
             }
         }

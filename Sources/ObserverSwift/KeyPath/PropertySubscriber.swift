@@ -57,7 +57,8 @@ final class PropertySubscriber<Value>: AttachableSubscriber, @unchecked Sendable
         case .synchronous:
             handler(old, new)
         case .queue, .mainActor:
-            delivery.run(ifSubscribed: { [self] in attached.load(ordering: .acquiring) && !gate.ownerIsGone }) {
+            let isSubscribed = { [self] in attached.load(ordering: .acquiring) && !gate.ownerIsGone }
+            delivery.run(ifSubscribed: isSubscribed) {
                 [self] in handler(old, new)
             }
         }

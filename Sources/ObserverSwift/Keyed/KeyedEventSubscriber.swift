@@ -71,8 +71,10 @@ final class KeyedConfiguredClosureSubscriber<Key: Hashable, Value>: KeyedEventSu
             guard claim.granted else { return registration.expireFromSendPath() }
             if claim.last { registration.expireFromSendPath() }
         }
+        if case .synchronous = delivery { return handler(key, value) }
         let handler = handler
-        delivery.run(ifSubscribed: { [registration] in registration.isSubscribed(underKey: key) }) {
+        let isSubscribed = { [registration] in registration.isSubscribed(underKey: key) }
+        delivery.run(ifSubscribed: isSubscribed) {
             handler(key, value)
         }
     }
@@ -129,7 +131,8 @@ final class KeyedTargetSubscriber<Target: AnyObject, Key: Hashable, Value>: Keye
         case .queue, .mainActor:
             // Re-check the target where the handler runs: it may be gone
             // by the time the queue gets to it.
-            delivery.run(ifSubscribed: { [registration] in registration.isSubscribed(underKey: key) }) { [self] in
+            let isSubscribed = { [registration] in registration.isSubscribed(underKey: key) }
+            delivery.run(ifSubscribed: isSubscribed) { [self] in
                 if let target = self.target { self.handler(target, key, value) }
             }
         }

@@ -169,7 +169,8 @@ final class ConformingObserver<P>: SubscriberBase, @unchecked Sendable {
     func deliverLater(_ body: @escaping (P) -> Void) {
         if !ObserverLiveness.isAlive(address) { return observerDied() }
         let list = expiry.retainedList
-        delivery.run(ifSubscribed: { [self] in expiry.isSubscribed(in: list) }) { [self] in _ = self.call(body) }
+        let isSubscribed = { [self] in expiry.isSubscribed(in: list) }
+        delivery.run(ifSubscribed: isSubscribed) { [self] in _ = self.call(body) }
     }
 
     /// Removes this box from its view without blocking and tells the

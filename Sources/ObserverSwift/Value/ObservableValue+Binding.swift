@@ -30,7 +30,8 @@ extension ObservableValue {
         let delivery = Delivery(queue: queue)
         return withTurn { current in
             let subscription = changes.subscribe(target, queue: queue, handler: handler)
-            delivery.run(ifSubscribed: { subscription.isActive }) { [weak target] in
+            let isSubscribed = { subscription.isActive }
+            delivery.run(ifSubscribed: isSubscribed) { [weak target] in
                 if let target { handler(target, current) }
             }
             return subscription
@@ -50,7 +51,8 @@ extension ObservableValue {
         }
         return withTurn { current in
             let subscription = changes.subscribeOnMainActor(target, handler: handler)
-            Delivery.mainActor.run(ifSubscribed: { subscription.isActive }) { [weak target] in
+            let isSubscribed = { subscription.isActive }
+            Delivery.mainActor.run(ifSubscribed: isSubscribed) { [weak target] in
                 guard let target else { return }
                 let unchecked = UncheckedSendable(target)
                 MainActor.assumeIsolated { handler(unchecked.wrapped, current) }
@@ -102,7 +104,8 @@ extension ObservableValue {
         let delivery = Delivery(queue: queue)
         return withTurn { current in
             let subscription = changes.subscribe(queue: queue, handler)
-            delivery.run(ifSubscribed: { subscription.isActive }) { handler(current) }
+            let isSubscribed = { subscription.isActive }
+            delivery.run(ifSubscribed: isSubscribed) { handler(current) }
             return subscription
         }
     }
@@ -117,7 +120,8 @@ extension ObservableValue {
         }
         return withTurn { current in
             let subscription = changes.subscribeOnMainActor(handler)
-            Delivery.mainActor.run(ifSubscribed: { subscription.isActive }) {
+            let isSubscribed = { subscription.isActive }
+            Delivery.mainActor.run(ifSubscribed: isSubscribed) {
                 MainActor.assumeIsolated { handler(current) }
             }
             return subscription

@@ -13,7 +13,7 @@ final class AddressReuseTests: XCTestCase {
     /// Skips when the allocator never reuses the address (AddressSanitizer
     /// quarantines freed memory).
     private func withObjectAtADeadTargetsAddress(
-        _ subscribe: (Target) -> Void, _ check: (Target) -> Void
+        subscribedBy subscribe: (Target) -> Void, check: (Target) -> Void
     ) throws {
         var target: Target? = Target()
         subscribe(target!)
@@ -33,39 +33,51 @@ final class AddressReuseTests: XCTestCase {
 
     func testEventUnsubscribeDoesNotMatchAnObjectAtADeadTargetsAddress() throws {
         let event = Event<Int>()
-        try withObjectAtADeadTargetsAddress({ event.subscribe($0) { _, _ in } }) { newcomer in
-            XCTAssertEqual(event.unsubscribe(newcomer), 0, "an object that never subscribed was unsubscribed")
-            XCTAssertEqual(event.removeSubscriber(newcomer), 0)
-        }
+        try withObjectAtADeadTargetsAddress(
+            subscribedBy: { event.subscribe($0) { _, _ in } },
+            check: { newcomer in
+                XCTAssertEqual(event.unsubscribe(newcomer), 0, "an object that never subscribed was unsubscribed")
+                XCTAssertEqual(event.removeSubscriber(newcomer), 0)
+            }
+        )
         XCTAssertEqual(event.subscribersCount, 0)
     }
 
     func testKeyedEventUnsubscribeDoesNotMatchAnObjectAtADeadTargetsAddress() throws {
         let event = KeyedEvent<String, Int>()
-        try withObjectAtADeadTargetsAddress({ event.subscribe($0, keys: ["a", "b"]) { _, _, _ in } }) { newcomer in
-            XCTAssertEqual(event.unsubscribe(newcomer), 0, "an object that never subscribed was unsubscribed")
-            XCTAssertEqual(event.unsubscribe(newcomer, key: "a"), 0)
-        }
+        try withObjectAtADeadTargetsAddress(
+            subscribedBy: { event.subscribe($0, keys: ["a", "b"]) { _, _, _ in } },
+            check: { newcomer in
+                XCTAssertEqual(event.unsubscribe(newcomer), 0, "an object that never subscribed was unsubscribed")
+                XCTAssertEqual(event.unsubscribe(newcomer, key: "a"), 0)
+            }
+        )
         XCTAssertEqual(event.subscribersCount, 0)
     }
 
     func testObservableValueUnbindDoesNotMatchAnObjectAtADeadTargetsAddress() throws {
         let value = ObservableValue(0)
-        try withObjectAtADeadTargetsAddress({ value.bind($0) { _, _ in } }) { newcomer in
-            XCTAssertEqual(value.unbind(newcomer), 0, "an object that never bound was unbound")
-        }
+        try withObjectAtADeadTargetsAddress(
+            subscribedBy: { value.bind($0) { _, _ in } },
+            check: { newcomer in
+                XCTAssertEqual(value.unbind(newcomer), 0, "an object that never bound was unbound")
+            }
+        )
         XCTAssertEqual(value.observersCount, 0)
     }
 
     func testTheNewObjectAtTheAddressCanSubscribeAndUnsubscribeItself() throws {
         let event = Event<Int>()
-        try withObjectAtADeadTargetsAddress({ event.subscribe($0) { _, _ in } }) { newcomer in
-            let calls = KeyedCounter()
-            event.subscribe(newcomer) { _, _ in calls.increment() }
-            XCTAssertEqual(event.unsubscribe(newcomer), 1, "only the newcomer's own subscription")
-            event.send(1)
-            XCTAssertEqual(calls.value, 0)
-        }
+        try withObjectAtADeadTargetsAddress(
+            subscribedBy: { event.subscribe($0) { _, _ in } },
+            check: { newcomer in
+                let calls = KeyedCounter()
+                event.subscribe(newcomer) { _, _ in calls.increment() }
+                XCTAssertEqual(event.unsubscribe(newcomer), 1, "only the newcomer's own subscription")
+                event.send(1)
+                XCTAssertEqual(calls.value, 0)
+            }
+        )
     }
 
     /// Protocol registries hold observers `unowned`, which keeps a dead
