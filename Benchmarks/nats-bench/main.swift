@@ -37,7 +37,7 @@ func percentile(_ values: [Double], _ fraction: Double) -> Double {
     return sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
 }
 
-func nanoseconds() -> Int64 {
+@Sendable func nanoseconds() -> Int64 {
     Int64(DispatchTime.now().uptimeNanoseconds)
 }
 

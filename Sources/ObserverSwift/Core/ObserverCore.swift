@@ -1,7 +1,9 @@
 import CObserverCore
 
+import Foundation
+
 /// Errors reported by ObserverSwift.
-public enum ObserverError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum ObserverError: Error, Equatable, Sendable, CustomStringConvertible, LocalizedError {
     /// Waiting for in-flight deliveries was requested from inside a delivery
     /// (or any send) on the calling thread: the wait would include itself and
     /// never end. Whatever was to be cancelled has been cancelled.
@@ -14,6 +16,9 @@ public enum ObserverError: Error, Equatable, Sendable, CustomStringConvertible {
             return "cannot wait for in-flight deliveries from inside a delivery on the same thread"
         }
     }
+
+    /// The same explanation, for `localizedDescription` and error alerts.
+    public var errorDescription: String? { description }
 }
 
 /// Process-wide facts and controls of the reclamation engine under every

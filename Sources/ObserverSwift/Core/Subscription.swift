@@ -5,8 +5,10 @@ import Synchronization
 ///
 /// ``cancel()`` is idempotent and may be called from any thread, any number
 /// of times, also after the source is gone. A token is a handle, not a
-/// lifetime: dropping it does not cancel. To cancel with an owner, store it
-/// in a ``SubscriptionBag`` the owner holds.
+/// lifetime: dropping it does not cancel (the compiler warns when a closure
+/// subscription's token is ignored). To cancel with an owner, store it in a
+/// ``SubscriptionBag`` the owner holds, or in a `Set<Subscription>` with
+/// ``store(in:)-(Set<Subscription>)``, which makes the token cancel when released.
 ///
 /// ```swift
 /// let bag = SubscriptionBag()
@@ -24,6 +26,9 @@ public final class Subscription: Hashable, Sendable {
     /// list: a keyed subscription spans one slot per key; a producer
     /// stream's token (`IndefiniteObservable`) runs its disconnect once.
     private let canceller: (any SubscriptionCanceller)?
+    /// Set by `store(in: &set)`. Relaxed: read only by `deinit`, which the
+    /// release of the last reference orders after every store.
+    private let cancelsOnRelease = Atomic<Bool>(false)
 
     @usableFromInline
     init(list: SlotList?, handle: oc_handle_t) {
@@ -36,6 +41,10 @@ public final class Subscription: Hashable, Sendable {
         self.list = nil
         self.handle = 0
         self.canceller = canceller
+    }
+
+    deinit {
+        if cancelsOnRelease.load(ordering: .relaxed) { cancel() }
     }
 
     /// A token that never was active (for example `limit: 0`).
@@ -79,6 +88,21 @@ public final class Subscription: Hashable, Sendable {
     /// Adds this subscription to `bag`, which cancels it when deallocated.
     public func store(in bag: SubscriptionBag) {
         bag.insert(self)
+    }
+
+    /// Inserts this subscription into `set` (Combine's habit) and makes the
+    /// token cancel its subscription when it is released, as Combine's
+    /// `AnyCancellable` does: when the set's owner is deallocated (or the
+    /// token is removed from the set and not kept elsewhere), the
+    /// subscription ends.
+    ///
+    /// ```swift
+    /// var subscriptions = Set<Subscription>()
+    /// event.subscribe { print($0) }.store(in: &subscriptions)
+    /// ```
+    public func store(in set: inout Set<Subscription>) {
+        cancelsOnRelease.store(true, ordering: .relaxed)
+        set.insert(self)
     }
 
     /// Tokens are equal only when they are the same object.

@@ -11,10 +11,10 @@ class EventSubscriber<Value>: SubscriberBase, @unchecked Sendable {
 /// nothing but the closure.
 @usableFromInline
 final class ClosureSubscriber<Value>: EventSubscriber<Value>, @unchecked Sendable {
-    let handler: (Value) -> Void
+    let handler: @Sendable (Value) -> Void
 
     @usableFromInline
-    init(_ handler: @escaping (Value) -> Void) {
+    init(_ handler: @escaping @Sendable (Value) -> Void) {
         self.handler = handler
     }
 
@@ -26,13 +26,13 @@ final class ClosureSubscriber<Value>: EventSubscriber<Value>, @unchecked Sendabl
 /// A closure with a delivery other than synchronous, or a delivery limit.
 @usableFromInline
 final class ConfiguredClosureSubscriber<Value>: EventSubscriber<Value>, @unchecked Sendable {
-    let handler: (Value) -> Void
+    let handler: @Sendable (Value) -> Void
     let delivery: Delivery
     let limit: DeliveryLimit
     let expiry: Expiry
 
     @usableFromInline
-    init(list: SlotList, delivery: Delivery, limit: Int, handler: @escaping (Value) -> Void) {
+    init(list: SlotList, delivery: Delivery, limit: Int, handler: @escaping @Sendable (Value) -> Void) {
         self.handler = handler
         self.delivery = delivery
         self.limit = DeliveryLimit(limit)
@@ -65,7 +65,7 @@ final class ConfiguredClosureSubscriber<Value>: EventSubscriber<Value>, @uncheck
 @usableFromInline
 final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, @unchecked Sendable {
     weak var target: Target?
-    let handler: (Target, Value) -> Void
+    let handler: @Sendable (Target, Value) -> Void
     let delivery: Delivery
     let limit: DeliveryLimit
     let expiry: Expiry
@@ -73,7 +73,7 @@ final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, 
     @usableFromInline
     init(
         list: SlotList, target: Target, delivery: Delivery, limit: Int,
-        handler: @escaping (Target, Value) -> Void
+        handler: @escaping @Sendable (Target, Value) -> Void
     ) {
         self.target = target
         self.handler = handler

@@ -91,7 +91,7 @@ public final class ObserverRegistry: @unchecked Sendable {
     ///     actor. Queued calls check again, where they run, that the observer
     ///     is still alive.
     @discardableResult
-    public func addObserver(_ observer: AnyObject, delivery: Delivery = .synchronous) -> Bool {
+    public func addObserver(_ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous) -> Bool {
         lock.lock()
         defer { lock.unlock() }
         sweepDeadObserversLocked(force: false)
@@ -114,13 +114,13 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// ``addObserver(_:delivery:)->Bool`` with a queue: `nil` means the thread
     /// calling `withObservers`.
     @discardableResult
-    public func addObserver(_ observer: AnyObject, queue: DispatchQueue?) -> Bool {
+    public func addObserver(_ observer: any AnyObject & Sendable, queue: DispatchQueue?) -> Bool {
         addObserver(observer, delivery: Delivery(queue: queue))
     }
 
     /// Registers every observer of `observers`; returns how many were new.
     @discardableResult
-    public func addObserver(_ observers: [AnyObject], delivery: Delivery = .synchronous) -> Int {
+    public func addObserver(_ observers: [any AnyObject & Sendable], delivery: Delivery = .synchronous) -> Int {
         observers.reduce(0) { $0 + (addObserver($1, delivery: delivery) ? 1 : 0) }
     }
 
@@ -185,8 +185,9 @@ public final class ObserverRegistry: @unchecked Sendable {
 
     // MARK: Calling observers
 
-    /// Calls `body` with every registered observer that conforms to `P`,
-    /// the type of the closure's parameter:
+    /// Calls `body` on this thread, before returning, with every observer
+    /// registered with synchronous delivery (the default) that conforms to
+    /// `P`, the type of the closure's parameter:
     ///
     /// ```swift
     /// registry.withObservers { (observer: TemperatureObserver) in
@@ -194,12 +195,27 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// }
     /// ```
     ///
+    /// `body` does not escape (as in Flowduino, so it may use `self`
+    /// implicitly). Observers added with a queue or the main actor are not
+    /// called here, because calling them means running `body` later,
+    /// elsewhere: ``dispatchToObservers(_:)`` reaches every observer.
+    ///
     /// Takes no lock and never waits. The first call for a given `P` builds
     /// that protocol's list (one cast per registered observer); later calls
-    /// do no casts at all. `body` escapes only for observers added with a
-    /// queue or main-actor ``Delivery``.
+    /// do no casts at all.
     @inlinable
-    public func withObservers<P>(_ body: @escaping (P) -> Void) {
+    public func withObservers<P>(_ body: (P) -> Void) {
+        view(for: P.self).sendSynchronously(body)
+    }
+
+    /// Calls `body` with every observer conforming to `P`, each where its
+    /// ``Delivery`` says: synchronous observers on this thread before
+    /// returning, the others enqueued on their queue or the main actor
+    /// (probed again there, so one deallocated meanwhile is not called).
+    /// `body` escapes and may run on several threads at once, so it is
+    /// `@Sendable`.
+    @inlinable
+    public func dispatchToObservers<P>(_ body: @escaping @Sendable (P) -> Void) {
         view(for: P.self).send(body)
     }
 

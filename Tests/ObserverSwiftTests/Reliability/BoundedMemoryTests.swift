@@ -1,5 +1,6 @@
 import Dispatch
 import ObserverSwift
+import Synchronization
 import XCTest
 
 /// Subscribe/unsubscribe cycles (`OBSERVER_MEMORY_CYCLES`, 200k by default,
@@ -15,7 +16,7 @@ final class BoundedMemoryTests: XCTestCase {
         let event = Event<Int>()
         let sink = DeliverySink()
         // A stable subscription keeps sends on the full path (read sections).
-        let stable = event.subscribe { value in sink.count += value & 1 }
+        let stable = event.subscribe { value in sink.add(value & 1) }
         try ObserverCore.reclaimNow()
         let liveBaseline = ReliabilityLiveInstances.current
 
@@ -110,7 +111,8 @@ extension BoundedMemoryTests {
     }
 }
 
-/// A counter touched only by synchronous handlers on the test's thread.
-final class DeliverySink {
-    var count = 0
+/// A total the stable handler adds to, so that its work is not optimized away.
+final class DeliverySink: Sendable {
+    private let total = Atomic<Int>(0)
+    func add(_ amount: Int) { total.wrappingAdd(amount, ordering: .relaxed) }
 }

@@ -56,7 +56,7 @@ private final class ModelRun {
     var nextSubscription = 0
     var nextTarget = 0
     /// Deliveries of the current send: subscription id -> values received.
-    var delivered: [Int: [Int]] = [:]
+    let delivered = SharedVariable<[Int: [Int]]>([:])
     var liveBaseline = 0
     /// Where queued subscriptions deliver; kept busy during a queued round.
     let queue = DispatchQueue(label: "model-queued")
@@ -100,9 +100,9 @@ private final class ModelRun {
             let id = nextSubscription
             nextSubscription += 1
             let capture = ReliabilityTrackedCapture()
-            let token = source.subscribe { [unowned self] value in
+            let token = source.subscribe { [delivered] value in
                 capture.checkIntact()
-                self.delivered[id, default: []].append(value)
+                delivered.update { $0[id, default: []].append(value) }
             }
             subscriptions[id] = ModelSubscription(token: token, targetKey: nil, active: true)
             return "subscribe closure #\(id)"
@@ -118,10 +118,12 @@ private final class ModelRun {
             let id = nextSubscription
             nextSubscription += 1
             let capture = ReliabilityTrackedCapture()
-            let token = source.subscribe(target: targets[key]!) { [unowned self] target, value in
+            let token = source.subscribe(target: targets[key]!) { [delivered] target, value in
                 capture.checkIntact()
-                if target.identifier != key { self.delivered[-1, default: []].append(value) }
-                self.delivered[id, default: []].append(value)
+                delivered.update { delivered in
+                    if target.identifier != key { delivered[-1, default: []].append(value) }
+                    delivered[id, default: []].append(value)
+                }
             }
             subscriptions[id] = ModelSubscription(token: token, targetKey: key, active: true)
             return "subscribe target \(key) #\(id)"
@@ -159,9 +161,9 @@ private final class ModelRun {
             let id = nextSubscription
             let capture = ReliabilityTrackedCapture()
             guard
-                let token = source.subscribeUnreachableKey({ [unowned self] value in
+                let token = source.subscribeUnreachableKey({ [delivered] value in
                     capture.checkIntact()
-                    self.delivered[id, default: []].append(value)
+                    delivered.update { $0[id, default: []].append(value) }
                 })
             else { return sendAndCheck() }
             nextSubscription += 1
@@ -182,9 +184,10 @@ private final class ModelRun {
     /// it exactly once.
     private func sendAndCheck(_ chosen: Int? = nil) -> String {
         let value = chosen ?? random(1_000_000)
-        delivered.removeAll(keepingCapacity: true)
+        delivered.update { $0.removeAll(keepingCapacity: true) }
         source.send(value)
         let expected = Dictionary(uniqueKeysWithValues: receivingIDs.map { ($0, [value]) })
+        let delivered = self.delivered.value
         if delivered != expected {
             return
                 "send \(value): delivered \(delivered.sorted { $0.key < $1.key }), model \(expected.sorted { $0.key < $1.key }) MISMATCH"

@@ -10,13 +10,15 @@ struct EventKindAdapter: ReliabilityObserverKind {
 final class EventReliabilitySource: ReliabilitySource {
     let event = Event<Int>()
 
-    func subscribe(_ handler: @escaping (Int) -> Void) -> Subscription {
+    func subscribe(_ handler: @escaping @Sendable (Int) -> Void) -> Subscription {
         event.subscribe(handler)
     }
 
     var supportsTargets: Bool { true }
 
-    func subscribe(target: ReliabilityTarget, _ handler: @escaping (ReliabilityTarget, Int) -> Void) -> Subscription {
+    func subscribe(
+        target: ReliabilityTarget, _ handler: @escaping @Sendable (ReliabilityTarget, Int) -> Void
+    ) -> Subscription {
         event.subscribe(target, handler: handler)
     }
 
@@ -40,13 +42,15 @@ struct KeyedEventKindAdapter: ReliabilityObserverKind {
 final class KeyedEventReliabilitySource: ReliabilitySource {
     let event = KeyedEvent<Double, Int>()
 
-    func subscribe(_ handler: @escaping (Int) -> Void) -> Subscription {
+    func subscribe(_ handler: @escaping @Sendable (Int) -> Void) -> Subscription {
         event.subscribe(key: 1, handler)
     }
 
     var supportsTargets: Bool { true }
 
-    func subscribe(target: ReliabilityTarget, _ handler: @escaping (ReliabilityTarget, Int) -> Void) -> Subscription {
+    func subscribe(target: ReliabilityTarget, _ handler: @escaping @Sendable (ReliabilityTarget, Int) -> Void)
+        -> Subscription
+    {
         event.subscribe(target, key: 1, handler: handler)
     }
 
@@ -62,7 +66,7 @@ final class KeyedEventReliabilitySource: ReliabilitySource {
         event.subscribe(key: 1, queue: queue, handler)
     }
 
-    func subscribeUnreachableKey(_ handler: @escaping (Int) -> Void) -> Subscription? {
+    func subscribeUnreachableKey(_ handler: @escaping @Sendable (Int) -> Void) -> Subscription? {
         event.subscribe(key: .nan, handler)
     }
 }
@@ -77,13 +81,15 @@ struct ObservableValueKindAdapter: ReliabilityObserverKind {
 final class ObservableValueReliabilitySource: ReliabilitySource {
     let value = ObservableValue(0)
 
-    func subscribe(_ handler: @escaping (Int) -> Void) -> Subscription {
+    func subscribe(_ handler: @escaping @Sendable (Int) -> Void) -> Subscription {
         value.addObserver(handler)
     }
 
     var supportsTargets: Bool { true }
 
-    func subscribe(target: ReliabilityTarget, _ handler: @escaping (ReliabilityTarget, Int) -> Void) -> Subscription {
+    func subscribe(target: ReliabilityTarget, _ handler: @escaping @Sendable (ReliabilityTarget, Int) -> Void)
+        -> Subscription
+    {
         value.bind(target, handler: handler)
     }
 
