@@ -69,10 +69,19 @@ struct QueuedDelivery {
     let work: () -> Void
 
     func run() {
-        let reader = oc_read_begin()
-        if isSubscribed() { work() }
-        oc_read_end(reader)
+        deliverIfSubscribed(isSubscribed, work)
     }
+}
+
+/// Where every deferred delivery (a queue's, the main queue's, an actor
+/// mailbox's) meets cancellation: checks `isSubscribed` and runs `work`
+/// inside one read section, so that `cancelAndWait()` waits for a delivery
+/// that has started and a wait called from inside it throws.
+@inline(__always)
+func deliverIfSubscribed(_ isSubscribed: () -> Bool, _ work: () -> Void) {
+    let reader = oc_read_begin()
+    if isSubscribed() { work() }
+    oc_read_end(reader)
 }
 
 /// A delivery budget for `limit:` subscriptions, exact under concurrent

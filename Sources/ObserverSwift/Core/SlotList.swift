@@ -116,7 +116,9 @@ final class SlotList: PendingRemovalsHolder, @unchecked Sendable {
 
     /// Removes boxes that expired while the writer lock was busy.
     func sweepIfNeeded() {
-        if needsSweep.exchange(false, ordering: .acquiring) {
+        // A plain load first: writers and counts call this every time, and
+        // an exchange would write the flag's cache line on each of them.
+        if needsSweep.load(ordering: .relaxed) && needsSweep.exchange(false, ordering: .acquiring) {
             removeAllWithoutSweeping(where: { $0.isExpired })
         }
     }

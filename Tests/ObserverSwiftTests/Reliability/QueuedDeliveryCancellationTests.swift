@@ -151,4 +151,41 @@ final class QueuedDeliveryCancellationTests: XCTestCase {
         XCTAssertEqual(ran.withLock { $0 }, [], "a main-actor handler ran after cancel() returned")
         withExtendedLifetime(target) {}
     }
+
+    private actor Sink {
+        var values: [Int] = []
+        func record(_ value: Int) { values.append(value) }
+    }
+
+    func testCancelAndWaitWaitsForAnActorDeliveryThatHasStartedAndThrowsInsideIt() throws {
+        let event = Event<Int>()
+        let sink = Sink()
+        let started = DispatchSemaphore(value: 0)
+        let finished = Locked(false)
+        let insideOutcome = Locked<[String]>([])
+        let token = event.subscribe(isolatedTo: sink) { sink, value in
+            sink.record(value)
+            started.signal()
+            Thread.sleep(forTimeInterval: 0.1)
+            finished.withLock { $0 = true }
+        }
+        event.send(1)
+        started.wait()
+        try token.cancelAndWait()
+        XCTAssertTrue(finished.withLock { $0 }, "cancelAndWait returned while the actor handler ran")
+
+        let inside = event.subscribe(isolatedTo: sink) { _, _ in
+            do {
+                try ObserverCore.waitForDeliveriesInFlight()
+                insideOutcome.withLock { $0.append("returned") }
+            } catch {
+                insideOutcome.withLock { $0.append("threw") }
+            }
+        }
+        event.send(2)
+        let deadline = Date().addingTimeInterval(10)
+        while insideOutcome.withLock({ $0.isEmpty }) && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        XCTAssertEqual(insideOutcome.withLock { $0 }, ["threw"], "a wait inside an actor delivery must throw")
+        inside.cancel()
+    }
 }

@@ -28,7 +28,7 @@ final class WaitInsideReplayTests: XCTestCase {
         let other = value.addObserver { _ in }
         let outcome = Locked<[String]>([])
         runBounded("addObserver replay") {
-            value.addObserver(replay: true) { _ in
+            _ = value.addObserver(replay: true) { _ in
                 outcome.withLock { $0.append(ObserverCore.isInsideDelivery ? "inside" : "outside") }
                 do {
                     try other.cancelAndWait()
@@ -85,7 +85,7 @@ final class WaitInsideReplayTests: XCTestCase {
         let trigger = Event<Int>()
         let replayStarted = DispatchSemaphore(value: 0)
         let senderInHandler = DispatchSemaphore(value: 0)
-        trigger.subscribe { newValue in
+        let setter = trigger.subscribe { newValue in
             senderInHandler.signal()
             value.value = newValue  // waits for the turn the replay holds
         }
@@ -96,7 +96,7 @@ final class WaitInsideReplayTests: XCTestCase {
         }.start()
         let outcome = Locked<String>("")
         runBounded("replay + sender") {
-            value.addObserver(replay: true) { replayed in
+            _ = value.addObserver(replay: true) { replayed in
                 guard replayed == 0 else { return }
                 replayStarted.signal()
                 senderInHandler.wait()
@@ -116,5 +116,6 @@ final class WaitInsideReplayTests: XCTestCase {
             settled.signal()
         }.start()
         XCTAssertEqual(settled.wait(timeout: .now() + 10), .success, "the sender's set must go through")
+        setter.cancel()
     }
 }
