@@ -11,7 +11,7 @@ CORE_SOURCES = Sources/CObserverCore/oc_epoch.c Sources/CObserverCore/oc_list.c 
 CORE_INCLUDES = -ISources/CObserverCore/include -ISources/CObserverCore
 CORE_OBJECTS = $(patsubst Sources/CObserverCore/%.c,build-c/%.o,$(CORE_SOURCES))
 
-.PHONY: deps build strict test seed-compat snippets demo demo-nats bench bench-nats bench-quick bench-callgrind torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs lint format clean
+.PHONY: deps build strict test c-test seed-compat snippets demo demo-nats bench bench-nats bench-quick bench-callgrind torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs lint format clean
 
 # Installs what the package builds and tests with when it is missing:
 # Concurrency Kit (Debian libck-dev), the NATS C client (libnats-dev) and
@@ -44,7 +44,7 @@ WITH_NATS_SERVER = NATS_SERVER=$(NATS_SERVER) .ci/with-nats-server
 build: deps
 	$(SWIFT) build
 
-test: deps c-warnings examples seed-compat snippets
+test: deps c-warnings examples c-test seed-compat snippets
 	$(SWIFT) build --build-tests
 	$(WITH_NATS_SERVER) $(SWIFT) test --skip-build
 
@@ -169,14 +169,24 @@ asan-selfcheck: deps
 		echo "asan-selfcheck: FAILED for another reason (see build-c/asan-selfcheck.log)"; exit 1; \
 	fi
 
-# The C API test program under memcheck: 0 errors, 0 definitely lost.
+# The C API test program (Tests/c/oc_core_test.c), built with the debug
+# consistency checks on (it tests them), by the system compiler.
+C_TEST_BUILD = $(CC) -std=c11 -O1 -g -Wall -Wextra -Werror -pthread -DOC_DEBUG_CHECKS=1 $(CK_CFLAGS) \
+	$(CORE_INCLUDES) Tests/c/oc_core_test.c $(CORE_SOURCES) $(CK_LIBS) -o build-c/oc_core_test
+
+c-test: deps
+	@mkdir -p build-c
+	$(C_TEST_BUILD)
+	./build-c/oc_core_test
+
+# The C API test program under memcheck: 0 errors, 0 definitely lost. Its
+# forked children (fork and abort tests) are not checked.
 valgrind: deps
 	@command -v valgrind >/dev/null 2>&1 || { echo "valgrind: not installed (Debian: apt-get install valgrind)"; exit 1; }
 	@mkdir -p build-c
-	$(CC) -std=c11 -O1 -g -Wall -Wextra -Werror -pthread $(CK_CFLAGS) $(CORE_INCLUDES) \
-		Tests/c/oc_core_test.c $(CORE_SOURCES) $(CK_LIBS) -o build-c/oc_core_test
+	$(C_TEST_BUILD)
 	valgrind --tool=memcheck --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=1 \
-		build-c/oc_core_test
+		--child-silent-after-fork=yes build-c/oc_core_test
 
 # C core compiled alone with every warning as an error, by gcc and by clang.
 c-warnings: deps

@@ -57,7 +57,7 @@ final class JetStreamContext: @unchecked Sendable {
     }
 
     deinit {
-        jsCtx_Destroy(pointer)
+        NATSConnection.destroy(pointer) { jsCtx_Destroy($0) }
     }
 
     /// cnats' publish-error callback: the acknowledgment did not come in time

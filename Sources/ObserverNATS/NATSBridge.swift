@@ -36,6 +36,12 @@ public final class NATSBridge: Sendable {
         var exports: [ObjectIdentifier: NATSExport] = [:]
         var imports: [ObjectIdentifier: NATSImport] = [:]
         var jetStream: JetStreamContext?
+        /// Cancelled imports' subscriptions (addresses), destroyed by `close()` once the
+        /// connection is closed: cnats crashed (a freed mutex locked) when a subscription
+        /// was destroyed right after its on-complete callback while the connection was open.
+        var retiredSubscriptions: [UInt] = []
+        /// Set when `close()` has destroyed the retired subscriptions.
+        var isTornDown = false
     }
 
     /// Connects, or throws within `options.connectTimeout`: ``NATSError/Kind/unreachable``
@@ -175,6 +181,35 @@ public final class NATSBridge: Sendable {
         // Wait for cnats' last connection callback (or give up after 5 s, keeping
         // `callbacks` alive through its own reference).
         _ = callbacks.closedSignal.wait(timeout: .now() + 5)
+        let retired = state.withLock { state in
+            defer {
+                state.retiredSubscriptions = []
+                state.isTornDown = true
+            }
+            return state.retiredSubscriptions
+        }
+        for address in retired { natsSubscription_Destroy(OpaquePointer(bitPattern: Int(bitPattern: address))) }
+    }
+
+    /// Keeps a cancelled import's subscription until `close()` destroys it.
+    func retire(_ subscription: OpaquePointer) {
+        let address = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(subscription)))
+        callbacks.importSubjects.withLock { _ = $0.removeValue(forKey: address) }
+        let tornDown = state.withLock { state -> Bool in
+            if !state.isTornDown { state.retiredSubscriptions.append(address) }
+            return state.isTornDown
+        }
+        if tornDown { natsSubscription_Destroy(subscription) }
+    }
+
+    /// For an import whose bridge is gone: destroys the subscription on a Dispatch thread
+    /// once its on-complete callback has run.
+    static func destroyWhenComplete(_ subscription: OpaquePointer, _ completed: DispatchSemaphore) {
+        let address = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(subscription)))
+        NATSConnection.teardown.async {
+            completed.wait()
+            natsSubscription_Destroy(OpaquePointer(bitPattern: Int(bitPattern: address)))
+        }
     }
 
     private var connectionIsClosed: Bool {

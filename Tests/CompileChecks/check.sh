@@ -128,7 +128,9 @@ for include in "$ROOT"/Sources/*/include; do
 	[ -d "$include" ] || continue
 	target="$(basename "$(dirname "$include")")"
 	C_MODULE_FLAGS="$C_MODULE_FLAGS -Xcc -I -Xcc $include"
-	if [ -f "$BIN_PATH/$target.build/module.modulemap" ]; then
+	# A target's own include/module.modulemap is found through -I; SwiftPM
+	# generates one only for targets without it (a stale one may remain).
+	if [ ! -f "$include/module.modulemap" ] && [ -f "$BIN_PATH/$target.build/module.modulemap" ]; then
 		C_MODULE_FLAGS="$C_MODULE_FLAGS -Xcc -fmodule-map-file=$BIN_PATH/$target.build/module.modulemap"
 	fi
 done

@@ -234,6 +234,13 @@ final class KeyedObservableClassTests: XCTestCase {
         let stable = KeyedCountRecorder()
         thread.addKeyedObserver(key: 1, stable)
         thread.start()
+        // Churn only once the thread sends (it may start late on a loaded machine).
+        let started = DispatchTime.now().uptimeNanoseconds
+        while thread.sent.load(ordering: .relaxed) == 0
+            && DispatchTime.now().uptimeNanoseconds - started < 10_000_000_000
+        {
+            usleep(100)
+        }
         for _ in 0..<2_000 {
             let transient = KeyedCountRecorder()
             thread.addKeyedObserver(keys: [1, 2], transient)

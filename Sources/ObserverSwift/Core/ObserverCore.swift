@@ -24,7 +24,7 @@ public enum ObserverError: Error, Equatable, Sendable, CustomStringConvertible, 
 /// Process-wide facts and controls of the reclamation engine under every
 /// observer list.
 public enum ObserverCore {
-    /// Counters of the C core (see `oc_stats` in CObserverCore.h).
+    /// Counters of the C core (see `oc_stats` in oc_epoch.h).
     public struct Statistics: Sendable, Equatable {
         /// Subscriptions stored in all sources.
         public var liveSubscriptions: Int

@@ -41,7 +41,7 @@ final class SlotList: PendingRemovalsHolder, @unchecked Sendable {
     func add(_ box: SubscriberBase) -> oc_handle_t {
         sweepIfNeeded()
         let context = Unmanaged.passRetained(box).toOpaque()
-        var handle: oc_handle_t = 0
+        var handle = oc_handle_none()
         let status = oc_list_add(pointer, context, &handle)
         guard status == OC_OK else {
             Unmanaged<SubscriberBase>.fromOpaque(context).release()
@@ -95,8 +95,9 @@ final class SlotList: PendingRemovalsHolder, @unchecked Sendable {
                     oc_list_remove_if(
                         pointer,
                         { context, argument in
-                            let predicate = Unmanaged<PredicateBox>.fromOpaque(argument!).takeUnretainedValue()
-                            let box = Unmanaged<SubscriberBase>.fromOpaque(context!).takeUnretainedValue()
+                            guard let argument else { return false }
+                            let predicate = Unmanaged<PredicateBox>.fromOpaque(argument).takeUnretainedValue()
+                            let box = Unmanaged<SubscriberBase>.fromOpaque(context).takeUnretainedValue()
                             return predicate.body(box)
                         },
                         Unmanaged.passUnretained(box).toOpaque()
@@ -151,7 +152,6 @@ private final class PredicateBox {
 }
 
 /// The core's release callback: balances `passRetained` in `SlotList.add`.
-private func releaseSubscriberBox(_ context: UnsafeMutableRawPointer?) {
-    guard let context else { return }
+private func releaseSubscriberBox(_ context: UnsafeMutableRawPointer) {
     Unmanaged<SubscriberBase>.fromOpaque(context).release()
 }

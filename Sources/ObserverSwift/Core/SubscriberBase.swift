@@ -36,7 +36,10 @@ class SubscriberBase: @unchecked Sendable {
 /// State for boxes that can expire on their own: a deallocated target or an
 /// exhausted delivery limit. Knows its box's handle so it can remove it.
 struct Expiry: ~Copyable {
-    private let handle = Atomic<UInt64>(0)
+    // The box's handle, in two atomics: `sequence` is 0 until `didAdd`;
+    // `index` is stored before it and read after it (see `didAdd`).
+    private let sequence = Atomic<UInt64>(0)
+    private let index = Atomic<UInt32>(0)
     private let expired = Atomic<Bool>(false)
     /// Set once this box's removal was done (or found done already).
     private let removed = Atomic<Bool>(false)
@@ -53,7 +56,10 @@ struct Expiry: ~Copyable {
     func didAdd(handle: oc_handle_t) {
         // Dekker with `expire()`: both sides store then load, sequentially
         // consistent, so at least one of them sees the other and removes.
-        self.handle.store(handle, ordering: .sequentiallyConsistent)
+        // The index is stored first (relaxed); the sequentially consistent
+        // store of the sequence releases it to whoever loads the sequence.
+        index.store(handle.index, ordering: .relaxed)
+        sequence.store(handle.sequence, ordering: .sequentiallyConsistent)
         if expired.load(ordering: .sequentiallyConsistent) {
             list.remove(handle)
         }
@@ -66,7 +72,17 @@ struct Expiry: ~Copyable {
     /// the list it holds strongly (this one is unowned, and a queued delivery
     /// may outlive it).
     func isSubscribed(in list: SlotList) -> Bool {
-        isExpired || list.contains(handle.load(ordering: .acquiring))
+        guard !isExpired else { return true }
+        guard let handle = storedHandle() else { return false }
+        return list.contains(handle)
+    }
+
+    /// The box's handle, or nil before `didAdd`. Sequentially consistent:
+    /// `expire()`'s side of the Dekker pairing with `didAdd`.
+    private func storedHandle() -> oc_handle_t? {
+        let sequence = sequence.load(ordering: .sequentiallyConsistent)
+        if sequence == 0 { return nil }
+        return oc_handle_t(sequence: sequence, index: index.load(ordering: .relaxed))
     }
 
     /// The list, strongly: only while a send or writer of it runs.
@@ -80,8 +96,7 @@ struct Expiry: ~Copyable {
             // Relaxed: a stale false only costs one more non-blocking try.
             if removed.load(ordering: .relaxed) { return }
         }
-        let handle = handle.load(ordering: .sequentiallyConsistent)
-        if handle != 0, list.removeFromSendPath(handle) {
+        if let handle = storedHandle(), list.removeFromSendPath(handle) {
             removed.store(true, ordering: .relaxed)
         }
     }

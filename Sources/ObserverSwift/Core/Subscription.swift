@@ -39,7 +39,7 @@ public final class Subscription: Hashable, Sendable {
 
     init(canceller: any SubscriptionCanceller) {
         self.list = nil
-        self.handle = 0
+        self.handle = oc_handle_none()
         self.canceller = canceller
     }
 
@@ -49,7 +49,7 @@ public final class Subscription: Hashable, Sendable {
 
     /// A token that never was active (for example `limit: 0`).
     @usableFromInline
-    static var inactive: Subscription { Subscription(list: nil, handle: 0) }
+    static var inactive: Subscription { Subscription(list: nil, handle: oc_handle_none()) }
 
     /// Whether the subscription is still stored (not cancelled, not expired
     /// and removed, source alive).

@@ -22,7 +22,7 @@ final class KeyObserversBox: SubscriberBase, @unchecked Sendable {
     /// first (one lock order, no deadlock).
     let writerLock: NSRecursiveLock
     /// This box's handle under its key.
-    var handle: oc_handle_t = 0
+    var handle = oc_handle_none()
     /// Set once the box (and so the key) was removed from the keymap.
     var isRemoved = false
 

@@ -93,7 +93,7 @@ final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
         let hash = Self.hash(key)
         let keyContext = Unmanaged.passRetained(KeyBox(key) as AnyKeyBox).toOpaque()
         let context = Unmanaged.passRetained(box).toOpaque()
-        var handle: oc_handle_t = 0
+        var handle = oc_handle_none()
         var keyAdopted = false
         // The existing entry the add joined, written by `keyBoxMatchesProbe`.
         var matched: UnsafeRawPointer?
@@ -234,8 +234,9 @@ final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
                 let status = oc_keymap_for_each(
                     pointer,
                     { entry, argument in
-                        let visitor = Unmanaged<KeyVisitor>.fromOpaque(argument!).takeUnretainedValue()
-                        let entry = entry!.pointee
+                        guard let argument else { return false }
+                        let visitor = Unmanaged<KeyVisitor>.fromOpaque(argument).takeUnretainedValue()
+                        let entry = entry.pointee
                         let key = Unmanaged<AnyKeyBox>.fromOpaque(entry.key_context).takeUnretainedValue()
                         visitor.body(key, entry.list)
                         return true
@@ -272,7 +273,7 @@ final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     private func withPredicate(
         _ predicate: ((SubscriberBase) -> Bool)?,
         _ body: (
-            (@convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Bool)?,
+            (@convention(c) (UnsafeMutableRawPointer, UnsafeMutableRawPointer?) -> Bool)?,
             UnsafeMutableRawPointer?
         ) -> Void
     ) {
@@ -282,8 +283,9 @@ final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
             withExtendedLifetime(box) {
                 body(
                     { context, argument in
-                        let predicate = Unmanaged<KeyedPredicateBox>.fromOpaque(argument!).takeUnretainedValue()
-                        let box = Unmanaged<SubscriberBase>.fromOpaque(context!).takeUnretainedValue()
+                        guard let argument else { return false }
+                        let predicate = Unmanaged<KeyedPredicateBox>.fromOpaque(argument).takeUnretainedValue()
+                        let box = Unmanaged<SubscriberBase>.fromOpaque(context).takeUnretainedValue()
                         return predicate.body(box)
                     },
                     Unmanaged.passUnretained(box).toOpaque())
@@ -303,7 +305,6 @@ private final class KeyVisitor {
 }
 
 /// The lists' release callback: balances `passRetained` in `add`.
-private func releaseKeyedSubscriberBox(_ context: UnsafeMutableRawPointer?) {
-    guard let context else { return }
+private func releaseKeyedSubscriberBox(_ context: UnsafeMutableRawPointer) {
     Unmanaged<SubscriberBase>.fromOpaque(context).release()
 }

@@ -299,7 +299,7 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// otherwise only when a send has reported one since the last sweep.
     private func sweepDeadObserversLocked(force: Bool) {
         guard deadFlag.take() || force else { return }
-        for record in Array(records.values) where !ObserverLiveness.isAlive(record.address) {
+        for record in Array(records.values) where !record.observer.isAlive {
             if records[record.identifier] === record {
                 records.removeValue(forKey: record.identifier)
             }
