@@ -189,7 +189,7 @@ final class KeyedObserverRegistryTests: XCTestCase {
         view.slots.forEachBox { box in
             let conforming = box as! ConformingObserver<any AlphaObserver>
             XCTAssertTrue(conforming.hasStoredCast)
-            stored.append(conforming.targetIdentifier!)
+            stored.append(conforming.identifier)
         }
         XCTAssertEqual(stored, [ObjectIdentifier(alpha)])
 

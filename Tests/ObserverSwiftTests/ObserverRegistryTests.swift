@@ -84,7 +84,7 @@ final class ObserverRegistryTests: XCTestCase {
         view.slots.forEachBox { box in
             let conforming = box as! ConformingObserver<any AlphaObserver>
             XCTAssertTrue(conforming.hasStoredCast)
-            stored.append(conforming.targetIdentifier!)
+            stored.append(conforming.identifier)
         }
         XCTAssertEqual(Set(stored), [ObjectIdentifier(alpha), ObjectIdentifier(both)])
 

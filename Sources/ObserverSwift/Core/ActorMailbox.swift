@@ -97,9 +97,9 @@ final class ActorMailbox<A: Actor, Item: Sendable>: Sendable {
             if batch.isEmpty { return }
             for item in batch {
                 // Checked before each delivery: a cancel returns before the
-                // next handler call starts.
-                guard endedByLimit || subscription?.isActive ?? true else { continue }
-                handler(actor, item)
+                // next handler call starts (see `deliverIfSubscribed`).
+                let isSubscribed = { endedByLimit || subscription?.isActive ?? true }
+                deliverIfSubscribed(isSubscribed) { handler(actor, item) }
             }
         }
     }

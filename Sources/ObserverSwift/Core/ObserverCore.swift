@@ -63,9 +63,16 @@ public enum ObserverCore {
     /// call (handlers and their captures). For tests and shutdown.
     /// - Throws: ``ObserverError/waitInsideDelivery`` from inside a send.
     public static func reclaimNow() throws(ObserverError) {
+        if oc_in_read_section() { throw .waitInsideDelivery }
+        // Removals sends could not do (a writer lock was busy) happen first,
+        // so that what they would release is released too.
+        PendingSweeps.performAll()
         if oc_reclaim_barrier() == OC_EINSECTION { throw .waitInsideDelivery }
     }
 
-    /// Whether the calling thread is inside a send (a delivery).
+    /// Whether the calling thread is inside a send (a delivery). Also true
+    /// wherever the library runs user code while holding something: an
+    /// `ObservableValue` replay, or its Observation `onChange`, `==` and
+    /// handlers while a set holds the value's turn.
     public static var isInsideDelivery: Bool { oc_in_read_section() }
 }

@@ -22,8 +22,15 @@ class SubscriberBase: @unchecked Sendable {
     /// Whether the subscription can still deliver; expires it when not.
     func checkLiveness() -> Bool { true }
 
-    /// The identity of the weakly held target, for `unsubscribe(_:)`.
-    var targetIdentifier: ObjectIdentifier? { nil }
+    /// Whether this subscription was made for a target (`subscribe(target)`,
+    /// `bind`), dead or alive.
+    var hasTarget: Bool { false }
+
+    /// Whether `object` is this subscription's target, alive now: what
+    /// `unsubscribe(_:)` matches. Compares the live reference, never a
+    /// stored address, so an object allocated where a dead target used to
+    /// be is never taken for it.
+    func isTarget(_ object: AnyObject) -> Bool { false }
 }
 
 /// State for boxes that can expire on their own: a deallocated target or an
@@ -34,6 +41,8 @@ struct Expiry: ~Copyable {
     private let sequence = Atomic<UInt64>(0)
     private let index = Atomic<UInt32>(0)
     private let expired = Atomic<Bool>(false)
+    /// Set once this box's removal was done (or found done already).
+    private let removed = Atomic<Bool>(false)
     // Unowned: the list outlives every send (sends hold its event strongly),
     // and `expire()` is only reached from a send or a writer of that list.
     private unowned(unsafe) let list: SlotList
@@ -56,12 +65,39 @@ struct Expiry: ~Copyable {
         }
     }
 
-    /// Marks the box expired and removes it without blocking; idempotent.
-    func expire() {
-        if expired.exchange(true, ordering: .sequentiallyConsistent) { return }
+    /// Whether a delivery this box enqueued should still run: the box ended
+    /// on its own (a spent limit's last deliveries were claimed before it
+    /// expired; a dead target is checked again by the delivery itself), or it
+    /// is still stored in `list`, that is, not cancelled. The caller passes
+    /// the list it holds strongly (this one is unowned, and a queued delivery
+    /// may outlive it).
+    func isSubscribed(in list: SlotList) -> Bool {
+        guard !isExpired else { return true }
+        guard let handle = storedHandle() else { return false }
+        return list.contains(handle)
+    }
+
+    /// The box's handle, or nil before `didAdd`. Sequentially consistent:
+    /// `expire()`'s side of the Dekker pairing with `didAdd`.
+    private func storedHandle() -> oc_handle_t? {
         let sequence = sequence.load(ordering: .sequentiallyConsistent)
-        if sequence != 0 {
-            list.removeFromSendPath(oc_handle_t(sequence: sequence, index: index.load(ordering: .relaxed)))
+        if sequence == 0 { return nil }
+        return oc_handle_t(sequence: sequence, index: index.load(ordering: .relaxed))
+    }
+
+    /// The list, strongly: only while a send or writer of it runs.
+    var retainedList: SlotList { list }
+
+    /// Marks the box expired and removes it without blocking. Called again
+    /// (a later send met the box still stored, because the writer lock was
+    /// busy the first time), it retries the removal until one succeeds.
+    func expire() {
+        if expired.exchange(true, ordering: .sequentiallyConsistent) {
+            // Relaxed: a stale false only costs one more non-blocking try.
+            if removed.load(ordering: .relaxed) { return }
+        }
+        if let handle = storedHandle(), list.removeFromSendPath(handle) {
+            removed.store(true, ordering: .relaxed)
         }
     }
 }

@@ -60,9 +60,12 @@ public final class Subscription: Hashable, Sendable {
 
     /// Cancels the subscription. Returns true when this call removed it;
     /// false when it was already cancelled, expired or its source is gone.
-    /// A send that starts after this returns does not call the handler; a
-    /// send already running on another thread may still be calling it (see
-    /// ``cancelAndWait()``).
+    /// A send that starts after this returns does not call the handler, and
+    /// neither does a queued or main-actor delivery that has not started
+    /// yet (it is dropped). A send or queued delivery already running on
+    /// another thread may still be calling it (see ``cancelAndWait()``).
+    /// Deliveries a spent `limit:` subscription claimed before it expired
+    /// still run.
     @discardableResult
     public func cancel() -> Bool {
         if let canceller { return canceller.cancelSubscription() }
@@ -70,8 +73,9 @@ public final class Subscription: Hashable, Sendable {
     }
 
     /// Cancels, then waits until no send that might still call the handler
-    /// is running on any thread, so that what the handler uses can be torn
-    /// down safely.
+    /// is running on any thread, and no queued or main-actor delivery of it
+    /// that has started is still running, so that what the handler uses can
+    /// be torn down safely.
     ///
     /// - Throws: ``ObserverError/waitInsideDelivery`` when called from inside
     ///   a handler (or any send) on this thread, where waiting would never

@@ -153,11 +153,12 @@ public final class Event<Value> {
     // MARK: Unsubscribing
 
     /// Removes every subscription made for `target`; returns how many.
-    /// A target never subscribed is a no-op (returns 0).
+    /// A target never subscribed is a no-op (returns 0), also when it lives
+    /// at the address of a deallocated target whose subscription is still
+    /// stored (that one is freed as expired, not counted).
     @discardableResult
     public func unsubscribe(_ target: AnyObject) -> Int {
-        let identifier = ObjectIdentifier(target)
-        return slots.removeAll { $0.targetIdentifier == identifier }
+        slots.removeAll { $0.isTarget(target) }
     }
 
     /// Removes every subscription; returns how many were stored.

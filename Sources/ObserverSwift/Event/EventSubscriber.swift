@@ -49,11 +49,14 @@ final class ConfiguredClosureSubscriber<Value>: EventSubscriber<Value>, @uncheck
     override func receive(_ value: Value) {
         if limit.isBounded {
             let claim = limit.claim()
-            guard claim.granted else { return }
+            guard claim.granted else { return expiry.expire() }
             if claim.last { expiry.expire() }
         }
+        if case .synchronous = delivery { return handler(value) }
         let handler = handler
-        delivery.run { handler(value) }
+        let list = expiry.retainedList
+        let isSubscribed = { [self] in expiry.isSubscribed(in: list) }
+        delivery.run(ifSubscribed: isSubscribed) { handler(value) }
     }
 }
 
@@ -62,7 +65,6 @@ final class ConfiguredClosureSubscriber<Value>: EventSubscriber<Value>, @uncheck
 @usableFromInline
 final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, @unchecked Sendable {
     weak var target: Target?
-    let identifier: ObjectIdentifier
     let handler: @Sendable (Target, Value) -> Void
     let delivery: Delivery
     let limit: DeliveryLimit
@@ -74,14 +76,14 @@ final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, 
         handler: @escaping @Sendable (Target, Value) -> Void
     ) {
         self.target = target
-        self.identifier = ObjectIdentifier(target)
         self.handler = handler
         self.delivery = delivery
         self.limit = DeliveryLimit(limit)
         self.expiry = Expiry(list: list)
     }
 
-    override var targetIdentifier: ObjectIdentifier? { identifier }
+    override var hasTarget: Bool { true }
+    override func isTarget(_ object: AnyObject) -> Bool { target.map { $0 === object } ?? false }
     override func didAdd(handle: oc_handle_t) { expiry.didAdd(handle: handle) }
     override var isExpired: Bool { expiry.isExpired }
 
@@ -101,7 +103,7 @@ final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, 
         }
         if limit.isBounded {
             let claim = limit.claim()
-            guard claim.granted else { return }
+            guard claim.granted else { return expiry.expire() }
             if claim.last { expiry.expire() }
         }
         switch delivery {
@@ -110,7 +112,9 @@ final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, 
         case .queue, .mainActor:
             // Re-check the target where the handler runs: it may be gone
             // by the time the queue gets to it.
-            delivery.run { [self] in
+            let list = expiry.retainedList
+            let isSubscribed = { [self] in expiry.isSubscribed(in: list) }
+            delivery.run(ifSubscribed: isSubscribed) { [self] in
                 if let target = self.target { self.handler(target, value) }
             }
         }

@@ -57,10 +57,9 @@ final class PropertySubscriber<Value>: AttachableSubscriber, @unchecked Sendable
         case .synchronous:
             handler(old, new)
         case .queue, .mainActor:
-            delivery.run { [self] in
-                if self.attached.load(ordering: .acquiring) && !self.gate.ownerIsGone {
-                    self.handler(old, new)
-                }
+            let isSubscribed = { [self] in attached.load(ordering: .acquiring) && !gate.ownerIsGone }
+            delivery.run(ifSubscribed: isSubscribed) {
+                [self] in handler(old, new)
             }
         }
     }

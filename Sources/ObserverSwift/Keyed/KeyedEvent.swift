@@ -174,16 +174,14 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// three keys counts 3). A target never subscribed is a no-op (0).
     @discardableResult
     public func unsubscribe(_ target: AnyObject) -> Int {
-        let identifier = ObjectIdentifier(target)
-        return lists.removeAll { $0.targetIdentifier == identifier }
+        lists.removeAll { $0.isTarget(target) }
     }
 
     /// Removes `target`'s subscriptions from `key` only (a subscription over
     /// several keys keeps the others); returns how many were removed.
     @discardableResult
     public func unsubscribe(_ target: AnyObject, key: Key) -> Int {
-        let identifier = ObjectIdentifier(target)
-        return lists.removeAll(forKey: key) { $0.targetIdentifier == identifier }
+        lists.removeAll(forKey: key) { $0.isTarget(target) }
     }
 
     /// Removes every subscription under every key; returns how many key

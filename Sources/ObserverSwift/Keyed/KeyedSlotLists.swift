@@ -19,7 +19,7 @@ import Synchronization
 /// Every removal must go through this type (never `oc_list_*` on a key's
 /// list directly): the map counts each key's boxes to know when it empties.
 @usableFromInline
-final class KeyedSlotLists: @unchecked Sendable {
+final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     // @unchecked: the C map is internally synchronized (writers take its
     // mutex, readers use epoch sections); the rest is a lock and an Atomic.
 
@@ -128,6 +128,18 @@ final class KeyedSlotLists: @unchecked Sendable {
         guard status == OC_EBUSY else { return }
         pendingRemovals.withLock { $0.append(slot) }
         hasPendingRemovals.store(true, ordering: .releasing)
+        PendingSweeps.register(self)
+    }
+
+    /// Retries the queued removals without blocking: for a send that met a
+    /// box whose removal is still queued.
+    func retryPendingRemovalsFromSendPath() {
+        guard hasPendingRemovals.exchange(false, ordering: .acquiring) else { return }
+        let pending = pendingRemovals.withLock { list in
+            defer { list.removeAll() }
+            return list
+        }
+        for slot in pending { removeFromSendPath(slot) }
     }
 
     /// Whether `handle` names a box stored under `key` now.
@@ -240,6 +252,7 @@ final class KeyedSlotLists: @unchecked Sendable {
     /// Calls `body` with every box under `key` visible to a send starting
     /// now, inside one read section. Not the send path.
     func forEachBox<Key: Hashable>(forKey key: Key, _ body: (SubscriberBase) -> Void) {
+        performPendingRemovals()
         let hash = Self.hash(key)
         let reader = oc_read_begin()
         defer { oc_read_end(reader) }

@@ -104,7 +104,11 @@ final class ConformingObserver<P>: SubscriberBase, @unchecked Sendable {
 
     override func didAdd(handle: oc_handle_t) { expiry.didAdd(handle: handle) }
     override var isExpired: Bool { expiry.isExpired }
-    override var targetIdentifier: ObjectIdentifier? { identifier }
+    override var hasTarget: Bool { true }
+    // `observer` keeps the allocation (see RegisteredObserver.isTarget).
+    override func isTarget(_ object: AnyObject) -> Bool {
+        UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()) == observer.address
+    }
 
     override func checkLiveness() -> Bool {
         if expiry.isExpired { return false }
@@ -155,13 +159,15 @@ final class ConformingObserver<P>: SubscriberBase, @unchecked Sendable {
     }
 
     /// Queue and main-actor deliveries: the observer is probed again where
-    /// the call runs, so one deallocated in between is not called. The
-    /// queued call touches only this box (which it keeps alive) and never
-    /// its list, which may be gone by then with its registry.
+    /// the call runs, so one deallocated in between is not called, and one
+    /// removed from the registry meanwhile is not called either. The queued
+    /// call keeps this box and its list alive (the registry may be gone).
     @usableFromInline
     func deliverLater(_ body: @escaping (P) -> Void) {
         if !observer.isAlive { return observerDied() }
-        delivery.run { [self] in _ = self.call(body) }
+        let list = expiry.retainedList
+        let isSubscribed = { [self] in expiry.isSubscribed(in: list) }
+        delivery.run(ifSubscribed: isSubscribed) { [self] in _ = self.call(body) }
     }
 
     /// Removes this box from its view without blocking and tells the

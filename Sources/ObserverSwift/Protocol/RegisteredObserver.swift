@@ -31,7 +31,12 @@ final class RegisteredObserver: SubscriberBase, @unchecked Sendable {
     }
 
     override func didAdd(handle: oc_handle_t) { self.handle = handle }
-    override var targetIdentifier: ObjectIdentifier? { identifier }
+    override var hasTarget: Bool { true }
+    // The unowned reference keeps the allocation: no other object can have
+    // this address while the record exists, so comparing addresses is exact.
+    override func isTarget(_ object: AnyObject) -> Bool {
+        UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()) == address
+    }
     override func checkLiveness() -> Bool { observer.isAlive }
 
     /// A strong reference to the observer, or nil once it is deallocating.

@@ -60,7 +60,7 @@ extension ObservableValue {
     /// ``removeAllObservers()`` for both). Returns how many were removed.
     @discardableResult
     public func unbindAll() -> Int {
-        changes.slots.removeAll { $0.targetIdentifier != nil }
+        changes.slots.removeAll { $0.hasTarget }
     }
 }
 
@@ -106,7 +106,7 @@ extension ObservableValue {
     /// bindings made with `bind` stay. Returns how many were removed.
     @discardableResult
     public func removeObserver() -> Int {
-        changes.slots.removeAll { $0.targetIdentifier == nil }
+        changes.slots.removeAll { !$0.hasTarget }
     }
 
     /// Removes every observer, bound or added.

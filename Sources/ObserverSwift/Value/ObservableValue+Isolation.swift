@@ -17,7 +17,8 @@ extension ObservableValue where Value: Sendable {
         let delivery = Delivery(queue: queue)
         return withTurn { current in
             let subscription = changes.subscribe(target, queue: queue, handler: handler)
-            delivery.run { [weak target] in
+            let isSubscribed = { subscription.isActive }
+            delivery.run(ifSubscribed: isSubscribed) { [weak target] in
                 if let target { handler(target, current) }
             }
             return subscription
@@ -47,7 +48,8 @@ extension ObservableValue where Value: Sendable {
         }
         return withTurn { current in
             let subscription = changes.subscribeOnMainActor(target, handler: handler)
-            Delivery.mainActor.run { [weak target] in
+            let isSubscribed = { subscription.isActive }
+            Delivery.mainActor.run(ifSubscribed: isSubscribed) { [weak target] in
                 guard let target else { return }
                 MainActor.assumeIsolated { handler(target, current) }
             }
@@ -100,7 +102,8 @@ extension ObservableValue where Value: Sendable {
         let delivery = Delivery(queue: queue)
         return withTurn { current in
             let subscription = changes.subscribe(queue: queue, handler)
-            delivery.run { handler(current) }
+            let isSubscribed = { subscription.isActive }
+            delivery.run(ifSubscribed: isSubscribed) { handler(current) }
             return subscription
         }
     }
@@ -114,7 +117,8 @@ extension ObservableValue where Value: Sendable {
         }
         return withTurn { current in
             let subscription = changes.subscribeOnMainActor(handler)
-            Delivery.mainActor.run { MainActor.assumeIsolated { handler(current) } }
+            let isSubscribed = { subscription.isActive }
+            Delivery.mainActor.run(ifSubscribed: isSubscribed) { MainActor.assumeIsolated { handler(current) } }
             return subscription
         }
     }

@@ -1,3 +1,4 @@
+import CObserverCore
 import Dispatch
 import Foundation
 import Observation
@@ -115,10 +116,18 @@ public final class ObservableValue<Value> {
             return
         }
         turn.acquire(by: thread)
-        defer { turn.release() }
-        guard store(newValue) else { return }
-        deliver(newValue)
-        deliverPending()
+        // While the turn is held, this thread counts as inside a delivery
+        // (a read section): Observation's `onChange`, `==` and handlers run
+        // here, and a wait for in-flight deliveries made from them must throw
+        // rather than wait for a sender that waits for this turn. The section
+        // ends after the turn is released, so deinits it runs hold nothing.
+        let reader = oc_read_begin()
+        if store(newValue) {
+            deliver(newValue)
+            deliverPending()
+        }
+        turn.release()
+        oc_read_end(reader)
     }
 
     /// Stores `newValue` unless it is a skipped duplicate; true when stored.
@@ -173,9 +182,12 @@ public final class ObservableValue<Value> {
             return body(lastDelivered)
         }
         turn.acquire(by: thread)
-        defer { turn.release() }
+        // Inside a delivery while the turn is held (see `assign`).
+        let reader = oc_read_begin()
         let result = body(lastDelivered)
         deliverPending()
+        turn.release()
+        oc_read_end(reader)
         return result
     }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import ObserverSwift
 
 /// One observer kind as the reliability tests drive it: a source of `Int`
@@ -35,11 +36,37 @@ protocol ReliabilitySource: AnyObject, Sendable {
     func send(_ value: Int)
     /// Subscriptions that can still deliver.
     var subscribersCount: Int { get }
+
+    // Optional operations (nil when the kind has no such form); the
+    // model-based test uses them where they exist.
+
+    /// Subscribes a closure delivered asynchronously on `queue`.
+    func subscribe(queue: DispatchQueue, _ handler: @escaping @Sendable (Int) -> Void) -> Subscription?
+    /// Subscribes a closure under a key no send ever reaches because it is
+    /// not equal to itself (`Double.nan`): stored, counted, never called.
+    func subscribeUnreachableKey(_ handler: @escaping @Sendable (Int) -> Void) -> Subscription?
+    /// Subscribes with a replay whose handler calls `cancelAndWait()` on its
+    /// own token; returns whether that call threw `waitInsideDelivery`
+    /// (the subscription is cancelled either way).
+    func replayThenWaitInsideThrows() -> Bool?
+}
+
+extension ReliabilitySource {
+    func subscribe(queue: DispatchQueue, _ handler: @escaping @Sendable (Int) -> Void) -> Subscription? { nil }
+    func subscribeUnreachableKey(_ handler: @escaping @Sendable (Int) -> Void) -> Subscription? { nil }
+    func replayThenWaitInsideThrows() -> Bool? { nil }
 }
 
 enum ReliabilityObserverKinds {
     /// Every observer kind the reliability tests cover.
     static let all: [any ReliabilityObserverKind] = [
         EventKindAdapter()
+    ]
+
+    /// Further kinds the model-based test runs (their reentrancy semantics
+    /// differ from `Event`'s, so the reentrancy matrix does not).
+    static let modelOnly: [any ReliabilityObserverKind] = [
+        KeyedEventKindAdapter(),
+        ObservableValueKindAdapter(),
     ]
 }
