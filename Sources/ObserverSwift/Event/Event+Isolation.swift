@@ -51,23 +51,6 @@ extension Event where Value: Sendable {
         subscribeTarget(target, delivery: Delivery(queue: queue), limit: limit, handler)
     }
 
-    /// SwiftEvents 2's form with a queue: `target` only bounds the
-    /// subscription's life; the handler receives the value alone.
-    @discardableResult
-    public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, queue: DispatchQueue?, handler: @escaping @Sendable (Value) -> Void
-    ) -> Subscription {
-        subscribeTarget(target, delivery: Delivery(queue: queue), limit: nil) { _, value in handler(value) }
-    }
-
-    /// SwiftEvents' alias of ``subscribe(_:queue:limit:handler:)``.
-    @discardableResult
-    public func addSubscriber<Target: AnyObject & Sendable>(
-        _ target: Target, queue: DispatchQueue?, handler: @escaping @Sendable (Target, Value) -> Void
-    ) -> Subscription {
-        subscribe(target, queue: queue, handler: handler)
-    }
-
     // MARK: On the main actor
 
     /// Subscribes a main-actor handler. It runs synchronously when the send

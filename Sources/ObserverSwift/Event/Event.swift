@@ -61,18 +61,6 @@ public final class Event<Value> {
         oc_read_end(reader)
     }
 
-    /// SwiftEvents' spelling of ``send(_:)``.
-    @inlinable
-    public func trigger(_ value: Value) {
-        send(value)
-    }
-
-    /// SwiftEvents 2's spelling of ``send(_:)``.
-    @inlinable
-    public func notify(_ value: Value) {
-        send(value)
-    }
-
     // MARK: Subscribing closures
 
     /// Subscribes a closure called on the sending thread; the returned token
@@ -162,27 +150,6 @@ public final class Event<Value> {
         }
     }
 
-    /// SwiftEvents 2's form: `target` only bounds the subscription's life
-    /// (held weakly); the handler receives the value alone.
-    ///
-    /// ```swift
-    /// model.didDownload.subscribe(self) { [weak self] image in self?.show(image) }
-    /// ```
-    @discardableResult
-    public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, handler: @escaping @Sendable (Value) -> Void
-    ) -> Subscription {
-        subscribeTarget(target, delivery: .synchronous, limit: nil) { _, value in handler(value) }
-    }
-
-    /// SwiftEvents' alias of ``subscribe(_:limit:handler:)-(_,_,(Target,Value)->Void)``.
-    @discardableResult
-    public func addSubscriber<Target: AnyObject & Sendable>(
-        _ target: Target, handler: @escaping @Sendable (Target, Value) -> Void
-    ) -> Subscription {
-        subscribe(target, handler: handler)
-    }
-
     // MARK: Unsubscribing
 
     /// Removes every subscription made for `target`; returns how many.
@@ -193,22 +160,10 @@ public final class Event<Value> {
         return slots.removeAll { $0.targetIdentifier == identifier }
     }
 
-    /// SwiftEvents' alias of ``unsubscribe(_:)``.
-    @discardableResult
-    public func removeSubscriber(_ target: AnyObject) -> Int {
-        unsubscribe(target)
-    }
-
     /// Removes every subscription; returns how many were stored.
     @discardableResult
     public func unsubscribeAll() -> Int {
         slots.removeAll()
-    }
-
-    /// SwiftEvents' alias of ``unsubscribeAll()``.
-    @discardableResult
-    public func removeAllSubscribers() -> Int {
-        unsubscribeAll()
     }
 
     // MARK: Counting

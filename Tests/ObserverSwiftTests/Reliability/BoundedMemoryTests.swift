@@ -41,10 +41,10 @@ final class BoundedMemoryTests: XCTestCase {
 
         churn(max(cycles / 10, 1))  // warm up allocator and caches
         try ObserverCore.reclaimNow()
-        let residentBefore = ReliabilityEnvironment.residentBytes
+        let residentBefore = try XCTUnwrap(ReliabilityEnvironment.residentBytes, "no resident-size probe here")
         churn(cycles)
         try ObserverCore.reclaimNow()
-        let residentAfter = ReliabilityEnvironment.residentBytes
+        let residentAfter = try XCTUnwrap(ReliabilityEnvironment.residentBytes)
         let stats = ObserverCore.statistics
 
         print(
