@@ -9,7 +9,7 @@ import Synchronization
 /// the subscription's on-complete callback, made after its last message
 /// callback has returned.
 final class ImportedSubject: @unchecked Sendable {
-    // @unchecked: `delivered` and `latest` are read and written only by `receive`, which
+    // @unchecked: `delivered`, `latest` and `recent*` are read and written only by `receive`, which
     // cnats calls on the subscription's single dispatcher thread, one message
     // at a time (the same thread across reconnects). The other stored
     // properties are immutable, atomic, or guarded by `subscription`'s lock.
@@ -39,8 +39,12 @@ final class ImportedSubject: @unchecked Sendable {
 
     /// At-least-once: what each publisher had delivered here.
     private var delivered: [UInt64: SequenceWindow] = [:]
-    /// At-most-once: each publisher's latest sequence number seen here.
+    /// At-most-once: each publisher's latest sequence number seen here; the publisher of
+    /// the previous message is kept apart, so that a run of one publisher's messages
+    /// costs no hashing.
     private var latest: [UInt64: UInt64] = [:]
+    private var recentPublisher: UInt64 = 0
+    private var recentSequence: UInt64 = 0
 
     init(
         subject: String, connection: NATSConnection, eventIdentity: ObjectIdentifier, expectedTag: UInt8,
@@ -100,8 +104,16 @@ final class ImportedSubject: @unchecked Sendable {
     }
 
     private func trackGap(_ header: FrameHeader) {
-        let last = latest[header.publisher]
-        latest[header.publisher] = max(last ?? 0, header.sequence)
+        let last: UInt64?
+        if header.publisher == recentPublisher {
+            last = recentSequence
+        } else {
+            // Another publisher than the previous message's: park that one in the table.
+            if recentPublisher != 0 { latest[recentPublisher] = recentSequence }
+            last = latest[header.publisher]
+            recentPublisher = header.publisher
+        }
+        recentSequence = max(last ?? 0, header.sequence)
         guard let last, header.sequence > last + 1 else { return }
         let gap = Int(header.sequence - last - 1)
         missed.add(gap, ordering: .relaxed)

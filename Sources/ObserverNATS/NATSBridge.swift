@@ -153,7 +153,8 @@ public final class NATSBridge: Sendable {
     public var isClosed: Bool { state.withLock { $0.isClosed } }
 
     /// Stops every export, cancels every import (waiting until none of their
-    /// client callbacks runs: no value arrives after this returns), flushes
+    /// client callbacks runs: no synchronous handler is called after this returns; queue and
+    /// main-actor handlers may still run for values enqueued before), flushes
     /// what was published, and closes the connection. Idempotent.
     ///
     /// Called from a handler of one of this bridge's imports, it cannot wait for

@@ -89,7 +89,7 @@ final class MirroredValueState: @unchecked Sendable {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
         observer?.cancel()
         if let watcher { kvWatcher_Stop(watcher) }
-        if RemoteDelivery.current == marker {
+        if RemoteDelivery.currentMirror == marker {
             // On the watcher thread, inside a handler: it tears down when it returns.
             tearsDownItself.store(true, ordering: .releasing)
             return
@@ -176,7 +176,7 @@ extension NATSBridge {
             }
             guard state.shouldApply(header) else { return }
             state.applied.add(1, ordering: .relaxed)
-            RemoteDelivery.delivering(state.marker) { value.value = decoded }
+            RemoteDelivery.applying(state.marker) { value.value = decoded }
         }
 
         // The initial values: the key's current entry, if any, then a NULL entry.
@@ -233,7 +233,7 @@ extension NATSBridge {
             state.published.add(1, ordering: .relaxed)
         }
         state.observer = value.addObserver { newValue in
-            if RemoteDelivery.current == state.marker || state.stopping.load(ordering: .relaxed) { return }
+            if RemoteDelivery.currentMirror == state.marker || state.stopping.load(ordering: .relaxed) { return }
             publish(newValue)
         }
 

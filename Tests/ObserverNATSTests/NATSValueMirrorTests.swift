@@ -98,4 +98,33 @@ final class NATSValueMirrorTests: XCTestCase {
             XCTAssertEqual(($0 as? NATSError)?.kind, .invalidSubject)
         }
     }
+
+    func testAValueFromTheBucketCanBeForwardedThroughAnExportedEvent() throws {
+        let first = try NATSBridge(options: try NATSTestEnvironment.options())
+        let second = try NATSBridge(options: try NATSTestEnvironment.options())
+        defer {
+            first.close()
+            second.close()
+        }
+        let key = uniqueKey()
+        let subject = NATSTestEnvironment.uniqueSubject()
+        let source = ObservableValue(1)
+        try first.mirror(source, bucket: "observer-tests", key: key)
+        // On the second side the mirrored value is forwarded to an exported event from its observer,
+        // which runs on the mirror's watcher thread: it is not an echo of an import, so it is published.
+        let copy = ObservableValue(0)
+        let forwarded = Event<Int>()
+        try second.export(forwarded, to: subject)
+        let token = copy.addObserver { forwarded.send($0) }
+        defer { token.cancel() }
+        let listened = Event<Int>()
+        let heard = Collected<Int>()
+        let listener = listened.subscribe { heard.append($0) }
+        defer { listener.cancel() }
+        try first.import(subject, into: listened)
+        try second.mirror(copy, bucket: "observer-tests", key: key)
+        source.value = 2
+        XCTAssertTrue(waitUntil { heard.values.contains(2) })
+        XCTAssertEqual(heard.values.filter { $0 == 2 }.count, 1)
+    }
 }
