@@ -60,11 +60,13 @@ final class ConfiguredClosureSubscriber<Value>: EventSubscriber<Value>, @uncheck
     }
 }
 
-/// A handler bound to a weakly held target: stops (and removes itself) once
+/// A handler bound to a target it does not keep alive: stops (and removes itself) once
 /// the target is deallocated; the handler receives the live target.
 @usableFromInline
 final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, @unchecked Sendable {
-    weak var target: Target?
+    /// The target, taken strong for each call only while it lives (the
+    /// runtime's try-retain on native Swift objects; see `UnownedObserver`).
+    let target: UnownedObserver
     let handler: @Sendable (Target, Value) -> Void
     let delivery: Delivery
     let limit: DeliveryLimit
@@ -75,7 +77,7 @@ final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, 
         list: SlotList, target: Target, delivery: Delivery, limit: Int,
         handler: @escaping @Sendable (Target, Value) -> Void
     ) {
-        self.target = target
+        self.target = UnownedObserver(target)
         self.handler = handler
         self.delivery = delivery
         self.limit = DeliveryLimit(limit)
@@ -83,13 +85,13 @@ final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, 
     }
 
     override var hasTarget: Bool { true }
-    override func isTarget(_ object: AnyObject) -> Bool { target.map { $0 === object } ?? false }
+    override func isTarget(_ object: AnyObject) -> Bool { target.refers(to: object) && target.isAlive }
     override func didAdd(handle: oc_handle_t) { expiry.didAdd(handle: handle) }
     override var isExpired: Bool { expiry.isExpired }
 
     override func checkLiveness() -> Bool {
         if expiry.isExpired || limit.isSpent { return false }
-        if target == nil {
+        if !target.isAlive {
             expiry.expire()
             return false
         }
@@ -97,10 +99,15 @@ final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, 
     }
 
     override func receive(_ value: Value) {
-        guard let target else {
-            expiry.expire()
-            return
+        let delivered = target.withLive(Target.self) { target -> Bool in
+            deliver(to: target, value)
+            return true
         }
+        if delivered == nil { expiry.expire() }
+    }
+
+    @inline(__always)
+    private func deliver(to target: Target, _ value: Value) {
         if limit.isBounded {
             let claim = limit.claim()
             guard claim.granted else { return expiry.expire() }
@@ -115,7 +122,7 @@ final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, 
             let list = expiry.retainedList
             let isSubscribed = { [self] in expiry.isSubscribed(in: list) }
             delivery.run(ifSubscribed: isSubscribed) { [self] in
-                if let target = self.target { self.handler(target, value) }
+                _ = self.target.withLive(Target.self) { target in self.handler(target, value) }
             }
         }
     }

@@ -65,6 +65,24 @@ struct UnownedObserver: @unchecked Sendable {
         #endif
     }
 
+    /// Calls `body` with a strong reference to the observer as a `T`, or
+    /// returns nil (nothing called) once its deinit has started. The caller
+    /// guarantees that the observer is a `T` (it was stored as one).
+    @inlinable @inline(__always)
+    func withLive<T: AnyObject, Result>(_ type: T.Type, _ body: (T) -> Result) -> Result? {
+        guard retainIfAlive() else { return nil }
+        // Takes over the reference just retained; released after `body`.
+        let strong = Unmanaged<T>.fromOpaque(address).takeRetainedValue()
+        return body(strong)
+    }
+
+    /// Whether `object` is this observer. Exact even after the observer's
+    /// deallocation: its memory stays allocated while this value exists, so
+    /// no other object can be at its address.
+    func refers(to object: AnyObject) -> Bool {
+        address == UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+    }
+
     /// Whether the observer's deinit has not started.
     var isAlive: Bool {
         guard retainIfAlive() else { return false }
