@@ -2,6 +2,7 @@
 # Every target installs what it needs first (`make deps`).
 
 SWIFT ?= swift
+SWIFTC ?= swiftc
 CC ?= cc
 DURATION ?= 10
 CK_CFLAGS = $(shell pkg-config --cflags ck 2>/dev/null | sed 's/-D__x86_64__//')
@@ -10,7 +11,7 @@ CORE_SOURCES = Sources/CObserverCore/oc_epoch.c Sources/CObserverCore/oc_list.c 
 CORE_INCLUDES = -ISources/CObserverCore/include -ISources/CObserverCore
 CORE_OBJECTS = $(patsubst Sources/CObserverCore/%.c,build-c/%.o,$(CORE_SOURCES))
 
-.PHONY: deps build strict test demo demo-nats bench bench-nats bench-quick bench-callgrind torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs lint format clean
+.PHONY: deps build strict test c-test seed-compat snippets demo demo-nats bench bench-nats bench-quick bench-callgrind torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs lint format clean
 
 # Installs what the package builds and tests with when it is missing:
 # Concurrency Kit (Debian libck-dev), the NATS C client (libnats-dev) and
@@ -43,7 +44,7 @@ WITH_NATS_SERVER = NATS_SERVER=$(NATS_SERVER) .ci/with-nats-server
 build: deps
 	$(SWIFT) build
 
-test: deps c-warnings examples
+test: deps c-warnings examples c-test seed-compat snippets
 	$(SWIFT) build --build-tests
 	$(WITH_NATS_SERVER) $(SWIFT) test --skip-build
 
@@ -55,10 +56,27 @@ demo-nats: deps
 		"$$bin" observe --expect 6 & observer=$$!; \
 		"$$bin" publish --wait-for-observer; wait $$observer'
 
+# The seed libraries' README flows, built in Swift 5 language mode by a
+# package of their own (Tests/SeedCompatibility) and run. No build-manifest
+# caching: a cached manifest misses source files added to or removed from the
+# root package, which this package depends on by path.
+seed-compat: deps
+	cd Tests/SeedCompatibility && $(SWIFT) build --disable-build-manifest-caching && "$$($(SWIFT) build --show-bin-path)/seed-flows"
+
+# The documentation's code as written (every ```swift block of README.md and
+# the DocC articles, and the README's C block built with the README's own
+# command) and the snippets of Tests/CompileChecks (accept/ must compile, reject/
+# must fail with the expected error), against the debug build's modules.
+# Tests/CompileChecks/check.sh states the rules.
+LIBRARY_TARGETS = ObserverSwift $(notdir $(wildcard Sources/ObserverNATS))
+snippets: deps
+	for target in $(LIBRARY_TARGETS); do $(SWIFT) build --target $$target || exit 1; done
+	SWIFTC="$(SWIFTC)" CC="$(CC)" BIN_PATH="$$($(SWIFT) build --show-bin-path)" Tests/CompileChecks/check.sh
+
 demo: deps
 	$(SWIFT) run -c release observer-demo
 
-# Benchmarks (Benchmarks/observer-bench; README "Performance"). Release build, then:
+# Benchmarks (Benchmarks/observer-bench; the DocC article Performance). Release build, then:
 # bench: the default set (< 5 min) -> table on stdout, bench-results.json, bench-results.svg
 # bench-quick: small sizes, short repetitions (< 60 s; the CI smoke test)
 # bench-callgrind: instructions per delivery under valgrind (stable on a loaded machine)
@@ -89,7 +107,7 @@ bench-callgrind: deps
 	$(BENCH_BIN) --callgrind --json bench-callgrind.json $(BENCH_ARGS)
 
 # ---------------------------------------------------------------------------
-# Reliability (issue 5). See README section "testing".
+# Reliability: the stress and sanitizer gates (CONTRIBUTING.md, "Testing").
 # DURATION: seconds of `make torture` (CI 10, long form 600).
 # Long forms of the other stress tests: `make reliability-long`.
 TSAN_SCRATCH = .build/tsan
@@ -153,14 +171,24 @@ asan-selfcheck: deps
 		echo "asan-selfcheck: FAILED for another reason (see build-c/asan-selfcheck.log)"; exit 1; \
 	fi
 
-# The C API test program under memcheck: 0 errors, 0 definitely lost.
+# The C API test program (Tests/c/oc_core_test.c), built with the debug
+# consistency checks on (it tests them), by the system compiler.
+C_TEST_BUILD = $(CC) -std=c11 -O1 -g -Wall -Wextra -Werror -pthread -DOC_DEBUG_CHECKS=1 $(CK_CFLAGS) \
+	$(CORE_INCLUDES) Tests/c/oc_core_test.c $(CORE_SOURCES) $(CK_LIBS) -o build-c/oc_core_test
+
+c-test: deps
+	@mkdir -p build-c
+	$(C_TEST_BUILD)
+	./build-c/oc_core_test
+
+# The C API test program under memcheck: 0 errors, 0 definitely lost. Its
+# forked children (fork and abort tests) are not checked.
 valgrind: deps
 	@command -v valgrind >/dev/null 2>&1 || { echo "valgrind: not installed (Debian: apt-get install valgrind)"; exit 1; }
 	@mkdir -p build-c
-	$(CC) -std=c11 -O1 -g -Wall -Wextra -Werror -pthread $(CK_CFLAGS) $(CORE_INCLUDES) \
-		Tests/c/oc_core_test.c $(CORE_SOURCES) $(CK_LIBS) -o build-c/oc_core_test
+	$(C_TEST_BUILD)
 	valgrind --tool=memcheck --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=1 \
-		build-c/oc_core_test
+		--child-silent-after-fork=yes build-c/oc_core_test
 
 # C core compiled alone with every warning as an error, by gcc and by clang.
 c-warnings: deps

@@ -25,9 +25,12 @@ let package = Package(
             name: "CObserverCore",
             dependencies: ["CConcurrencyKit"]
         ),
+        // Swift runtime entry points ObserverSwift calls (swift_tryRetain):
+        // internal, not a product, so C/C++ embedders never see them.
+        .target(name: "CSwiftRuntime"),
         .target(
             name: "ObserverSwift",
-            dependencies: ["CObserverCore"]
+            dependencies: ["CObserverCore", "CSwiftRuntime"]
         ),
         // The NATS bridge: its own product, so that ObserverSwift alone never links libnats.
         .systemLibrary(

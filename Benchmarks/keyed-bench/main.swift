@@ -66,7 +66,7 @@ print("keyed-bench: \(keyCount) keys, one observer each")
 var setupStart = now()
 let event = KeyedEvent<Int, Int>()
 for key in 0..<keyCount {
-    event.subscribe(key: key) { value in sink.total &+= value }
+    _ = event.subscribe(key: key) { value in sink.total &+= value }
 }
 print(String(format: "setup KeyedEvent: %.2f s, %d keys", Double(now() - setupStart) / 1e9, event.keysCount))
 

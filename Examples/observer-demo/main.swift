@@ -10,17 +10,25 @@ final class Inbox {
     let didReceive = Event<String>()
 }
 
-final class InboxView {
-    var lines: [String] = []
+/// Sends may come from any thread, so a weak target is `Sendable`: here its
+/// state is behind a lock.
+final class InboxView: Sendable {
+    private let storage = NSLock()
+    nonisolated(unsafe) private var stored: [String] = []
+    func append(_ line: String) { storage.withLock { stored.append(line) } }
+    var lines: [String] { storage.withLock { stored } }
 }
 
 func eventTour() {
     section("Event")
     let inbox = Inbox()
     var view: InboxView? = InboxView()
-    inbox.didReceive.subscribe(view!) { view, message in view.lines.append(message) }
+    inbox.didReceive.subscribe(view!) { view, message in view.append(message) }
     let token = inbox.didReceive.subscribe { message in print("closure got:", message) }
     inbox.didReceive.subscribeOnce { message in print("once:", message) }
+    // An actor observes with a handler isolated to it.
+    let tally = Tally()
+    inbox.didReceive.subscribe(isolatedTo: tally) { tally, message in tally.count(message) }
     inbox.didReceive.send("hello")
     inbox.didReceive.trigger("again")
     print("view saw:", view!.lines)
@@ -34,11 +42,17 @@ func eventTour() {
     // Many threads at once: every delivery counted.
     let counter = Event<Int>()
     let total = Counter()
-    for _ in 0..<100 { counter.subscribe { total.add($0) } }
+    let bag = SubscriptionBag()
+    for _ in 0..<100 { counter.subscribe { total.add($0) }.store(in: bag) }
     DispatchQueue.concurrentPerform(iterations: 2) { _ in
         for _ in 0..<10_000 { counter.send(1) }
     }
     print("2 threads x 10,000 sends x 100 observers =", total.value, "deliveries")
+}
+
+actor Tally {
+    private var messages = 0
+    func count(_ message: String) { messages += 1 }
 }
 
 final class Counter: @unchecked Sendable {
@@ -117,7 +131,7 @@ protocol TemperatureObserving: AnyObject {
 
 final class Thermometer: KeyedObservableClass {}
 
-final class Display: TemperatureObserving {
+final class Display: TemperatureObserving, Sendable {
     let name: String
     init(_ name: String) { self.name = name }
     func temperatureChanged(to celsius: Double) { print("\(name) shows \(celsius) °C") }
@@ -137,8 +151,9 @@ func protocolTour() {
 
     section("KeyedEvent")
     let quotes = KeyedEvent<String, Double>()
-    quotes.subscribe(key: "ACME") { print("ACME at", $0) }
+    let quote = quotes.subscribe(key: "ACME") { print("ACME at", $0) }
     quotes.send(12.5, forKey: "ACME")
+    quote.cancel()
     quotes.send(99, forKey: "OTHER")
     print("keys:", quotes.keysCount)
 }

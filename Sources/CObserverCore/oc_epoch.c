@@ -21,8 +21,13 @@
  * for the barrier's own readers.
  *
  * ck_epoch_call is made only by the holder of `reclaim_lock`, on a record
- * that is never unregistered: ck_epoch_unregister drops pending callbacks
- * (see core-facts.md), so nothing is ever deferred onto a thread's record.
+ * that is never unregistered: ck_epoch_unregister drops a record's pending
+ * callbacks (Concurrency Kit 0.7.1), so nothing is ever deferred onto a
+ * thread's record.
+ *
+ * fork(): a pthread_atfork child handler (oc_atfork_child) unregisters the
+ * records of every thread but the forking one, so that a section another
+ * thread was in at the fork does not block grace periods in the child.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "oc_internal.h"
@@ -36,7 +41,7 @@ __thread struct oc_thread *oc__current_thread;
 
 /*
  * ThreadSanitizer annotations (compiled only under TSan; see the comment at
- * OC__TSAN_ANNOTATIONS in CObserverCore.h). The real happens-before edges
+ * OC__TSAN_ANNOTATIONS in oc_epoch.h). The real happens-before edges
  * live in Concurrency Kit's inline assembly and libck.so, which TSan cannot
  * see; these calls restate them on addresses TSan tracks:
  *
@@ -94,7 +99,11 @@ static struct oc_retired *oc_ready;
  * compare-exchange with release, so the object's fields written before the
  * push are visible to the thread that takes the stack. Take: exchange with
  * acquire (pairs with those releases). Only whole-stack takes happen, so
- * there is no ABA problem.
+ * there is no ABA problem. On x86 every locked read-modify-write is a full
+ * barrier, so the orderings cost nothing extra; on ARM they are the
+ * release/acquire forms of the exchange (`casl`/`swpa` or ldaxr/stlxr
+ * loops), required there: a relaxed push could publish an object before
+ * its `release` and `bytes` fields are written.
  */
 static struct oc_retired *oc_incoming;
 
@@ -110,6 +119,13 @@ static uint64_t oc_writer_poll_count;
 
 /* Relaxed: failure injection for tests, no ordering implied. */
 static unsigned int oc_fail_allocations;
+/* Relaxed counters and switch of the debug checks; they order nothing. */
+static uint64_t oc_stat_unbalanced_read_ends;
+static uint64_t oc_stat_records_reset_after_fork;
+static uint64_t oc_check_failures;
+static bool oc_checks_not_fatal;
+/* ck_epoch's `state` of a registered record, read after registering one. */
+static unsigned int oc_record_state_used;
 
 static void
 oc_fatal(const char *what, int error)
@@ -136,6 +152,37 @@ void
 oc_debug_fail_allocations(unsigned int count)
 {
 	__atomic_store_n(&oc_fail_allocations, count, __ATOMIC_RELAXED);
+}
+
+void
+oc__check_failed(const char *what)
+{
+	bool fatal = !__atomic_load_n(&oc_checks_not_fatal, __ATOMIC_RELAXED);
+
+	__atomic_fetch_add(&oc_check_failures, 1, __ATOMIC_RELAXED);
+	fprintf(stderr, "CObserverCore: failed check%s: %s\n",
+	    fatal ? "" : " (counted; a test made checks non-fatal)", what);
+	if (fatal)
+		abort();
+}
+
+void
+oc_testing_set_checks_fatal(bool fatal)
+{
+	__atomic_store_n(&oc_checks_not_fatal, !fatal, __ATOMIC_RELAXED);
+}
+
+uint64_t
+oc_testing_check_failures(void)
+{
+	return __atomic_load_n(&oc_check_failures, __ATOMIC_RELAXED);
+}
+
+void
+oc__read_end_unbalanced(struct oc_thread *thread)
+{
+	(void)thread;
+	__atomic_fetch_add(&oc_stat_unbalanced_read_ends, 1, __ATOMIC_RELAXED);
 }
 
 void
@@ -174,6 +221,37 @@ oc_thread_detach(void *value)
 	ck_epoch_unregister(&thread->record);
 }
 
+/*
+ * In the child of fork(), where only the forking thread exists: every
+ * other thread's record is unregistered (it may be marked active forever
+ * otherwise, and no destructor will ever recycle it), and the core's locks,
+ * which a thread that does not exist here may have held, are reinitialized.
+ * What such a thread was doing under oc_reclaim_lock is lost: at worst some
+ * retired objects are never released in the child (a leak, never a release
+ * too early). Nothing is deferred onto thread records, so unregistering
+ * drops no callback. Runs single-threaded; plain memory writes only.
+ */
+static void
+oc_atfork_child(void)
+{
+	ck_stack_entry_t *cursor;
+
+	pthread_mutex_init(&oc_reclaim_lock, NULL);
+	pthread_mutex_init(&oc_synchronize_lock, NULL);
+	CK_STACK_FOREACH(&oc_epoch.records, cursor) {
+		ck_epoch_record_t *record = (ck_epoch_record_t *)(void *)
+		    ((char *)cursor - offsetof(ck_epoch_record_t, record_next));
+		struct oc_thread *thread = (struct oc_thread *)(void *)record;
+
+		if (thread == oc_reclaim_thread || thread == oc__current_thread)
+			continue;
+		if (record->state != oc_record_state_used)
+			continue;
+		ck_epoch_unregister(record);
+		oc_stat_records_reset_after_fork++;
+	}
+}
+
 static void
 oc_initialize(void)
 {
@@ -185,6 +263,10 @@ oc_initialize(void)
 		oc_fatal("pthread_key_create", error);
 	oc_reclaim_thread = oc_thread_allocate();
 	ck_epoch_register(&oc_epoch, &oc_reclaim_thread->record, NULL);
+	oc_record_state_used = oc_reclaim_thread->record.state;
+	error = pthread_atfork(NULL, NULL, oc_atfork_child);
+	if (error != 0)
+		oc_fatal("pthread_atfork", error);
 }
 
 static inline void
@@ -470,6 +552,10 @@ oc_stats(void)
 	stats.reclaimed_objects = __atomic_load_n(&oc_stat_reclaimed, __ATOMIC_RELAXED);
 	stats.epoch_records = __atomic_load_n(&oc_stat_records, __ATOMIC_RELAXED);
 	stats.leaked_contexts = __atomic_load_n(&oc_stat_leaked, __ATOMIC_RELAXED);
+	stats.unbalanced_read_ends = __atomic_load_n(&oc_stat_unbalanced_read_ends,
+	    __ATOMIC_RELAXED);
+	stats.records_reset_after_fork = __atomic_load_n(&oc_stat_records_reset_after_fork,
+	    __ATOMIC_RELAXED);
 	return stats;
 }
 
@@ -491,6 +577,8 @@ oc_status_string(oc_status_t status)
 		return "cannot wait for readers from inside a read section (an observer callback)";
 	case OC_EBUSY:
 		return "writer lock busy";
+	case OC_EEXHAUSTED:
+		return "every handle sequence number has been issued";
 	}
 	return "unknown status";
 }

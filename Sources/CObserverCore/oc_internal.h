@@ -6,6 +6,7 @@
 #define OC_INTERNAL_H
 
 #include "CObserverCore.h"
+#include "oc_testing.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -64,5 +65,11 @@ void oc__count_leaked_context(void);
 
 /* Process-wide count of stored contexts (maintained by the list code). */
 void oc__live_contexts_add(int64_t delta);
+
+/*
+ * Takes the next sequence number for an add: unique in the process, never 0
+ * and never OC__SEQUENCE_FREE. False when every one has been issued.
+ */
+bool oc__next_sequence(uint64_t *sequence);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * Observer lists: the writer side (add, remove, clear, growth and shrink).
- * The reader side is oc_list_view / oc_view_context in CObserverCore.h.
+ * The reader side is oc_list_view / oc_view_context in include/oc_list.h.
  *
  * Layout: readers see `head` (array pointer, scan limit, published
  * sequence). Everything else is writer-only and guarded by `lock`.
@@ -16,9 +16,6 @@
 #include <string.h>
 
 #define OC_MIN_CAPACITY 16u
-#define OC_SEQUENCE_BITS (64 - OC_HANDLE_INDEX_BITS)
-#define OC_SEQUENCE_MASK ((UINT64_C(1) << OC_SEQUENCE_BITS) - 1)
-#define OC_INDEX_MASK ((uint64_t)OC_LIST_MAX_SLOTS - 1)
 
 struct oc_list {
 	struct oc_list_head head; /* must stay first: readers cast to it */
@@ -47,11 +44,52 @@ struct oc_retired_context {
 };
 
 /*
- * Process-wide add counter. Relaxed fetch-add: uniqueness is all it gives;
- * per list the values are also increasing because adds to one list are
- * serialized by its lock, which orders the fetch-adds.
+ * Process-wide add counter: the last sequence number issued (0: none yet).
+ * 64 bits never wrap in practice (at one add per nanosecond, 584 years);
+ * the add that would need OC__SEQUENCE_FREE fails with OC_EEXHAUSTED
+ * instead. Relaxed compare-exchange: uniqueness is all it gives, and the
+ * read-modify-write gives it on every architecture; per list the values are
+ * also increasing because adds to one list are serialized by its lock,
+ * which orders the updates (the slot and the published sequence carry their
+ * own release stores).
  */
 static uint64_t oc_last_sequence;
+
+bool
+oc__next_sequence(uint64_t *sequence)
+{
+	uint64_t last = __atomic_load_n(&oc_last_sequence, __ATOMIC_RELAXED);
+
+	do {
+		if (last >= OC__SEQUENCE_FREE - 1)
+			return false;
+	} while (!__atomic_compare_exchange_n(&oc_last_sequence, &last, last + 1,
+	    true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	*sequence = last + 1;
+	return true;
+}
+
+uint64_t
+oc_testing_advance_sequence(uint64_t next)
+{
+	uint64_t last = __atomic_load_n(&oc_last_sequence, __ATOMIC_RELAXED);
+	/* The last number to count as issued: one below `next`, clamped. */
+	uint64_t target;
+
+	if (next == 0)
+		target = 0;
+	else if (next >= OC__SEQUENCE_FREE)
+		target = OC__SEQUENCE_FREE - 1;
+	else
+		target = next - 1;
+
+	/* Relaxed, as oc__next_sequence: only moves the counter forward. */
+	while (last < target && !__atomic_compare_exchange_n(&oc_last_sequence, &last,
+	    target, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+	}
+	last = __atomic_load_n(&oc_last_sequence, __ATOMIC_RELAXED);
+	return last >= OC__SEQUENCE_FREE - 1 ? OC__SEQUENCE_FREE : last + 1;
+}
 
 static size_t
 oc_words_for(uint32_t capacity)
@@ -141,10 +179,12 @@ oc_list_create(oc_release_fn *release)
  *
  * Memory ordering: the new array is filled with plain stores and published
  * with a release store of head.array, so a reader that acquires the pointer
- * sees the copied slots. The old array stays readable until its grace
+ * sees the copied slots (a plain store on x86, whose stores are not
+ * reordered; `stlr` on ARM, required there, or the pointer could become
+ * visible before the slots it points to). The old array stays readable until its grace
  * period ends; writers no longer touch it, which is safe because any reader
  * still on it took its view before this publication (see send semantics in
- * CObserverCore.h).
+ * oc_list.h).
  */
 static oc_status_t
 oc_resize_locked(struct oc_list *list, uint32_t capacity)
@@ -224,7 +264,7 @@ oc_list_add(oc_list_t *list, void *context, oc_handle_t *handle)
 	uint64_t sequence;
 
 	if (handle != NULL)
-		*handle = OC_HANDLE_NONE;
+		*handle = oc_handle_none();
 	if (list == NULL || context == NULL || handle == NULL)
 		return OC_EINVAL;
 
@@ -245,29 +285,39 @@ oc_list_add(oc_list_t *list, void *context, oc_handle_t *handle)
 		}
 		index = oc_lowest_free_locked(list);
 	}
-
-	sequence = __atomic_add_fetch(&oc_last_sequence, 1, __ATOMIC_RELAXED);
+	if (!oc__next_sequence(&sequence)) {
+		pthread_mutex_unlock(&list->lock);
+		return OC_EEXHAUSTED;
+	}
 	slot = &list->head.array->slots[index];
 	/*
 	 * Sequence first (relaxed), then the context with release: a reader
 	 * that acquires the context sees this sequence, so a view older than
-	 * the add skips it even if it reaches the slot.
+	 * the add skips it even if it reaches the slot. The release is a plain
+	 * store on x86 and `stlr` on ARM, required there: without it the
+	 * context could be seen before its sequence (and before whatever the
+	 * caller initialized in it).
 	 */
 	__atomic_store_n(&slot->sequence, sequence, __ATOMIC_RELAXED);
 	__atomic_store_n(&slot->context, context, __ATOMIC_RELEASE);
 	list->used[index / 64] |= UINT64_C(1) << (index % 64);
+	/* Release: pairs with oc_list_is_empty's acquire (plain store on x86,
+	 * `stlr` on ARM, where it orders the slot stores before the limit). */
 	if (index >= list->head.scan_limit)
 		__atomic_store_n(&list->head.scan_limit, index + 1, __ATOMIC_RELEASE);
 	/*
 	 * Release: a view that acquires this sequence sees the slot, the scan
-	 * limit and (after growth) the array stored above.
+	 * limit and (after growth) the array stored above. Plain store on x86;
+	 * `stlr` on ARM, required there (the view's guarantee 3 rests on it).
+	 * The count is a statistic: relaxed.
 	 */
 	__atomic_store_n(&list->head.published_sequence, sequence, __ATOMIC_RELEASE);
 	__atomic_store_n(&list->count, list->count + 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&list->lock);
 
 	oc__live_contexts_add(1);
-	*handle = ((sequence & OC_SEQUENCE_MASK) << OC_HANDLE_INDEX_BITS) | index;
+	handle->sequence = sequence;
+	handle->index = index;
 	oc__writer_poll();
 	return OC_OK;
 }
@@ -287,7 +337,14 @@ oc_vacate_locked(struct oc_list *list, uint32_t index)
 	 * the remove call returns) loads NULL. The sequence is then marked
 	 * free so that a reader which loaded the old context just before
 	 * compares it against OC__SEQUENCE_FREE and skips it; skipping or
-	 * calling are both allowed for a removal racing a send.
+	 * calling are both allowed for a removal racing a send. The release on
+	 * the NULL store is more than a reader needs (a NULL orders nothing
+	 * for it; "a view taken after the remove returned sees NULL" follows
+	 * from coherence and from what ordered that view after the remove):
+	 * a plain store on x86, one `stlr` per removal on ARM, kept so that
+	 * every store of `context` is a release and the pairing argument in
+	 * oc_view_context needs no case for it. The scan limit's release pairs
+	 * with oc_list_is_empty's acquire, as in oc_list_add.
 	 */
 	__atomic_store_n(&slot->context, NULL, __ATOMIC_RELEASE);
 	__atomic_store_n(&slot->sequence, OC__SEQUENCE_FREE, __ATOMIC_RELAXED);
@@ -342,17 +399,16 @@ oc_retire_context(oc_release_fn *release, void *context)
 	oc__count_leaked_context();
 }
 
+/* Lock held. A free slot never matches (its sequence is FREE or 0). */
 static bool
 oc_handle_matches_locked(const struct oc_list *list, oc_handle_t handle)
 {
-	uint32_t index = (uint32_t)(handle & OC_INDEX_MASK);
 	const struct oc_slot *slot;
 
-	if (handle == OC_HANDLE_NONE || index >= list->head.scan_limit)
+	if (oc_handle_is_none(handle) || handle.index >= list->head.scan_limit)
 		return false;
-	slot = &list->head.array->slots[index];
-	return slot->context != NULL &&
-	    (slot->sequence & OC_SEQUENCE_MASK) == (handle >> OC_HANDLE_INDEX_BITS);
+	slot = &list->head.array->slots[handle.index];
+	return slot->context != NULL && slot->sequence == handle.sequence;
 }
 
 static oc_status_t
@@ -364,7 +420,7 @@ oc_remove_locked_then_unlock(struct oc_list *list, oc_handle_t handle)
 		pthread_mutex_unlock(&list->lock);
 		return OC_ENOENT;
 	}
-	context = oc_vacate_locked(list, (uint32_t)(handle & OC_INDEX_MASK));
+	context = oc_vacate_locked(list, handle.index);
 	oc_maybe_shrink_locked(list);
 	pthread_mutex_unlock(&list->lock);
 	oc_retire_context(list->release, context);
@@ -411,7 +467,7 @@ oc_list_remove_wait(oc_list_t *list, oc_handle_t handle)
 
 static size_t
 oc_remove_matching(struct oc_list *list,
-    bool (*predicate)(void *context, void *argument), void *argument)
+    oc_context_predicate_fn *predicate, void *argument)
 {
 	size_t total = 0;
 	uint32_t index = UINT32_MAX;
@@ -450,7 +506,7 @@ oc_remove_matching(struct oc_list *list,
 
 size_t
 oc_list_remove_if(oc_list_t *list,
-    bool (*predicate)(void *context, void *argument), void *argument)
+    oc_context_predicate_fn *predicate, void *argument)
 {
 	if (list == NULL || predicate == NULL)
 		return 0;
@@ -478,6 +534,7 @@ oc_list_capacity(const oc_list_t *list)
 {
 	if (list == NULL)
 		return 0;
+	/* Acquire: the capacity is read through the pointer (see resize). */
 	return __atomic_load_n(&list->head.array, __ATOMIC_ACQUIRE)->capacity;
 }
 

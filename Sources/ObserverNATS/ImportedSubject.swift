@@ -9,14 +9,14 @@ import Synchronization
 /// the subscription's on-complete callback, made after its last message
 /// callback has returned.
 final class ImportedSubject: @unchecked Sendable {
-    // @unchecked: `publishers` is read and written only by `receive`, which
+    // @unchecked: `delivered`, `latest` and `recent*` are read and written only by `receive`, which
     // cnats calls on the subscription's single dispatcher thread, one message
     // at a time (the same thread across reconnects). The other stored
     // properties are immutable, atomic, or guarded by `subscription`'s lock.
 
     enum Guarantee {
-        /// Core NATS; report gaps in publishers' sequence numbers when `tracksGaps`.
-        case atMostOnce(tracksGaps: Bool)
+        /// Core NATS; report gaps in publishers' sequence numbers.
+        case atMostOnce
         /// JetStream: drop sequence numbers already delivered, acknowledge after delivery.
         case atLeastOnce
     }
@@ -30,14 +30,21 @@ final class ImportedSubject: @unchecked Sendable {
     /// Decodes the payload and sends it into the event; false when it does not decode.
     let deliver: @Sendable (_ subject: UnsafePointer<CChar>, _ payload: UnsafeRawBufferPointer) -> Bool
 
-    let delivered = Atomic<Int>(0)
+    let deliveredCount = Atomic<Int>(0)
     let malformed = Atomic<Int>(0)
     let missed = Atomic<Int>(0)
     let duplicates = Atomic<Int>(0)
     let completed = DispatchSemaphore(value: 0)
     let subscription = LockedState<OpaquePointer?>(nil)
 
-    private var publishers: [UInt64: SequenceWindow] = [:]
+    /// At-least-once: what each publisher had delivered here.
+    private var delivered: [UInt64: SequenceWindow] = [:]
+    /// At-most-once: each publisher's latest sequence number seen here; the publisher of
+    /// the previous message is kept apart, so that a run of one publisher's messages
+    /// costs no hashing.
+    private var latest: [UInt64: UInt64] = [:]
+    private var recentPublisher: UInt64 = 0
+    private var recentSequence: UInt64 = 0
 
     init(
         subject: String, connection: NATSConnection, eventIdentity: ObjectIdentifier, expectedTag: UInt8,
@@ -78,10 +85,10 @@ final class ImportedSubject: @unchecked Sendable {
             return
         }
         switch guarantee {
-        case .atMostOnce(let tracksGaps):
-            if tracksGaps { trackGap(header) }
+        case .atMostOnce:
+            trackGap(header)
         case .atLeastOnce:
-            if !publishers[header.publisher, default: SequenceWindow()].insert(header.sequence) {
+            if !delivered[header.publisher, default: SequenceWindow()].insert(header.sequence) {
                 duplicates.add(1, ordering: .relaxed)
                 acknowledge(message)
                 return
@@ -89,7 +96,7 @@ final class ImportedSubject: @unchecked Sendable {
         }
         let payload = UnsafeRawBufferPointer(rebasing: frame[FrameHeader.size...])
         if deliver(natsMsg_GetSubject(message), payload) {
-            delivered.add(1, ordering: .relaxed)
+            deliveredCount.add(1, ordering: .relaxed)
         } else {
             reportMalformed()
         }
@@ -97,8 +104,16 @@ final class ImportedSubject: @unchecked Sendable {
     }
 
     private func trackGap(_ header: FrameHeader) {
-        let last = publishers[header.publisher]?.floor
-        publishers[header.publisher] = SequenceWindow(floor: max(last ?? 0, header.sequence))
+        let last: UInt64?
+        if header.publisher == recentPublisher {
+            last = recentSequence
+        } else {
+            // Another publisher than the previous message's: park that one in the table.
+            if recentPublisher != 0 { latest[recentPublisher] = recentSequence }
+            last = latest[header.publisher]
+            recentPublisher = header.publisher
+        }
+        recentSequence = max(last ?? 0, header.sequence)
         guard let last, header.sequence > last + 1 else { return }
         let gap = Int(header.sequence - last - 1)
         missed.add(gap, ordering: .relaxed)
@@ -116,60 +131,67 @@ final class ImportedSubject: @unchecked Sendable {
         _ = natsConnection_PublishString(connection.pointer, reply, "+ACK")
     }
 
-    /// Unsubscribes and waits until no message callback runs; from this
-    /// import's own handler it cannot wait, and destroys the subscription later.
-    /// Returns the subscription's address, nil when it was cancelled already.
-    @discardableResult
-    func cancel() -> UInt? {
+    /// Unsubscribes and waits until no message callback runs (from this import's own
+    /// handler it cannot wait). Returns the `natsSubscription`, which the caller hands to
+    /// ``NATSBridge`` to destroy after the connection has closed; nil when cancelled already.
+    func cancel() -> OpaquePointer? {
         guard
             let pointer = subscription.withLock({ stored -> OpaquePointer? in
                 defer { stored = nil }
                 return stored
             })
         else { return nil }
-        let address = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(pointer)))
         _ = natsSubscription_Unsubscribe(pointer)
-        if RemoteDelivery.current == Unmanaged.passUnretained(self).toOpaque() {
-            let completed = self.completed
-            DispatchQueue.global().async {
-                completed.wait()
-                natsSubscription_Destroy(OpaquePointer(bitPattern: Int(bitPattern: address)))
-            }
-            return address
+        if RemoteDelivery.current != Unmanaged.passUnretained(self).toOpaque() {
+            completed.wait()
         }
-        completed.wait()
-        natsSubscription_Destroy(pointer)
-        return address
+        return pointer
     }
 }
 
-/// The sequence numbers of one publisher already delivered: every number
-/// up to `floor`, and the ones in `above`. Redeliveries may come in any
-/// order, so a maximum alone would drop a message never delivered.
+/// The sequence numbers of one publisher already delivered, as disjoint
+/// ranges: redeliveries may come in any order, and a receiver may start in
+/// the middle of a publisher's numbers, so neither a maximum nor a floor
+/// from 1 would do. Memory grows with the holes (numbers not delivered yet
+/// while later ones were), not with the messages: in order, it is one range.
 struct SequenceWindow {
-    var floor: UInt64 = 0
-    var above: Set<UInt64> = []
-    /// Numbers kept above the floor before the lowest is given up (a filtered
-    /// import never sees some numbers, so its floor could stall).
-    static let capacity = 1 << 16
-
-    init(floor: UInt64 = 0) {
-        self.floor = floor
-    }
+    /// Sorted, disjoint and not adjacent.
+    private(set) var ranges: [ClosedRange<UInt64>] = []
 
     /// Records `sequence`; false when it was delivered already.
     mutating func insert(_ sequence: UInt64) -> Bool {
-        if sequence <= floor { return false }
-        if sequence == floor + 1 {
-            floor = sequence
-            while above.remove(floor + 1) != nil { floor += 1 }
+        guard let last = ranges.last else {
+            ranges.append(sequence...sequence)
             return true
         }
-        guard above.insert(sequence).inserted else { return false }
-        if above.count > Self.capacity, let lowest = above.min() {
-            above.remove(lowest)
-            floor = lowest
-            while above.remove(floor + 1) != nil { floor += 1 }
+        if sequence == last.upperBound &+ 1 {
+            ranges[ranges.count - 1] = last.lowerBound...sequence
+            return true
+        }
+        if sequence > last.upperBound {
+            ranges.append(sequence...sequence)
+            return true
+        }
+        // The first range that does not end below `sequence` (the last one at worst).
+        var low = 0
+        var high = ranges.count - 1
+        while low < high {
+            let middle = (low + high) / 2
+            if ranges[middle].upperBound < sequence { low = middle + 1 } else { high = middle }
+        }
+        if ranges[low].contains(sequence) { return false }
+        let joinsNext = sequence &+ 1 == ranges[low].lowerBound
+        let joinsPrevious = low > 0 && ranges[low - 1].upperBound &+ 1 == sequence
+        switch (joinsPrevious, joinsNext) {
+        case (true, true):
+            ranges[low - 1] = ranges[low - 1].lowerBound...ranges[low].upperBound
+            ranges.remove(at: low)
+        case (true, false):
+            ranges[low - 1] = ranges[low - 1].lowerBound...sequence
+        case (false, true):
+            ranges[low] = sequence...ranges[low].upperBound
+        case (false, false):
+            ranges.insert(sequence...sequence, at: low)
         }
         return true
     }

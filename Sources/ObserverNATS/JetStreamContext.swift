@@ -1,5 +1,6 @@
 import CNATS
 import Foundation
+import Synchronization
 
 /// A JetStream stream that at-least-once exports publish into and
 /// at-least-once imports consume from. ``NATSBridge`` creates it when it
@@ -56,8 +57,26 @@ final class JetStreamContext: @unchecked Sendable {
         pointer = context!
     }
 
+    /// Set by `close()`: publishes after it fail with `NATS_CONNECTION_CLOSED`.
+    let isClosed = Atomic<Bool>(false)
+    /// Publishes inside `js_PublishAsync` now: `close()` waits for none before destroying.
+    let publishing = Atomic<Int>(0)
+    let isDestroyed = Atomic<Bool>(false)
+
     deinit {
-        jsCtx_Destroy(pointer)
+        if !isDestroyed.exchange(true, ordering: .relaxed) {
+            NATSConnection.destroy(pointer) { jsCtx_Destroy($0) }
+        }
+    }
+
+    /// Destroys the context now (the bridge is closing), so that cnats' acknowledgment
+    /// subscription and its thread go with the connection, not whenever the last export
+    /// closure happens to be released.
+    func close() {
+        // Sequentially consistent with `publish`: either it sees the flag, or this sees its count.
+        isClosed.store(true, ordering: .sequentiallyConsistent)
+        while publishing.load(ordering: .sequentiallyConsistent) > 0 { sched_yield() }
+        if !isDestroyed.exchange(true, ordering: .acquiringAndReleasing) { jsCtx_Destroy(pointer) }
     }
 
     /// cnats' publish-error callback: the acknowledgment did not come in time
@@ -79,6 +98,9 @@ final class JetStreamContext: @unchecked Sendable {
     func publish(
         subject: UnsafePointer<CChar>, frame: UnsafeRawBufferPointer, publisher: UInt64, sequence: UInt64
     ) -> natsStatus {
+        publishing.add(1, ordering: .sequentiallyConsistent)
+        defer { publishing.subtract(1, ordering: .sequentiallyConsistent) }
+        if isClosed.load(ordering: .sequentiallyConsistent) { return NATS_CONNECTION_CLOSED }
         var options = jsPubOptions()
         _ = jsPubOptions_Init(&options)
         options.MaxWait = acknowledgmentWait

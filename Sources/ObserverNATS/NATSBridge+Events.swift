@@ -33,7 +33,7 @@ extension NATSBridge {
         let publisher = try makePublisher(for: event, codec: codec, delivery: delivery)
         let subscription = event.subscribe { value in publisher.publish(value, to: subject) }
         let export = NATSExport(
-            subscriptions: [subscription], publisher: publisher.publisher,
+            subscriptions: [subscription], publishers: [publisher.publisher],
             failures: { publisher.failures.load(ordering: .relaxed) }, bridge: self)
         try register(export)
         return export
@@ -68,13 +68,18 @@ extension NATSBridge {
             }
             subjects.append((key, subject))
         }
-        let publisher = try makePublisher(for: event, codec: codec, delivery: delivery)
-        let subscriptions = subjects.map { key, subject in
-            event.subscribe(key: key) { value in publisher.publish(value, to: subject) }
+        // One publisher per key: each subject carries its own sequence numbers, so an import
+        // of some of the keys sees every number of the publishers it receives.
+        var created: [ExportedPublisher<Value>] = []
+        for _ in subjects { created.append(try makePublisher(for: event, codec: codec, delivery: delivery)) }
+        let publishers = created
+        let subscriptions = zip(subjects, publishers).map { entry, publisher in
+            let subject = entry.1
+            return event.subscribe(key: entry.0) { value in publisher.publish(value, to: subject) }
         }
         let export = NATSExport(
-            subscriptions: subscriptions, publisher: publisher.publisher,
-            failures: { publisher.failures.load(ordering: .relaxed) }, bridge: self)
+            subscriptions: subscriptions, publishers: publishers.map(\.publisher),
+            failures: { publishers.reduce(0) { $0 + $1.failures.load(ordering: .relaxed) } }, bridge: self)
         try register(export)
         return export
     }
@@ -118,7 +123,7 @@ extension NATSBridge {
         let decode = codec.decode
         let imported = ImportedSubject(
             subject: subject, connection: connection, eventIdentity: ObjectIdentifier(event),
-            expectedTag: codec.tag, guarantee: Self.guarantee(delivery, tracksGaps: true), status: status
+            expectedTag: codec.tag, guarantee: Self.guarantee(delivery), status: status
         ) { _, payload in
             guard let value = try? decode(payload) else { return false }
             event.send(value)
@@ -131,9 +136,8 @@ extension NATSBridge {
     /// (`*` one token, `>` the rest, or literal tokens) into `event` for the key the
     /// tokens stand for. A subject whose tokens are not a key counts as malformed.
     ///
-    /// Gaps are reported when `pattern` is `>` (the import then sees every key a
-    /// publisher sends); with a narrower pattern a publisher's numbers for other
-    /// keys would look like gaps.
+    /// Every exported key has its own publisher identity and sequence numbers, so
+    /// gaps are reported for any pattern.
     @discardableResult
     public func `import`<Key: NATSSubjectKey & Sendable, Value: NATSWireValue & Sendable>(
         prefix: String, matching pattern: String = ">", into event: KeyedEvent<Key, Value>,
@@ -156,7 +160,7 @@ extension NATSBridge {
         let prefixLength = prefix.utf8.count + 1
         let imported = ImportedSubject(
             subject: subject, connection: connection, eventIdentity: ObjectIdentifier(event),
-            expectedTag: codec.tag, guarantee: Self.guarantee(delivery, tracksGaps: pattern == ">"), status: status
+            expectedTag: codec.tag, guarantee: Self.guarantee(delivery), status: status
         ) { subjectPointer, payload in
             let received = String(cString: subjectPointer)
             guard received.utf8.count > prefixLength else { return false }
@@ -170,9 +174,9 @@ extension NATSBridge {
         return try register(imported, subject: subject, delivery: delivery)
     }
 
-    static func guarantee(_ delivery: NATSDelivery, tracksGaps: Bool) -> ImportedSubject.Guarantee {
+    static func guarantee(_ delivery: NATSDelivery) -> ImportedSubject.Guarantee {
         switch delivery {
-        case .atMostOnce: .atMostOnce(tracksGaps: tracksGaps)
+        case .atMostOnce: .atMostOnce
         case .atLeastOnce: .atLeastOnce
         }
     }

@@ -35,7 +35,14 @@ public final class NATSBridge: Sendable {
         var isClosed = false
         var exports: [ObjectIdentifier: NATSExport] = [:]
         var imports: [ObjectIdentifier: NATSImport] = [:]
+        var mirrors: [ObjectIdentifier: NATSMirror] = [:]
         var jetStream: JetStreamContext?
+        /// Cancelled imports' subscriptions (addresses), destroyed by `close()` once the
+        /// connection is closed: cnats crashed (a freed mutex locked) when a subscription
+        /// was destroyed right after its on-complete callback while the connection was open.
+        var retiredSubscriptions: [UInt] = []
+        /// Set when `close()` has destroyed the retired subscriptions.
+        var isTornDown = false
     }
 
     /// Connects, or throws within `options.connectTimeout`: ``NATSError/Kind/unreachable``
@@ -146,23 +153,26 @@ public final class NATSBridge: Sendable {
     public var isClosed: Bool { state.withLock { $0.isClosed } }
 
     /// Stops every export, cancels every import (waiting until none of their
-    /// client callbacks runs: no value arrives after this returns), flushes
+    /// client callbacks runs: no synchronous handler is called after this returns; queue and
+    /// main-actor handlers may still run for values enqueued before), flushes
     /// what was published, and closes the connection. Idempotent.
     ///
     /// Called from a handler of one of this bridge's imports, it cannot wait for
     /// that handler's own return; the other imports are still waited for.
     public func close() {
-        let (exports, imports) = state.withLock { state -> ([NATSExport], [NATSImport]) in
-            if state.isClosed { return ([], []) }
+        let (exports, imports, mirrors) = state.withLock { state -> ([NATSExport], [NATSImport], [NATSMirror]) in
+            if state.isClosed { return ([], [], []) }
             state.isClosed = true
             defer {
                 state.exports = [:]
                 state.imports = [:]
+                state.mirrors = [:]
             }
-            return (Array(state.exports.values), Array(state.imports.values))
+            return (Array(state.exports.values), Array(state.imports.values), Array(state.mirrors.values))
         }
-        if exports.isEmpty && imports.isEmpty && connectionIsClosed { return }
+        if exports.isEmpty && imports.isEmpty && mirrors.isEmpty && connectionIsClosed { return }
         exports.forEach { $0.stop() }
+        mirrors.forEach { $0.mirrored.stop() }
         imports.forEach { $0.stop() }
         _ = natsConnection_FlushTimeout(connection.pointer, 2000)
         if let jetStream = state.withLock({ $0.jetStream }) {
@@ -175,6 +185,36 @@ public final class NATSBridge: Sendable {
         // Wait for cnats' last connection callback (or give up after 5 s, keeping
         // `callbacks` alive through its own reference).
         _ = callbacks.closedSignal.wait(timeout: .now() + 5)
+        let retired = state.withLock { state in
+            defer {
+                state.retiredSubscriptions = []
+                state.isTornDown = true
+            }
+            return state.retiredSubscriptions
+        }
+        for address in retired { natsSubscription_Destroy(OpaquePointer(bitPattern: Int(bitPattern: address))) }
+        state.withLock { $0.jetStream }?.close()
+    }
+
+    /// Keeps a cancelled import's subscription until `close()` destroys it.
+    func retire(_ subscription: OpaquePointer) {
+        let address = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(subscription)))
+        callbacks.importSubjects.withLock { _ = $0.removeValue(forKey: address) }
+        let tornDown = state.withLock { state -> Bool in
+            if !state.isTornDown { state.retiredSubscriptions.append(address) }
+            return state.isTornDown
+        }
+        if tornDown { natsSubscription_Destroy(subscription) }
+    }
+
+    /// For an import whose bridge is gone: destroys the subscription on a Dispatch thread
+    /// once its on-complete callback has run.
+    static func destroyWhenComplete(_ subscription: OpaquePointer, _ completed: DispatchSemaphore) {
+        let address = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(subscription)))
+        NATSConnection.teardown.async {
+            completed.wait()
+            natsSubscription_Destroy(OpaquePointer(bitPattern: Int(bitPattern: address)))
+        }
     }
 
     private var connectionIsClosed: Bool {
@@ -193,6 +233,22 @@ public final class NATSBridge: Sendable {
             export.stop()
             throw NATSError(.closed, "the bridge is closed")
         }
+    }
+
+    func register(_ mirror: NATSMirror) throws(NATSError) {
+        let closed = state.withLock { state -> Bool in
+            if state.isClosed { return true }
+            state.mirrors[ObjectIdentifier(mirror)] = mirror
+            return false
+        }
+        if closed {
+            mirror.mirrored.stop()
+            throw NATSError(.closed, "the bridge is closed")
+        }
+    }
+
+    func unregister(_ mirror: NATSMirror) {
+        _ = state.withLock { $0.mirrors.removeValue(forKey: ObjectIdentifier(mirror)) }
     }
 
     func unregister(_ export: NATSExport) {

@@ -16,8 +16,20 @@ final class NATSConnection: @unchecked Sendable {
     }
 
     deinit {
-        natsConnection_Destroy(pointer)
+        // The last reference may go on one of cnats' own threads (an export's
+        // closure released by a send on a delivery thread, an import released by
+        // its on-complete callback), where destroying the connection would free
+        // it under cnats' feet: destroy it from a Dispatch thread instead.
+        NATSConnection.destroy(pointer) { natsConnection_Destroy($0) }
     }
+
+    /// Runs `destroy(pointer)` on a Dispatch worker thread, never on the calling one.
+    static func destroy(_ pointer: OpaquePointer, _ destroy: @escaping @Sendable (OpaquePointer) -> Void) {
+        let address = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(pointer)))
+        teardown.async { destroy(OpaquePointer(bitPattern: Int(bitPattern: address))!) }
+    }
+
+    static let teardown = DispatchQueue(label: "ObserverNATS.teardown")
 }
 
 /// Receives the connection's callbacks (cnats' own callback thread) and

@@ -4,21 +4,23 @@ import ObserverSwift
 /// ``cancel()`` or ``NATSBridge/close()``.
 public final class NATSExport: Sendable {
     let subscriptions: [Subscription]
-    let publisherIdentity: UInt64
+    let publisherIdentities: [UInt64]
     let failureCount: @Sendable () -> Int
     weak let bridge: NATSBridge?
 
     init(
-        subscriptions: [Subscription], publisher: UInt64, failures: @escaping @Sendable () -> Int, bridge: NATSBridge
+        subscriptions: [Subscription], publishers: [UInt64], failures: @escaping @Sendable () -> Int, bridge: NATSBridge
     ) {
         self.subscriptions = subscriptions
-        self.publisherIdentity = publisher
+        self.publisherIdentities = publishers
         self.failureCount = failures
         self.bridge = bridge
     }
 
-    /// The random identity this export stamps on its frames (``NATSStatus/gap(subject:publisher:missed:)``).
-    public var publisher: UInt64 { publisherIdentity }
+    /// The random identities this export stamps on its frames, one per subject (one for an
+    /// `Event`, one per key for a `KeyedEvent`), each with its own sequence numbers; the
+    /// `publisher` of ``NATSStatus/gap(subject:publisher:missed:)``.
+    public var publishers: [UInt64] { publisherIdentities }
 
     /// Publish calls cnats refused (each also reported as ``NATSStatus/publishFailed(subject:error:)``).
     public var failedPublishes: Int { failureCount() }
@@ -48,7 +50,7 @@ public final class NATSImport: Sendable {
     /// The subject or pattern this import subscribed.
     public var subject: String { imported.subject }
     /// Messages sent into the local event so far.
-    public var deliveredCount: Int { imported.delivered.load(ordering: .relaxed) }
+    public var deliveredCount: Int { imported.deliveredCount.load(ordering: .relaxed) }
     /// Messages dropped because they were not frames of the import's type.
     public var malformedCount: Int { imported.malformed.load(ordering: .relaxed) }
     /// At-most-once: messages the gap statuses reported missing so far.
@@ -64,8 +66,11 @@ public final class NATSImport: Sendable {
     }
 
     func stop() {
-        if let address = imported.cancel() {
-            bridge?.callbacks.importSubjects.withLock { _ = $0.removeValue(forKey: address) }
+        guard let subscription = imported.cancel() else { return }
+        if let bridge {
+            bridge.retire(subscription)
+        } else {
+            NATSBridge.destroyWhenComplete(subscription, imported.completed)
         }
     }
 }

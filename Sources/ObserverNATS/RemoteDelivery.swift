@@ -14,6 +14,27 @@ enum RemoteDelivery {
         return key
     }()
 
+    /// The mirror (``MirroredValueState``) setting a value from its bucket on this thread.
+    /// A key of its own, so that `current` is only ever an `ImportedSubject`.
+    static let mirrorKey: pthread_key_t = {
+        var key = pthread_key_t()
+        let result = pthread_key_create(&key, nil)
+        precondition(result == 0, "pthread_key_create failed: \(result)")
+        return key
+    }()
+
+    static var currentMirror: UnsafeMutableRawPointer? {
+        pthread_getspecific(mirrorKey)
+    }
+
+    /// Runs `body` with `mirror` marked as applying a bucket value on this thread.
+    static func applying<Result>(_ mirror: UnsafeMutableRawPointer, _ body: () -> Result) -> Result {
+        let outer = pthread_getspecific(mirrorKey)
+        pthread_setspecific(mirrorKey, mirror)
+        defer { pthread_setspecific(mirrorKey, outer) }
+        return body()
+    }
+
     /// The import delivering on this thread, unretained.
     @inline(__always)
     static var current: UnsafeMutableRawPointer? {

@@ -1,4 +1,5 @@
 import CObserverCore
+import CObserverCore.Testing
 import XCTest
 
 /// Simulated allocation failures (`oc_debug_fail_allocations`): every failure
@@ -30,16 +31,16 @@ final class CoreAllocationFailureTests: XCTestCase {
         var handles: [oc_handle_t] = []
         let capacity = oc_list_capacity(list)
         for index in 1...capacity {
-            var handle: oc_handle_t = 0
+            var handle = noHandle
             XCTAssertEqual(oc_list_add(list, fakeContext(Int(index)), &handle), OC_OK)
             handles.append(handle)
         }
         // The next add must grow the slot array; make that allocation fail.
         for failures: UInt32 in [1, 2] {
             oc_debug_fail_allocations(failures)
-            var handle: oc_handle_t = 99
+            var handle = forgedHandle(sequence: 99)
             XCTAssertEqual(oc_list_add(list, fakeContext(1000), &handle), OC_ENOMEM)
-            XCTAssertEqual(handle, noHandle)
+            assertSameHandle(handle, noHandle)
             oc_debug_fail_allocations(0)
             XCTAssertEqual(oc_list_count(list), capacity, "nothing added, nothing lost")
             XCTAssertEqual(oc_list_capacity(list), capacity)
@@ -48,7 +49,7 @@ final class CoreAllocationFailureTests: XCTestCase {
         XCTAssertEqual(takeReleases(), [], "a failed add releases nothing (the caller still owns it)")
         for handle in handles { XCTAssertTrue(oc_list_contains(list, handle)) }
         // Without failures the same add succeeds and every context is intact.
-        var handle: oc_handle_t = 0
+        var handle = noHandle
         XCTAssertEqual(oc_list_add(list, fakeContext(1000), &handle), OC_OK)
         XCTAssertEqual(oc_list_count(list), capacity + 1)
         XCTAssertEqual(oc_list_clear(list), capacity + 1)
@@ -61,7 +62,7 @@ final class CoreAllocationFailureTests: XCTestCase {
         let list = try XCTUnwrap(oc_list_create(coreTestRelease))
         var handles: [oc_handle_t] = []
         for index in 1...64 {
-            var handle: oc_handle_t = 0
+            var handle = noHandle
             XCTAssertEqual(oc_list_add(list, fakeContext(index), &handle), OC_OK)
             handles.append(handle)
         }
@@ -87,7 +88,7 @@ final class CoreAllocationFailureTests: XCTestCase {
 
     func testRetirementFailureInsideAReadSectionIsCountedAsLeaked() throws {
         let list = try XCTUnwrap(oc_list_create(coreTestRelease))
-        var handle: oc_handle_t = 0
+        var handle = noHandle
         XCTAssertEqual(oc_list_add(list, fakeContext(1), &handle), OC_OK)
         let leakedBefore = oc_stats().leaked_contexts
         let reader = oc_read_begin()

@@ -1,4 +1,5 @@
 import CObserverCore
+import CObserverCore.Testing
 import XCTest
 
 /// The C API given bad input: NULL lists and contexts, stale, foreign, never
@@ -11,26 +12,26 @@ final class CoreBadInputTests: XCTestCase {
     }
 
     func testNullListIsRejectedByEveryCall() {
-        var handle: oc_handle_t = 12345
+        var handle = forgedHandle(sequence: 12345)
         XCTAssertEqual(oc_list_add(nil, fakeContext(1), &handle), OC_EINVAL)
-        XCTAssertEqual(handle, noHandle)
-        XCTAssertEqual(oc_list_remove(nil, 1), OC_EINVAL)
-        XCTAssertEqual(oc_list_try_remove(nil, 1), OC_EINVAL)
-        XCTAssertEqual(oc_list_remove_wait(nil, 1), OC_EINVAL)
+        assertSameHandle(handle, noHandle)
+        XCTAssertEqual(oc_list_remove(nil, forgedHandle(sequence: 1)), OC_EINVAL)
+        XCTAssertEqual(oc_list_try_remove(nil, forgedHandle(sequence: 1)), OC_EINVAL)
+        XCTAssertEqual(oc_list_remove_wait(nil, forgedHandle(sequence: 1)), OC_EINVAL)
         XCTAssertEqual(oc_list_remove_if(nil, { _, _ in true }, nil), 0)
         XCTAssertEqual(oc_list_clear(nil), 0)
         XCTAssertEqual(oc_list_count(nil), 0)
         XCTAssertEqual(oc_list_capacity(nil), 0)
-        XCTAssertFalse(oc_list_contains(nil, 1))
+        XCTAssertFalse(oc_list_contains(nil, forgedHandle(sequence: 1)))
         oc_list_destroy(nil)  // documented no-op
     }
 
     func testNullContextAndNullHandlePointerAreRejected() throws {
         let list = try XCTUnwrap(oc_list_create(coreTestRelease))
         defer { oc_list_destroy(list) }
-        var handle: oc_handle_t = 7
+        var handle = forgedHandle(sequence: 7)
         XCTAssertEqual(oc_list_add(list, nil, &handle), OC_EINVAL)
-        XCTAssertEqual(handle, noHandle)
+        assertSameHandle(handle, noHandle)
         XCTAssertEqual(oc_list_add(list, fakeContext(1), nil), OC_EINVAL)
         XCTAssertEqual(oc_list_count(list), 0)
         XCTAssertEqual(oc_list_remove_if(list, nil, nil), 0, "NULL predicate removes nothing")
@@ -39,17 +40,20 @@ final class CoreBadInputTests: XCTestCase {
     func testStaleForeignNeverIssuedAndGarbageHandles() throws {
         let first = try XCTUnwrap(oc_list_create(coreTestRelease))
         let second = try XCTUnwrap(oc_list_create(coreTestRelease))
-        var a: oc_handle_t = 0
-        var b: oc_handle_t = 0
+        var a = noHandle
+        var b = noHandle
         XCTAssertEqual(oc_list_add(first, fakeContext(1), &a), OC_OK)
         XCTAssertEqual(oc_list_add(second, fakeContext(2), &b), OC_OK)
         // Same slot index in both lists; the sequence part tells them apart.
         XCTAssertEqual(oc_list_remove(second, a), OC_ENOENT, "foreign handle")
         XCTAssertEqual(oc_list_remove(first, b), OC_ENOENT, "foreign handle")
         XCTAssertEqual(oc_list_remove(first, noHandle), OC_ENOENT)
-        XCTAssertEqual(oc_list_remove(first, UInt64.max), OC_ENOENT, "garbage handle")
-        XCTAssertEqual(oc_list_remove(first, a ^ (1 << 40)), OC_ENOENT, "never issued")
-        XCTAssertEqual(oc_list_remove(first, a + 5), OC_ENOENT, "index past the scan limit")
+        let garbage = forgedHandle(sequence: .max, index: .max)
+        let neverIssued = forgedHandle(sequence: a.sequence ^ (1 << 40), index: a.index)
+        let pastTheLimit = forgedHandle(sequence: a.sequence, index: a.index + 5)
+        XCTAssertEqual(oc_list_remove(first, garbage), OC_ENOENT, "garbage handle")
+        XCTAssertEqual(oc_list_remove(first, neverIssued), OC_ENOENT, "never issued")
+        XCTAssertEqual(oc_list_remove(first, pastTheLimit), OC_ENOENT, "index past the scan limit")
         XCTAssertEqual(oc_list_count(first), 1)
         XCTAssertEqual(oc_list_count(second), 1)
 
@@ -58,9 +62,9 @@ final class CoreBadInputTests: XCTestCase {
         XCTAssertEqual(oc_list_try_remove(first, a), OC_ENOENT)
         XCTAssertEqual(oc_list_remove_wait(first, a), OC_ENOENT)
         // The slot is reused: the stale handle must not match the newcomer.
-        var c: oc_handle_t = 0
+        var c = noHandle
         XCTAssertEqual(oc_list_add(first, fakeContext(3), &c), OC_OK)
-        XCTAssertEqual(c & 0xFF_FFFF, a & 0xFF_FFFF, "newcomer reuses the slot")
+        XCTAssertEqual(c.index, a.index, "newcomer reuses the slot")
         XCTAssertEqual(oc_list_remove(first, a), OC_ENOENT, "stale handle on a reused slot")
         XCTAssertTrue(oc_list_contains(first, c))
         XCTAssertFalse(oc_list_contains(first, a))
@@ -75,7 +79,7 @@ final class CoreBadInputTests: XCTestCase {
 
     func testWaitingInsideAReadSectionReportsInsteadOfHanging() throws {
         let list = try XCTUnwrap(oc_list_create(coreTestRelease))
-        var handle: oc_handle_t = 0
+        var handle = noHandle
         XCTAssertEqual(oc_list_add(list, fakeContext(1), &handle), OC_OK)
         let reader = oc_read_begin()
         XCTAssertTrue(oc_in_read_section())
@@ -97,6 +101,3 @@ final class CoreBadInputTests: XCTestCase {
         XCTAssertEqual(String(cString: oc_status_string(oc_status_t(rawValue: 99))), "unknown status")
     }
 }
-
-/// `OC_HANDLE_NONE` is a cast macro Swift does not import.
-let noHandle: oc_handle_t = 0

@@ -1,5 +1,6 @@
 // Shared helpers of the C API tests: fake contexts and a recording release callback.
 import CObserverCore
+import CObserverCore.Testing
 import Foundation
 import XCTest
 
@@ -20,7 +21,7 @@ final class LockedReleases: @unchecked Sendable {
 let coreTestReleases = LockedReleases()
 
 /// The release callback for core tests: records which context was released.
-let coreTestRelease: @convention(c) (UnsafeMutableRawPointer?) -> Void = { context in
+let coreTestRelease: @convention(c) (UnsafeMutableRawPointer) -> Void = { context in
     let value = Int(bitPattern: context)
     coreTestReleases.withLock { $0.append(value) }
 }
@@ -34,4 +35,25 @@ func takeReleases() -> [Int] {
         defer { released.removeAll() }
         return released.sorted()
     }
+}
+
+/// Handles compare as the core compares them (`oc_handle_equal`).
+func assertSameHandle(
+    _ lhs: oc_handle_t, _ rhs: oc_handle_t, _ message: String = "", file: StaticString = #filePath, line: UInt = #line
+) {
+    XCTAssertTrue(oc_handle_equal(lhs, rhs), "\(lhs) is not \(rhs) \(message)", file: file, line: line)
+}
+
+func assertDifferentHandles(
+    _ lhs: oc_handle_t, _ rhs: oc_handle_t, _ message: String = "", file: StaticString = #filePath, line: UInt = #line
+) {
+    XCTAssertFalse(oc_handle_equal(lhs, rhs), "\(lhs) is \(rhs) \(message)", file: file, line: line)
+}
+
+/// `noHandle`: no add issues it.
+let noHandle = oc_handle_none()
+
+/// A handle no add issued: `sequence` at slot `index` (for bad-input tests).
+func forgedHandle(sequence: UInt64, index: UInt32 = 0) -> oc_handle_t {
+    oc_handle_t(sequence: sequence, index: index)
 }

@@ -1,4 +1,5 @@
 import CObserverCore
+import CObserverCore.Testing
 import Dispatch
 import Synchronization
 import XCTest
@@ -36,7 +37,7 @@ final class KeymapTests: XCTestCase {
     private func add(_ key: Int, _ value: Int, colliding: Bool = false) -> (oc_status_t, oc_handle_t, Bool) {
         let keyContext = UnsafeMutablePointer<Int>.allocate(capacity: 1)
         keyContext.initialize(to: key)
-        var handle: oc_handle_t = 0
+        var handle = noHandle
         var adopted = false
         var probe = key
         let status = oc_keymap_add(
@@ -148,14 +149,14 @@ final class KeymapTests: XCTestCase {
         add(2, 20)
         XCTAssertEqual(remove(2, handle), OC_ENOENT, "handle of another key")
         XCTAssertEqual(remove(3, handle), OC_ENOENT, "absent key")
-        XCTAssertEqual(remove(1, 0), OC_ENOENT)
+        XCTAssertEqual(remove(1, noHandle), OC_ENOENT)
         var probe = 1
         XCTAssertEqual(oc_keymap_remove(nil, 0, &probe, handle), OC_EINVAL)
         XCTAssertEqual(oc_keymap_remove(map, hash(1), nil, handle), OC_EINVAL)
-        var out: oc_handle_t = 99
+        var out = forgedHandle(sequence: 99)
         var adopted = true
         XCTAssertEqual(oc_keymap_add(map, hash(1), &probe, nil, context(1), &out, &adopted), OC_EINVAL)
-        XCTAssertEqual(out, 0)
+        assertSameHandle(out, noHandle)
         XCTAssertFalse(adopted)
         XCTAssertNil(oc_keymap_create(nil, nil, nil), "equality callback is required")
         XCTAssertTrue(oc_keymap_contains(map, hash(1), &probe, handle))
@@ -211,12 +212,12 @@ final class KeymapTests: XCTestCase {
             map,
             { entry, argument in
                 let visit = Unmanaged<Visit>.fromOpaque(argument!).takeUnretainedValue()
-                let key = entry!.pointee.key_context.load(as: Int.self)
+                let key = entry.pointee.key_context.load(as: Int.self)
                 visit.keys.append(key)
                 // Writers are allowed from a visit: empty this key.
                 var removed = 0
                 var probe = key
-                oc_keymap_remove_key_if(visit.map, entry!.pointee.hash, &probe, nil, nil, &removed)
+                oc_keymap_remove_key_if(visit.map, entry.pointee.hash, &probe, nil, nil, &removed)
                 return true
             }, Unmanaged.passUnretained(visit).toOpaque())
         XCTAssertEqual(status, OC_OK)
@@ -245,7 +246,7 @@ final class KeymapTests: XCTestCase {
             let (status, handle, _) = add(100 + failures, 1)
             oc_debug_fail_allocations(0)
             XCTAssertEqual(status, OC_ENOMEM)
-            XCTAssertEqual(handle, 0)
+            assertSameHandle(handle, noHandle)
             XCTAssertEqual(oc_keymap_key_count(map), keys, "no half-created key left behind")
         }
         XCTAssertEqual(visible(1), [10])
@@ -265,7 +266,7 @@ final class KeymapTests: XCTestCase {
                     let key = (round &* 7) % keys
                     let keyContext = UnsafeMutablePointer<Int>.allocate(capacity: 1)
                     keyContext.initialize(to: key)
-                    var handle: oc_handle_t = 0
+                    var handle = noHandle
                     var adopted = false
                     var probe = key
                     let hash = UInt64(key % 5)  // collisions on purpose
@@ -312,13 +313,14 @@ private final class ConcurrentState: @unchecked Sendable {
 }
 
 /// oc_key_equal_fn for `Int` keys.
-private func intKeyEquals(_ keyContext: UnsafeRawPointer?, _ probe: UnsafeRawPointer?) -> Bool {
-    keyContext!.load(as: Int.self) == probe!.load(as: Int.self)
+private func intKeyEquals(_ keyContext: UnsafeRawPointer, _ probe: UnsafeRawPointer?) -> Bool {
+    guard let probe else { return false }
+    return keyContext.load(as: Int.self) == probe.load(as: Int.self)
 }
 
 /// release_key for `Int` keys: poisons, then frees.
-private func releaseIntKey(_ keyContext: UnsafeMutableRawPointer?) {
-    let key = keyContext!.assumingMemoryBound(to: Int.self)
+private func releaseIntKey(_ keyContext: UnsafeMutableRawPointer) {
+    let key = keyContext.assumingMemoryBound(to: Int.self)
     key.pointee = -999_999
     key.deallocate()
 }

@@ -1,4 +1,5 @@
 import CObserverCore
+import CObserverCore.Testing
 import XCTest
 
 /// The C API called directly, as a C program would.
@@ -12,7 +13,7 @@ final class ListAPITests: XCTestCase {
         Self.released = []
         return oc_list_create { context in
             ListAPITests.released.append(Int(bitPattern: context))
-        }
+        }!
     }
 
     private func context(_ value: Int) -> UnsafeMutableRawPointer {
@@ -31,27 +32,26 @@ final class ListAPITests: XCTestCase {
     func testAddRemoveAndHandles() throws {
         let list = makeList()
         defer { oc_list_destroy(list) }
-        var first: oc_handle_t = 0
-        var second: oc_handle_t = 0
+        var first = noHandle
+        var second = noHandle
         XCTAssertEqual(oc_list_add(list, context(0x10), &first), OC_OK)
         XCTAssertEqual(oc_list_add(list, context(0x20), &second), OC_OK)
-        XCTAssertNotEqual(first, OC_HANDLE_NONE)
+        assertDifferentHandles(first, noHandle)
         XCTAssertEqual(oc_list_count(list), 2)
         XCTAssertTrue(oc_list_contains(list, first))
         XCTAssertEqual(visibleContexts(list), [0x10, 0x20])
 
         XCTAssertEqual(oc_list_remove(list, first), OC_OK)
         XCTAssertEqual(oc_list_remove(list, first), OC_ENOENT, "a stale handle is reported, nothing removed")
-        XCTAssertEqual(oc_list_remove(list, OC_HANDLE_NONE), OC_ENOENT)
-        XCTAssertEqual(oc_list_remove(list, 0xdead_beef), OC_ENOENT, "a handle never issued")
+        XCTAssertEqual(oc_list_remove(list, noHandle), OC_ENOENT)
+        XCTAssertEqual(oc_list_remove(list, forgedHandle(sequence: 0xdead_beef)), OC_ENOENT, "a handle never issued")
         XCTAssertEqual(visibleContexts(list), [0x20])
 
         // The freed slot is reused, but the stale handle still names nothing.
-        var third: oc_handle_t = 0
+        var third = noHandle
         XCTAssertEqual(oc_list_add(list, context(0x30), &third), OC_OK)
-        XCTAssertEqual(
-            third & ((oc_handle_t(1) << OC_HANDLE_INDEX_BITS) - 1),
-            first & ((oc_handle_t(1) << OC_HANDLE_INDEX_BITS) - 1))
+        XCTAssertEqual(third.index, first.index)
+        XCTAssertNotEqual(third.sequence, first.sequence)
         XCTAssertEqual(oc_list_remove(list, first), OC_ENOENT)
         XCTAssertTrue(oc_list_contains(list, third))
 
@@ -66,8 +66,8 @@ final class ListAPITests: XCTestCase {
             oc_list_destroy(list)
             oc_list_destroy(other)
         }
-        var mine: oc_handle_t = 0
-        var theirs: oc_handle_t = 0
+        var mine = noHandle
+        var theirs = noHandle
         XCTAssertEqual(oc_list_add(list, context(0x10), &mine), OC_OK)
         XCTAssertEqual(oc_list_add(other, context(0x20), &theirs), OC_OK)
         XCTAssertEqual(oc_list_remove(list, theirs), OC_ENOENT)
@@ -77,18 +77,18 @@ final class ListAPITests: XCTestCase {
     }
 
     func testNullArgumentsAreReportedNotFatal() {
-        var handle: oc_handle_t = 1
+        var handle = forgedHandle(sequence: 1)
         XCTAssertEqual(oc_list_add(nil, context(1), &handle), OC_EINVAL)
-        XCTAssertEqual(handle, OC_HANDLE_NONE)
+        assertSameHandle(handle, noHandle)
         let list = makeList()
         defer { oc_list_destroy(list) }
         XCTAssertEqual(oc_list_add(list, nil, &handle), OC_EINVAL)
         XCTAssertEqual(oc_list_add(list, context(1), nil), OC_EINVAL)
-        XCTAssertEqual(oc_list_remove(nil, 1), OC_EINVAL)
-        XCTAssertEqual(oc_list_try_remove(nil, 1), OC_EINVAL)
+        XCTAssertEqual(oc_list_remove(nil, forgedHandle(sequence: 1)), OC_EINVAL)
+        XCTAssertEqual(oc_list_try_remove(nil, forgedHandle(sequence: 1)), OC_EINVAL)
         XCTAssertEqual(oc_list_clear(nil), 0)
         XCTAssertEqual(oc_list_count(nil), 0)
-        XCTAssertFalse(oc_list_contains(nil, 1))
+        XCTAssertFalse(oc_list_contains(nil, forgedHandle(sequence: 1)))
         oc_list_destroy(nil)
         XCTAssertEqual(String(cString: oc_status_string(OC_ENOENT)), "stale, foreign or unknown handle")
     }
@@ -98,7 +98,7 @@ final class ListAPITests: XCTestCase {
         defer { oc_list_destroy(list) }
         var handles: [oc_handle_t] = []
         for value in 1...1000 {
-            var handle: oc_handle_t = 0
+            var handle = noHandle
             XCTAssertEqual(oc_list_add(list, context(value), &handle), OC_OK)
             handles.append(handle)
         }
@@ -116,15 +116,15 @@ final class ListAPITests: XCTestCase {
     func testAViewDoesNotSeeAddsMadeAfterIt() {
         let list = makeList()
         defer { oc_list_destroy(list) }
-        var handle: oc_handle_t = 0
+        var handle = noHandle
         XCTAssertEqual(oc_list_add(list, context(1), &handle), OC_OK)
-        var second: oc_handle_t = 0
+        var second = noHandle
         XCTAssertEqual(oc_list_add(list, context(2), &second), OC_OK)
         let reader = oc_read_begin()
         let view = oc_list_view(list)
         // Free slot 0 and refill it after the view was taken.
         XCTAssertEqual(oc_list_remove(list, handle), OC_OK)
-        var late: oc_handle_t = 0
+        var late = noHandle
         XCTAssertEqual(oc_list_add(list, context(3), &late), OC_OK)
         var seen: [Int] = []
         for index in 0..<view.count {
@@ -138,7 +138,7 @@ final class ListAPITests: XCTestCase {
     func testWaitingInsideAReadSectionIsReportedNotHung() {
         let list = makeList()
         defer { oc_list_destroy(list) }
-        var handle: oc_handle_t = 0
+        var handle = noHandle
         XCTAssertEqual(oc_list_add(list, context(1), &handle), OC_OK)
         let reader = oc_read_begin()
         XCTAssertTrue(oc_in_read_section())
@@ -164,7 +164,7 @@ final class ListAPITests: XCTestCase {
         let list = makeList()
         defer { oc_list_destroy(list) }
         for value in 1...600 {
-            var handle: oc_handle_t = 0
+            var handle = noHandle
             XCTAssertEqual(oc_list_add(list, context(value), &handle), OC_OK)
         }
         let removed = oc_list_remove_if(list, { context, _ in Int(bitPattern: context) % 2 == 0 }, nil)
@@ -179,13 +179,13 @@ final class ListAPITests: XCTestCase {
         let list = makeList()
         defer { oc_list_destroy(list) }
         for value in 1...16 {
-            var handle: oc_handle_t = 0
+            var handle = noHandle
             XCTAssertEqual(oc_list_add(list, context(value), &handle), OC_OK)
         }
         oc_debug_fail_allocations(1)
-        var handle: oc_handle_t = 7
+        var handle = forgedHandle(sequence: 7)
         XCTAssertEqual(oc_list_add(list, context(17), &handle), OC_ENOMEM)
-        XCTAssertEqual(handle, OC_HANDLE_NONE)
+        assertSameHandle(handle, noHandle)
         XCTAssertEqual(oc_list_count(list), 16)
         XCTAssertEqual(visibleContexts(list), Array(1...16))
         XCTAssertEqual(oc_list_add(list, context(17), &handle), OC_OK, "works again once memory is back")
@@ -194,7 +194,7 @@ final class ListAPITests: XCTestCase {
 
     func testStatisticsReturnToZeroPendingAfterABarrier() {
         let list = makeList()
-        var handle: oc_handle_t = 0
+        var handle = noHandle
         XCTAssertEqual(oc_list_add(list, context(1), &handle), OC_OK)
         XCTAssertEqual(oc_list_remove(list, handle), OC_OK)
         oc_list_destroy(list)

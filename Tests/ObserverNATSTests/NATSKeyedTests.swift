@@ -56,6 +56,12 @@ final class NATSKeyedTests: XCTestCase {
         XCTAssertEqual(only.values, ["a.b=2.0"])
         XCTAssertEqual(allImport.deliveredCount, keys.count)
         XCTAssertEqual(allImport.malformedCount, 0)
+        // One publisher per key, interleaved: no number of any of them was skipped.
+        for round in 1...3 {
+            for (index, key) in keys.enumerated() { prices.send(Double(round * 100 + index), forKey: key) }
+        }
+        XCTAssertTrue(waitUntil { allImport.deliveredCount == keys.count * 4 })
+        XCTAssertEqual(allImport.missedCount, 0)
         allToken.cancel()
         onlyToken.cancel()
     }

@@ -66,7 +66,8 @@ func waitUntil(timeout: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
 /// A nats-server the test owns: loopback, started with a free port (kept across
 /// restarts), killed in `stop()` and by `deinit`.
 final class OwnedNATSServer: @unchecked Sendable {
-    // @unchecked: used from the test thread only.
+    // @unchecked: used by one thread at a time (the test thread, or the thread a restart
+    // test hands it to while the test thread only waits).
     static let executable = ProcessInfo.processInfo.environment["NATS_SERVER"] ?? "/usr/sbin/nats-server"
 
     let directory: URL
@@ -102,6 +103,7 @@ final class OwnedNATSServer: @unchecked Sendable {
             ["-a", "127.0.0.1", "-p", String(requested), "--ports_file_dir", portsDirectory.path] + extraArguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
+        Self.keepRunLoopSideTableReachable()
         try process.run()
         self.process = process
         let found = waitUntil(timeout: 10) {
@@ -118,6 +120,19 @@ final class OwnedNATSServer: @unchecked Sendable {
             throw NSError(domain: "OwnedNATSServer", code: 1, userInfo: [NSLocalizedDescriptionKey: "no port in 10 s"])
         }
     }
+
+    /// `Process.run()` stores the current thread's `RunLoop` (alive until exit) in a weak
+    /// property, which gives the run loop a weak-reference side table; once no `Process`
+    /// is left, LeakSanitizer would report that side table. A weak reference in a global
+    /// keeps it reachable (the approach of the main suite's `LeakSanitizerSupport`).
+    /// Only the main thread's run loop lives until exit (another thread's goes with the
+    /// thread, and its side table with the last `Process` that referenced it).
+    private static func keepRunLoopSideTableReachable() {
+        if Thread.isMainThread { runLoop = RunLoop.current }
+    }
+
+    // nonisolated(unsafe): written only from the main thread, never read.
+    nonisolated(unsafe) private static weak var runLoop: RunLoop?
 
     /// Starts again on the same port and store (after `kill9()`).
     func restart() throws {

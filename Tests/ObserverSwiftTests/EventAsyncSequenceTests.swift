@@ -62,7 +62,7 @@ final class EventAsyncSequenceTests: XCTestCase {
         XCTAssertEqual(third, 5000, "room again once consumed")
     }
 
-    func testReadmeExample() async {
+    func testConsumerCancelledRightAfterASendLeavesNoSubscription() async {
         let ticks = Event<Int>()
         let consumer = Task {
             for await tick in ticks.values(bufferingPolicy: .bufferingNewest(1)) {

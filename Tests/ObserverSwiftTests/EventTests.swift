@@ -5,8 +5,9 @@ import XCTest
 
 @testable import ObserverSwift
 
-final class Screen {
-    var titles: [String] = []
+/// A weak target recording the titles handed to it, from any thread.
+final class Screen: Sendable {
+    let titles = Received<String>()
 }
 
 final class EventTests: XCTestCase {
@@ -18,7 +19,7 @@ final class EventTests: XCTestCase {
         event.subscribe(screen) { screen, title in screen.titles.append(title) }
         event.trigger("Inbox")
         event.send("Drafts")
-        XCTAssertEqual(screen.titles, ["Inbox", "Drafts"])
+        XCTAssertEqual(screen.titles.values, ["Inbox", "Drafts"])
         XCTAssertEqual(event.subscribersCount, 1)
         XCTAssertEqual(event.triggersCount, 2)
         event.resetTriggersCount()
@@ -47,13 +48,13 @@ final class EventTests: XCTestCase {
         let event = Event<Int>()
         var screen: Screen? = Screen()
         weak let weakScreen = screen
-        var calls = 0
-        event.subscribe(screen!) { _, _ in calls += 1 }
+        let calls = AtomicCounter()
+        event.subscribe(screen!) { _, _ in calls.increment() }
         event.send(1)
         screen = nil
         XCTAssertNil(weakScreen, "the event must not keep its target alive")
         event.send(2)
-        XCTAssertEqual(calls, 1)
+        XCTAssertEqual(calls.value, 1)
         XCTAssertEqual(event.subscribersCount, 0)
         XCTAssertEqual(event.slots.storedCount, 0, "a dead target's slot is freed")
     }
@@ -69,8 +70,8 @@ final class EventTests: XCTestCase {
         XCTAssertEqual(event.unsubscribe(first), 0, "unsubscribing twice is a no-op")
         XCTAssertEqual(event.unsubscribe(Screen()), 0, "a target never subscribed is a no-op")
         event.send(1)
-        XCTAssertEqual(first.titles, [])
-        XCTAssertEqual(second.titles, ["c1"])
+        XCTAssertEqual(first.titles.values, [])
+        XCTAssertEqual(second.titles.values, ["c1"])
         XCTAssertEqual(event.removeSubscriber(second), 1)
         XCTAssertEqual(event.subscribersCount, 0)
     }
@@ -78,11 +79,11 @@ final class EventTests: XCTestCase {
     func testUnsubscribeAllAndItsAlias() {
         let event = Event<Int>()
         let received = Received<Int>()
-        for _ in 0..<5 { event.subscribe { received.append($0) } }
+        for _ in 0..<5 { _ = event.subscribe { received.append($0) } }
         XCTAssertEqual(event.unsubscribeAll(), 5)
         event.send(1)
         XCTAssertEqual(received.count, 0)
-        event.subscribe { received.append($0) }
+        _ = event.subscribe { received.append($0) }
         XCTAssertEqual(event.removeAllSubscribers(), 1)
         XCTAssertEqual(event.unsubscribeAll(), 0)
     }
@@ -91,15 +92,15 @@ final class EventTests: XCTestCase {
 
     func testClosureSubscriptionAndIdempotentCancel() {
         let event = Event<Int>()
-        var total = 0
-        let token = event.subscribe { total += $0 }
+        let total = SharedVariable(0)
+        let token = event.subscribe { value in total.update { $0 += value } }
         XCTAssertTrue(token.isActive)
         event.send(2)
         XCTAssertTrue(token.cancel())
         XCTAssertFalse(token.cancel(), "cancelling twice reports false and does nothing")
         XCTAssertFalse(token.isActive)
         event.send(3)
-        XCTAssertEqual(total, 2)
+        XCTAssertEqual(total.value, 2)
     }
 
     func testCancellingAfterTheEventIsGoneIsANoOp() {
@@ -197,7 +198,7 @@ final class EventTests: XCTestCase {
         let received = Received<Int>()
         let done = expectation(description: "delivered")
         done.expectedFulfillmentCount = 4
-        event.subscribe(queue: queue) { value in
+        let token = event.subscribe(queue: queue) { value in
             XCTAssertEqual(DispatchQueue.getSpecific(key: key), 7)
             received.append(value)
             done.fulfill()
@@ -213,13 +214,14 @@ final class EventTests: XCTestCase {
         waitUntilFulfilled([done], timeout: 5)
         XCTAssertEqual(received.values, [1, 2], "queued in send order")
         queue.sync {}
-        XCTAssertEqual(screen.titles, ["1", "2"])
+        XCTAssertEqual(screen.titles.values, ["1", "2"])
+        token.cancel()
     }
 
     func testMainActorDeliveryFromABackgroundThread() {
         let event = Event<Int>()
         let received = Received<Int>()
-        event.subscribeOnMainActor { value in
+        let token = event.subscribeOnMainActor { value in
             MainActor.assertIsolated()
             XCTAssertTrue(Thread.isMainThread)
             received.append(value)
@@ -232,13 +234,14 @@ final class EventTests: XCTestCase {
         XCTAssertEqual(received.values, [42])
         event.send(43)  // on the main thread: delivered synchronously
         XCTAssertEqual(received.values, [42, 43])
+        token.cancel()
     }
 
     func testMarkedMainActorClosureSelectsTheMainActorOverload() {
         let event = Event<Int>()
         let screen = Screen()
         let received = Received<Int>()
-        event.subscribe { @MainActor value in
+        let token = event.subscribe { @MainActor value in
             MainActor.assertIsolated()
             received.append(value)
         }
@@ -248,97 +251,99 @@ final class EventTests: XCTestCase {
         }
         spawnThread { event.send(7) }.wait()
         let deadline = Date().addingTimeInterval(5)
-        while (received.count == 0 || screen.titles.isEmpty) && Date() < deadline {
+        while (received.count == 0 || screen.titles.count == 0) && Date() < deadline {
             RunLoop.main.run(until: Date().addingTimeInterval(0.01))
         }
         XCTAssertEqual(received.values, [7])
-        XCTAssertEqual(screen.titles, ["7"])
+        XCTAssertEqual(screen.titles.values, ["7"])
+        token.cancel()
     }
 
     // MARK: Reentrancy
 
     func testHandlerMayCancelItself() {
         let event = Event<Int>()
-        var calls = 0
-        var token: Subscription?
-        token = event.subscribe { _ in
-            calls += 1
-            token?.cancel()
+        let calls = AtomicCounter()
+        let token = SharedVariable<Subscription?>(nil)
+        token.value = event.subscribe { _ in
+            calls.increment()
+            token.value?.cancel()
         }
         event.send(1)
         event.send(2)
-        XCTAssertEqual(calls, 1)
+        XCTAssertEqual(calls.value, 1)
     }
 
     func testHandlerCancellingALaterSubscriptionStopsItInTheSameSend() {
         let event = Event<Int>()
-        var log: [String] = []
-        var second: Subscription?
-        event.subscribe { _ in
+        let log = Received<String>()
+        let second = SharedVariable<Subscription?>(nil)
+        let first = event.subscribe { _ in
             log.append("first")
-            second?.cancel()
+            second.value?.cancel()
         }
-        second = event.subscribe { _ in log.append("second") }
+        second.value = event.subscribe { _ in log.append("second") }
         event.send(1)
-        XCTAssertEqual(log, ["first"], "a slot not yet reached is skipped once removed")
+        XCTAssertEqual(log.values, ["first"], "a slot not yet reached is skipped once removed")
+        withExtendedLifetime(first) {}
     }
 
     func testHandlerMayUnsubscribeAll() {
         let event = Event<Int>()
-        var calls = 0
+        let calls = AtomicCounter()
         for _ in 0..<4 {
-            event.subscribe { _ in
-                calls += 1
+            _ = event.subscribe { _ in
+                calls.increment()
                 event.unsubscribeAll()
             }
         }
         event.send(1)
         event.send(2)
-        XCTAssertEqual(calls, 1)
+        XCTAssertEqual(calls.value, 1)
     }
 
     func testSubscriptionAddedDuringASendIsNotCalledByThatSend() {
         let event = Event<Int>()
         defer { event.unsubscribeAll() }  // the handlers capture the event
-        var log: [String] = []
-        var added = false
-        event.subscribe { value in
+        let log = Received<String>()
+        let added = SharedVariable(false)
+        _ = event.subscribe { value in
             log.append("outer \(value)")
-            if !added {
-                added = true
-                event.subscribe { value in log.append("inner \(value)") }
+            if !added.value {
+                added.value = true
+                _ = event.subscribe { value in log.append("inner \(value)") }
             }
         }
         event.send(1)
         event.send(2)
-        XCTAssertEqual(log, ["outer 1", "outer 2", "inner 2"])
+        XCTAssertEqual(log.values, ["outer 1", "outer 2", "inner 2"])
     }
 
     func testRecursiveSends64Deep() {
         let event = Event<Int>()
         defer { event.unsubscribeAll() }  // the handler captures the event
-        var deepest = 0
-        event.subscribe { depth in
-            deepest = max(deepest, depth)
+        let deepest = SharedVariable(0)
+        _ = event.subscribe { depth in
+            deepest.update { $0 = max($0, depth) }
             if depth < 64 { event.send(depth + 1) }
         }
         event.send(1)
-        XCTAssertEqual(deepest, 64)
+        XCTAssertEqual(deepest.value, 64)
         XCTAssertEqual(event.triggersCount, 64)
         XCTAssertFalse(ObserverCore.isInsideDelivery)
     }
 
     func testCancelAndWaitInsideAHandlerThrowsInsteadOfHanging() {
         let event = Event<Int>()
-        var thrown: ObserverError?
-        var token: Subscription?
-        token = event.subscribe { _ in
-            guard let token else { return }
-            do { try token.cancelAndWait() } catch { thrown = error as? ObserverError }
+        let thrown = SharedVariable<ObserverError?>(nil)
+        let token = SharedVariable<Subscription?>(nil)
+        token.value = event.subscribe { _ in
+            guard let own = token.value else { return }
+            do { try own.cancelAndWait() } catch { thrown.value = error as? ObserverError }
         }
         event.send(1)
-        XCTAssertEqual(thrown, .waitInsideDelivery)
-        XCTAssertFalse(token!.isActive, "the subscription is cancelled all the same")
+        XCTAssertEqual(thrown.value, .waitInsideDelivery)
+        XCTAssertFalse(token.value!.isActive, "the subscription is cancelled all the same")
     }
 
     // MARK: Send semantics across threads
@@ -374,7 +379,7 @@ final class EventTests: XCTestCase {
         let entered = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let late = Received<Int>()
-        event.subscribe { value in
+        let parked = event.subscribe { value in
             if value == 1 {
                 entered.signal()
                 release.wait()
@@ -384,11 +389,12 @@ final class EventTests: XCTestCase {
         entered.wait()
         // Added on another thread while send(1) is parked in the first slot;
         // it lands in a later slot, which that send has not reached yet.
-        event.subscribe { late.append($0) }
+        let lateToken = event.subscribe { late.append($0) }
         release.signal()
         sender.wait()
         event.send(2)
         XCTAssertEqual(late.values, [2])
+        withExtendedLifetime((parked, lateToken)) {}
     }
 
     func testRemovedCapturesAreNotReleasedWhileASenderMayStillSeeThem() throws {
@@ -396,7 +402,7 @@ final class EventTests: XCTestCase {
         let event = Event<Int>()
         let entered = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
-        event.subscribe { value in
+        let parked = event.subscribe { value in
             if value == 1 {
                 entered.signal()
                 release.wait()
@@ -418,12 +424,13 @@ final class EventTests: XCTestCase {
         sender.wait()
         try ObserverCore.reclaimNow()
         XCTAssertEqual(LifetimeTracker.alive.load(ordering: .relaxed), baseline)
+        withExtendedLifetime(parked) {}
     }
 
     func testSendsAloneReclaimWhatQuietWritersLeftBehind() throws {
         let baseline = LifetimeTracker.alive.load(ordering: .relaxed)
         let event = Event<Int>()
-        event.subscribe { _ in }
+        _ = event.subscribe { _ in }  // ended by the unsubscribeAll below
         try ObserverCore.reclaimNow()
         // Ten cancellations: below the writers' poll threshold, so only
         // senders will reclaim them.
@@ -444,9 +451,7 @@ final class EventTests: XCTestCase {
         let stableCount = 16
         let sendsPerSender = 20_000
         let counters = (0..<stableCount).map { _ in AtomicCounter() }
-        for counter in counters {
-            event.subscribe { _ in counter.increment() }
-        }
+        let stableTokens = counters.map { counter in event.subscribe { _ in counter.increment() } }
         let stop = Atomic<Bool>(false)
         let churn = spawnThread {
             var tokens: [Subscription] = []
@@ -472,5 +477,6 @@ final class EventTests: XCTestCase {
             XCTAssertEqual(counter.value, 2 * sendsPerSender)
         }
         XCTAssertEqual(event.triggersCount, 2 * sendsPerSender)
+        withExtendedLifetime(stableTokens) {}
     }
 }

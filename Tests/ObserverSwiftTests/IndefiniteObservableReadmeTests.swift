@@ -2,16 +2,18 @@ import ObserverSwift
 import XCTest
 
 // IndefiniteObservable's README, "How to make an observable", as a user
-// writes it. The one change: our `Observer` requires `func next(_:)` (the
+// writes it. The changes: our `Observer` requires `func next(_:)` (the
 // issue's contract) where IndefiniteObservable's README stores a closure
-// property named `next`. These file-private types shadow ObserverSwift's
-// ready-made `ValueObserver` / `ValueObservable` in this file only, as a
-// user's own types would in their module.
+// property named `next`; and in Swift 6 mode the closures are `@Sendable`
+// (values may arrive on any thread) and the producer object is `Sendable`.
+// These file-private types shadow ObserverSwift's ready-made
+// `ValueObserver` / `ValueObservable` in this file only, as a user's own
+// types would in their module.
 
-private final class ValueObserver<T>: Observer {
+private final class ValueObserver<T>: Observer, Sendable {
     typealias Value = T
 
-    init(_ next: @escaping (T) -> Void) {
+    init(_ next: @escaping @Sendable (T) -> Void) {
         self.nextHandler = next
     }
 
@@ -19,11 +21,11 @@ private final class ValueObserver<T>: Observer {
         nextHandler(value)
     }
 
-    let nextHandler: (T) -> Void
+    let nextHandler: @Sendable (T) -> Void
 }
 
 private final class ValueObservable<T>: IndefiniteObservable<ValueObserver<T>> {
-    func subscribe(_ next: @escaping (T) -> Void) -> Subscription {
+    func subscribe(_ next: @escaping @Sendable (T) -> Void) -> Subscription {
         return super.subscribe(observer: ValueObserver(next))
     }
 }
@@ -34,17 +36,17 @@ final class IndefiniteObservableReadmeTests: XCTestCase {
             observer.next(5)
             return noopDisconnect
         }
-        var seen: [Int] = []
+        let seen = ValueTestRecorder<Int>()
         let subscription = observable.subscribe { value in
             seen.append(value)
         }
         subscription.unsubscribe()
-        XCTAssertEqual(seen, [5])
+        XCTAssertEqual(seen.values, [5])
     }
 
     func testReadmeAsynchronousStreamUsingBlocks() {
         let callbacks = Event<Int>()
-        func registerSomeCallback(_ callback: @escaping (Int) -> Void) -> Subscription {
+        func registerSomeCallback(_ callback: @escaping @Sendable (Int) -> Void) -> Subscription {
             callbacks.subscribe(callback)
         }
         func unregisterCallback(_ token: Subscription) {
@@ -60,27 +62,28 @@ final class IndefiniteObservableReadmeTests: XCTestCase {
                 unregisterCallback(someToken)
             }
         }
-        var seen: [Int] = []
+        let seen = ValueTestRecorder<Int>()
         let subscription = observable.subscribe { value in
             seen.append(value)
         }
         callbacks.send(1)
         subscription.unsubscribe()
         callbacks.send(2)
-        XCTAssertEqual(seen, [1])
+        XCTAssertEqual(seen.values, [1])
         XCTAssertEqual(callbacks.subscribersCount, 0)
     }
 
     func testReadmeProducerObjectWithInitialState() {
         // "How to create a synchronous stream using objects", with an Event
         // standing for the gesture recognizer.
-        final class DragConnection {
+        // Immutable, so Sendable: the gesture may call it from any thread.
+        final class DragConnection: Sendable {
             typealias Value = Int
 
             init(subscribedTo gesture: Event<Int>, observer: ValueObserver<Value>) {
                 self.gesture = gesture
                 self.observer = observer
-                token = gesture.subscribe(self) { connection, value in connection.didPan(value) }
+                gesture.subscribe(self) { connection, value in connection.didPan(value) }
                 // Populate the observer with the current gesture state.
                 observer.next(0)
             }
@@ -90,12 +93,10 @@ final class IndefiniteObservableReadmeTests: XCTestCase {
             }
 
             func disconnect() {
-                token?.cancel()
-                gesture = nil
+                gesture.unsubscribe(self)
             }
 
-            var gesture: Event<Int>?
-            var token: Subscription?
+            let gesture: Event<Int>
             let observer: ValueObserver<Value>
         }
 
@@ -103,14 +104,15 @@ final class IndefiniteObservableReadmeTests: XCTestCase {
         let dragStream = ValueObservable<DragConnection.Value> { observer in
             return DragConnection(subscribedTo: pan, observer: observer).disconnect
         }
-        var seen: [Int] = []
+        let seen = ValueTestRecorder<Int>()
         let subscription = dragStream.subscribe {
             seen.append($0)
         }
         pan.send(3)
         subscription.unsubscribe()
         pan.send(4)
-        XCTAssertEqual(seen, [0, 3])
+        XCTAssertEqual(seen.values, [0, 3])
+        XCTAssertEqual(pan.subscribersCount, 0, "disconnect unsubscribed the connection")
     }
 
     func testUserSubclassCanBeShared() {
@@ -121,11 +123,11 @@ final class IndefiniteObservableReadmeTests: XCTestCase {
             return noopDisconnect
         }
         let shared = observable.share { forward in ValueObserver(forward) }
-        var seen: [Int] = []
+        let seen = ValueTestRecorder<Int>()
         let a = shared.subscribe(observer: ValueObserver { seen.append($0) })
         let b = shared.subscribe(observer: ValueObserver { seen.append($0 * 10) })
         XCTAssertEqual(connects, 1)
-        XCTAssertEqual(seen, [1], "the first subscriber gets the connect-time value")
+        XCTAssertEqual(seen.values, [1], "the first subscriber gets the connect-time value")
         a.unsubscribe()
         b.unsubscribe()
     }

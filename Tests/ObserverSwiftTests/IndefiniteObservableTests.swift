@@ -50,25 +50,26 @@ final class IndefiniteObservableTests: XCTestCase {
             observer.next(2)
             return noopDisconnect
         }
-        var seen: [Int] = []
-        numbers.subscribe { seen.append($0) }
-        XCTAssertEqual(seen, [1, 2])
+        let seen = ValueTestRecorder<Int>()
+        let subscription = numbers.subscribe { seen.append($0) }
+        XCTAssertEqual(seen.values, [1, 2])
+        withExtendedLifetime(subscription) {}
     }
 
     func testEachSubscriptionConnectsItsOwnProducer() {
         let producer = CountingProducer()
-        var first: [Int] = []
-        var second: [Int] = []
+        let first = ValueTestRecorder<Int>()
+        let second = ValueTestRecorder<Int>()
         let a = producer.stream.subscribe { first.append($0) }
         let b = producer.stream.subscribe { second.append($0) }
         XCTAssertEqual(producer.connects.value, 2)
         producer.emit(7)
-        XCTAssertEqual(first, [7])
-        XCTAssertEqual(second, [7])
+        XCTAssertEqual(first.values, [7])
+        XCTAssertEqual(second.values, [7])
         a.unsubscribe()
         producer.emit(8)
-        XCTAssertEqual(first, [7])
-        XCTAssertEqual(second, [7, 8])
+        XCTAssertEqual(first.values, [7])
+        XCTAssertEqual(second.values, [7, 8])
         b.unsubscribe()
         XCTAssertEqual(producer.disconnects.value, 2)
     }
@@ -120,16 +121,16 @@ final class IndefiniteObservableTests: XCTestCase {
 
     func testSubscriptionOutlivesTheObservableAndABagDisconnects() {
         let producer = CountingProducer()
-        var seen: [Int] = []
+        let seen = ValueTestRecorder<Int>()
         var bag: SubscriptionBag? = SubscriptionBag()
         ValueObservable<Int> { observer in producer.stream.subscribe(observer.next(_:)).unsubscribe }
             .subscribe { seen.append($0) }
             .store(in: bag!)
         producer.emit(1)
-        XCTAssertEqual(seen, [1])
+        XCTAssertEqual(seen.values, [1])
         bag = nil
         producer.emit(2)
-        XCTAssertEqual(seen, [1])
+        XCTAssertEqual(seen.values, [1])
         XCTAssertEqual(producer.disconnects.value, 1)
     }
 
@@ -140,16 +141,16 @@ final class IndefiniteObservableTests: XCTestCase {
             observer.next(1)
             return noopDisconnect
         }
-        var seen: [Int] = []
+        let seen = ValueTestRecorder<Int>()
         stream.subscribe(observer: ValueObserver { seen.append($0) }).unsubscribe()
-        XCTAssertEqual(seen, [1])
+        XCTAssertEqual(seen.values, [1])
     }
 
     func testValueObserverCallsItsClosure() {
-        var seen: [String] = []
+        let seen = ValueTestRecorder<String>()
         let observer = ValueObserver<String> { seen.append($0) }
         observer.next("a")
-        XCTAssertEqual(seen, ["a"])
+        XCTAssertEqual(seen.values, ["a"])
     }
 
     func testAsynchronousProducerWithACallbackRegistry() {

@@ -16,9 +16,11 @@ final class KeyedEventTests: XCTestCase {
     func testSendReachesExactlyTheKeysObservers() {
         let event = KeyedEvent<String, Int>()
         let tally = KeyedTally()
-        event.subscribe(key: "a") { tally.add("a1", $0) }
-        event.subscribe(key: "a") { tally.add("a2", $0) }
-        event.subscribe(key: "b") { tally.add("b", $0) }
+        let tokens = [
+            event.subscribe(key: "a") { tally.add("a1", $0) },
+            event.subscribe(key: "a") { tally.add("a2", $0) },
+            event.subscribe(key: "b") { tally.add("b", $0) },
+        ]
 
         event.send(1, forKey: "a")
         event.send(10, forKey: "b")
@@ -30,6 +32,7 @@ final class KeyedEventTests: XCTestCase {
         XCTAssertEqual(event.subscribersCount, 3)
         XCTAssertEqual(event.subscribersCount(forKey: "a"), 2)
         XCTAssertEqual(event.subscribersCount(forKey: "c"), 0)
+        withExtendedLifetime(tokens) {}
     }
 
     func testSendWithoutAnySubscriberDoesNothing() {
@@ -41,7 +44,7 @@ final class KeyedEventTests: XCTestCase {
 
     func testOneSubscriptionOverSeveralKeysReceivesEachKeyAndOneTokenCancelsAll() {
         let event = KeyedEvent<String, Int>()
-        var received: [String] = []
+        let received = Received<String>()
         let token = event.subscribe(keys: ["north", "south", "north"]) { key, steps in
             received.append("\(key):\(steps)")
         }
@@ -51,7 +54,7 @@ final class KeyedEventTests: XCTestCase {
         event.send(1, forKey: "north")
         event.send(2, forKey: "south")
         event.send(3, forKey: "east")
-        XCTAssertEqual(received, ["north:1", "south:2"], "a duplicate key delivers once")
+        XCTAssertEqual(received.values, ["north:1", "south:2"], "a duplicate key delivers once")
 
         XCTAssertTrue(token.isActive)
         XCTAssertTrue(token.cancel())
@@ -184,11 +187,11 @@ final class KeyedEventTests: XCTestCase {
 
     func testSubscribeOnceDeliversOnce() {
         let event = KeyedEvent<String, Int>()
-        var values: [Int] = []
+        let values = Received<Int>()
         event.subscribeOnce(key: "k") { values.append($0) }
         event.send(1, forKey: "k")
         event.send(2, forKey: "k")
-        XCTAssertEqual(values, [1])
+        XCTAssertEqual(values.values, [1])
         XCTAssertEqual(event.keysCount, 0)
     }
 
@@ -199,7 +202,7 @@ final class KeyedEventTests: XCTestCase {
         event.subscribe(target!, keys: ["b", "c"]) { target, key, value in target.received.append("\(key)\(value)") }
         event.send(1, forKey: "a")
         event.send(2, forKey: "c")
-        XCTAssertEqual(target?.received, ["a1", "c2"])
+        XCTAssertEqual(target?.received.values, ["a1", "c2"])
         XCTAssertEqual(event.subscribersCount, 2)
 
         target = nil
@@ -218,8 +221,8 @@ final class KeyedEventTests: XCTestCase {
         XCTAssertEqual(event.unsubscribe(first, key: "a"), 1)
         event.send(1, forKey: "a")
         event.send(2, forKey: "b")
-        XCTAssertEqual(first.received, ["b2"], "kept its other key")
-        XCTAssertEqual(second.received, ["a1"])
+        XCTAssertEqual(first.received.values, ["b2"], "kept its other key")
+        XCTAssertEqual(second.received.values, ["a1"])
 
         XCTAssertEqual(event.unsubscribe(first), 1)
         XCTAssertEqual(event.unsubscribe(first), 0, "no-op the second time")
@@ -229,16 +232,16 @@ final class KeyedEventTests: XCTestCase {
 
     func testUnsubscribeAllForOneKeyAndForEveryKey() {
         let event = KeyedEvent<String, Int>()
-        var received: [String] = []
+        let received = Received<String>()
         let both = event.subscribe(keys: ["a", "b"]) { key, _ in received.append(key) }
-        event.subscribe(key: "a") { _ in received.append("a-only") }
-        event.subscribe(key: "c") { _ in received.append("c") }
+        _ = event.subscribe(key: "a") { _ in received.append("a-only") }  // ended by unsubscribeAll(key:)
+        _ = event.subscribe(key: "c") { _ in received.append("c") }  // ended by unsubscribeAll()
 
         XCTAssertEqual(event.unsubscribeAll(key: "a"), 2)
         XCTAssertEqual(event.unsubscribeAll(key: "zzz"), 0)
         event.send(0, forKey: "a")
         event.send(0, forKey: "b")
-        XCTAssertEqual(received, ["b"])
+        XCTAssertEqual(received.values, ["b"])
         XCTAssertTrue(both.isActive, "still registered under b")
 
         XCTAssertEqual(event.unsubscribeAll(), 2)
@@ -253,13 +256,14 @@ final class KeyedEventTests: XCTestCase {
         let delivered = expectation(description: "delivered on the queue")
         let key = DispatchSpecificKey<Bool>()
         queue.setSpecific(key: key, value: true)
-        event.subscribe(key: "k", queue: queue) { value in
+        let token = event.subscribe(key: "k", queue: queue) { value in
             XCTAssertEqual(DispatchQueue.getSpecific(key: key), true)
             XCTAssertEqual(value, 7)
             delivered.fulfill()
         }
         event.send(7, forKey: "k")
         waitUntilFulfilled([delivered], timeout: 10)
+        token.cancel()
     }
 
     func testSubscriptionBagCancelsKeyedSubscriptions() {
@@ -275,18 +279,18 @@ final class KeyedEventTests: XCTestCase {
 
     func testRemovingAKeysLastSubscriptionsDuringASendToIt() throws {
         let event = KeyedEvent<String, Int>()
-        var calls: [String] = []
-        var tokens: [Subscription] = []
-        tokens.append(
-            event.subscribe(key: "k") { _ in
-                calls.append("first")
-                for token in tokens { token.cancel() }  // empties "k" while it is being sent to
-                event.send(2, forKey: "k")  // reentrant send: nobody left
-            })
-        tokens.append(event.subscribe(key: "k") { _ in calls.append("second") })
+        let calls = Received<String>()
+        let tokens = SharedVariable<[Subscription]>([])
+        let first = event.subscribe(key: "k") { _ in
+            calls.append("first")
+            for token in tokens.value { token.cancel() }  // empties "k" while it is being sent to
+            event.send(2, forKey: "k")  // reentrant send: nobody left
+        }
+        let second = event.subscribe(key: "k") { _ in calls.append("second") }
+        tokens.value = [first, second]
         let keysBefore = ObserverCore.liveKeys
         event.send(1, forKey: "k")
-        XCTAssertEqual(calls.first, "first")
+        XCTAssertEqual(calls.values.first, "first")
         XCTAssertLessThanOrEqual(calls.count, 2, "the second may or may not run in this send")
         XCTAssertEqual(event.keysCount, 0)
         XCTAssertEqual(ObserverCore.liveKeys, keysBefore - 1)
@@ -298,17 +302,20 @@ final class KeyedEventTests: XCTestCase {
 
     func testHandlerSubscribingToTheKeyDuringASendIsNotCalledByIt() {
         let event = KeyedEvent<String, Int>()
-        var calls: [String] = []
+        let calls = Received<String>()
+        let innerTokens = SharedVariable<[Subscription]>([])
         event.subscribe(key: "k", limit: 1) { _ in
             calls.append("outer")
-            event.subscribe(key: "k") { _ in calls.append("inner") }
-            event.subscribe(key: "new") { _ in calls.append("new") }
+            let inner = event.subscribe(key: "k") { _ in calls.append("inner") }
+            let new = event.subscribe(key: "new") { _ in calls.append("new") }
+            innerTokens.update { $0 += [inner, new] }
             event.send(0, forKey: "new")
         }
         event.send(1, forKey: "k")
-        XCTAssertEqual(calls, ["outer", "new"])
+        XCTAssertEqual(calls.values, ["outer", "new"])
         event.send(2, forKey: "k")
-        XCTAssertEqual(calls, ["outer", "new", "inner"])
+        XCTAssertEqual(calls.values, ["outer", "new", "inner"])
+        XCTAssertEqual(innerTokens.value.count, 2)
     }
 
     // MARK: Concurrency
@@ -381,12 +388,16 @@ final class KeyedEventTests: XCTestCase {
         XCTAssertEqual(event.keysCount, 0)
     }
 
-    // MARK: README
+    // MARK: The Keyed observers guide's example
 
-    func testReadmeKeyedTour() {
-        // Keep in sync with README.md, section tour-keyed.
-        final class Portfolio {
-            var lines: [String] = []
+    func testKeyedGuideExample() {
+        // What the Keyed observers guide states for its KeyedEvent example.
+        final class Portfolio: @unchecked Sendable {
+            // @unchecked: `recorded` is only touched while `lock` is held.
+            private let lock = NSLock()
+            private var recorded: [String] = []
+            func add(_ line: String) { lock.withLock { recorded.append(line) } }
+            var lines: [String] { lock.withLock { recorded } }
         }
 
         let prices = KeyedEvent<String, Double>()
@@ -400,7 +411,7 @@ final class KeyedEventTests: XCTestCase {
 
         // A weakly held target, as with Event: no [weak self] needed.
         prices.subscribe(portfolio, key: "AAPL") { portfolio, price in
-            portfolio.lines.append("AAPL \(price)")
+            portfolio.add("AAPL \(price)")
         }
 
         prices.send(187.5, forKey: "AAPL")  // the AAPL closure and the portfolio

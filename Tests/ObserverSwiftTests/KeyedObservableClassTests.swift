@@ -22,13 +22,20 @@ class TestKeyedObservableClass: KeyedObservableClass {
     }
 }
 
-class TestKeyedObserverClass: TestKeyedObservable {
-    public var keyValues: [String: String] = ["A": "Hello", "B": "Foo"]
-    public var calls = 0
+final class TestKeyedObserverClass: TestKeyedObservable, @unchecked Sendable {
+    // @unchecked: `values` and `callCount` are only touched while `lock` is held.
+    private let lock = NSLock()
+    private var values: [String: String] = ["A": "Hello", "B": "Foo"]
+    private var callCount = 0
+
+    var keyValues: [String: String] { lock.withLock { values } }
+    var calls: Int { lock.withLock { callCount } }
 
     func onValueChanged(key: String, oldValue: String, newValue: String) {
-        keyValues[key] = newValue
-        calls += 1
+        lock.withLock {
+            values[key] = newValue
+            callCount += 1
+        }
     }
 }
 
@@ -227,6 +234,13 @@ final class KeyedObservableClassTests: XCTestCase {
         let stable = KeyedCountRecorder()
         thread.addKeyedObserver(key: 1, stable)
         thread.start()
+        // Churn only once the thread sends (it may start late on a loaded machine).
+        let started = DispatchTime.now().uptimeNanoseconds
+        while thread.sent.load(ordering: .relaxed) == 0
+            && DispatchTime.now().uptimeNanoseconds - started < 10_000_000_000
+        {
+            usleep(100)
+        }
         for _ in 0..<2_000 {
             let transient = KeyedCountRecorder()
             thread.addKeyedObserver(keys: [1, 2], transient)

@@ -189,7 +189,7 @@ final class KeyedObserverRegistryTests: XCTestCase {
         view.slots.forEachBox { box in
             let conforming = box as! ConformingObserver<any AlphaObserver>
             XCTAssertTrue(conforming.hasStoredCast)
-            stored.append(conforming.targetIdentifier!)
+            stored.append(conforming.identifier)
         }
         XCTAssertEqual(stored, [ObjectIdentifier(alpha)])
 
@@ -271,14 +271,24 @@ final class KeyedObserverRegistryTests: XCTestCase {
 
     // MARK: Reentrancy
 
-    final class Reentrant: AlphaObserver {
+    final class Reentrant: AlphaObserver, @unchecked Sendable {
+        // @unchecked: `action` and `callCount` are only touched while `lock` is held.
         let registry: KeyedObserverRegistry
-        var onAlpha: (Reentrant) -> Void = { _ in }
-        var calls = 0
+        private let lock = NSLock()
+        private var action: @Sendable (Reentrant) -> Void = { _ in }
+        private var callCount = 0
         init(_ registry: KeyedObserverRegistry) { self.registry = registry }
+        var onAlpha: @Sendable (Reentrant) -> Void {
+            get { lock.withLock { action } }
+            set { lock.withLock { action = newValue } }
+        }
+        var calls: Int { lock.withLock { callCount } }
         func alpha(_ value: Int) {
-            calls += 1
-            onAlpha(self)
+            let action = lock.withLock {
+                callCount += 1
+                return self.action
+            }
+            action(self)  // outside the lock: it may call back into this observer
         }
     }
 
@@ -340,7 +350,7 @@ final class KeyedObserverRegistryTests: XCTestCase {
         registry.addKeyedObserver(key: "K", inline)
         let seen = Locked<[String]>([])
         for value in 1...3 {
-            registry.withKeyedObservers(key: "K") { (key, observer: AlphaObserver) in
+            registry.dispatchToKeyedObservers(key: "K") { (key, observer: AlphaObserver) in
                 if observer === onQueue {
                     let specific = DispatchQueue.getSpecific(key: specificKey)
                     seen.withLock { $0.append("\(key) \(specific ?? 0)") }
@@ -363,7 +373,7 @@ final class KeyedObserverRegistryTests: XCTestCase {
         do {
             let transient = TransientAlpha(ledger)
             registry.addKeyedObserver(key: 1, transient, delivery: .queue(queue))
-            sendAlpha(registry, 1, 1)
+            registry.dispatchToKeyedObservers(key: 1) { (_, observer: AlphaObserver) in observer.alpha(1) }
         }
         gate.signal()
         queue.sync {}

@@ -43,13 +43,18 @@ class Dummy: ObservableClass {
     }
 }
 
-class DummyObserver: DummyObserverProtocol {
-    var log: [String] = []
+/// Observers must be Sendable (a registry may call them from any thread):
+/// this one keeps its log behind a lock.
+final class DummyObserver: DummyObserverProtocol, @unchecked Sendable {
+    // @unchecked: `entries` is only touched while `lock` is held.
+    private let lock = NSLock()
+    private var entries: [String] = []
+    var log: [String] { lock.withLock { entries } }
     func onFooChanged(oldValue: String, newValue: String) {
-        log.append("Foo Changed from \(oldValue) to \(newValue)")
+        lock.withLock { entries.append("Foo Changed from \(oldValue) to \(newValue)") }
     }
     func onBarChanged(oldValue: String, newValue: String) {
-        log.append("Bar Changed from \(oldValue) to \(newValue)")
+        lock.withLock { entries.append("Bar Changed from \(oldValue) to \(newValue)") }
     }
 }
 

@@ -169,7 +169,9 @@ final class ObservableThreadTests: XCTestCase {
         }
         final class Sender: ObservableThread, @unchecked Sendable {
             override func main() {
-                withObservers { (observer: AlphaObserver) in observer.alpha(1) }
+                // Reaches every observer on its delivery (withObservers calls
+                // only the synchronous ones).
+                dispatchToObservers { (observer: AlphaObserver) in observer.alpha(1) }
             }
         }
         let sender = Sender()

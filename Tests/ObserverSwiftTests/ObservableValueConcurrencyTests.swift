@@ -12,9 +12,7 @@ final class ObservableValueConcurrencyTests: XCTestCase {
         let perThread = 2_000
         let number = ObservableValue(-1)
         let recorders = (0..<3).map { _ in ValueTestRecorder<Int>() }
-        for recorder in recorders {
-            number.addObserver { recorder.append($0) }
-        }
+        let observers = recorders.map { recorder in number.addObserver { recorder.append($0) } }
         let workers = (0..<threads).map { thread in
             ValueTestThread {
                 for index in 0..<perThread { number.value = thread * perThread + index }
@@ -34,6 +32,7 @@ final class ObservableValueConcurrencyTests: XCTestCase {
         }
         XCTAssertEqual(number.value, reference.last, "the last delivered value is the stored one")
         XCTAssertEqual(number.triggersCount, threads * perThread)
+        withExtendedLifetime(observers) {}
     }
 
     /// Observers joining with replay while another thread counts up get a
@@ -74,18 +73,18 @@ final class ObservableValueConcurrencyTests: XCTestCase {
         // list): remove them at the end so LeakSanitizer sees it freed.
         defer { number.removeAllObservers() }
         let readDone = DispatchSemaphore(value: 0)
-        var readerFinished = DispatchTimeoutResult.timedOut
-        number.addObserver { value in
+        let readerFinished = SharedVariable(DispatchTimeoutResult.timedOut)
+        _ = number.addObserver { value in  // removed by the deferred removeAllObservers()
             guard value == 1 else { return }
             let reader = ValueTestThread {
                 XCTAssertEqual(number.value, 1)
                 readDone.signal()
             }
-            readerFinished = readDone.wait(timeout: .now() + 10)
+            readerFinished.value = readDone.wait(timeout: .now() + 10)
             reader.join()
         }
         number.value = 1
-        XCTAssertEqual(readerFinished, .success)
+        XCTAssertEqual(readerFinished.value, .success)
     }
 
     /// Setters, binders and removers on several threads at once: stable
@@ -93,7 +92,7 @@ final class ObservableValueConcurrencyTests: XCTestCase {
     func testSettersWhileObserversComeAndGo() {
         let number = ObservableValue(0)
         let stable = ValueTestCounter()
-        number.addObserver { _ in stable.increment() }
+        let stableObserver = number.addObserver { _ in stable.increment() }
         let setters = (0..<2).map { _ in
             ValueTestThread { for value in 0..<3_000 { number.value = value } }
         }
@@ -107,5 +106,6 @@ final class ObservableValueConcurrencyTests: XCTestCase {
         churn.join()
         XCTAssertEqual(stable.value, 6_000)
         XCTAssertEqual(number.observersCount, 1)
+        withExtendedLifetime(stableObserver) {}
     }
 }

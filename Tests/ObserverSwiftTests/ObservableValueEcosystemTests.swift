@@ -58,7 +58,7 @@ final class ObservableValueEcosystemTests: XCTestCase {
         XCTAssertEqual(model.caption, "3 items")
     }
 
-    func testReadmeObservationExample() {
+    func testObservationTrackingIsToldOfASet() {
         let title = ObservableValue("Inbox")
         let changed = ChangeFlag()
         withObservationTracking {

@@ -3,8 +3,9 @@ import Foundation
 import ObserverSwift
 import XCTest
 
-private final class Label {
-    var texts: [String] = []
+/// A binding target recording the texts handed to it, from any thread.
+private final class Label: Sendable {
+    let texts = ValueTestRecorder<String>()
 }
 
 final class ObservableValueTests: XCTestCase {
@@ -17,22 +18,24 @@ final class ObservableValueTests: XCTestCase {
 
     func testSettingNotifiesWithTheNewValue() {
         let number = ObservableValue(0)
-        var seen: [Int] = []
-        number.addObserver { seen.append($0) }
+        let seen = ValueTestRecorder<Int>()
+        let observer = number.addObserver { seen.append($0) }
         number.value = 1
         number.value = 2
-        XCTAssertEqual(seen, [1, 2])
+        XCTAssertEqual(seen.values, [1, 2])
         XCTAssertEqual(number.value, 2)
+        withExtendedLifetime(observer) {}
     }
 
     func testOperatorSetsTheValueAndNotifies() {
         let number = ObservableValue(0)
-        var seen: [Int] = []
-        number.addObserver { seen.append($0) }
+        let seen = ValueTestRecorder<Int>()
+        let observer = number.addObserver { seen.append($0) }
         number <<< 5
         number <<< number.value + 1  // assignment precedence: no parentheses needed
         XCTAssertEqual(number.value, 6)
-        XCTAssertEqual(seen, [5, 6])
+        XCTAssertEqual(seen.values, [5, 6])
+        withExtendedLifetime(observer) {}
     }
 
     // MARK: Binding targets
@@ -42,20 +45,20 @@ final class ObservableValueTests: XCTestCase {
         let label = Label()
         title.bind(label) { label, text in label.texts.append(text) }
         title.value = "Inbox"
-        XCTAssertEqual(label.texts, ["Inbox"])
+        XCTAssertEqual(label.texts.values, ["Inbox"])
         XCTAssertEqual(title.observersCount, 1)
     }
 
     func testBindHoldsTheTargetWeaklyAndForgetsItWhenItDies() {
         let title = ObservableValue("")
-        var calls = 0
+        let calls = ValueTestCounter()
         var label: Label? = Label()
         weak let weakLabel = label
-        title.bind(label!) { _, _ in calls += 1 }
+        title.bind(label!) { _, _ in calls.increment() }
         label = nil
         XCTAssertNil(weakLabel, "bind must not retain the target")
         title.value = "x"
-        XCTAssertEqual(calls, 0)
+        XCTAssertEqual(calls.value, 0)
         XCTAssertEqual(title.observersCount, 0)
     }
 
@@ -70,21 +73,22 @@ final class ObservableValueTests: XCTestCase {
         XCTAssertEqual(title.unbind(first), 0)
         XCTAssertEqual(title.unbind(Label()), 0)
         title.value = "a"
-        XCTAssertEqual(first.texts, [])
-        XCTAssertEqual(second.texts, ["a"])
+        XCTAssertEqual(first.texts.values, [])
+        XCTAssertEqual(second.texts.values, ["a"])
     }
 
     func testUnbindAllRemovesBindingsButKeepsAddedObservers() {
         let number = ObservableValue(0)
         let label = Label()
-        var added: [Int] = []
+        let added = ValueTestRecorder<Int>()
         number.bind(label) { label, value in label.texts.append("\(value)") }
-        number.addObserver { added.append($0) }
+        let observer = number.addObserver { added.append($0) }
         XCTAssertEqual(number.unbindAll(), 1)
         number.value = 1
-        XCTAssertEqual(label.texts, [])
-        XCTAssertEqual(added, [1])
+        XCTAssertEqual(label.texts.values, [])
+        XCTAssertEqual(added.values, [1])
         XCTAssertEqual(number.observersCount, 1)
+        withExtendedLifetime(observer) {}
     }
 
     func testBindTokenCancelsThatBindingAlone() {
@@ -94,53 +98,54 @@ final class ObservableValueTests: XCTestCase {
         number.bind(label) { label, value in label.texts.append("b\(value)") }
         token.cancel()
         number.value = 1
-        XCTAssertEqual(label.texts, ["b1"])
+        XCTAssertEqual(label.texts.values, ["b1"])
     }
 
     // MARK: Closure observers (minimal recipe)
 
     func testRemoveObserverWithTokenStopsOnlyThatObserver() {
         let number = ObservableValue(value: 0)
-        var first: [Int] = []
-        var second: [Int] = []
+        let first = ValueTestRecorder<Int>()
+        let second = ValueTestRecorder<Int>()
         let token = number.addObserver { first.append($0) }
-        number.addObserver { second.append($0) }
+        let kept = number.addObserver { second.append($0) }
         XCTAssertTrue(number.removeObserver(token))
         XCTAssertFalse(number.removeObserver(token), "a second removal is a no-op")
         number.value = 1
-        XCTAssertEqual(first, [])
-        XCTAssertEqual(second, [1])
+        XCTAssertEqual(first.values, [])
+        XCTAssertEqual(second.values, [1])
+        withExtendedLifetime(kept) {}
     }
 
     func testRemoveObserverIgnoresAForeignToken() {
         let number = ObservableValue(value: 0)
         let other = ObservableValue(value: 0)
-        var otherSeen: [Int] = []
+        let otherSeen = ValueTestRecorder<Int>()
         let foreign = other.addObserver { otherSeen.append($0) }
         XCTAssertFalse(number.removeObserver(foreign))
         other.value = 1
-        XCTAssertEqual(otherSeen, [1], "the foreign observer must survive")
+        XCTAssertEqual(otherSeen.values, [1], "the foreign observer must survive")
         XCTAssertTrue(foreign.isActive)
     }
 
     func testRemoveObserverWithoutArgumentRemovesAddedObserversButNotBindings() {
         let number = ObservableValue(value: 0)
         let label = Label()
-        var added = 0
-        number.addObserver { _ in added += 1 }
-        number.addObserver { _ in added += 1 }
+        let added = ValueTestCounter()
+        _ = number.addObserver { _ in added.increment() }  // both removed by removeObserver()
+        _ = number.addObserver { _ in added.increment() }
         number.bind(label) { label, value in label.texts.append("\(value)") }
         XCTAssertEqual(number.removeObserver(), 2)
         number.value = 1
-        XCTAssertEqual(added, 0)
-        XCTAssertEqual(label.texts, ["1"])
+        XCTAssertEqual(added.value, 0)
+        XCTAssertEqual(label.texts.values, ["1"])
         XCTAssertEqual(number.removeObserver(), 0)
     }
 
     func testRemoveAllObserversRemovesBoth() {
         let number = ObservableValue(value: 0)
         let label = Label()
-        number.addObserver { _ in }
+        _ = number.addObserver { _ in }  // removed by removeAllObservers()
         number.bind(label) { _, _ in }
         XCTAssertEqual(number.removeAllObservers(), 2)
         XCTAssertEqual(number.observersCount, 0)
@@ -171,23 +176,25 @@ final class ObservableValueTests: XCTestCase {
     func testReplayDeliversTheCurrentValueThenLaterOnes() {
         let number = ObservableValue(7)
         let label = Label()
-        var added: [Int] = []
+        let added = ValueTestRecorder<Int>()
         number.bind(label, replay: true) { label, value in label.texts.append("\(value)") }
-        number.addObserver(replay: true) { added.append($0) }
-        XCTAssertEqual(label.texts, ["7"])
-        XCTAssertEqual(added, [7])
+        let observer = number.addObserver(replay: true) { added.append($0) }
+        XCTAssertEqual(label.texts.values, ["7"])
+        XCTAssertEqual(added.values, [7])
         number.value = 8
-        XCTAssertEqual(label.texts, ["7", "8"])
-        XCTAssertEqual(added, [7, 8])
+        XCTAssertEqual(label.texts.values, ["7", "8"])
+        XCTAssertEqual(added.values, [7, 8])
         XCTAssertEqual(number.triggersCount, 1, "a replay is not a trigger")
+        withExtendedLifetime(observer) {}
     }
 
     func testNoReplayByDefault() {
         let number = ObservableValue(7)
-        var added: [Int] = []
-        number.addObserver { added.append($0) }
+        let added = ValueTestRecorder<Int>()
+        let observer = number.addObserver { added.append($0) }
         number.bind(Label()) { _, value in added.append(value) }
-        XCTAssertEqual(added, [])
+        XCTAssertEqual(added.values, [])
+        withExtendedLifetime(observer) {}
     }
 
     func testReplayOnAQueueComesBeforeLaterValues() {
@@ -195,13 +202,14 @@ final class ObservableValueTests: XCTestCase {
         let queue = DispatchQueue(label: "replay")
         let seen = ValueTestRecorder<Int>()
         let done = expectation(description: "delivered")
-        number.addObserver(queue: queue, replay: true) { value in
+        let observer = number.addObserver(queue: queue, replay: true) { value in
             seen.append(value)
             if value == 2 { done.fulfill() }
         }
         number.value = 2
         waitUntilFulfilled([done], timeout: 5)
         XCTAssertEqual(seen.values, [1, 2])
+        observer.cancel()
     }
 
     // MARK: Skipping duplicates
@@ -209,16 +217,17 @@ final class ObservableValueTests: XCTestCase {
     func testSkipsDuplicatesWhenAskedOnly() {
         let skipping = ObservableValue("a", skipsDuplicates: true)
         let plain = ObservableValue(value: "a", skipsDuplicates: false)
-        var skippingSeen: [String] = []
-        var plainSeen: [String] = []
-        skipping.addObserver { skippingSeen.append($0) }
-        plain.addObserver { plainSeen.append($0) }
+        let skippingSeen = ValueTestRecorder<String>()
+        let plainSeen = ValueTestRecorder<String>()
+        let skippingObserver = skipping.addObserver { skippingSeen.append($0) }
+        let plainObserver = plain.addObserver { plainSeen.append($0) }
         for text in ["a", "b", "b", "a"] {
             skipping.value = text
             plain.value = text
         }
-        XCTAssertEqual(skippingSeen, ["b", "a"])
-        XCTAssertEqual(plainSeen, ["a", "b", "b", "a"])
+        XCTAssertEqual(skippingSeen.values, ["b", "a"])
+        XCTAssertEqual(plainSeen.values, ["a", "b", "b", "a"])
+        withExtendedLifetime((skippingObserver, plainObserver)) {}
         XCTAssertEqual(skipping.triggersCount, 2)
         XCTAssertEqual(ObservableValue(value: 1, skipsDuplicates: true).value, 1)
     }
@@ -233,7 +242,7 @@ final class ObservableValueTests: XCTestCase {
         let seen = ValueTestRecorder<Int>()
         let onQueue = ValueTestCounter()
         let done = expectation(description: "delivered")
-        number.addObserver(queue: queue) { value in
+        let observer = number.addObserver(queue: queue) { value in
             if DispatchQueue.getSpecific(key: key) == 1 { onQueue.increment() }
             seen.append(value)
             if value == 100 { done.fulfill() }
@@ -242,6 +251,7 @@ final class ObservableValueTests: XCTestCase {
         waitUntilFulfilled([done], timeout: 5)
         XCTAssertEqual(seen.values, Array(1...100))
         XCTAssertEqual(onQueue.value, 100)
+        observer.cancel()
     }
 
     func testBindOnAQueueGetsTheLiveTarget() {
@@ -254,7 +264,7 @@ final class ObservableValueTests: XCTestCase {
         }
         number.value = 4
         waitUntilFulfilled([done], timeout: 5)
-        XCTAssertEqual(label.texts, ["4"])
+        XCTAssertEqual(label.texts.values, ["4"])
     }
 
     func testMainActorDeliveryFromABackgroundSetter() {
@@ -262,7 +272,7 @@ final class ObservableValueTests: XCTestCase {
         let label = Label()
         let added = ValueTestRecorder<Int>()
         let bound = ValueTestRecorder<Int>()
-        number.addObserverOnMainActor(replay: true) { value in
+        let observer = number.addObserverOnMainActor(replay: true) { value in
             MainActor.assertIsolated()
             added.append(value)
         }
@@ -277,6 +287,7 @@ final class ObservableValueTests: XCTestCase {
         XCTAssertEqual(bound.values, [1])
         number.value = 2  // main thread: synchronous
         XCTAssertEqual(bound.values, [1, 2])
+        observer.cancel()
     }
 
     // MARK: Reentrancy
@@ -286,9 +297,9 @@ final class ObservableValueTests: XCTestCase {
         // The handlers below capture `number` (a cycle through its observer
         // list): remove them at the end so LeakSanitizer sees it freed.
         defer { number.removeAllObservers() }
-        var first: [Int] = []
-        var second: [Int] = []
-        number.addObserver { value in
+        let first = ValueTestRecorder<Int>()
+        let second = ValueTestRecorder<Int>()
+        _ = number.addObserver { value in  // removed by the deferred removeAllObservers()
             first.append(value)
             if value == 1 {
                 number.value = 2
@@ -296,30 +307,32 @@ final class ObservableValueTests: XCTestCase {
                 number <<< 3
             }
         }
-        number.addObserver { second.append($0) }
+        _ = number.addObserver { second.append($0) }
         number.value = 1
-        XCTAssertEqual(first, [1, 2, 3])
-        XCTAssertEqual(second, [1, 2, 3], "never [1] nested after [2]: order of sets")
+        XCTAssertEqual(first.values, [1, 2, 3])
+        XCTAssertEqual(second.values, [1, 2, 3], "never [1] nested after [2]: order of sets")
         XCTAssertEqual(number.value, 3)
         XCTAssertEqual(number.triggersCount, 3)
     }
 
     func testHandlerMayBindWithReplayAndRemoveObservers() {
         let number = ObservableValue(0)
-        var late: [Int] = []
-        var token: Subscription?
-        token = number.addObserver { value in
+        let late = ValueTestRecorder<Int>()
+        let token = SharedVariable<Subscription?>(nil)
+        let lateToken = SharedVariable<Subscription?>(nil)
+        token.value = number.addObserver { value in
             if value == 1 {
                 number.value = 2  // queued behind this round
-                number.addObserver(replay: true) { late.append($0) }
-                if let token { number.removeObserver(token) }
+                lateToken.value = number.addObserver(replay: true) { late.append($0) }
+                if let own = token.value { number.removeObserver(own) }
             }
         }
         number.value = 1
-        XCTAssertEqual(late, [1, 2], "replay of the round in progress, then the queued value")
+        XCTAssertEqual(late.values, [1, 2], "replay of the round in progress, then the queued value")
         number.value = 3
-        XCTAssertEqual(late, [1, 2, 3])
+        XCTAssertEqual(late.values, [1, 2, 3])
         XCTAssertEqual(number.observersCount, 1)
+        XCTAssertEqual(lateToken.value?.isActive, true)
     }
 
     func testReplayHandlerSettingTheValueIsDelivered() {
@@ -327,12 +340,12 @@ final class ObservableValueTests: XCTestCase {
         // The handlers below capture `number` (a cycle through its observer
         // list): remove them at the end so LeakSanitizer sees it freed.
         defer { number.removeAllObservers() }
-        var seen: [Int] = []
-        number.addObserver { seen.append($0) }
-        number.addObserver(replay: true) { value in
+        let seen = ValueTestRecorder<Int>()
+        _ = number.addObserver { seen.append($0) }  // both removed by the deferred removeAllObservers()
+        _ = number.addObserver(replay: true) { value in
             if value == 0 { number.value = 10 }
         }
-        XCTAssertEqual(seen, [10])
+        XCTAssertEqual(seen.values, [10])
         XCTAssertEqual(number.value, 10)
     }
 
@@ -341,9 +354,9 @@ final class ObservableValueTests: XCTestCase {
         // The handlers below capture `number` (a cycle through its observer
         // list): remove them at the end so LeakSanitizer sees it freed.
         defer { number.removeAllObservers() }
-        var read: [Int] = []
-        number.addObserver { _ in read.append(number.value) }
+        let read = ValueTestRecorder<Int>()
+        _ = number.addObserver { _ in read.append(number.value) }  // removed by the deferred removeAllObservers()
         number.value = 5
-        XCTAssertEqual(read, [5])
+        XCTAssertEqual(read.values, [5])
     }
 }

@@ -4,6 +4,7 @@ import Observation
 import ObserverSwift
 import XCTest
 
+@MainActor
 @Observable
 final class CoexistenceModel {
     var count = 0
@@ -13,18 +14,24 @@ private func isObservable<T: Observable>(_: T) -> Bool { true }
 
 final class ObservationCoexistenceTests: XCTestCase {
     func testObservationAndObserverSwiftCompileTogetherUnqualified() {
-        let model = CoexistenceModel()
-        let value = ObservableValue(value: 0)
-        let changes = ValueTestCounter()
-        withObservationTracking {
-            _ = model.count
-        } onChange: {
-            changes.increment()
+        // XCTest runs tests on the main thread (a `@MainActor` test method
+        // is not callable by XCTest on Linux).
+        MainActor.assumeIsolated {
+            let model = CoexistenceModel()
+            let value = ObservableValue(value: 0)
+            let changes = ValueTestCounter()
+            withObservationTracking {
+                _ = model.count
+            } onChange: {
+                changes.increment()
+            }
+            // Set on the main thread: the main-actor observer runs synchronously.
+            let observer = value.addObserverOnMainActor { model.count = $0 }
+            value <<< 3
+            XCTAssertTrue(isObservable(model))
+            XCTAssertEqual(model.count, 3)
+            XCTAssertEqual(changes.value, 1)
+            observer.cancel()
         }
-        value.addObserver { model.count = $0 }
-        value <<< 3
-        XCTAssertTrue(isObservable(model))
-        XCTAssertEqual(model.count, 3)
-        XCTAssertEqual(changes.value, 1)
     }
 }

@@ -84,7 +84,7 @@ final class ObserverRegistryTests: XCTestCase {
         view.slots.forEachBox { box in
             let conforming = box as! ConformingObserver<any AlphaObserver>
             XCTAssertTrue(conforming.hasStoredCast)
-            stored.append(conforming.targetIdentifier!)
+            stored.append(conforming.identifier)
         }
         XCTAssertEqual(Set(stored), [ObjectIdentifier(alpha), ObjectIdentifier(both)])
 
@@ -114,27 +114,28 @@ final class ObserverRegistryTests: XCTestCase {
     }
 
     func testCastsThatCannotBeStoredFallBackToACastPerCall() {
-        // `as? String` on an NSString bridges to a new String value: its
-        // bytes are not the observer's reference, so the box keeps no
-        // stored cast and casts on every call instead.
+        // `as? Int` on an NSNumber bridges to a new Int value: its bytes
+        // are not the observer's reference, so the box keeps no stored cast
+        // and casts on every call instead. (NSNumber, not NSString: an
+        // observer must be Sendable, and NSString is not.)
         let registry = ObserverRegistry()
-        let text = NSString(string: "observer")
+        let number = NSNumber(value: 7)
         let plain = AlphaOnly("plain")
-        registry.addObserver([text, plain])
-        var seen: [String] = []
-        registry.withObservers { (observer: String) in seen.append(observer) }
-        registry.withObservers { (observer: String) in seen.append(observer) }
-        XCTAssertEqual(seen, ["observer", "observer"])
+        registry.addObserver([number, plain])
+        var seen: [Int] = []
+        registry.withObservers { (observer: Int) in seen.append(observer) }
+        registry.withObservers { (observer: Int) in seen.append(observer) }
+        XCTAssertEqual(seen, [7, 7])
         var boxes = 0
-        registry.view(for: String.self).slots.forEachBox { box in
+        registry.view(for: Int.self).slots.forEachBox { box in
             boxes += 1
-            XCTAssertFalse((box as! ConformingObserver<String>).hasStoredCast)
+            XCTAssertFalse((box as! ConformingObserver<Int>).hasStoredCast)
         }
         XCTAssertEqual(boxes, 1)
     }
 
     func testAnyHashableCastIsStoredWhenItHoldsOnlyTheObserver() {
-        final class HashableObserver: Hashable {
+        final class HashableObserver: Hashable, Sendable {
             let id: Int
             init(_ id: Int) { self.id = id }
             static func == (lhs: HashableObserver, rhs: HashableObserver) -> Bool { lhs.id == rhs.id }
@@ -245,14 +246,24 @@ final class ObserverRegistryTests: XCTestCase {
 
     // MARK: Reentrancy
 
-    final class Reentrant: AlphaObserver {
+    final class Reentrant: AlphaObserver, @unchecked Sendable {
+        // @unchecked: `action` and `callCount` are only touched while `lock` is held.
         let registry: ObserverRegistry
-        var onAlpha: (Reentrant) -> Void = { _ in }
-        var calls = 0
+        private let lock = NSLock()
+        private var action: @Sendable (Reentrant) -> Void = { _ in }
+        private var callCount = 0
         init(_ registry: ObserverRegistry) { self.registry = registry }
+        var onAlpha: @Sendable (Reentrant) -> Void {
+            get { lock.withLock { action } }
+            set { lock.withLock { action = newValue } }
+        }
+        var calls: Int { lock.withLock { callCount } }
         func alpha(_ value: Int) {
-            calls += 1
-            onAlpha(self)
+            let action = lock.withLock {
+                callCount += 1
+                return self.action
+            }
+            action(self)  // outside the lock: it may call back into this observer
         }
     }
 
@@ -309,13 +320,13 @@ final class ObserverRegistryTests: XCTestCase {
         let registry = ObserverRegistry()
         let nester = Reentrant(registry)
         let both = AlphaAndBeta("both")
-        var inner = 0
+        let inner = AtomicCounter()
         nester.onAlpha = { me in
-            me.registry.withObservers { (_: LooseObserver) in inner += 1 }
+            me.registry.withObservers { (_: LooseObserver) in inner.increment() }
         }
         registry.addObserver([nester, both])
         registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
-        XCTAssertEqual(inner, 1)
+        XCTAssertEqual(inner.value, 1)
     }
 
     // MARK: Deliveries
@@ -331,7 +342,7 @@ final class ObserverRegistryTests: XCTestCase {
         registry.addObserver(inline)
         let seenOnQueue = Locked<[Int?]>([])
         for value in 1...3 {
-            registry.withObservers { (observer: AlphaObserver) in
+            registry.dispatchToObservers { (observer: AlphaObserver) in
                 let specific = DispatchQueue.getSpecific(key: key)
                 if observer === onQueue { seenOnQueue.withLock { $0.append(specific) } }
                 observer.alpha(value)
@@ -352,7 +363,7 @@ final class ObserverRegistryTests: XCTestCase {
         do {
             let transient = TransientAlpha(ledger)
             registry.addObserver(transient, queue: queue)
-            registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
+            registry.dispatchToObservers { (observer: AlphaObserver) in observer.alpha(1) }
         }
         gate.signal()
         queue.sync {}
@@ -369,7 +380,7 @@ final class ObserverRegistryTests: XCTestCase {
         do {
             let registry = ObserverRegistry()
             registry.addObserver(observer!, queue: queue)
-            registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
+            registry.dispatchToObservers { (observer: AlphaObserver) in observer.alpha(1) }
         }
         observer = nil  // the registry and the observer are both gone
         gate.signal()
@@ -385,7 +396,7 @@ final class ObserverRegistryTests: XCTestCase {
         registry.addObserver(observer, delivery: .mainActor)
         let delivered = expectation(description: "delivered on the main thread")
         let sender = Thread {
-            registry.withObservers { (observer: AlphaObserver) in
+            registry.dispatchToObservers { (observer: AlphaObserver) in
                 XCTAssertTrue(Thread.isMainThread)
                 observer.alpha(5)
                 delivered.fulfill()

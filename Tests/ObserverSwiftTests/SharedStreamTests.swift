@@ -26,20 +26,20 @@ final class SharedStreamTests: XCTestCase {
     func testShareConnectsOnceAndFansOut() {
         let source = Source()
         let shared = source.stream.share()
-        var a: [Int] = []
-        var b: [Int] = []
+        let a = ValueTestRecorder<Int>()
+        let b = ValueTestRecorder<Int>()
         let first = shared.subscribe { a.append($0) }
         let second = shared.subscribe { b.append($0) }
         XCTAssertEqual(source.connects.value, 1)
         XCTAssertEqual(source.callbacks.subscribersCount, 1, "one upstream connection")
         source.callbacks.send(1)
-        XCTAssertEqual(a, [1])
-        XCTAssertEqual(b, [1])
+        XCTAssertEqual(a.values, [1])
+        XCTAssertEqual(b.values, [1])
         first.unsubscribe()
         XCTAssertEqual(source.disconnects.value, 0, "still one subscriber")
         source.callbacks.send(2)
-        XCTAssertEqual(a, [1])
-        XCTAssertEqual(b, [1, 2])
+        XCTAssertEqual(a.values, [1])
+        XCTAssertEqual(b.values, [1, 2])
         second.unsubscribe()
         second.unsubscribe()
         XCTAssertEqual(source.disconnects.value, 1, "the last one leaving disconnects")
@@ -49,11 +49,11 @@ final class SharedStreamTests: XCTestCase {
         let source = Source()
         let shared = source.stream.share()
         shared.subscribe { _ in }.unsubscribe()
-        var seen: [Int] = []
+        let seen = ValueTestRecorder<Int>()
         let again = shared.subscribe { seen.append($0) }
         XCTAssertEqual(source.connects.value, 2)
         source.callbacks.send(5)
-        XCTAssertEqual(seen, [5])
+        XCTAssertEqual(seen.values, [5])
         again.unsubscribe()
         XCTAssertEqual(source.disconnects.value, 2)
     }
@@ -66,12 +66,12 @@ final class SharedStreamTests: XCTestCase {
             observer.next(2)
             return noopDisconnect
         }.share()
-        var first: [Int] = []
-        var second: [Int] = []
+        let first = ValueTestRecorder<Int>()
+        let second = ValueTestRecorder<Int>()
         let a = shared.subscribe { first.append($0) }
         let b = shared.subscribe { second.append($0) }
-        XCTAssertEqual(first, [1, 2])
-        XCTAssertEqual(second, [], "later subscribers join the running connection: no replay")
+        XCTAssertEqual(first.values, [1, 2])
+        XCTAssertEqual(second.values, [], "later subscribers join the running connection: no replay")
         XCTAssertEqual(connects, 1)
         a.unsubscribe()
         b.unsubscribe()
@@ -82,15 +82,15 @@ final class SharedStreamTests: XCTestCase {
             observer.next(1)
             return noopDisconnect
         }.share()
-        var inner: Subscription?
-        var innerSeen: [Int] = []
+        let inner = SharedVariable<Subscription?>(nil)
+        let innerSeen = ValueTestRecorder<Int>()
         let outer = shared.subscribe { _ in
-            inner = shared.subscribe { innerSeen.append($0) }  // no deadlock
+            inner.value = shared.subscribe { innerSeen.append($0) }  // no deadlock
         }
-        XCTAssertNotNil(inner)
-        inner?.unsubscribe()
+        XCTAssertNotNil(inner.value)
+        inner.value?.unsubscribe()
         outer.unsubscribe()
-        XCTAssertEqual(innerSeen, [])
+        XCTAssertEqual(innerSeen.values, [])
     }
 
     func testConcurrentSubscribersBalanceConnectsAndDisconnects() {

@@ -10,11 +10,21 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "CObserverCore.h"
+#include "oc_testing.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#if !OC_DEBUG_CHECKS
+#error "oc_core_test checks the debug consistency checks: build it with -DOC_DEBUG_CHECKS=1"
+#endif
 
 #define ADDER_THREADS 4
 #define ADDS_PER_THREAD 200
@@ -61,6 +71,42 @@ new_probe(unsigned long id)
 	}
 	probe->id = id;
 	return probe;
+}
+
+static bool
+equal_ints(const void *key_context, const void *probe_key)
+{
+	return *(const int *)key_context == *(const int *)probe_key;
+}
+
+/* Debug checks are fatal by default: these children must abort. */
+static int
+unbalanced_read_end_in_child(void *argument)
+{
+	(void)argument;
+	oc_read_end(oc_reader_current());
+	return 0;
+}
+
+static int
+null_view_in_child(void *argument)
+{
+	oc_list_t *volatile null_list = NULL;
+	oc_reader_t *reader = oc_read_begin();
+
+	(void)argument;
+	(void)oc_list_view(null_list);
+	oc_read_end(reader);
+	return 0;
+}
+
+/* A handle no add issued. */
+static oc_handle_t
+forged(uint64_t sequence, uint32_t index)
+{
+	oc_handle_t handle = { sequence, index };
+
+	return handle;
 }
 
 /* One send: every visible context's counter, inside one read section. */
@@ -170,8 +216,8 @@ test_concurrent_adds_sends_removes(void)
 	for (i = 0; i < ADDER_THREADS; i++)
 		for (j = 1; j < ADDS_PER_THREAD; j += 2)
 			CHECK(oc_list_remove(list, adders[i].handles[j]) == OC_ENOENT);
-	CHECK(oc_list_remove(list, OC_HANDLE_NONE) == OC_ENOENT);
-	CHECK(oc_list_remove(list, UINT64_MAX) == OC_ENOENT);
+	CHECK(oc_list_remove(list, oc_handle_none()) == OC_ENOENT);
+	CHECK(oc_list_remove(list, forged(UINT64_MAX, UINT32_MAX)) == OC_ENOENT);
 
 	/* remove_wait on the even ones of the first adder. */
 	for (j = 0; j < ADDS_PER_THREAD; j += 2)
@@ -191,6 +237,264 @@ test_concurrent_adds_sends_removes(void)
 	CHECK(oc_reclaim_barrier() == OC_OK);
 	CHECK(oc_stats().pending_objects == 0);
 	CHECK(oc_stats().pending_bytes == 0);
+}
+
+/*
+ * Runs `body` in a child process (fork) and returns how it ended: its exit
+ * status (0..255), 1000 + the signal that killed it, or -1 when it did not
+ * end within `seconds` (then it is killed). The child only runs C code and
+ * leaves with _exit.
+ */
+#define CHILD_TIMED_OUT (-1)
+#define CHILD_SIGNALLED(signal) (1000 + (signal))
+
+static int
+run_in_child(int (*body)(void *argument), void *argument, int seconds)
+{
+	pid_t child = fork();
+	int status = 0;
+	int waited_ms;
+
+	if (child < 0) {
+		perror("fork");
+		exit(2);
+	}
+	if (child == 0)
+		_exit(body(argument));
+	for (waited_ms = 0; waited_ms < seconds * 1000; waited_ms += 10) {
+		struct timespec pause = { 0, 10 * 1000 * 1000 };
+
+		if (waitpid(child, &status, WNOHANG) == child) {
+			if (WIFEXITED(status))
+				return WEXITSTATUS(status);
+			if (WIFSIGNALED(status))
+				return CHILD_SIGNALLED(WTERMSIG(status));
+			return -2;
+		}
+		nanosleep(&pause, NULL);
+	}
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	return CHILD_TIMED_OUT;
+}
+
+/*
+ * Handles are never reissued: the sequence part is a full 64-bit counter.
+ * A handle that kept only the low 40 bits would repeat for the add 2^40
+ * adds after another one into the same slot (a stale handle would remove
+ * the newcomer), and would be all zero (OC_HANDLE_NONE) for the add at slot
+ * 0 whose sequence is a multiple of 2^40; these cases are checked here, and
+ * at 2^48 and 2^56. The counter is fast-forwarded (it only moves forward,
+ * so every live list keeps its ordering) to reach them without 2^40 adds.
+ */
+static void
+test_handles_never_repeat(void)
+{
+	oc_list_t *list = oc_list_create(release_probe);
+	oc_handle_t first, second, boundary;
+	uint64_t next;
+	int shift;
+
+	releases = 0;
+	CHECK(oc_list_add(list, new_probe(1), &first) == OC_OK);
+	CHECK(first.index == 0 && first.sequence != 0);
+	CHECK(oc_list_remove(list, first) == OC_OK);
+	next = oc_testing_advance_sequence(first.sequence + (UINT64_C(1) << 40));
+	CHECK(next == first.sequence + (UINT64_C(1) << 40));
+	CHECK(oc_list_add(list, new_probe(2), &second) == OC_OK);
+	CHECK(second.index == first.index);
+	CHECK(!oc_handle_equal(second, first));
+	CHECK(oc_list_remove(list, first) == OC_ENOENT);
+	CHECK(oc_list_contains(list, second));
+	CHECK(oc_list_remove(list, second) == OC_OK);
+
+	/* Slot 0 at sequences that are multiples of 2^40, 2^48 and 2^56. */
+	for (shift = 40; shift <= 56; shift += 8) {
+		uint64_t multiple = ((oc_testing_advance_sequence(0) >> shift) + 1) << shift;
+
+		CHECK(oc_testing_advance_sequence(multiple) == multiple);
+		CHECK(oc_list_add(list, new_probe(3), &boundary) == OC_OK);
+		CHECK(boundary.index == 0 && boundary.sequence == multiple);
+		CHECK(!oc_handle_is_none(boundary));
+		CHECK(oc_list_remove(list, boundary) == OC_OK);
+	}
+	/* The counter never moves back. */
+	next = oc_testing_advance_sequence(0);
+	CHECK(oc_testing_advance_sequence(1) == next);
+	oc_list_destroy(list);
+	CHECK(oc_reclaim_barrier() == OC_OK);
+	CHECK(releases == 5);
+}
+
+/* In a child: the last sequence numbers, then OC_EEXHAUSTED, nothing added. */
+static int
+exhaust_sequence_in_child(void *argument)
+{
+	oc_list_t *list = oc_list_create(NULL);
+	struct probe probe = { 0, 1 };
+	oc_handle_t last, refused = { 7, 7 };
+
+	(void)argument;
+	if (oc_testing_advance_sequence(UINT64_MAX - 1) != UINT64_MAX - 1)
+		return 10;
+	if (oc_list_add(list, &probe, &last) != OC_OK || last.sequence != UINT64_MAX - 1)
+		return 11;
+	if (oc_list_add(list, &probe, &refused) != OC_EEXHAUSTED || !oc_handle_is_none(refused))
+		return 12;
+	if (oc_list_add(list, &probe, &refused) != OC_EEXHAUSTED || oc_list_count(list) != 1)
+		return 13;
+	if (oc_list_remove(list, last) != OC_OK)
+		return 14;
+	if (oc_testing_advance_sequence(5) != OC__SEQUENCE_FREE)
+		return 15;
+	oc_list_destroy(list);
+	return oc_reclaim_barrier() == OC_OK ? 0 : 16;
+}
+
+static void
+test_sequence_exhaustion(void)
+{
+	CHECK(run_in_child(exhaust_sequence_in_child, NULL, 20) == 0);
+}
+
+/*
+ * fork() while another thread is inside a read section: in the child that
+ * thread does not exist, and grace periods must not wait for it.
+ */
+struct parked_reader {
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	bool inside;
+	bool leave;
+};
+
+static void *
+parked_reader_main(void *argument)
+{
+	struct parked_reader *parked = argument;
+	oc_reader_t *reader = oc_read_begin();
+
+	pthread_mutex_lock(&parked->lock);
+	parked->inside = true;
+	pthread_cond_broadcast(&parked->changed);
+	while (!parked->leave)
+		pthread_cond_wait(&parked->changed, &parked->lock);
+	pthread_mutex_unlock(&parked->lock);
+	oc_read_end(reader);
+	return NULL;
+}
+
+struct fork_case {
+	oc_list_t *list;
+	oc_handle_t handle;
+};
+
+static int
+wait_for_readers_in_child(void *argument)
+{
+	struct fork_case *fork_case = argument;
+	oc_list_t *fresh;
+	oc_handle_t handle;
+	struct probe probe = { 0, 9 };
+
+	if (oc_stats().records_reset_after_fork < 1)
+		return 20;
+	if (oc_list_remove_wait(fork_case->list, fork_case->handle) != OC_OK)
+		return 21;
+	if (oc_synchronize() != OC_OK || oc_reclaim_barrier() != OC_OK)
+		return 22;
+	/* The child keeps working: a new list, a thread that reads. */
+	fresh = oc_list_create(NULL);
+	if (fresh == NULL || oc_list_add(fresh, &probe, &handle) != OC_OK)
+		return 23;
+	if (send_once(fresh) != 1 || oc_list_remove_wait(fresh, handle) != OC_OK)
+		return 24;
+	oc_list_destroy(fresh);
+	oc_list_destroy(fork_case->list);
+	return oc_reclaim_barrier() == OC_OK ? 0 : 25;
+}
+
+static void
+test_fork_while_a_reader_is_inside(void)
+{
+	struct parked_reader parked = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+		false, false };
+	struct fork_case fork_case;
+	pthread_t thread;
+
+	releases = 0;
+	fork_case.list = oc_list_create(release_probe);
+	CHECK(oc_list_add(fork_case.list, new_probe(4), &fork_case.handle) == OC_OK);
+	CHECK(pthread_create(&thread, NULL, parked_reader_main, &parked) == 0);
+	pthread_mutex_lock(&parked.lock);
+	while (!parked.inside)
+		pthread_cond_wait(&parked.changed, &parked.lock);
+	pthread_mutex_unlock(&parked.lock);
+
+	CHECK(run_in_child(wait_for_readers_in_child, &fork_case, 20) == 0);
+
+	pthread_mutex_lock(&parked.lock);
+	parked.leave = true;
+	pthread_cond_broadcast(&parked.changed);
+	pthread_mutex_unlock(&parked.lock);
+	pthread_join(thread, NULL);
+	CHECK(oc_stats().records_reset_after_fork == 0);
+	oc_list_destroy(fork_case.list);
+	CHECK(oc_reclaim_barrier() == OC_OK);
+	CHECK(releases == 1);
+}
+
+/*
+ * Misuse: an unbalanced oc_read_end is ignored and counted, never leaving
+ * the thread "in a section"; debug checks report it (and the send-path
+ * readers' NULL preconditions, a view outside a section) and abort by
+ * default.
+ */
+static void
+test_unbalanced_read_end_and_debug_checks(void)
+{
+	oc_list_t *list = oc_list_create(NULL);
+	oc_keymap_t *map = oc_keymap_create(equal_ints, NULL, NULL);
+	oc_list_t *volatile null_list = NULL;
+	oc_keymap_t *volatile null_map = NULL;
+	uint64_t unbalanced = oc_stats().unbalanced_read_ends;
+	uint64_t failures = oc_testing_check_failures();
+	int key = 1;
+	oc_reader_t *reader;
+
+	oc_testing_set_checks_fatal(false);
+	reader = oc_reader_current();
+	oc_read_end(reader);
+	CHECK(!oc_in_read_section());
+	CHECK(oc_synchronize() == OC_OK);
+	reader = oc_read_begin();
+	oc_read_begin_reader(reader);
+	oc_read_end(reader);
+	oc_read_end(reader);
+	oc_read_end(reader);
+	CHECK(!oc_in_read_section());
+	CHECK(oc_synchronize() == OC_OK);
+	CHECK(oc_stats().unbalanced_read_ends == unbalanced + 2);
+	CHECK(oc_testing_check_failures() == failures + 2);
+
+	CHECK(oc_list_is_empty(null_list));
+	CHECK(oc_keymap_is_empty(null_map));
+	reader = oc_read_begin();
+	CHECK(oc_keymap_find(null_map, 1, &key) == NULL);
+	CHECK(oc_keymap_find_hash(null_map, 1) == NULL);
+	CHECK(oc_keymap_lookup(null_map, 1, &key) == NULL);
+	oc_read_end(reader);
+	CHECK(oc_testing_check_failures() == failures + 7);
+	(void)oc_list_view(list);
+	CHECK(oc_keymap_find(map, 1, &key) == NULL);
+	CHECK(oc_testing_check_failures() == failures + 9);
+	oc_testing_set_checks_fatal(true);
+
+	CHECK(run_in_child(unbalanced_read_end_in_child, NULL, 20) == CHILD_SIGNALLED(SIGABRT));
+	CHECK(run_in_child(null_view_in_child, NULL, 20) == CHILD_SIGNALLED(SIGABRT));
+	oc_keymap_destroy(map);
+	oc_list_destroy(list);
+	CHECK(oc_reclaim_barrier() == OC_OK);
 }
 
 static void
@@ -244,7 +548,7 @@ static void
 test_remove_if_and_try_remove(void)
 {
 	oc_list_t *list = oc_list_create(release_probe);
-	oc_handle_t handle = OC_HANDLE_NONE;
+	oc_handle_t handle = oc_handle_none();
 	int i;
 
 	releases = 0;
@@ -261,7 +565,7 @@ test_remove_if_and_try_remove(void)
 static void
 test_bad_input(void)
 {
-	oc_handle_t handle = 42;
+	oc_handle_t handle = forged(42, 0);
 	oc_list_t *first = oc_list_create(release_probe);
 	oc_list_t *second = oc_list_create(NULL);
 	struct probe *probe = new_probe(7);
@@ -269,17 +573,17 @@ test_bad_input(void)
 	oc_handle_t foreign;
 
 	CHECK(oc_list_add(NULL, probe, &handle) == OC_EINVAL);
-	CHECK(handle == OC_HANDLE_NONE);
+	CHECK(oc_handle_is_none(handle));
 	CHECK(oc_list_add(first, NULL, &handle) == OC_EINVAL);
 	CHECK(oc_list_add(first, probe, NULL) == OC_EINVAL);
-	CHECK(oc_list_remove(NULL, 1) == OC_EINVAL);
-	CHECK(oc_list_try_remove(NULL, 1) == OC_EINVAL);
-	CHECK(oc_list_remove_wait(NULL, 1) == OC_EINVAL);
+	CHECK(oc_list_remove(NULL, forged(1, 0)) == OC_EINVAL);
+	CHECK(oc_list_try_remove(NULL, forged(1, 0)) == OC_EINVAL);
+	CHECK(oc_list_remove_wait(NULL, forged(1, 0)) == OC_EINVAL);
 	CHECK(oc_list_remove_if(NULL, is_odd_probe, NULL) == 0);
 	CHECK(oc_list_clear(NULL) == 0);
 	CHECK(oc_list_count(NULL) == 0);
 	CHECK(oc_list_capacity(NULL) == 0);
-	CHECK(!oc_list_contains(NULL, 1));
+	CHECK(!oc_list_contains(NULL, forged(1, 0)));
 	oc_list_destroy(NULL);
 
 	CHECK(oc_list_add(first, probe, &handle) == OC_OK);
@@ -315,7 +619,7 @@ test_allocation_failures(void)
 	extra = new_probe(99);
 	oc_debug_fail_allocations(1);
 	CHECK(oc_list_add(list, extra, &handles[16]) == OC_ENOMEM);
-	CHECK(handles[16] == OC_HANDLE_NONE);
+	CHECK(oc_handle_is_none(handles[16]));
 	oc_debug_fail_allocations(0);
 	CHECK(oc_list_count(list) == 16);
 	CHECK(oc_list_add(list, extra, &handles[16]) == OC_OK);
@@ -370,6 +674,10 @@ main(void)
 	test_bad_input();
 	test_allocation_failures();
 	test_thread_records_are_recycled();
+	test_handles_never_repeat();
+	test_sequence_exhaustion();
+	test_fork_while_a_reader_is_inside();
+	test_unbalanced_read_end_and_debug_checks();
 	CHECK(oc_reclaim_barrier() == OC_OK);
 	CHECK(oc_stats().pending_objects == 0);
 	CHECK(oc_stats().live_contexts == 0);

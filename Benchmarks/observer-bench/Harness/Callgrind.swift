@@ -27,7 +27,9 @@ enum Callgrind {
         ("weak", { .weak(targets: (0..<$0).map { _ in Target() }) }),
         ("cast", { .cast(targets: (0..<$0).map { _ in Target() }) }),
         ("event-weak", { .eventTargets((0..<$0).map { _ in Target() }) }),
-        ("registry", { .protocolObservers((0..<$0).map { _ in Target() }) }),
+        ("protocol", { .protocolObservers((0..<$0).map { _ in Target() }) }),
+        // N is the key count here; a "send" goes to one key with one observer.
+        ("keyed", { .keyedEvent(keys: $0, sink: Sink()) }),
         // A "send" here is one `value = x` set of an ObservableValue.
         ("value", { .valueObservers(count: $0, sink: Sink()) }),
         // Sends in bursts of 64 through send(contentsOf:).
@@ -74,21 +76,27 @@ enum Callgrind {
                     continue
                 }
                 let isPair = implementation.id.hasSuffix("-pair")
-                let sends = options.sends ?? (isPair ? 20_000 : max(10, 200_000 / max(size, 1)))
+                let isPerSend = isPair || implementation.id == "keyed"
+                let sends = options.sends ?? (isPerSend ? 20_000 : max(10, 200_000 / max(size, 1)))
                 progress.step("callgrind \(implementation.id) N=\(size): \(sends) sends, then 0")
                 let full = instructions(executable, implementation.id, size, sends)
                 let baseline = instructions(executable, implementation.id, size, 0)
-                let perDelivery = Double(full - baseline) / Double(sends * (isPair ? 1 : max(size, 1)))
+                let perDelivery = Double(full - baseline) / Double(sends * (isPerSend ? 1 : max(size, 1)))
                 let pairLabel = implementation.id == "event-pair" ? " subscribe+cancel pair" : " add+remove pair"
-                let name = implementation.make(0).implementation + (isPair ? pairLabel : "")
+                let name =
+                    implementation.make(0).implementation
+                    + (isPair ? pairLabel : implementation.id == "keyed" ? " (per send, N keys)" : "")
                 report.figures.append(
                     Figure(
                         scenario: "callgrind", size: size, implementation: name,
                         metric: "instructions/delivery", summary: Summary([perDelivery])))
             }
             report.setRatios(size: size, reference: "RAW")
-            for index in report.figures.indices where report.figures[index].implementation.hasSuffix("pair") {
-                report.figures[index].ratioToRaw = nil  // per pair, not per delivery
+            for index in report.figures.indices
+            where report.figures[index].implementation.hasSuffix("pair")
+                || report.figures[index].implementation.hasSuffix("keys)")
+            {
+                report.figures[index].ratioToRaw = nil  // per pair or per keyed send, not per delivery
             }
         }
         var results = BenchResults(

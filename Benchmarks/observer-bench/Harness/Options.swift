@@ -26,7 +26,7 @@ struct Options {
           --markdown PATH         also write the results table to PATH
           --list                  list the scenarios and exit
           --quiet                 no progress lines on stderr
-          --callgrind             instruction counts per delivery under valgrind (see README)
+          --callgrind             instruction counts per delivery under valgrind (DocC article Performance)
           --sends S               sends per callgrind run (default 2000)
           --help                  this text
         """

@@ -39,12 +39,14 @@ func expectedChecksum(sends: Int, deliveriesPerSend: Int) -> Int {
 
 /// What a closure observer writes to: one field of a class instance, so the
 /// write is a real store the optimizer cannot remove.
-final class Sink {
+// @unchecked (both classes): a scenario delivers to one Sink or Target from
+// one thread at a time; concurrent scenarios use `PerThreadCounters`.
+final class Sink: @unchecked Sendable {
     var total = 0
 }
 
 /// A weakly held observer target; also the CAST baseline's protocol observer.
-final class Target: IntObserving {
+final class Target: IntObserving, @unchecked Sendable {
     var total = 0
 
     func observe(_ value: Int) {

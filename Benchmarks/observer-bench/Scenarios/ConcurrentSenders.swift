@@ -124,14 +124,15 @@ struct ChurnSubject {
 
     /// Observers: `{ value in counters[value & 1] &+= value }`, so sender t
     /// (sending values with t in the low bit) writes only its own slot.
-    static func handler(_ counters: PerThreadCounters, base: Int) -> (Int) -> Void {
-        let pointer = counters.pointer
+    static func handler(_ counters: PerThreadCounters, base: Int) -> @Sendable (Int) -> Void {
+        // Each sender writes only its own cache-line-separated slot.
+        nonisolated(unsafe) let pointer = counters.pointer
         return { value in pointer[base + (value & 1) * PerThreadCounters.stride] &+= value }
     }
 
     static func event(_ size: Int, _ counters: PerThreadCounters) -> ChurnSubject {
         let event = Event<Int>()
-        for _ in 0..<size { event.subscribe(handler(counters, base: 0)) }
+        for _ in 0..<size { _ = event.subscribe(handler(counters, base: 0)) }
         let churnHandler = handler(counters, base: 2 * PerThreadCounters.stride)
         return ChurnSubject(
             name: Contender.eventClosureName, churns: true,

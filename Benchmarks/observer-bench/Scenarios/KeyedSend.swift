@@ -84,7 +84,7 @@ extension Contender {
 
     static func keyedEvent(keys: Int, sink: Sink) -> Contender {
         let event = KeyedEvent<Int, Int>()
-        for key in 0..<keys { event.subscribe(key: key) { value in sink.total &+= value } }
+        for key in 0..<keys { _ = event.subscribe(key: key) { value in sink.total &+= value } }
         let hot = hotKey(among: keys)
         return Contender(
             implementation: keyedEventName, deliveriesPerSend: 1,

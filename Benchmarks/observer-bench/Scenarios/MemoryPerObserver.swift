@@ -49,14 +49,14 @@ extension Scenario {
 
             let event = Event<Int>()
             let eventBytes = bytesPerObserver(size) {
-                for _ in 0..<size { event.subscribe { value in memorySink.total &+= value } }
+                for _ in 0..<size { _ = event.subscribe { value in memorySink.total &+= value } }
             }
             figure(Contender.eventClosureName, eventBytes)
             event.unsubscribeAll()
 
             let capturingEvent = Event<Int>()
             let capturingBytes = bytesPerObserver(size) {
-                for tag in 0..<size { capturingEvent.subscribe { value in sink.total &+= value ^ tag } }
+                for tag in 0..<size { _ = capturingEvent.subscribe { value in sink.total &+= value ^ tag } }
             }
             figure("\(Contender.eventClosureName), closure capturing 16 bytes", capturingBytes)
             capturingEvent.unsubscribeAll()
@@ -142,7 +142,7 @@ extension Scenario {
 }
 
 /// What the no-capture closures of the memory scenario write to.
-nonisolated(unsafe) let memorySink = Sink()
+let memorySink = Sink()
 
 /// RAW for memory: a plain growing array of closures.
 struct RawSubscriptions {

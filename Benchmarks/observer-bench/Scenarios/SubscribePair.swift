@@ -94,7 +94,7 @@ extension Contender {
 
     static func eventPairs(registered: Int, sink: Sink) -> Contender {
         let event = Event<Int>()
-        for _ in 0..<registered { event.subscribe { value in sink.total &+= value } }
+        for _ in 0..<registered { _ = event.subscribe { value in sink.total &+= value } }
         return Contender(
             implementation: eventClosureName, deliveriesPerSend: 1,
             send: { pairs in

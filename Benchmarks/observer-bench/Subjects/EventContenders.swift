@@ -9,7 +9,7 @@ extension Contender {
     /// An `Event<Int>` with `count` closure subscriptions capturing `sink`.
     static func eventClosures(count: Int, sink: Sink) -> Contender {
         let event = Event<Int>()
-        for _ in 0..<count { event.subscribe { value in sink.total &+= value } }
+        for _ in 0..<count { _ = event.subscribe { value in sink.total &+= value } }
         return Contender(
             implementation: eventClosureName, deliveriesPerSend: count,
             send: { sends in eventSend(event, sends: sends) },

@@ -29,7 +29,7 @@
  * its list and its key until its read section ends. Old ck_hs arrays
  * (growth, tombstone clean-up, shrinking) are retired the same way.
  *
- * Send semantics per key are those of the key's list (see CObserverCore.h),
+ * Send semantics per key are those of the key's list (see oc_list.h),
  * with one addition: a context added for a key whose entry a send already
  * looked up under an older, now removed entry is not called by that send
  * (it went into the new entry's list).
@@ -37,11 +37,13 @@
 #ifndef OC_KEYMAP_H
 #define OC_KEYMAP_H
 
-#include "CObserverCore.h"
+#include "oc_list.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+OC_ASSUME_NONNULL_BEGIN
 
 typedef struct oc_keymap oc_keymap_t;
 
@@ -67,7 +69,10 @@ typedef struct oc_key_entry {
  * not call into the map and must not block. It is only called for entries
  * whose hash equals the probe's.
  */
-typedef bool oc_key_equal_fn(const void *key_context, const void *probe_key);
+typedef bool oc_key_equal_fn(const void *key_context, const void *OC_NULLABLE probe_key);
+
+/* Visits one key of a map (oc_keymap_for_each); false stops the visit. */
+typedef bool oc_key_visit_fn(const oc_key_entry_t *entry, void *OC_NULLABLE argument);
 
 /*
  * The part of a map that readers load without a section. Private: first
@@ -86,8 +91,8 @@ struct oc_keymap_head {
  * release callback of every key's list (see oc_list_create). Returns NULL
  * when memory is exhausted or `equal` is NULL. Any thread.
  */
-oc_keymap_t *oc_keymap_create(oc_key_equal_fn *equal, oc_release_fn *release_key,
-    oc_release_fn *release_context);
+oc_keymap_t *OC_NULLABLE oc_keymap_create(oc_key_equal_fn *OC_NULLABLE equal,
+    oc_release_fn *OC_NULLABLE release_key, oc_release_fn *OC_NULLABLE release_context);
 
 /*
  * oc_keymap_destroy: removes every key (lists destroyed, contexts and keys
@@ -95,14 +100,15 @@ oc_keymap_t *oc_keymap_create(oc_key_equal_fn *equal, oc_release_fn *release_key
  * that no writer call on the map is in progress or follows; readers that
  * already looked a key up may finish safely. NULL is a no-op.
  */
-void oc_keymap_destroy(oc_keymap_t *map);
+void oc_keymap_destroy(oc_keymap_t *OC_NULLABLE map);
 
 /* ------------------------------------------------------------------------ */
 /* Readers (the send path)                                                  */
 /* ------------------------------------------------------------------------ */
 
 /*
- * oc_keymap_is_empty: true when the map holds no key. Needs no read section
+ * oc_keymap_is_empty: true when the map holds no key. `map` must not be NULL
+ * (checked in debug builds only). Needs no read section
  * (reads only the map head, which lives as long as the map), so a send can
  * return before entering one. Memory ordering: acquire, pairing with the
  * release store of the count by the add that created a key; a send that
@@ -114,14 +120,23 @@ oc_keymap_is_empty(const oc_keymap_t *map)
 {
 	const struct oc_keymap_head *head = (const struct oc_keymap_head *)(const void *)map;
 
+#if OC_DEBUG_CHECKS
+	if ((const void *)map == NULL) {
+		oc__check_failed("oc_keymap_is_empty(NULL)");
+		return true;
+	}
+#endif
+	/* Plain move on x86; `ldar` on ARM, required as in oc_list_is_empty. */
 	return __atomic_load_n(&head->key_count, __ATOMIC_ACQUIRE) == 0;
 }
 
 /*
  * oc_keymap_find: the entry whose key equals `probe_key` (compared with
  * the map's oc_key_equal_fn, only against entries of the same hash), or
- * NULL. Must be called inside a read section; the entry is valid until that
- * section ends. Never blocks, never allocates.
+ * NULL. `map` must not be NULL (the send path's precondition, checked in
+ * debug builds only, which also check that a read section is open). Must be
+ * called inside a read section; the entry is valid until that section ends.
+ * Never blocks, never allocates.
  *
  * Memory ordering: the table pointer is loaded with acquire (pairing with
  * the release store that publishes a rebuilt table); ck_hs_get loads each
@@ -130,8 +145,8 @@ oc_keymap_is_empty(const oc_keymap_t *map)
  * precedes its publication in the table, and are read through the loaded
  * pointer (an address dependency, as ck_hs readers rely on).
  */
-const oc_key_entry_t *oc_keymap_find(const oc_keymap_t *map, uint64_t hash,
-    const void *probe_key);
+const oc_key_entry_t *OC_NULLABLE oc_keymap_find(const oc_keymap_t *map, uint64_t hash,
+    const void *OC_NULLABLE probe_key);
 
 /*
  * oc_keymap_find_hash: the first entry (in probe order) whose hash equals
@@ -140,14 +155,14 @@ const oc_key_entry_t *oc_keymap_find(const oc_keymap_t *map, uint64_t hash,
  * wanted (a full 64-bit hash collision), they must fall back to
  * oc_keymap_find. Same contract as oc_keymap_find.
  */
-const oc_key_entry_t *oc_keymap_find_hash(const oc_keymap_t *map, uint64_t hash);
+const oc_key_entry_t *OC_NULLABLE oc_keymap_find_hash(const oc_keymap_t *map, uint64_t hash);
 
 /*
  * oc_keymap_lookup: the list of the key equal to `probe_key`, or NULL when
  * the key has no entry. Same contract as oc_keymap_find.
  */
-oc_list_t *oc_keymap_lookup(const oc_keymap_t *map, uint64_t hash,
-    const void *probe_key);
+oc_list_t *OC_NULLABLE oc_keymap_lookup(const oc_keymap_t *map, uint64_t hash,
+    const void *OC_NULLABLE probe_key);
 
 /* ------------------------------------------------------------------------ */
 /* Writers                                                                  */
@@ -166,8 +181,9 @@ oc_list_t *oc_keymap_lookup(const oc_keymap_t *map, uint64_t hash,
  * was not added and *handle is OC_HANDLE_NONE (*key_adopted may still be
  * true: the key was created and at once removed again).
  */
-oc_status_t oc_keymap_add(oc_keymap_t *map, uint64_t hash, const void *probe_key,
-    void *key_context, void *context, oc_handle_t *handle, bool *key_adopted);
+oc_status_t oc_keymap_add(oc_keymap_t *OC_NULLABLE map, uint64_t hash,
+    const void *OC_NULLABLE probe_key, void *OC_NULLABLE key_context, void *OC_NULLABLE context,
+    oc_handle_t *OC_NULLABLE handle, bool *OC_NULLABLE key_adopted);
 
 /*
  * oc_keymap_remove: removes the context named by `handle` from the key
@@ -177,8 +193,8 @@ oc_status_t oc_keymap_add(oc_keymap_t *map, uint64_t hash, const void *probe_key
  * OC_EINVAL for a NULL map. Send semantics as oc_list_remove. Never waits
  * for readers; may be called from inside a read section (a callback).
  */
-oc_status_t oc_keymap_remove(oc_keymap_t *map, uint64_t hash, const void *probe_key,
-    oc_handle_t handle);
+oc_status_t oc_keymap_remove(oc_keymap_t *OC_NULLABLE map, uint64_t hash,
+    const void *OC_NULLABLE probe_key, oc_handle_t handle);
 
 /*
  * oc_keymap_try_remove: oc_keymap_remove that never blocks (safe on the
@@ -187,8 +203,8 @@ oc_status_t oc_keymap_remove(oc_keymap_t *map, uint64_t hash, const void *probe_
  * key could not be removed at once (the lock was taken again), the key is
  * removed by the next writer call on the map.
  */
-oc_status_t oc_keymap_try_remove(oc_keymap_t *map, uint64_t hash,
-    const void *probe_key, oc_handle_t handle);
+oc_status_t oc_keymap_try_remove(oc_keymap_t *OC_NULLABLE map, uint64_t hash,
+    const void *OC_NULLABLE probe_key, oc_handle_t handle);
 
 /*
  * oc_keymap_remove_key_if: removes, from the key equal to `probe_key`, every
@@ -198,9 +214,9 @@ oc_status_t oc_keymap_try_remove(oc_keymap_t *map, uint64_t hash,
  * runs under the list's writer lock (see oc_list_remove_if). Returns OC_OK,
  * OC_ENOENT (no such key) or OC_EINVAL.
  */
-oc_status_t oc_keymap_remove_key_if(oc_keymap_t *map, uint64_t hash,
-    const void *probe_key, bool (*predicate)(void *context, void *argument),
-    void *argument, size_t *removed);
+oc_status_t oc_keymap_remove_key_if(oc_keymap_t *OC_NULLABLE map, uint64_t hash,
+    const void *OC_NULLABLE probe_key, oc_context_predicate_fn *OC_NULLABLE predicate,
+    void *OC_NULLABLE argument, size_t *OC_NULLABLE removed);
 
 /*
  * oc_keymap_remove_if: oc_keymap_remove_key_if over every key present when
@@ -208,12 +224,12 @@ oc_status_t oc_keymap_remove_key_if(oc_keymap_t *map, uint64_t hash,
  * snapshot of the keys: returns OC_ENOMEM (nothing removed) when that
  * fails. *removed (may be NULL) gets the total.
  */
-oc_status_t oc_keymap_remove_if(oc_keymap_t *map,
-    bool (*predicate)(void *context, void *argument), void *argument,
-    size_t *removed);
+oc_status_t oc_keymap_remove_if(oc_keymap_t *OC_NULLABLE map,
+    oc_context_predicate_fn *OC_NULLABLE predicate, void *OC_NULLABLE argument,
+    size_t *OC_NULLABLE removed);
 
 /* oc_keymap_clear: oc_keymap_remove_if with a NULL predicate. */
-oc_status_t oc_keymap_clear(oc_keymap_t *map, size_t *removed);
+oc_status_t oc_keymap_clear(oc_keymap_t *OC_NULLABLE map, size_t *OC_NULLABLE removed);
 
 /*
  * oc_keymap_for_each: calls `visit` with every key present when it starts
@@ -225,34 +241,31 @@ oc_status_t oc_keymap_clear(oc_keymap_t *map, size_t *removed);
  * with oc_list_* calls on the entry's list directly. Returns OC_OK,
  * OC_ENOMEM (snapshot failed; nothing visited) or OC_EINVAL.
  */
-oc_status_t oc_keymap_for_each(oc_keymap_t *map,
-    bool (*visit)(const oc_key_entry_t *entry, void *argument), void *argument);
+oc_status_t oc_keymap_for_each(oc_keymap_t *OC_NULLABLE map,
+    oc_key_visit_fn *OC_NULLABLE visit, void *OC_NULLABLE argument);
 
 /* ------------------------------------------------------------------------ */
 /* Queries (writer lock; any thread)                                        */
 /* ------------------------------------------------------------------------ */
 
 /* oc_keymap_contains: whether `handle` names a context stored under the key. */
-bool oc_keymap_contains(oc_keymap_t *map, uint64_t hash, const void *probe_key,
-    oc_handle_t handle);
+bool oc_keymap_contains(oc_keymap_t *OC_NULLABLE map, uint64_t hash,
+    const void *OC_NULLABLE probe_key, oc_handle_t handle);
 
 /* oc_keymap_count: contexts stored under the key (0 when absent). */
-size_t oc_keymap_count(oc_keymap_t *map, uint64_t hash, const void *probe_key);
+size_t oc_keymap_count(oc_keymap_t *OC_NULLABLE map, uint64_t hash,
+    const void *OC_NULLABLE probe_key);
 
 /* oc_keymap_key_count: keys present (a snapshot). NULL map: 0. */
-size_t oc_keymap_key_count(const oc_keymap_t *map);
-
-/*
- * oc_keymap_table_bytes: bytes of the current ck_hs slot array (for tests:
- * it shrinks again after mass removal). NULL map: 0.
- */
-size_t oc_keymap_table_bytes(oc_keymap_t *map);
+size_t oc_keymap_key_count(const oc_keymap_t *OC_NULLABLE map);
 
 /*
  * oc_keymap_live_keys: keys present in all maps of the process (entries
  * created and not yet removed). Relaxed counter; a snapshot.
  */
 uint64_t oc_keymap_live_keys(void);
+
+OC_ASSUME_NONNULL_END
 
 #ifdef __cplusplus
 }

@@ -1,3 +1,4 @@
+import CObserverCore
 import Dispatch
 import Foundation
 import Synchronization
@@ -32,24 +33,55 @@ struct UncheckedSendable<Wrapped>: @unchecked Sendable {
 }
 
 extension Delivery {
-    /// Runs `work` where this delivery says.
+    /// Runs `work` where this delivery says: at once when synchronous (or
+    /// main-actor on the main thread, inside the caller's send), otherwise
+    /// enqueued.
+    ///
+    /// Every observer kind's queued and main-queue deliveries go through
+    /// here, and this is where cancellation reaches them: where the work
+    /// runs, `isSubscribed` is checked and `work` called inside one read
+    /// section. So a delivery that has not started when `cancel()` returns
+    /// is dropped; `cancelAndWait()` (which waits for read sections) waits
+    /// for one that has started; and a wait called from inside it throws
+    /// `waitInsideDelivery` instead of waiting for itself.
     @inline(__always)
-    func run(_ work: @escaping () -> Void) {
+    func run(ifSubscribed isSubscribed: @escaping () -> Bool, _ work: @escaping () -> Void) {
         switch self {
         case .synchronous:
             work()
         case .queue(let queue):
-            let work = UncheckedSendable(work)
-            queue.async { work.wrapped() }
+            let job = UncheckedSendable(QueuedDelivery(isSubscribed: isSubscribed, work: work))
+            queue.async { job.wrapped.run() }
         case .mainActor:
             if Thread.isMainThread {
                 work()
             } else {
-                let work = UncheckedSendable(work)
-                DispatchQueue.main.async { work.wrapped() }
+                let job = UncheckedSendable(QueuedDelivery(isSubscribed: isSubscribed, work: work))
+                DispatchQueue.main.async { job.wrapped.run() }
             }
         }
     }
+}
+
+/// One enqueued delivery and the check that it is still wanted.
+struct QueuedDelivery {
+    let isSubscribed: () -> Bool
+    let work: () -> Void
+
+    func run() {
+        deliverIfSubscribed(isSubscribed, work)
+    }
+}
+
+/// Where every deferred delivery (a queue's, the main queue's, an actor
+/// mailbox's) meets cancellation: checks `isSubscribed` and runs `work`
+/// inside one read section, so that `cancelAndWait()` waits for a delivery
+/// that has started and a wait called from inside it throws.
+@inline(__always)
+func deliverIfSubscribed(_ isSubscribed: () -> Bool, _ work: () -> Void) {
+    let reader = oc_read_begin()
+    if isSubscribed() { work() }
+    oc_read_end(reader)
 }
 
 /// A delivery budget for `limit:` subscriptions, exact under concurrent

@@ -1,7 +1,9 @@
 import CObserverCore
 
+import Foundation
+
 /// Errors reported by ObserverSwift.
-public enum ObserverError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum ObserverError: Error, Equatable, Sendable, CustomStringConvertible, LocalizedError {
     /// Waiting for in-flight deliveries was requested from inside a delivery
     /// (or any send) on the calling thread: the wait would include itself and
     /// never end. Whatever was to be cancelled has been cancelled.
@@ -14,12 +16,15 @@ public enum ObserverError: Error, Equatable, Sendable, CustomStringConvertible {
             return "cannot wait for in-flight deliveries from inside a delivery on the same thread"
         }
     }
+
+    /// The same explanation, for `localizedDescription` and error alerts.
+    public var errorDescription: String? { description }
 }
 
 /// Process-wide facts and controls of the reclamation engine under every
 /// observer list.
 public enum ObserverCore {
-    /// Counters of the C core (see `oc_stats` in CObserverCore.h).
+    /// Counters of the C core (see `oc_stats` in oc_epoch.h).
     public struct Statistics: Sendable, Equatable {
         /// Subscriptions stored in all sources.
         public var liveSubscriptions: Int
@@ -58,9 +63,16 @@ public enum ObserverCore {
     /// call (handlers and their captures). For tests and shutdown.
     /// - Throws: ``ObserverError/waitInsideDelivery`` from inside a send.
     public static func reclaimNow() throws(ObserverError) {
+        if oc_in_read_section() { throw .waitInsideDelivery }
+        // Removals sends could not do (a writer lock was busy) happen first,
+        // so that what they would release is released too.
+        PendingSweeps.performAll()
         if oc_reclaim_barrier() == OC_EINSECTION { throw .waitInsideDelivery }
     }
 
-    /// Whether the calling thread is inside a send (a delivery).
+    /// Whether the calling thread is inside a send (a delivery). Also true
+    /// wherever the library runs user code while holding something: an
+    /// `ObservableValue` replay, or its Observation `onChange`, `==` and
+    /// handlers while a set holds the value's turn.
     public static var isInsideDelivery: Bool { oc_in_read_section() }
 }

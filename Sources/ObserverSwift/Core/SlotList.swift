@@ -12,7 +12,7 @@ import Synchronization
 /// after a grace period, so a box is never freed while a sender may still be
 /// calling it. Sends borrow boxes at +0 (no retain/release per delivery).
 @usableFromInline
-final class SlotList: @unchecked Sendable {
+final class SlotList: PendingRemovalsHolder, @unchecked Sendable {
     // @unchecked: the C list is internally synchronized (writers take its
     // mutex, readers use epoch sections); `needsSweep` is atomic.
 
@@ -20,7 +20,9 @@ final class SlotList: @unchecked Sendable {
     let pointer: OpaquePointer
 
     /// Set when an expired box could not be removed at once (its list's
-    /// writer lock was busy on the send path); the next writer sweeps.
+    /// writer lock was busy on the send path). The next writer call, count
+    /// or ``ObserverCore/reclaimNow()`` sweeps; a send that meets the box
+    /// retries its removal without blocking.
     let needsSweep = Atomic<Bool>(false)
 
     init() {
@@ -39,7 +41,7 @@ final class SlotList: @unchecked Sendable {
     func add(_ box: SubscriberBase) -> oc_handle_t {
         sweepIfNeeded()
         let context = Unmanaged.passRetained(box).toOpaque()
-        var handle: oc_handle_t = 0
+        var handle = oc_handle_none()
         let status = oc_list_add(pointer, context, &handle)
         guard status == OC_OK else {
             Unmanaged<SubscriberBase>.fromOpaque(context).release()
@@ -49,23 +51,30 @@ final class SlotList: @unchecked Sendable {
         return handle
     }
 
-    /// Removes the box named by `handle`; false for a stale or foreign handle.
+    /// Removes the box named by `handle`; false for a stale or foreign
+    /// handle, or one whose box has expired (it is swept first).
     @discardableResult
     func remove(_ handle: oc_handle_t) -> Bool {
-        oc_list_remove(pointer, handle) == OC_OK
+        sweepIfNeeded()
+        return oc_list_remove(pointer, handle) == OC_OK
     }
 
-    /// Removes from the send path: never blocks; when the writer lock is busy
-    /// the box stays (it is already expired, so it no longer delivers) and the
-    /// next writer sweeps it.
-    func removeFromSendPath(_ handle: oc_handle_t) {
+    /// Removes from the send path: never blocks. When the writer lock is busy
+    /// the box stays (it is already expired, so it no longer delivers), the
+    /// list is marked for a sweep, and false is returned.
+    func removeFromSendPath(_ handle: oc_handle_t) -> Bool {
         if oc_list_try_remove(pointer, handle) == OC_EBUSY {
             needsSweep.store(true, ordering: .releasing)
+            PendingSweeps.register(self)
+            return false
         }
+        return true
     }
 
+    /// Whether `handle` names a box stored now (expired ones swept first).
     func contains(_ handle: oc_handle_t) -> Bool {
-        oc_list_contains(pointer, handle)
+        sweepIfNeeded()
+        return oc_list_contains(pointer, handle)
     }
 
     /// Removes every box for which `predicate` is true; returns how many.
@@ -73,6 +82,12 @@ final class SlotList: @unchecked Sendable {
     /// into this list.
     @discardableResult
     func removeAll(where predicate: (SubscriberBase) -> Bool) -> Int {
+        sweepIfNeeded()
+        return removeAllWithoutSweeping(where: predicate)
+    }
+
+    @discardableResult
+    private func removeAllWithoutSweeping(where predicate: (SubscriberBase) -> Bool) -> Int {
         withoutActuallyEscaping(predicate) { predicate in
             let box = PredicateBox(predicate)
             return withExtendedLifetime(box) {
@@ -80,8 +95,9 @@ final class SlotList: @unchecked Sendable {
                     oc_list_remove_if(
                         pointer,
                         { context, argument in
-                            let predicate = Unmanaged<PredicateBox>.fromOpaque(argument!).takeUnretainedValue()
-                            let box = Unmanaged<SubscriberBase>.fromOpaque(context!).takeUnretainedValue()
+                            guard let argument else { return false }
+                            let predicate = Unmanaged<PredicateBox>.fromOpaque(argument).takeUnretainedValue()
+                            let box = Unmanaged<SubscriberBase>.fromOpaque(context).takeUnretainedValue()
                             return predicate.body(box)
                         },
                         Unmanaged.passUnretained(box).toOpaque()
@@ -101,10 +117,14 @@ final class SlotList: @unchecked Sendable {
 
     /// Removes boxes that expired while the writer lock was busy.
     func sweepIfNeeded() {
-        if needsSweep.exchange(false, ordering: .acquiring) {
-            removeAll(where: { $0.isExpired })
+        // A plain load first: writers and counts call this every time, and
+        // an exchange would write the flag's cache line on each of them.
+        if needsSweep.load(ordering: .relaxed) && needsSweep.exchange(false, ordering: .acquiring) {
+            removeAllWithoutSweeping(where: { $0.isExpired })
         }
     }
+
+    func performPendingRemovals() { sweepIfNeeded() }
 
     /// Calls `body` with every box visible to a send starting now, inside one
     /// read section. Not a send path: sends open their own section and call
@@ -117,6 +137,7 @@ final class SlotList: @unchecked Sendable {
 
     /// Subscriptions that can still deliver; expires dead ones it finds.
     var liveCount: Int {
+        sweepIfNeeded()
         var live = 0
         forEachBox { box in
             if box.checkLiveness() { live += 1 }
@@ -131,7 +152,6 @@ private final class PredicateBox {
 }
 
 /// The core's release callback: balances `passRetained` in `SlotList.add`.
-private func releaseSubscriberBox(_ context: UnsafeMutableRawPointer?) {
-    guard let context else { return }
+private func releaseSubscriberBox(_ context: UnsafeMutableRawPointer) {
     Unmanaged<SubscriberBase>.fromOpaque(context).release()
 }

@@ -22,15 +22,27 @@ class SubscriberBase: @unchecked Sendable {
     /// Whether the subscription can still deliver; expires it when not.
     func checkLiveness() -> Bool { true }
 
-    /// The identity of the weakly held target, for `unsubscribe(_:)`.
-    var targetIdentifier: ObjectIdentifier? { nil }
+    /// Whether this subscription was made for a target (`subscribe(target)`,
+    /// `bind`), dead or alive.
+    var hasTarget: Bool { false }
+
+    /// Whether `object` is this subscription's target, alive now: what
+    /// `unsubscribe(_:)` matches. Compares the live reference, never a
+    /// stored address, so an object allocated where a dead target used to
+    /// be is never taken for it.
+    func isTarget(_ object: AnyObject) -> Bool { false }
 }
 
 /// State for boxes that can expire on their own: a deallocated target or an
 /// exhausted delivery limit. Knows its box's handle so it can remove it.
 struct Expiry: ~Copyable {
-    private let handle = Atomic<UInt64>(0)
+    // The box's handle, in two atomics: `sequence` is 0 until `didAdd`;
+    // `index` is stored before it and read after it (see `didAdd`).
+    private let sequence = Atomic<UInt64>(0)
+    private let index = Atomic<UInt32>(0)
     private let expired = Atomic<Bool>(false)
+    /// Set once this box's removal was done (or found done already).
+    private let removed = Atomic<Bool>(false)
     // Unowned: the list outlives every send (sends hold its event strongly),
     // and `expire()` is only reached from a send or a writer of that list.
     private unowned(unsafe) let list: SlotList
@@ -44,18 +56,48 @@ struct Expiry: ~Copyable {
     func didAdd(handle: oc_handle_t) {
         // Dekker with `expire()`: both sides store then load, sequentially
         // consistent, so at least one of them sees the other and removes.
-        self.handle.store(handle, ordering: .sequentiallyConsistent)
+        // The index is stored first (relaxed); the sequentially consistent
+        // store of the sequence releases it to whoever loads the sequence.
+        index.store(handle.index, ordering: .relaxed)
+        sequence.store(handle.sequence, ordering: .sequentiallyConsistent)
         if expired.load(ordering: .sequentiallyConsistent) {
             list.remove(handle)
         }
     }
 
-    /// Marks the box expired and removes it without blocking; idempotent.
+    /// Whether a delivery this box enqueued should still run: the box ended
+    /// on its own (a spent limit's last deliveries were claimed before it
+    /// expired; a dead target is checked again by the delivery itself), or it
+    /// is still stored in `list`, that is, not cancelled. The caller passes
+    /// the list it holds strongly (this one is unowned, and a queued delivery
+    /// may outlive it).
+    func isSubscribed(in list: SlotList) -> Bool {
+        guard !isExpired else { return true }
+        guard let handle = storedHandle() else { return false }
+        return list.contains(handle)
+    }
+
+    /// The box's handle, or nil before `didAdd`. Sequentially consistent:
+    /// `expire()`'s side of the Dekker pairing with `didAdd`.
+    private func storedHandle() -> oc_handle_t? {
+        let sequence = sequence.load(ordering: .sequentiallyConsistent)
+        if sequence == 0 { return nil }
+        return oc_handle_t(sequence: sequence, index: index.load(ordering: .relaxed))
+    }
+
+    /// The list, strongly: only while a send or writer of it runs.
+    var retainedList: SlotList { list }
+
+    /// Marks the box expired and removes it without blocking. Called again
+    /// (a later send met the box still stored, because the writer lock was
+    /// busy the first time), it retries the removal until one succeeds.
     func expire() {
-        if expired.exchange(true, ordering: .sequentiallyConsistent) { return }
-        let handle = handle.load(ordering: .sequentiallyConsistent)
-        if handle != 0 {
-            list.removeFromSendPath(handle)
+        if expired.exchange(true, ordering: .sequentiallyConsistent) {
+            // Relaxed: a stale false only costs one more non-blocking try.
+            if removed.load(ordering: .relaxed) { return }
+        }
+        if let handle = storedHandle(), list.removeFromSendPath(handle) {
+            removed.store(true, ordering: .relaxed)
         }
     }
 }

@@ -5,8 +5,10 @@ import Synchronization
 ///
 /// ``cancel()`` is idempotent and may be called from any thread, any number
 /// of times, also after the source is gone. A token is a handle, not a
-/// lifetime: dropping it does not cancel. To cancel with an owner, store it
-/// in a ``SubscriptionBag`` the owner holds.
+/// lifetime: dropping it does not cancel (the compiler warns when a closure
+/// subscription's token is ignored). To cancel with an owner, store it in a
+/// ``SubscriptionBag`` the owner holds, or in a `Set<Subscription>` with
+/// ``store(in:)-(Set<Subscription>)``, which makes the token cancel when released.
 ///
 /// ```swift
 /// let bag = SubscriptionBag()
@@ -24,6 +26,9 @@ public final class Subscription: Hashable, Sendable {
     /// list: a keyed subscription spans one slot per key; a producer
     /// stream's token (`IndefiniteObservable`) runs its disconnect once.
     private let canceller: (any SubscriptionCanceller)?
+    /// Set by `store(in: &set)`. Relaxed: read only by `deinit`, which the
+    /// release of the last reference orders after every store.
+    private let cancelsOnRelease = Atomic<Bool>(false)
 
     @usableFromInline
     init(list: SlotList?, handle: oc_handle_t) {
@@ -34,13 +39,17 @@ public final class Subscription: Hashable, Sendable {
 
     init(canceller: any SubscriptionCanceller) {
         self.list = nil
-        self.handle = 0
+        self.handle = oc_handle_none()
         self.canceller = canceller
+    }
+
+    deinit {
+        if cancelsOnRelease.load(ordering: .relaxed) { cancel() }
     }
 
     /// A token that never was active (for example `limit: 0`).
     @usableFromInline
-    static var inactive: Subscription { Subscription(list: nil, handle: 0) }
+    static var inactive: Subscription { Subscription(list: nil, handle: oc_handle_none()) }
 
     /// Whether the subscription is still stored (not cancelled, not expired
     /// and removed, source alive).
@@ -51,9 +60,12 @@ public final class Subscription: Hashable, Sendable {
 
     /// Cancels the subscription. Returns true when this call removed it;
     /// false when it was already cancelled, expired or its source is gone.
-    /// A send that starts after this returns does not call the handler; a
-    /// send already running on another thread may still be calling it (see
-    /// ``cancelAndWait()``).
+    /// A send that starts after this returns does not call the handler, and
+    /// neither does a queued or main-actor delivery that has not started
+    /// yet (it is dropped). A send or queued delivery already running on
+    /// another thread may still be calling it (see ``cancelAndWait()``).
+    /// Deliveries a spent `limit:` subscription claimed before it expired
+    /// still run.
     @discardableResult
     public func cancel() -> Bool {
         if let canceller { return canceller.cancelSubscription() }
@@ -61,8 +73,9 @@ public final class Subscription: Hashable, Sendable {
     }
 
     /// Cancels, then waits until no send that might still call the handler
-    /// is running on any thread, so that what the handler uses can be torn
-    /// down safely.
+    /// is running on any thread, and no queued or main-actor delivery of it
+    /// that has started is still running, so that what the handler uses can
+    /// be torn down safely.
     ///
     /// - Throws: ``ObserverError/waitInsideDelivery`` when called from inside
     ///   a handler (or any send) on this thread, where waiting would never
@@ -75,6 +88,21 @@ public final class Subscription: Hashable, Sendable {
     /// Adds this subscription to `bag`, which cancels it when deallocated.
     public func store(in bag: SubscriptionBag) {
         bag.insert(self)
+    }
+
+    /// Inserts this subscription into `set` (Combine's habit) and makes the
+    /// token cancel its subscription when it is released, as Combine's
+    /// `AnyCancellable` does: when the set's owner is deallocated (or the
+    /// token is removed from the set and not kept elsewhere), the
+    /// subscription ends.
+    ///
+    /// ```swift
+    /// var subscriptions = Set<Subscription>()
+    /// event.subscribe { print($0) }.store(in: &subscriptions)
+    /// ```
+    public func store(in set: inout Set<Subscription>) {
+        cancelsOnRelease.store(true, ordering: .relaxed)
+        set.insert(self)
     }
 
     /// Tokens are equal only when they are the same object.

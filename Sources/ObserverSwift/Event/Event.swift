@@ -61,83 +61,78 @@ public final class Event<Value> {
         oc_read_end(reader)
     }
 
-    /// SwiftEvents' spelling of ``send(_:)``.
-    @inlinable
-    public func trigger(_ value: Value) {
-        send(value)
-    }
-
     // MARK: Subscribing closures
 
-    /// Subscribes a closure; the returned token cancels it.
+    /// Subscribes a closure called on the sending thread; the returned token
+    /// cancels it.
+    ///
+    /// The handler may run on several threads at once (one per concurrent
+    /// sender), so it is `@Sendable`: the compiler rejects handlers that
+    /// mutate captured variables or touch actor state.
+    ///
+    /// - Parameter handler: called with each value sent.
+    /// - Returns: a ``Subscription``. Nothing ends this subscription but
+    ///   cancelling it (or the event's deallocation), so the result may not be
+    ///   ignored: keep the token, or `store(in:)` a ``SubscriptionBag`` or a
+    ///   `Set<Subscription>`.
+    @inlinable
+    public func subscribe(_ handler: @escaping @Sendable (Value) -> Void) -> Subscription {
+        subscribeClosure(delivery: .synchronous, limit: nil, handler)
+    }
+
+    /// Subscribes a closure for at most `limit` deliveries on the sending
+    /// thread, then cancels it (exact under concurrent sends).
     ///
     /// - Parameters:
-    ///   - queue: where the handler runs; `nil` (the default) means the
-    ///     sending thread, synchronously.
-    ///   - limit: deliver at most this many values, then cancel (exact under
-    ///     concurrent sends). `nil` means no limit; zero or less subscribes
-    ///     nothing and returns an inactive token.
+    ///   - limit: deliver at most this many values. `nil` means no limit;
+    ///     zero or less subscribes nothing and returns an inactive token.
     ///   - handler: called with each value sent.
-    /// - Returns: a ``Subscription``. Dropping it does not cancel: keep it,
-    ///   or `store(in:)` a ``SubscriptionBag`` to cancel with an owner.
     @inlinable
     @discardableResult
-    public func subscribe(
-        queue: DispatchQueue? = nil, limit: Int? = nil, _ handler: @escaping (Value) -> Void
-    ) -> Subscription {
-        subscribeClosure(delivery: Delivery(queue: queue), limit: limit, handler)
+    public func subscribe(limit: Int?, _ handler: @escaping @Sendable (Value) -> Void) -> Subscription {
+        subscribeClosure(delivery: .synchronous, limit: limit, handler)
     }
 
-    /// Subscribes a closure for exactly one delivery.
+    /// Subscribes a closure for exactly one delivery on the sending thread.
     @discardableResult
-    public func subscribeOnce(queue: DispatchQueue? = nil, _ handler: @escaping (Value) -> Void) -> Subscription {
-        subscribe(queue: queue, limit: 1, handler)
-    }
-
-    /// Subscribes a main-actor handler. It runs synchronously when the send
-    /// happens on the main thread and is enqueued on the main queue otherwise.
-    ///
-    /// Selected by marking the closure: `event.subscribe { @MainActor value in ... }`
-    /// (an unmarked closure selects the synchronous overload, even in main-actor code).
-    @discardableResult
-    public func subscribe(
-        limit: Int? = nil, _ handler: @escaping @MainActor (Value) -> Void
-    ) -> Subscription where Value: Sendable {
-        subscribeOnMainActor(limit: limit, handler)
-    }
-
-    /// The same as `subscribe { @MainActor value in ... }`, named.
-    @discardableResult
-    public func subscribeOnMainActor(
-        limit: Int? = nil, _ handler: @escaping @MainActor (Value) -> Void
-    ) -> Subscription where Value: Sendable {
-        subscribeClosure(delivery: .mainActor, limit: limit) { value in
-            MainActor.assumeIsolated { handler(value) }
-        }
+    public func subscribeOnce(_ handler: @escaping @Sendable (Value) -> Void) -> Subscription {
+        subscribe(limit: 1, handler)
     }
 
     // MARK: Subscribing targets (SwiftEvents)
 
     /// Subscribes `handler` on behalf of `target`, which is held weakly: no
-    /// `[weak self]` needed. The handler receives the live target; once the
-    /// target is deallocated the subscription stops and its slot is freed.
+    /// `[weak self]` needed. The handler runs on the sending thread and
+    /// receives the live target; once the target is deallocated the
+    /// subscription stops and its slot is freed.
+    ///
+    /// The target is handed to whichever thread sends, so it must be
+    /// `Sendable` (a `@MainActor` class, an actor, or a class whose state is
+    /// immutable or locked).
     ///
     /// ```swift
     /// event.subscribe(self) { me, value in me.render(value) }
     /// ```
+    ///
+    /// - Parameters:
+    ///   - target: passed to `handler`, held weakly.
+    ///   - limit: deliver at most this many values, then cancel. `nil` (the
+    ///     default) means no limit; zero or less subscribes nothing.
+    ///   - handler: receives the live target and each value.
+    /// - Returns: a token; the subscription also ends with its target, so the
+    ///   token may be ignored.
     @inlinable
     @discardableResult
-    public func subscribe<Target: AnyObject>(
-        _ target: Target, queue: DispatchQueue? = nil, limit: Int? = nil,
-        handler: @escaping (Target, Value) -> Void
+    public func subscribe<Target: AnyObject & Sendable>(
+        _ target: Target, limit: Int? = nil, handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        subscribeTarget(target, delivery: Delivery(queue: queue), limit: limit, handler)
+        subscribeTarget(target, delivery: .synchronous, limit: limit, handler)
     }
 
     /// ``subscribe(_:queue:limit:handler:)`` with a main-actor handler, selected
     /// by marking the closure: `event.subscribe(self) { @MainActor me, value in ... }`.
     @discardableResult
-    public func subscribe<Target: AnyObject>(
+    public func subscribe<Target: AnyObject & Sendable>(
         _ target: Target, limit: Int? = nil,
         handler: @escaping @MainActor (Target, Value) -> Void
     ) -> Subscription where Value: Sendable {
@@ -146,50 +141,30 @@ public final class Event<Value> {
 
     /// The same as `subscribe(target) { @MainActor target, value in ... }`, named.
     @discardableResult
-    public func subscribeOnMainActor<Target: AnyObject>(
+    public func subscribeOnMainActor<Target: AnyObject & Sendable>(
         _ target: Target, limit: Int? = nil,
         handler: @escaping @MainActor (Target, Value) -> Void
     ) -> Subscription where Value: Sendable {
         subscribeTarget(target, delivery: .mainActor, limit: limit) { target, value in
-            let target = UncheckedSendable(target)
-            MainActor.assumeIsolated { handler(target.wrapped, value) }
+            MainActor.assumeIsolated { handler(target, value) }
         }
-    }
-
-    /// SwiftEvents' alias of ``subscribe(_:queue:limit:handler:)``.
-    @discardableResult
-    public func addSubscriber<Target: AnyObject>(
-        _ target: Target, queue: DispatchQueue? = nil, handler: @escaping (Target, Value) -> Void
-    ) -> Subscription {
-        subscribe(target, queue: queue, handler: handler)
     }
 
     // MARK: Unsubscribing
 
     /// Removes every subscription made for `target`; returns how many.
-    /// A target never subscribed is a no-op (returns 0).
+    /// A target never subscribed is a no-op (returns 0), also when it lives
+    /// at the address of a deallocated target whose subscription is still
+    /// stored (that one is freed as expired, not counted).
     @discardableResult
     public func unsubscribe(_ target: AnyObject) -> Int {
-        let identifier = ObjectIdentifier(target)
-        return slots.removeAll { $0.targetIdentifier == identifier }
-    }
-
-    /// SwiftEvents' alias of ``unsubscribe(_:)``.
-    @discardableResult
-    public func removeSubscriber(_ target: AnyObject) -> Int {
-        unsubscribe(target)
+        slots.removeAll { $0.isTarget(target) }
     }
 
     /// Removes every subscription; returns how many were stored.
     @discardableResult
     public func unsubscribeAll() -> Int {
         slots.removeAll()
-    }
-
-    /// SwiftEvents' alias of ``unsubscribeAll()``.
-    @discardableResult
-    public func removeAllSubscribers() -> Int {
-        unsubscribeAll()
     }
 
     // MARK: Counting
@@ -212,7 +187,7 @@ public final class Event<Value> {
     // metadata is then looked up once per type, not on every subscribe.
     @inlinable
     func subscribeClosure(
-        delivery: Delivery, limit: Int?, _ handler: @escaping (Value) -> Void
+        delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
         let box: EventSubscriber<Value>
@@ -227,7 +202,7 @@ public final class Event<Value> {
 
     @inlinable
     func subscribeTarget<Target: AnyObject>(
-        _ target: Target, delivery: Delivery, limit: Int?, _ handler: @escaping (Target, Value) -> Void
+        _ target: Target, delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
         let box = TargetSubscriber(

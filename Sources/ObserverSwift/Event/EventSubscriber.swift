@@ -11,10 +11,10 @@ class EventSubscriber<Value>: SubscriberBase, @unchecked Sendable {
 /// nothing but the closure.
 @usableFromInline
 final class ClosureSubscriber<Value>: EventSubscriber<Value>, @unchecked Sendable {
-    let handler: (Value) -> Void
+    let handler: @Sendable (Value) -> Void
 
     @usableFromInline
-    init(_ handler: @escaping (Value) -> Void) {
+    init(_ handler: @escaping @Sendable (Value) -> Void) {
         self.handler = handler
     }
 
@@ -26,13 +26,13 @@ final class ClosureSubscriber<Value>: EventSubscriber<Value>, @unchecked Sendabl
 /// A closure with a delivery other than synchronous, or a delivery limit.
 @usableFromInline
 final class ConfiguredClosureSubscriber<Value>: EventSubscriber<Value>, @unchecked Sendable {
-    let handler: (Value) -> Void
+    let handler: @Sendable (Value) -> Void
     let delivery: Delivery
     let limit: DeliveryLimit
     let expiry: Expiry
 
     @usableFromInline
-    init(list: SlotList, delivery: Delivery, limit: Int, handler: @escaping (Value) -> Void) {
+    init(list: SlotList, delivery: Delivery, limit: Int, handler: @escaping @Sendable (Value) -> Void) {
         self.handler = handler
         self.delivery = delivery
         self.limit = DeliveryLimit(limit)
@@ -49,21 +49,25 @@ final class ConfiguredClosureSubscriber<Value>: EventSubscriber<Value>, @uncheck
     override func receive(_ value: Value) {
         if limit.isBounded {
             let claim = limit.claim()
-            guard claim.granted else { return }
+            guard claim.granted else { return expiry.expire() }
             if claim.last { expiry.expire() }
         }
+        if case .synchronous = delivery { return handler(value) }
         let handler = handler
-        delivery.run { handler(value) }
+        let list = expiry.retainedList
+        let isSubscribed = { [self] in expiry.isSubscribed(in: list) }
+        delivery.run(ifSubscribed: isSubscribed) { handler(value) }
     }
 }
 
-/// A handler bound to a weakly held target: stops (and removes itself) once
+/// A handler bound to a target it does not keep alive: stops (and removes itself) once
 /// the target is deallocated; the handler receives the live target.
 @usableFromInline
 final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, @unchecked Sendable {
-    weak var target: Target?
-    let identifier: ObjectIdentifier
-    let handler: (Target, Value) -> Void
+    /// The target, taken strong for each call only while it lives (the
+    /// runtime's try-retain on native Swift objects; see `UnownedObserver`).
+    let target: UnownedObserver
+    let handler: @Sendable (Target, Value) -> Void
     let delivery: Delivery
     let limit: DeliveryLimit
     let expiry: Expiry
@@ -71,23 +75,23 @@ final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, 
     @usableFromInline
     init(
         list: SlotList, target: Target, delivery: Delivery, limit: Int,
-        handler: @escaping (Target, Value) -> Void
+        handler: @escaping @Sendable (Target, Value) -> Void
     ) {
-        self.target = target
-        self.identifier = ObjectIdentifier(target)
+        self.target = UnownedObserver(target)
         self.handler = handler
         self.delivery = delivery
         self.limit = DeliveryLimit(limit)
         self.expiry = Expiry(list: list)
     }
 
-    override var targetIdentifier: ObjectIdentifier? { identifier }
+    override var hasTarget: Bool { true }
+    override func isTarget(_ object: AnyObject) -> Bool { target.refers(to: object) && target.isAlive }
     override func didAdd(handle: oc_handle_t) { expiry.didAdd(handle: handle) }
     override var isExpired: Bool { expiry.isExpired }
 
     override func checkLiveness() -> Bool {
         if expiry.isExpired || limit.isSpent { return false }
-        if target == nil {
+        if !target.isAlive {
             expiry.expire()
             return false
         }
@@ -95,13 +99,18 @@ final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, 
     }
 
     override func receive(_ value: Value) {
-        guard let target else {
-            expiry.expire()
-            return
+        let delivered = target.withLive(Target.self) { target -> Bool in
+            deliver(to: target, value)
+            return true
         }
+        if delivered == nil { expiry.expire() }
+    }
+
+    @inline(__always)
+    private func deliver(to target: Target, _ value: Value) {
         if limit.isBounded {
             let claim = limit.claim()
-            guard claim.granted else { return }
+            guard claim.granted else { return expiry.expire() }
             if claim.last { expiry.expire() }
         }
         switch delivery {
@@ -110,8 +119,10 @@ final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, 
         case .queue, .mainActor:
             // Re-check the target where the handler runs: it may be gone
             // by the time the queue gets to it.
-            delivery.run { [self] in
-                if let target = self.target { self.handler(target, value) }
+            let list = expiry.retainedList
+            let isSubscribed = { [self] in expiry.isSubscribed(in: list) }
+            delivery.run(ifSubscribed: isSubscribed) { [self] in
+                _ = self.target.withLive(Target.self) { target in self.handler(target, value) }
             }
         }
     }

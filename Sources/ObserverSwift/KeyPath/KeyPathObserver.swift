@@ -25,7 +25,7 @@ public final class KeyPathObserver: Observes, CustomStringConvertible, @unchecke
     private let box: AttachableSubscriber?
     /// The observed key path, when observed through one.
     public let keyPath: AnyKeyPath?
-    private let handle = Locked<oc_handle_t>(0)
+    private let handle = Locked<oc_handle_t>(oc_handle_none())
 
     init(list: SlotList?, box: AttachableSubscriber?, keyPath: AnyKeyPath?) {
         self.list = list
@@ -51,7 +51,7 @@ public final class KeyPathObserver: Observes, CustomStringConvertible, @unchecke
     /// once the owner of its group has been deallocated).
     public var isActive: Bool {
         guard let list else { return false }
-        return handle.withLock { $0 != 0 && list.contains($0) }
+        return handle.withLock { !oc_handle_is_none($0) && list.contains($0) }
     }
 
     /// Starts observing; a no-op when active. Any thread.
@@ -59,7 +59,7 @@ public final class KeyPathObserver: Observes, CustomStringConvertible, @unchecke
     public func activate() -> Self {
         guard let list, let box else { return self }
         handle.withLock { handle in
-            if handle != 0 && list.contains(handle) { return }
+            if !oc_handle_is_none(handle) && list.contains(handle) { return }
             if box.isExpired || box.gate.ownerIsGone { return }  // its group's owner is gone
             box.attached.store(true, ordering: .releasing)
             handle = list.add(box)
@@ -73,9 +73,9 @@ public final class KeyPathObserver: Observes, CustomStringConvertible, @unchecke
         guard let list, let box else { return self }
         handle.withLock { handle in
             box.attached.store(false, ordering: .releasing)
-            if handle != 0 {
+            if !oc_handle_is_none(handle) {
                 list.remove(handle)
-                handle = 0
+                handle = oc_handle_none()
             }
         }
         return self

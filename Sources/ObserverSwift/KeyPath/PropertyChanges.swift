@@ -70,22 +70,21 @@ public final class PropertyChanges<Value>: @unchecked Sendable {
     /// Observes changes of this property (what `observe(\.$property)` calls).
     ///
     /// - Parameters:
-    ///   - queue: where `handler` runs; nil (default) means the writing
-    ///     thread, synchronously inside the write.
     ///   - activate: start observing at once (default true, like KVO's
     ///     `observe`); pass false to start it later with `activate()`.
-    ///   - handler: receives the old and the new value of each write.
+    ///   - handler: receives the old and the new value of each write, on the
+    ///     writing thread, synchronously inside the write.
     /// - Returns: the observer; keep it: releasing it stops the observation.
     public func observe(
-        queue: DispatchQueue? = nil, activate: Bool = true, _ handler: @escaping (_ old: Value, _ new: Value) -> Void
+        activate: Bool = true, _ handler: @escaping @Sendable (_ old: Value, _ new: Value) -> Void
     ) -> KeyPathObserver {
-        makeObserver(keyPath: nil, queue: queue, activate: activate, handler)
+        makeObserver(keyPath: nil, delivery: .synchronous, activate: activate, handler)
     }
 
     func makeObserver(
-        keyPath: AnyKeyPath?, queue: DispatchQueue?, activate: Bool, _ handler: @escaping (Value, Value) -> Void
+        keyPath: AnyKeyPath?, delivery: Delivery, activate: Bool, _ handler: @escaping @Sendable (Value, Value) -> Void
     ) -> KeyPathObserver {
-        let box = PropertySubscriber(list: slots, delivery: Delivery(queue: queue), handler: handler)
+        let box = PropertySubscriber(list: slots, delivery: delivery, handler: handler)
         let observer = KeyPathObserver(list: slots, box: box, keyPath: keyPath)
         if activate { observer.activate() }
         return observer
@@ -112,5 +111,16 @@ public final class PropertyChanges<Value>: @unchecked Sendable {
             $0.receive(old: old, new: new)
         }
         oc_read_end(reader)
+    }
+}
+
+extension PropertyChanges where Value: Sendable {
+    /// ``observe(activate:_:)`` with `handler` run on `queue` (nil: the
+    /// writing thread). The values cross to the queue, so they must be `Sendable`.
+    public func observe(
+        queue: DispatchQueue?, activate: Bool = true,
+        _ handler: @escaping @Sendable (_ old: Value, _ new: Value) -> Void
+    ) -> KeyPathObserver {
+        makeObserver(keyPath: nil, delivery: Delivery(queue: queue), activate: activate, handler)
     }
 }

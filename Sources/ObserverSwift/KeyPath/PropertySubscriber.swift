@@ -35,10 +35,10 @@ class AttachableSubscriber: SubscriberBase, @unchecked Sendable {
 /// and new value where its delivery says, unless the owner of its group died.
 @usableFromInline
 final class PropertySubscriber<Value>: AttachableSubscriber, @unchecked Sendable {
-    let handler: (Value, Value) -> Void
+    let handler: @Sendable (Value, Value) -> Void
     let delivery: Delivery
 
-    init(list: SlotList, delivery: Delivery, handler: @escaping (Value, Value) -> Void) {
+    init(list: SlotList, delivery: Delivery, handler: @escaping @Sendable (Value, Value) -> Void) {
         self.handler = handler
         self.delivery = delivery
         super.init(list: list)
@@ -57,10 +57,9 @@ final class PropertySubscriber<Value>: AttachableSubscriber, @unchecked Sendable
         case .synchronous:
             handler(old, new)
         case .queue, .mainActor:
-            delivery.run { [self] in
-                if self.attached.load(ordering: .acquiring) && !self.gate.ownerIsGone {
-                    self.handler(old, new)
-                }
+            let isSubscribed = { [self] in attached.load(ordering: .acquiring) && !gate.ownerIsGone }
+            delivery.run(ifSubscribed: isSubscribed) {
+                [self] in handler(old, new)
             }
         }
     }

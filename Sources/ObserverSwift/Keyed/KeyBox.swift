@@ -115,8 +115,8 @@ struct KeyedSlot: Sendable {
 }
 
 /// The C map's `oc_key_equal_fn`.
-func keyBoxMatchesProbe(_ keyContext: UnsafeRawPointer?, _ probe: UnsafeRawPointer?) -> Bool {
-    guard let keyContext, let probe else { return false }
+func keyBoxMatchesProbe(_ keyContext: UnsafeRawPointer, _ probe: UnsafeRawPointer?) -> Bool {
+    guard let probe else { return false }
     let header = probe.load(as: KeyProbeHeader.self)
     if let entry = header.entry { return entry == keyContext }
     let matches = Unmanaged<AnyKeyBox>.fromOpaque(keyContext)._withUnsafeGuaranteedRef { $0.matches(probe) }
@@ -125,7 +125,6 @@ func keyBoxMatchesProbe(_ keyContext: UnsafeRawPointer?, _ probe: UnsafeRawPoint
 }
 
 /// The C map's `release_key`: balances the `passRetained` of an adopted key.
-func releaseKeyBox(_ keyContext: UnsafeMutableRawPointer?) {
-    guard let keyContext else { return }
+func releaseKeyBox(_ keyContext: UnsafeMutableRawPointer) {
     Unmanaged<AnyKeyBox>.fromOpaque(keyContext).release()
 }

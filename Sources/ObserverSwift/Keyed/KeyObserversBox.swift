@@ -22,7 +22,7 @@ final class KeyObserversBox: SubscriberBase, @unchecked Sendable {
     /// first (one lock order, no deadlock).
     let writerLock: NSRecursiveLock
     /// This box's handle under its key.
-    var handle: oc_handle_t = 0
+    var handle = oc_handle_none()
     /// Set once the box (and so the key) was removed from the keymap.
     var isRemoved = false
 
@@ -31,15 +31,25 @@ final class KeyObserversBox: SubscriberBase, @unchecked Sendable {
         self.writerLock = writerLock
     }
 
-    /// Calls `body` with the key and every observer of this key conforming
-    /// to `P`. The caller is inside a read section and keeps this box (found
-    /// in the keymap) alive at +0 until it ends.
-    ///
-    /// The iteration is `ProtocolView.send`'s, with the key passed along: a
-    /// synchronous observer is called without allocating a closure; only
-    /// queued and main-actor observers get an escaping one.
+    /// Calls `body` with the key and every synchronous observer of this key
+    /// conforming to `P`. The caller is inside a read section and keeps this
+    /// box (found in the keymap) alive at +0 until it ends.
     @inlinable
-    func send<Key, P>(_ key: Key, _ body: @escaping (Key, P) -> Void) {
+    func sendSynchronously<Key, P>(_ key: Key, _ body: (Key, P) -> Void) {
+        let view = registry.existingView(for: P.self) ?? makeView(for: P.self)
+        let slots = view.slots.pointer
+        if oc_list_is_empty(slots) { return }
+        // Inside the caller's read section.
+        forEachVisibleBox(in: slots, as: ConformingObserver<P>.self) { observer in
+            if observer.isSynchronous { observer.callIfAlive { body(key, $0) } }
+        }
+    }
+
+    /// ``sendSynchronously(_:_:)`` for every observer, each where its
+    /// delivery says: only queued and main-actor observers get an escaping
+    /// closure.
+    @inlinable
+    func send<Key: Sendable, P>(_ key: Key, _ body: @escaping @Sendable (Key, P) -> Void) {
         let view = registry.existingView(for: P.self) ?? makeView(for: P.self)
         let slots = view.slots.pointer
         if oc_list_is_empty(slots) { return }

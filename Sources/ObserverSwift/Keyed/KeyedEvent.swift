@@ -69,26 +69,29 @@ public final class KeyedEvent<Key: Hashable, Value> {
 
     // MARK: Subscribing closures
 
-    /// Subscribes a closure to one key; the returned token cancels it.
+    /// Subscribes a closure to one key, called on the sending thread; the
+    /// returned token cancels it.
     ///
     /// - Parameters:
     ///   - key: the key whose sends the handler receives.
-    ///   - queue: where the handler runs; `nil` (the default) means the
-    ///     sending thread, synchronously.
-    ///   - limit: deliver at most this many values, then cancel (exact under
-    ///     concurrent sends). `nil` means no limit; zero or less subscribes
-    ///     nothing and returns an inactive token.
-    ///   - handler: receives each value sent for `key`.
-    /// - Returns: a ``Subscription``. Dropping it does not cancel: keep it,
-    ///   or `store(in:)` a ``SubscriptionBag`` to cancel with an owner.
+    ///   - handler: receives each value sent for `key`; `@Sendable`, because
+    ///     concurrent senders call it on their threads at once.
+    /// - Returns: a ``Subscription``. Nothing else ends this subscription, so
+    ///   the result may not be ignored: keep it, or `store(in:)` a
+    ///   ``SubscriptionBag`` or a `Set<Subscription>`.
+    public func subscribe(key: Key, _ handler: @escaping @Sendable (Value) -> Void) -> Subscription {
+        register(CollectionOfOne(key), KeyedValueClosureSubscriber(handler))
+    }
+
+    /// ``subscribe(key:_:)`` for at most `limit` deliveries, then cancelled
+    /// (exact under concurrent sends). `nil` means no limit; zero or less
+    /// subscribes nothing and returns an inactive token.
     @discardableResult
     public func subscribe(
-        key: Key, queue: DispatchQueue? = nil, limit: Int? = nil, _ handler: @escaping (Value) -> Void
+        key: Key, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        if case .synchronous = Delivery(queue: queue), limit == nil {
-            return register(CollectionOfOne(key), KeyedValueClosureSubscriber(handler))
-        }
-        return subscribeClosure(CollectionOfOne(key), delivery: Delivery(queue: queue), limit: limit) { _, value in
+        guard limit != nil else { return subscribe(key: key, handler) }
+        return subscribeClosure(CollectionOfOne(key), delivery: .synchronous, limit: limit) { _, value in
             handler(value)
         }
     }
@@ -99,100 +102,69 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// returns an inactive token.
     ///
     /// ```swift
+    /// let moves = KeyedEvent<String, Int>()
     /// let token = moves.subscribe(keys: ["north", "south"]) { direction, steps in
     ///     print(direction, steps)
     /// }
+    /// moves.send(3, forKey: "north")   // prints "north 3"
+    /// token.cancel()
     /// ```
     ///
     /// - Parameters:
     ///   - keys: the keys whose sends the handler receives.
-    ///   - queue: where the handler runs; `nil` (the default) means the
-    ///     sending thread, synchronously.
-    ///   - limit: at most this many deliveries in total, over all the keys;
-    ///     `nil` means no limit.
     ///   - handler: receives each key and the value sent for it.
     /// - Returns: one ``Subscription`` for all the keys.
+    public func subscribe(
+        keys: some Sequence<Key>, _ handler: @escaping @Sendable (Key, Value) -> Void
+    ) -> Subscription {
+        register(keys, KeyedClosureSubscriber(handler))
+    }
+
+    /// ``subscribe(keys:_:)`` for at most `limit` deliveries in total, over
+    /// all the keys; `nil` means no limit.
     @discardableResult
     public func subscribe(
-        keys: some Sequence<Key>, queue: DispatchQueue? = nil, limit: Int? = nil,
-        _ handler: @escaping (Key, Value) -> Void
+        keys: some Sequence<Key>, limit: Int?, _ handler: @escaping @Sendable (Key, Value) -> Void
     ) -> Subscription {
-        if case .synchronous = Delivery(queue: queue), limit == nil {
-            return register(keys, KeyedClosureSubscriber(handler))
-        }
-        return subscribeClosure(keys, delivery: Delivery(queue: queue), limit: limit, handler)
+        guard limit != nil else { return subscribe(keys: keys, handler) }
+        return subscribeClosure(keys, delivery: .synchronous, limit: limit, handler)
     }
 
     /// Subscribes a closure to one key for exactly one delivery.
     @discardableResult
-    public func subscribeOnce(
-        key: Key, queue: DispatchQueue? = nil, _ handler: @escaping (Value) -> Void
-    ) -> Subscription {
-        subscribe(key: key, queue: queue, limit: 1, handler)
-    }
-
-    /// Subscribes a main-actor handler to one key. It runs synchronously when
-    /// the send happens on the main thread and is enqueued on the main queue
-    /// otherwise.
-    @discardableResult
-    public func subscribeOnMainActor(
-        key: Key, limit: Int? = nil, _ handler: @escaping @MainActor (Value) -> Void
-    ) -> Subscription where Value: Sendable {
-        subscribeClosure(CollectionOfOne(key), delivery: .mainActor, limit: limit) { _, value in
-            MainActor.assumeIsolated { handler(value) }
-        }
-    }
-
-    /// ``subscribeOnMainActor(key:limit:_:)`` over several keys.
-    @discardableResult
-    public func subscribeOnMainActor(
-        keys: some Sequence<Key>, limit: Int? = nil, _ handler: @escaping @MainActor (Key, Value) -> Void
-    ) -> Subscription where Key: Sendable, Value: Sendable {
-        subscribeClosure(keys, delivery: .mainActor, limit: limit) { key, value in
-            MainActor.assumeIsolated { handler(key, value) }
-        }
+    public func subscribeOnce(key: Key, _ handler: @escaping @Sendable (Value) -> Void) -> Subscription {
+        subscribe(key: key, limit: 1, handler)
     }
 
     // MARK: Subscribing targets
 
     /// Subscribes `handler` to one key on behalf of `target`, which is held
-    /// weakly: no `[weak self]` needed. The handler receives the live target;
-    /// once the target is deallocated the subscription stops and its slots
-    /// (and keys left empty) are freed.
+    /// weakly: no `[weak self]` needed. The handler runs on the sending thread
+    /// and receives the live target (so the target must be `Sendable`); once
+    /// the target is deallocated the subscription stops and its slots (and
+    /// keys left empty) are freed.
     ///
     /// ```swift
     /// prices.subscribe(self, key: "AAPL") { me, price in me.show(price) }
     /// ```
     @discardableResult
-    public func subscribe<Target: AnyObject>(
-        _ target: Target, key: Key, queue: DispatchQueue? = nil, limit: Int? = nil,
-        handler: @escaping (Target, Value) -> Void
+    public func subscribe<Target: AnyObject & Sendable>(
+        _ target: Target, key: Key, limit: Int? = nil,
+        handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        subscribeTarget(target, CollectionOfOne(key), delivery: Delivery(queue: queue), limit: limit) {
+        subscribeTarget(target, CollectionOfOne(key), delivery: .synchronous, limit: limit) {
             target, _, value in handler(target, value)
         }
     }
 
-    /// ``subscribe(_:key:queue:limit:handler:)`` over several keys; the
-    /// handler also receives the key.
+    /// ``subscribe(_:key:limit:handler:)`` over several keys; the handler
+    /// also receives the key.
     @discardableResult
-    public func subscribe<Target: AnyObject>(
-        _ target: Target, keys: some Sequence<Key>, queue: DispatchQueue? = nil, limit: Int? = nil,
-        handler: @escaping (Target, Key, Value) -> Void
+    public func subscribe<Target: AnyObject & Sendable>(
+        _ target: Target, keys: some Sequence<Key>, limit: Int? = nil,
+        handler: @escaping @Sendable (Target, Key, Value) -> Void
     ) -> Subscription {
-        subscribeTarget(target, keys, delivery: Delivery(queue: queue), limit: limit, handler)
-    }
-
-    /// ``subscribe(_:key:queue:limit:handler:)`` with a main-actor handler.
-    @discardableResult
-    public func subscribeOnMainActor<Target: AnyObject>(
-        _ target: Target, key: Key, limit: Int? = nil,
-        handler: @escaping @MainActor (Target, Value) -> Void
-    ) -> Subscription where Value: Sendable {
-        subscribeTarget(target, CollectionOfOne(key), delivery: .mainActor, limit: limit) { target, _, value in
-            let target = UncheckedSendable(target)
-            MainActor.assumeIsolated { handler(target.wrapped, value) }
-        }
+        subscribeTarget(target, keys, delivery: .synchronous, limit: limit, handler)
     }
 
     // MARK: Unsubscribing
@@ -202,16 +174,14 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// three keys counts 3). A target never subscribed is a no-op (0).
     @discardableResult
     public func unsubscribe(_ target: AnyObject) -> Int {
-        let identifier = ObjectIdentifier(target)
-        return lists.removeAll { $0.targetIdentifier == identifier }
+        lists.removeAll { $0.isTarget(target) }
     }
 
     /// Removes `target`'s subscriptions from `key` only (a subscription over
     /// several keys keeps the others); returns how many were removed.
     @discardableResult
     public func unsubscribe(_ target: AnyObject, key: Key) -> Int {
-        let identifier = ObjectIdentifier(target)
-        return lists.removeAll(forKey: key) { $0.targetIdentifier == identifier }
+        lists.removeAll(forKey: key) { $0.isTarget(target) }
     }
 
     /// Removes every subscription under every key; returns how many key
@@ -286,7 +256,11 @@ public final class KeyedEvent<Key: Hashable, Value> {
         return Subscription(canceller: registration)
     }
 
-    private func subscribeClosure(
+    // The adapters below take plain closures: every caller builds them from a
+    // `@Sendable` handler of the public API and captures nothing else but
+    // Sendable state (a `@Sendable` literal here would capture `Key.Type`,
+    // which is not Sendable for every key type).
+    func subscribeClosure(
         _ keys: some Sequence<Key>, delivery: Delivery, limit: Int?, _ handler: @escaping (Key, Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
@@ -296,7 +270,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
         return register(keys, box, registration: registration)
     }
 
-    private func subscribeTarget<Target: AnyObject>(
+    func subscribeTarget<Target: AnyObject>(
         _ target: Target, _ keys: some Sequence<Key>, delivery: Delivery, limit: Int?,
         _ handler: @escaping (Target, Key, Value) -> Void
     ) -> Subscription {

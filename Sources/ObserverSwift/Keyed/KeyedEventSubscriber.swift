@@ -68,11 +68,15 @@ final class KeyedConfiguredClosureSubscriber<Key: Hashable, Value>: KeyedEventSu
     override func receive(_ key: Key, _ value: Value) {
         if limit.isBounded {
             let claim = limit.claim()
-            guard claim.granted else { return }
+            guard claim.granted else { return registration.expireFromSendPath() }
             if claim.last { registration.expireFromSendPath() }
         }
+        if case .synchronous = delivery { return handler(key, value) }
         let handler = handler
-        delivery.run { handler(key, value) }
+        let isSubscribed = { [registration] in registration.isSubscribed(underKey: key) }
+        delivery.run(ifSubscribed: isSubscribed) {
+            handler(key, value)
+        }
     }
 }
 
@@ -82,7 +86,6 @@ final class KeyedTargetSubscriber<Target: AnyObject, Key: Hashable, Value>: Keye
     @unchecked Sendable
 {
     weak var target: Target?
-    let identifier: ObjectIdentifier
     let handler: (Target, Key, Value) -> Void
     let delivery: Delivery
     let limit: DeliveryLimit
@@ -93,14 +96,14 @@ final class KeyedTargetSubscriber<Target: AnyObject, Key: Hashable, Value>: Keye
         handler: @escaping (Target, Key, Value) -> Void
     ) {
         self.target = target
-        self.identifier = ObjectIdentifier(target)
         self.handler = handler
         self.delivery = delivery
         self.limit = DeliveryLimit(limit)
         self.registration = registration
     }
 
-    override var targetIdentifier: ObjectIdentifier? { identifier }
+    override var hasTarget: Bool { true }
+    override func isTarget(_ object: AnyObject) -> Bool { target.map { $0 === object } ?? false }
     override var isExpired: Bool { registration.isEnded }
 
     override func checkLiveness() -> Bool {
@@ -119,7 +122,7 @@ final class KeyedTargetSubscriber<Target: AnyObject, Key: Hashable, Value>: Keye
         }
         if limit.isBounded {
             let claim = limit.claim()
-            guard claim.granted else { return }
+            guard claim.granted else { return registration.expireFromSendPath() }
             if claim.last { registration.expireFromSendPath() }
         }
         switch delivery {
@@ -128,7 +131,8 @@ final class KeyedTargetSubscriber<Target: AnyObject, Key: Hashable, Value>: Keye
         case .queue, .mainActor:
             // Re-check the target where the handler runs: it may be gone
             // by the time the queue gets to it.
-            delivery.run { [self] in
+            let isSubscribed = { [registration] in registration.isSubscribed(underKey: key) }
+            delivery.run(ifSubscribed: isSubscribed) { [self] in
                 if let target = self.target { self.handler(target, key, value) }
             }
         }

@@ -94,7 +94,7 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     ///     main actor.
     @discardableResult
     public func addKeyedObserver<Key: Hashable>(
-        key: Key, _ observer: AnyObject, delivery: Delivery = .synchronous
+        key: Key, _ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous
     ) -> Bool {
         lock.lock()
         defer { lock.unlock() }
@@ -111,7 +111,9 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     /// ``addKeyedObserver(key:_:delivery:)->Bool`` with a queue: `nil` means the
     /// thread calling `withKeyedObservers`.
     @discardableResult
-    public func addKeyedObserver<Key: Hashable>(key: Key, _ observer: AnyObject, queue: DispatchQueue?) -> Bool {
+    public func addKeyedObserver<Key: Hashable>(key: Key, _ observer: any AnyObject & Sendable, queue: DispatchQueue?)
+        -> Bool
+    {
         addKeyedObserver(key: key, observer, delivery: Delivery(queue: queue))
     }
 
@@ -119,7 +121,7 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     /// were new there.
     @discardableResult
     public func addKeyedObserver<Key: Hashable>(
-        key: Key, _ observers: [AnyObject], delivery: Delivery = .synchronous
+        key: Key, _ observers: [any AnyObject & Sendable], delivery: Delivery = .synchronous
     ) -> Int {
         observers.reduce(0) { $0 + (addKeyedObserver(key: key, $1, delivery: delivery) ? 1 : 0) }
     }
@@ -128,7 +130,7 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     /// was new.
     @discardableResult
     public func addKeyedObserver<Key: Hashable>(
-        keys: some Sequence<Key>, _ observer: AnyObject, delivery: Delivery = .synchronous
+        keys: some Sequence<Key>, _ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous
     ) -> Int {
         keys.reduce(0) { $0 + (addKeyedObserver(key: $1, observer, delivery: delivery) ? 1 : 0) }
     }
@@ -137,7 +139,7 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     /// how many (key, observer) registrations were new.
     @discardableResult
     public func addKeyedObserver<Key: Hashable>(
-        keys: some Sequence<Key>, _ observers: [AnyObject], delivery: Delivery = .synchronous
+        keys: some Sequence<Key>, _ observers: [any AnyObject & Sendable], delivery: Delivery = .synchronous
     ) -> Int {
         keys.reduce(0) { $0 + addKeyedObserver(key: $1, observers, delivery: delivery) }
     }
@@ -253,8 +255,9 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
 
     // MARK: Calling observers
 
-    /// Calls `body` with `key` and every observer registered under `key`
-    /// that conforms to `P`, the type of the closure's second parameter:
+    /// Calls `body` on this thread, before returning, with `key` and every
+    /// synchronous observer registered under `key` that conforms to `P`, the
+    /// type of the closure's second parameter:
     ///
     /// ```swift
     /// registry.withKeyedObservers(key: "AAPL") { (symbol, observer: PriceObserver) in
@@ -262,14 +265,42 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     /// }
     /// ```
     ///
+    /// `body` does not escape. Observers added with a queue or the main
+    /// actor are reached by ``dispatchToKeyedObservers(key:_:)`` only.
+    ///
     /// Takes no lock and never waits. A key without observers costs a hash
     /// and one probe of the keymap. The first call for a given key and `P`
     /// builds that protocol's list for the key (one cast per observer of the
-    /// key); later calls do no casts. `body` escapes only for observers
-    /// added with a queue or main-actor ``Delivery``.
+    /// key); later calls do no casts.
     @inlinable
-    public func withKeyedObservers<Key: Hashable, P>(key: Key, _ body: @escaping (Key, P) -> Void) {
+    public func withKeyedObservers<Key: Hashable, P>(key: Key, _ body: (Key, P) -> Void) {
         // No section needed to see that no key has observers.
+        if lists.isEmpty { return }
+        let hash = KeyedSlotLists.hash(key)
+        let reader = oc_read_begin()
+        if let list = lists.list(forKey: key, hash: hash) {
+            forEachVisibleBox(in: list, as: KeyObserversBox.self) { $0.sendSynchronously(key, body) }
+        }
+        oc_read_end(reader)
+    }
+
+    /// ``withKeyedObservers(key:_:)`` for each of `keys`, in order; `body`
+    /// receives the key each observer was called for.
+    @inlinable
+    public func withKeyedObservers<Key: Hashable, P>(keys: some Sequence<Key>, _ body: (Key, P) -> Void) {
+        for key in keys {
+            withKeyedObservers(key: key, body)
+        }
+    }
+
+    /// Calls `body` with `key` and every observer registered under `key`
+    /// that conforms to `P`, each where its ``Delivery`` says (synchronous
+    /// ones on this thread, the others enqueued). `body` escapes and may run
+    /// on several threads at once.
+    @inlinable
+    public func dispatchToKeyedObservers<Key: Hashable & Sendable, P>(
+        key: Key, _ body: @escaping @Sendable (Key, P) -> Void
+    ) {
         if lists.isEmpty { return }
         let hash = KeyedSlotLists.hash(key)
         let reader = oc_read_begin()
@@ -279,12 +310,13 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
         oc_read_end(reader)
     }
 
-    /// ``withKeyedObservers(key:_:)`` for each of `keys`, in order; `body`
-    /// receives the key each observer was called for.
+    /// ``dispatchToKeyedObservers(key:_:)`` for each of `keys`, in order.
     @inlinable
-    public func withKeyedObservers<Key: Hashable, P>(keys: some Sequence<Key>, _ body: @escaping (Key, P) -> Void) {
+    public func dispatchToKeyedObservers<Key: Hashable & Sendable, P>(
+        keys: some Sequence<Key>, _ body: @escaping @Sendable (Key, P) -> Void
+    ) {
         for key in keys {
-            withKeyedObservers(key: key, body)
+            dispatchToKeyedObservers(key: key, body)
         }
     }
 

@@ -28,7 +28,7 @@ extension KeyedProtocolObservable {
     /// ``KeyedObserverRegistry/addKeyedObserver(key:_:delivery:)->Bool``.
     @discardableResult
     public func addKeyedObserver<Key: Hashable>(
-        key: Key, _ observer: AnyObject, delivery: Delivery = .synchronous
+        key: Key, _ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous
     ) -> Bool {
         keyedObserverRegistry.addKeyedObserver(key: key, observer, delivery: delivery)
     }
@@ -36,7 +36,9 @@ extension KeyedProtocolObservable {
     /// Registers `observer` under `key` with its calls run on `queue`
     /// (`nil`: the thread calling `withKeyedObservers`).
     @discardableResult
-    public func addKeyedObserver<Key: Hashable>(key: Key, _ observer: AnyObject, queue: DispatchQueue?) -> Bool {
+    public func addKeyedObserver<Key: Hashable>(key: Key, _ observer: any AnyObject & Sendable, queue: DispatchQueue?)
+        -> Bool
+    {
         keyedObserverRegistry.addKeyedObserver(key: key, observer, queue: queue)
     }
 
@@ -44,7 +46,7 @@ extension KeyedProtocolObservable {
     /// were new there.
     @discardableResult
     public func addKeyedObserver<Key: Hashable>(
-        key: Key, _ observers: [AnyObject], delivery: Delivery = .synchronous
+        key: Key, _ observers: [any AnyObject & Sendable], delivery: Delivery = .synchronous
     ) -> Int {
         keyedObserverRegistry.addKeyedObserver(key: key, observers, delivery: delivery)
     }
@@ -53,7 +55,7 @@ extension KeyedProtocolObservable {
     /// was new.
     @discardableResult
     public func addKeyedObserver<Key: Hashable>(
-        keys: some Sequence<Key>, _ observer: AnyObject, delivery: Delivery = .synchronous
+        keys: some Sequence<Key>, _ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous
     ) -> Int {
         keyedObserverRegistry.addKeyedObserver(keys: keys, observer, delivery: delivery)
     }
@@ -62,7 +64,7 @@ extension KeyedProtocolObservable {
     /// how many (key, observer) registrations were new.
     @discardableResult
     public func addKeyedObserver<Key: Hashable>(
-        keys: some Sequence<Key>, _ observers: [AnyObject], delivery: Delivery = .synchronous
+        keys: some Sequence<Key>, _ observers: [any AnyObject & Sendable], delivery: Delivery = .synchronous
     ) -> Int {
         keyedObserverRegistry.addKeyedObserver(keys: keys, observers, delivery: delivery)
     }
@@ -119,9 +121,9 @@ extension KeyedProtocolObservable {
         keyedObserverRegistry.keyedObserverCount(key: key)
     }
 
-    /// Calls `body` with `key` and every observer registered under `key`
-    /// that conforms to `P`, the type of the closure's second parameter.
-    /// See ``KeyedObserverRegistry/withKeyedObservers(key:_:)``.
+    /// Calls `body` on this thread with `key` and every synchronous observer
+    /// registered under `key` that conforms to `P`, the type of the closure's
+    /// second parameter. See ``KeyedObserverRegistry/withKeyedObservers(key:_:)``.
     ///
     /// ```swift
     /// withKeyedObservers(key: symbol) { (symbol, observer: PriceObserver) in
@@ -129,13 +131,31 @@ extension KeyedProtocolObservable {
     /// }
     /// ```
     @inlinable
-    public func withKeyedObservers<Key: Hashable, P>(key: Key, _ body: @escaping (Key, P) -> Void) {
+    public func withKeyedObservers<Key: Hashable, P>(key: Key, _ body: (Key, P) -> Void) {
         keyedObserverRegistry.withKeyedObservers(key: key, body)
     }
 
     /// ``withKeyedObservers(key:_:)`` for each of `keys`, in order.
     @inlinable
-    public func withKeyedObservers<Key: Hashable, P>(keys: some Sequence<Key>, _ body: @escaping (Key, P) -> Void) {
+    public func withKeyedObservers<Key: Hashable, P>(keys: some Sequence<Key>, _ body: (Key, P) -> Void) {
         keyedObserverRegistry.withKeyedObservers(keys: keys, body)
+    }
+
+    /// Calls `body` with `key` and every observer under `key` conforming to
+    /// `P`, each where its delivery says. See
+    /// ``KeyedObserverRegistry/dispatchToKeyedObservers(key:_:)``.
+    @inlinable
+    public func dispatchToKeyedObservers<Key: Hashable & Sendable, P>(
+        key: Key, _ body: @escaping @Sendable (Key, P) -> Void
+    ) {
+        keyedObserverRegistry.dispatchToKeyedObservers(key: key, body)
+    }
+
+    /// ``dispatchToKeyedObservers(key:_:)`` for each of `keys`, in order.
+    @inlinable
+    public func dispatchToKeyedObservers<Key: Hashable & Sendable, P>(
+        keys: some Sequence<Key>, _ body: @escaping @Sendable (Key, P) -> Void
+    ) {
+        keyedObserverRegistry.dispatchToKeyedObservers(keys: keys, body)
     }
 }

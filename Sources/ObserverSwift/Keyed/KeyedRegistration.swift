@@ -25,6 +25,9 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
     /// value guarded by a lock as races.)
     private let state = Locked(State())
     private let ended = Atomic<Bool>(false)
+    /// Set when it ended on its own (a spent limit, a dead target), not by
+    /// a cancellation.
+    private let expired = Atomic<Bool>(false)
 
     init(engine: KeyedSlotLists) {
         self.engine = engine
@@ -48,19 +51,26 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
 
     /// Ends the registration and hands back its entries (empty when it had
     /// ended already).
-    private func end() -> [KeyedSlot] {
+    private func end(expiring: Bool = false) -> [KeyedSlot] {
         state.withLock { state in
             if state.ended { return [] }
             state.ended = true
+            if expiring { expired.store(true, ordering: .relaxed) }
             ended.store(true, ordering: .releasing)
             defer { state.entries.removeAll() }
             return state.entries
         }
     }
 
-    /// Expires from a send: removes every key without blocking. Idempotent.
+    /// Expires from a send: removes every key without blocking. Called again
+    /// (a later send met the box still stored because a writer lock was busy
+    /// the first time), retries the queued removals without blocking.
     func expireFromSendPath() {
-        let entries = end()
+        if isEnded {
+            engine?.retryPendingRemovalsFromSendPath()
+            return
+        }
+        let entries = end(expiring: true)
         guard !entries.isEmpty, let engine else { return }
         for slot in entries {
             engine.removeFromSendPath(slot)
@@ -77,6 +87,20 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
             removed = true
         }
         return removed
+    }
+
+    /// Whether a delivery for `key` enqueued by this subscription's box
+    /// should still run (see `Delivery.run(ifSubscribed:_:)`): the
+    /// subscription ended on its own (its last deliveries were claimed
+    /// before), or it is not cancelled and still stored under a key with
+    /// `key`'s hash. (Two keys of one subscription whose 64-bit hashes are
+    /// equal are not told apart here.)
+    func isSubscribed(underKey key: Key) -> Bool {
+        if ended.load(ordering: .acquiring) { return expired.load(ordering: .relaxed) }
+        guard let engine else { return false }
+        let hash = KeyedSlotLists.hash(key)
+        let entries = state.withLock { $0.entries }
+        return entries.contains { $0.hash == hash && engine.contains($0) }
     }
 
     var isSubscriptionActive: Bool {

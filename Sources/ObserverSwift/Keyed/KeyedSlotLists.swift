@@ -19,7 +19,7 @@ import Synchronization
 /// Every removal must go through this type (never `oc_list_*` on a key's
 /// list directly): the map counts each key's boxes to know when it empties.
 @usableFromInline
-final class KeyedSlotLists: @unchecked Sendable {
+final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     // @unchecked: the C map is internally synchronized (writers take its
     // mutex, readers use epoch sections); the rest is a lock and an Atomic.
 
@@ -93,7 +93,7 @@ final class KeyedSlotLists: @unchecked Sendable {
         let hash = Self.hash(key)
         let keyContext = Unmanaged.passRetained(KeyBox(key) as AnyKeyBox).toOpaque()
         let context = Unmanaged.passRetained(box).toOpaque()
-        var handle: oc_handle_t = 0
+        var handle = oc_handle_none()
         var keyAdopted = false
         // The existing entry the add joined, written by `keyBoxMatchesProbe`.
         var matched: UnsafeRawPointer?
@@ -128,6 +128,18 @@ final class KeyedSlotLists: @unchecked Sendable {
         guard status == OC_EBUSY else { return }
         pendingRemovals.withLock { $0.append(slot) }
         hasPendingRemovals.store(true, ordering: .releasing)
+        PendingSweeps.register(self)
+    }
+
+    /// Retries the queued removals without blocking: for a send that met a
+    /// box whose removal is still queued.
+    func retryPendingRemovalsFromSendPath() {
+        guard hasPendingRemovals.exchange(false, ordering: .acquiring) else { return }
+        let pending = pendingRemovals.withLock { list in
+            defer { list.removeAll() }
+            return list
+        }
+        for slot in pending { removeFromSendPath(slot) }
     }
 
     /// Whether `handle` names a box stored under `key` now.
@@ -222,8 +234,9 @@ final class KeyedSlotLists: @unchecked Sendable {
                 let status = oc_keymap_for_each(
                     pointer,
                     { entry, argument in
-                        let visitor = Unmanaged<KeyVisitor>.fromOpaque(argument!).takeUnretainedValue()
-                        let entry = entry!.pointee
+                        guard let argument else { return false }
+                        let visitor = Unmanaged<KeyVisitor>.fromOpaque(argument).takeUnretainedValue()
+                        let entry = entry.pointee
                         let key = Unmanaged<AnyKeyBox>.fromOpaque(entry.key_context).takeUnretainedValue()
                         visitor.body(key, entry.list)
                         return true
@@ -239,6 +252,7 @@ final class KeyedSlotLists: @unchecked Sendable {
     /// Calls `body` with every box under `key` visible to a send starting
     /// now, inside one read section. Not the send path.
     func forEachBox<Key: Hashable>(forKey key: Key, _ body: (SubscriberBase) -> Void) {
+        performPendingRemovals()
         let hash = Self.hash(key)
         let reader = oc_read_begin()
         defer { oc_read_end(reader) }
@@ -259,7 +273,7 @@ final class KeyedSlotLists: @unchecked Sendable {
     private func withPredicate(
         _ predicate: ((SubscriberBase) -> Bool)?,
         _ body: (
-            (@convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Bool)?,
+            (@convention(c) (UnsafeMutableRawPointer, UnsafeMutableRawPointer?) -> Bool)?,
             UnsafeMutableRawPointer?
         ) -> Void
     ) {
@@ -269,8 +283,9 @@ final class KeyedSlotLists: @unchecked Sendable {
             withExtendedLifetime(box) {
                 body(
                     { context, argument in
-                        let predicate = Unmanaged<KeyedPredicateBox>.fromOpaque(argument!).takeUnretainedValue()
-                        let box = Unmanaged<SubscriberBase>.fromOpaque(context!).takeUnretainedValue()
+                        guard let argument else { return false }
+                        let predicate = Unmanaged<KeyedPredicateBox>.fromOpaque(argument).takeUnretainedValue()
+                        let box = Unmanaged<SubscriberBase>.fromOpaque(context).takeUnretainedValue()
                         return predicate.body(box)
                     },
                     Unmanaged.passUnretained(box).toOpaque())
@@ -290,7 +305,6 @@ private final class KeyVisitor {
 }
 
 /// The lists' release callback: balances `passRetained` in `add`.
-private func releaseKeyedSubscriberBox(_ context: UnsafeMutableRawPointer?) {
-    guard let context else { return }
+private func releaseKeyedSubscriberBox(_ context: UnsafeMutableRawPointer) {
     Unmanaged<SubscriberBase>.fromOpaque(context).release()
 }

@@ -59,7 +59,7 @@ public final class NotificationObserver: Observes, CustomStringConvertible, @unc
     /// HSObserver's spelling of ``center``.
     public var centre: NotificationCenter { center }
 
-    private let handler: (Notification) -> Void
+    private let handler: @Sendable (Notification) -> Void
     let ownerGate = OwnerGate()
 
     /// The center's tokens for the current activation (empty when inactive).
@@ -85,7 +85,7 @@ public final class NotificationObserver: Observes, CustomStringConvertible, @unc
         queue: OperationQueue? = .main,
         center: NotificationCenter = .default,
         activate: Bool = false,
-        using block: @escaping (Notification) -> Void
+        using block: @escaping @Sendable (Notification) -> Void
     ) {
         self.init(forNames: [name], object: object, queue: queue, center: center, activate: activate, using: block)
     }
@@ -106,7 +106,7 @@ public final class NotificationObserver: Observes, CustomStringConvertible, @unc
         queue: OperationQueue? = .main,
         center: NotificationCenter = .default,
         activate: Bool = false,
-        using block: @escaping (Notification) -> Void
+        using block: @escaping @Sendable (Notification) -> Void
     ) {
         var unique: [Notification.Name] = []
         for name in names where !unique.contains(name) { unique.append(name) }

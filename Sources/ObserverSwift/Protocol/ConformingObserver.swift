@@ -38,7 +38,7 @@ final class DeadObserverFlag: Sendable {
 /// class itself, `AnyObject`, an existential of any protocols) those bytes
 /// are the object reference in the first word followed by type metadata and
 /// witness tables, which are never reference counted. A send takes a strong
-/// reference with `oc_swift_try_retain` and moves it, together with the
+/// reference with ``UnownedObserver/retainIfAlive()`` and moves it, together with the
 /// stored bytes, into a `P` value it then owns: no dynamic cast and a single
 /// retain/release pair per delivery. Casts whose result does not have that
 /// shape (checked when the box is made) fall back to `as?` on every call.
@@ -48,9 +48,8 @@ final class ConformingObserver<P>: SubscriberBase, @unchecked Sendable {
     // (the expiry); the box is created under the registry's writer lock and
     // read by sending threads after the C core publishes it.
 
-    /// Keeps the observer's allocation alive (never loaded).
-    unowned let observer: AnyObject
-    @usableFromInline let address: UnsafeRawPointer
+    /// The observer, held without owning it (see ``UnownedObserver``).
+    @usableFromInline let observer: UnownedObserver
     @usableFromInline let storage: ConformingObserverStorage
     /// False when the cast result cannot be rebuilt from `storage`.
     @usableFromInline let hasStoredCast: Bool
@@ -83,34 +82,37 @@ final class ConformingObserver<P>: SubscriberBase, @unchecked Sendable {
         }
         return withExtendedLifetime(typed) {
             ConformingObserver(
-                observer: strong, address: registered.address, storage: storage,
+                observer: registered.observer, identifier: ObjectIdentifier(strong), storage: storage,
                 hasStoredCast: hasStoredCast, delivery: registered.delivery,
                 list: list, deadFlag: deadFlag)
         }
     }
 
     private init(
-        observer: AnyObject, address: UnsafeRawPointer, storage: ConformingObserverStorage,
+        observer: UnownedObserver, identifier: ObjectIdentifier, storage: ConformingObserverStorage,
         hasStoredCast: Bool, delivery: Delivery, list: SlotList, deadFlag: DeadObserverFlag
     ) {
         self.observer = observer
-        self.address = address
         self.storage = storage
         self.hasStoredCast = hasStoredCast
         if case .synchronous = delivery { isSynchronous = true } else { isSynchronous = false }
         self.delivery = delivery
-        self.identifier = ObjectIdentifier(observer)
+        self.identifier = identifier
         self.expiry = Expiry(list: list)
         self.deadFlag = deadFlag
     }
 
     override func didAdd(handle: oc_handle_t) { expiry.didAdd(handle: handle) }
     override var isExpired: Bool { expiry.isExpired }
-    override var targetIdentifier: ObjectIdentifier? { identifier }
+    override var hasTarget: Bool { true }
+    // `observer` keeps the allocation (see RegisteredObserver.isTarget).
+    override func isTarget(_ object: AnyObject) -> Bool {
+        UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()) == observer.address
+    }
 
     override func checkLiveness() -> Bool {
         if expiry.isExpired { return false }
-        if ObserverLiveness.isAlive(address) { return true }
+        if observer.isAlive { return true }
         observerDied()
         return false
     }
@@ -138,9 +140,9 @@ final class ConformingObserver<P>: SubscriberBase, @unchecked Sendable {
         guard hasStoredCast else { return castAndCall(body) }
         var bytes = storage
         return withUnsafeMutableBytes(of: &bytes) { raw in
-            guard oc_swift_try_retain(address) else { return false }
+            guard observer.retainIfAlive() else { return false }
             // The retain just taken becomes the reference owned by `typed`
-            // (its first word is `address`); destroying `typed` after the
+            // (its first word is the observer's address); destroying `typed` after the
             // call releases it.
             let typed = raw.baseAddress!.withMemoryRebound(to: P.self, capacity: 1) { $0.move() }
             body(typed)
@@ -151,20 +153,21 @@ final class ConformingObserver<P>: SubscriberBase, @unchecked Sendable {
     /// The slow path for casts that cannot be stored: `as?` on every call.
     @usableFromInline
     func castAndCall(_ body: (P) -> Void) -> Bool {
-        guard oc_swift_try_retain(address) else { return false }
-        let strong = Unmanaged<AnyObject>.fromOpaque(address).takeRetainedValue()
+        guard let strong = observer.strongObserver() else { return false }
         if let typed = strong as? P { body(typed) }
         return true
     }
 
     /// Queue and main-actor deliveries: the observer is probed again where
-    /// the call runs, so one deallocated in between is not called. The
-    /// queued call touches only this box (which it keeps alive) and never
-    /// its list, which may be gone by then with its registry.
+    /// the call runs, so one deallocated in between is not called, and one
+    /// removed from the registry meanwhile is not called either. The queued
+    /// call keeps this box and its list alive (the registry may be gone).
     @usableFromInline
     func deliverLater(_ body: @escaping (P) -> Void) {
-        if !ObserverLiveness.isAlive(address) { return observerDied() }
-        delivery.run { [self] in _ = self.call(body) }
+        if !observer.isAlive { return observerDied() }
+        let list = expiry.retainedList
+        let isSubscribed = { [self] in expiry.isSubscribed(in: list) }
+        delivery.run(ifSubscribed: isSubscribed) { [self] in _ = self.call(body) }
     }
 
     /// Removes this box from its view without blocking and tells the

@@ -116,7 +116,7 @@ public final class ObserverRegistry: @unchecked Sendable {
     ///     actor. Queued calls check again, where they run, that the observer
     ///     is still alive.
     @discardableResult
-    public func addObserver(_ observer: AnyObject, delivery: Delivery = .synchronous) -> Bool {
+    public func addObserver(_ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous) -> Bool {
         lock.lock()
         defer { lock.unlock() }
         sweepDeadObserversLocked(force: false)
@@ -141,13 +141,13 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// ``addObserver(_:delivery:)->Bool`` with a queue: `nil` means the thread
     /// calling `withObservers`.
     @discardableResult
-    public func addObserver(_ observer: AnyObject, queue: DispatchQueue?) -> Bool {
+    public func addObserver(_ observer: any AnyObject & Sendable, queue: DispatchQueue?) -> Bool {
         addObserver(observer, delivery: Delivery(queue: queue))
     }
 
     /// Registers every observer of `observers`; returns how many were new.
     @discardableResult
-    public func addObserver(_ observers: [AnyObject], delivery: Delivery = .synchronous) -> Int {
+    public func addObserver(_ observers: [any AnyObject & Sendable], delivery: Delivery = .synchronous) -> Int {
         observers.reduce(0) { $0 + (addObserver($1, delivery: delivery) ? 1 : 0) }
     }
 
@@ -214,8 +214,9 @@ public final class ObserverRegistry: @unchecked Sendable {
 
     // MARK: Calling observers
 
-    /// Calls `body` with every registered observer that conforms to `P`,
-    /// the type of the closure's parameter:
+    /// Calls `body` on this thread, before returning, with every observer
+    /// registered with synchronous delivery (the default) that conforms to
+    /// `P`, the type of the closure's parameter:
     ///
     /// ```swift
     /// registry.withObservers { (observer: TemperatureObserver) in
@@ -223,16 +224,31 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// }
     /// ```
     ///
+    /// `body` does not escape (as in Flowduino, so it may use `self`
+    /// implicitly). Observers added with a queue or the main actor are not
+    /// called here, because calling them means running `body` later,
+    /// elsewhere: ``dispatchToObservers(_:)`` reaches every observer.
+    ///
     /// Takes no lock and never waits, with two exceptions that take the
     /// registry's writer lock once: the first call for a given `P` builds
     /// that protocol's list (one cast per registered observer), and the first
     /// call after `addObserver` stores the observers added since in every
     /// protocol list (one cast per new observer and protocol: `addObserver`
-    /// itself only records the observer). Otherwise no casts at all. `body`
-    /// escapes only for observers added with a queue or main-actor
-    /// ``Delivery``.
+    /// itself only records the observer). Otherwise no casts at all.
     @inlinable
-    public func withObservers<P>(_ body: @escaping (P) -> Void) {
+    public func withObservers<P>(_ body: (P) -> Void) {
+        if hasPendingAdds.load(ordering: .acquiring) { storePendingAdds() }
+        view(for: P.self).sendSynchronously(body)
+    }
+
+    /// Calls `body` with every observer conforming to `P`, each where its
+    /// ``Delivery`` says: synchronous observers on this thread before
+    /// returning, the others enqueued on their queue or the main actor
+    /// (probed again there, so one deallocated meanwhile is not called).
+    /// `body` escapes and may run on several threads at once, so it is
+    /// `@Sendable`.
+    @inlinable
+    public func dispatchToObservers<P>(_ body: @escaping @Sendable (P) -> Void) {
         if hasPendingAdds.load(ordering: .acquiring) { storePendingAdds() }
         view(for: P.self).send(body)
     }
@@ -429,8 +445,8 @@ enum RegistryEntry {
 
     func isAlive(in pending: [PendingObserver]) -> Bool {
         switch self {
-        case .pending(let index): ObserverLiveness.isAlive(pending[index].address)
-        case .stored(let record): ObserverLiveness.isAlive(record.address)
+        case .pending(let index): pending[index].observer.isAlive
+        case .stored(let record): record.observer.isAlive
         }
     }
 
@@ -446,23 +462,17 @@ enum RegistryEntry {
 /// An observer added to an ``ObserverRegistry`` that its next
 /// `withObservers` (or any writer that needs the lists) will store.
 struct PendingObserver {
-    /// Keeps the observer's allocation (not the object) alive. Never loaded:
-    /// loading an unowned reference to a dead object traps.
-    unowned let observer: AnyObject
-    let address: UnsafeRawPointer
+    /// Keeps the observer's allocation (not the object) alive.
+    let observer: UnownedObserver
     let identifier: ObjectIdentifier
     let delivery: Delivery
 
     init(_ observer: AnyObject, identifier: ObjectIdentifier, delivery: Delivery) {
-        self.observer = observer
-        self.address = UnsafeRawPointer(Unmanaged.passUnretained(observer).toOpaque())
+        self.observer = UnownedObserver(observer)
         self.identifier = identifier
         self.delivery = delivery
     }
 
     /// A strong reference to the observer, or nil once it is deallocating.
-    func strongObserver() -> AnyObject? {
-        guard oc_swift_try_retain(address) else { return nil }
-        return Unmanaged<AnyObject>.fromOpaque(address).takeRetainedValue()
-    }
+    func strongObserver() -> AnyObject? { observer.strongObserver() }
 }

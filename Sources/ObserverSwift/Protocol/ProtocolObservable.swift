@@ -26,20 +26,20 @@ extension ProtocolObservable {
     /// Registers `observer`, held weakly; false when registered already.
     /// See ``ObserverRegistry/addObserver(_:delivery:)->Bool``.
     @discardableResult
-    public func addObserver(_ observer: AnyObject, delivery: Delivery = .synchronous) -> Bool {
+    public func addObserver(_ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous) -> Bool {
         observerRegistry.addObserver(observer, delivery: delivery)
     }
 
     /// Registers `observer` with its calls run on `queue` (`nil`: the
     /// thread calling `withObservers`).
     @discardableResult
-    public func addObserver(_ observer: AnyObject, queue: DispatchQueue?) -> Bool {
+    public func addObserver(_ observer: any AnyObject & Sendable, queue: DispatchQueue?) -> Bool {
         observerRegistry.addObserver(observer, queue: queue)
     }
 
     /// Registers every observer of `observers`; returns how many were new.
     @discardableResult
-    public func addObserver(_ observers: [AnyObject], delivery: Delivery = .synchronous) -> Int {
+    public func addObserver(_ observers: [any AnyObject & Sendable], delivery: Delivery = .synchronous) -> Int {
         observerRegistry.addObserver(observers, delivery: delivery)
     }
 
@@ -65,8 +65,8 @@ extension ProtocolObservable {
     /// Registered observers still alive.
     public var observerCount: Int { observerRegistry.observerCount }
 
-    /// Calls `body` with every registered observer conforming to `P`, the
-    /// type of the closure's parameter. See
+    /// Calls `body` on this thread with every synchronous observer
+    /// conforming to `P`, the type of the closure's parameter. See
     /// ``ObserverRegistry/withObservers(_:)``.
     ///
     /// ```swift
@@ -75,7 +75,14 @@ extension ProtocolObservable {
     /// }
     /// ```
     @inlinable
-    public func withObservers<P>(_ body: @escaping (P) -> Void) {
+    public func withObservers<P>(_ body: (P) -> Void) {
         observerRegistry.withObservers(body)
+    }
+
+    /// Calls `body` with every observer conforming to `P`, each where its
+    /// delivery says. See ``ObserverRegistry/dispatchToObservers(_:)``.
+    @inlinable
+    public func dispatchToObservers<P>(_ body: @escaping @Sendable (P) -> Void) {
+        observerRegistry.dispatchToObservers(body)
     }
 }

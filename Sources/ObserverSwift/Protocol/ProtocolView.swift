@@ -32,8 +32,20 @@ final class ProtocolView<P>: ProtocolViewBase, @unchecked Sendable {
 
     /// Calls `body` with every conforming observer stored when the send
     /// starts (the `Event.send` pattern: lock-free, boxes borrowed at +0).
+    /// Calls `body` with every synchronous observer, on this thread.
     @inlinable
-    func send(_ body: @escaping (P) -> Void) {
+    func sendSynchronously(_ body: (P) -> Void) {
+        if oc_list_is_empty(slots.pointer) { return }
+        let reader = oc_read_begin()
+        forEachVisibleBox(in: slots.pointer, as: ConformingObserver<P>.self) { observer in
+            if observer.isSynchronous { observer.callIfAlive(body) }
+        }
+        oc_read_end(reader)
+    }
+
+    /// Calls `body` with every observer where its delivery says.
+    @inlinable
+    func send(_ body: @escaping @Sendable (P) -> Void) {
         if oc_list_is_empty(slots.pointer) { return }
         let reader = oc_read_begin()
         forEachVisibleBox(in: slots.pointer, as: ConformingObserver<P>.self) { $0.deliver(body) }

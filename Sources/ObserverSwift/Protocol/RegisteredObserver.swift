@@ -8,38 +8,37 @@ import CObserverCore
 /// (and so its address) stays allocated while the record exists, but the
 /// observer itself may be deallocated at any time.
 final class RegisteredObserver: SubscriberBase, @unchecked Sendable {
-    // @unchecked: `observer`, `address`, `identifier` and `delivery` are
-    // immutable; `handle`, `viewHandles` and `isRemoved` are only touched
+    // @unchecked: `observer`, `identifier` and `delivery` are immutable; `handle`, `viewHandles` and `isRemoved` are only touched
     // under the owning registry's writer lock.
 
-    /// Keeps the observer's allocation (not the object) alive. Never loaded:
-    /// loading an unowned reference to a dead object traps.
-    unowned let observer: AnyObject
-    let address: UnsafeRawPointer
+    /// The observer, held without owning it (see ``UnownedObserver``).
+    let observer: UnownedObserver
+    var address: UnsafeRawPointer { observer.address }
     let identifier: ObjectIdentifier
     let delivery: Delivery
 
     /// Slot in the registry's list of all observers.
-    var handle: oc_handle_t = 0
+    var handle = oc_handle_none()
     /// Slot in each protocol view this observer conforms to, keyed by view.
     var viewHandles: [ObjectIdentifier: oc_handle_t] = [:]
     /// Set once removed, so that a view being built skips it.
     var isRemoved = false
 
     init(_ observer: AnyObject, delivery: Delivery) {
-        self.observer = observer
-        self.address = UnsafeRawPointer(Unmanaged.passUnretained(observer).toOpaque())
+        self.observer = UnownedObserver(observer)
         self.identifier = ObjectIdentifier(observer)
         self.delivery = delivery
     }
 
     override func didAdd(handle: oc_handle_t) { self.handle = handle }
-    override var targetIdentifier: ObjectIdentifier? { identifier }
-    override func checkLiveness() -> Bool { ObserverLiveness.isAlive(address) }
+    override var hasTarget: Bool { true }
+    // The unowned reference keeps the allocation: no other object can have
+    // this address while the record exists, so comparing addresses is exact.
+    override func isTarget(_ object: AnyObject) -> Bool {
+        UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()) == address
+    }
+    override func checkLiveness() -> Bool { observer.isAlive }
 
     /// A strong reference to the observer, or nil once it is deallocating.
-    func strongObserver() -> AnyObject? {
-        guard oc_swift_try_retain(address) else { return nil }
-        return Unmanaged<AnyObject>.fromOpaque(address).takeRetainedValue()
-    }
+    func strongObserver() -> AnyObject? { observer.strongObserver() }
 }

@@ -17,8 +17,8 @@ extension IndefiniteObservable {
     /// let shared = stream.share { forward in MyObserver(forward) }
     /// ```
     public func share(
-        makeObserver: @escaping (_ forward: @escaping (O.Value) -> Void) -> O
-    ) -> IndefiniteObservable<O> {
+        makeObserver: @escaping (_ forward: @escaping @Sendable (O.Value) -> Void) -> O
+    ) -> IndefiniteObservable<O> where O: Sendable, O.Value: Sendable {
         let connection = SharedConnection(upstream: self, makeForwarder: makeObserver)
         return IndefiniteObservable(connection.connect)
     }
@@ -34,7 +34,7 @@ extension IndefiniteObservable {
     /// let b = ticks.subscribe { print("b", $0) }   // shares it
     /// a.unsubscribe(); b.unsubscribe()             // stops the timer
     /// ```
-    public func share<T>() -> ValueObservable<T> where O == ValueObserver<T> {
+    public func share<T: Sendable>() -> ValueObservable<T> where O == ValueObserver<T> {
         let connection = SharedConnection(upstream: self, makeForwarder: { ValueObserver($0) })
         return ValueObservable(connection.connect)
     }

@@ -8,18 +8,18 @@ import Foundation
 /// No lock is held while user code runs (connect, disconnect, observers), so
 /// observers may subscribe and unsubscribe from inside a delivery, also
 /// during the first connect.
-final class SharedConnection<O: Observer>: @unchecked Sendable {
+final class SharedConnection<O: Observer & Sendable>: @unchecked Sendable where O.Value: Sendable {
     // @unchecked: `subscribers` and `upstreamSubscription` are guarded by
     // `lock`; the fan-out list is internally synchronized.
 
     private let upstream: IndefiniteObservable<O>
-    private let makeForwarder: (@escaping (O.Value) -> Void) -> O
+    private let makeForwarder: (@escaping @Sendable (O.Value) -> Void) -> O
     private let fanOut = Event<O.Value>()
     private let lock = NSLock()
     private var subscribers = 0
     private var upstreamSubscription: Subscription?
 
-    init(upstream: IndefiniteObservable<O>, makeForwarder: @escaping (@escaping (O.Value) -> Void) -> O) {
+    init(upstream: IndefiniteObservable<O>, makeForwarder: @escaping (@escaping @Sendable (O.Value) -> Void) -> O) {
         self.upstream = upstream
         self.makeForwarder = makeForwarder
     }

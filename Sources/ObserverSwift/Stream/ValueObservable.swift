@@ -10,8 +10,7 @@
 /// ```
 open class ValueObservable<T>: IndefiniteObservable<ValueObserver<T>> {
     /// Subscribes a closure; see ``IndefiniteObservable/subscribe(observer:)``.
-    @discardableResult
-    open func subscribe(_ next: @escaping (T) -> Void) -> Subscription {
+    open func subscribe(_ next: @escaping @Sendable (T) -> Void) -> Subscription {
         subscribe(observer: ValueObserver(next))
     }
 }

@@ -5,14 +5,14 @@
 /// let observer = ValueObserver<Int> { print($0) }
 /// observer.next(3)   // prints 3
 /// ```
-public final class ValueObserver<T>: Observer {
+public final class ValueObserver<T>: Observer, Sendable {
     /// The type of the values this observer receives.
     public typealias Value = T
 
-    private let handler: (T) -> Void
+    private let handler: @Sendable (T) -> Void
 
     /// Creates an observer calling `next` with each value.
-    public init(_ next: @escaping (T) -> Void) {
+    public init(_ next: @escaping @Sendable (T) -> Void) {
         self.handler = next
     }
 
@@ -21,7 +21,3 @@ public final class ValueObserver<T>: Observer {
         handler(value)
     }
 }
-
-extension ValueObserver: @unchecked Sendable where T: Sendable {}
-// @unchecked: the only state is an immutable closure; calling it on the
-// producer's thread is the documented contract (as for every handler).

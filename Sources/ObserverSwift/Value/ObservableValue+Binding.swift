@@ -2,9 +2,11 @@ import Dispatch
 
 /// Binding targets (SwiftEvents' names).
 extension ObservableValue {
-    /// Calls `handler` with the live `target` and the new value after every
-    /// set. `target` is held weakly (no `[weak self]` needed); once it is
-    /// deallocated the binding stops and its slot is reclaimed.
+    /// Calls `handler` on the setting thread with the live `target` and the
+    /// new value after every set. `target` is held weakly (no `[weak self]`
+    /// needed); once it is deallocated the binding stops and its slot is
+    /// reclaimed. Sets may come from several threads, so the handler is
+    /// `@Sendable` and the target `Sendable`.
     ///
     /// ```swift
     /// viewModel.title.bind(self) { me, title in me.titleLabel.text = title }
@@ -12,51 +14,38 @@ extension ObservableValue {
     ///
     /// - Parameters:
     ///   - target: the object passed to `handler`, held weakly.
-    ///   - queue: where the handler runs; `nil` (the default) means the
-    ///     setting thread, synchronously.
-    ///   - replay: when true, the handler also gets the current value now
-    ///     (on its queue, if any), and then every later value, with no gap
-    ///     and no repeat even while other threads set the value.
+    ///   - replay: when true, the handler also gets the current value now,
+    ///     and then every later value, with no gap and no repeat even while
+    ///     other threads set the value.
     ///   - handler: receives the live target and the new value.
-    /// - Returns: a token that cancels this binding alone (may be ignored).
+    /// - Returns: a token that cancels this binding alone (may be ignored:
+    ///   the binding also ends with its target).
     @discardableResult
-    public func bind<Target: AnyObject>(
-        _ target: Target, queue: DispatchQueue? = nil, replay: Bool = false,
-        handler: @escaping (Target, Value) -> Void
+    public func bind<Target: AnyObject & Sendable>(
+        _ target: Target, replay: Bool = false,
+        handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
         guard replay else {
-            return changes.subscribe(target, queue: queue, handler: handler)
+            return changes.subscribe(target, handler: handler)
         }
-        let delivery = Delivery(queue: queue)
         return withTurn { current in
-            let subscription = changes.subscribe(target, queue: queue, handler: handler)
-            delivery.run { [weak target] in
-                if let target { handler(target, current) }
-            }
+            let subscription = changes.subscribe(target, handler: handler)
+            handler(target, current)
             return subscription
         }
     }
 
-    /// ``bind(_:queue:replay:handler:)`` with a main-actor handler: it runs
-    /// synchronously when the value is set on the main thread, and is
-    /// enqueued on the main queue otherwise.
+    /// SwiftEvents 2's form: `target` only bounds the binding's life (held
+    /// weakly); the handler receives the value alone.
+    ///
+    /// ```swift
+    /// viewModel.infoLabel.bind(self) { [weak self] in self?.updateInfoLabel($0) }
+    /// ```
     @discardableResult
-    public func bindOnMainActor<Target: AnyObject>(
-        _ target: Target, replay: Bool = false,
-        handler: @escaping @MainActor (Target, Value) -> Void
-    ) -> Subscription where Value: Sendable {
-        guard replay else {
-            return changes.subscribeOnMainActor(target, handler: handler)
-        }
-        return withTurn { current in
-            let subscription = changes.subscribeOnMainActor(target, handler: handler)
-            Delivery.mainActor.run { [weak target] in
-                guard let target else { return }
-                let unchecked = UncheckedSendable(target)
-                MainActor.assumeIsolated { handler(unchecked.wrapped, current) }
-            }
-            return subscription
-        }
+    public func bind<Target: AnyObject & Sendable>(
+        _ target: Target, replay: Bool = false, handler: @escaping @Sendable (Value) -> Void
+    ) -> Subscription {
+        bind(target, replay: replay) { _, value in handler(value) }
     }
 
     /// Removes every binding of `target`; returns how many. A target never
@@ -67,18 +56,18 @@ extension ObservableValue {
     }
 
     /// Removes every binding made with `bind`; observers added with
-    /// ``addObserver(queue:replay:_:)`` stay (see ``removeObserver()``, and
+    /// ``addObserver(replay:_:)`` stay (see ``removeObserver()``, and
     /// ``removeAllObservers()`` for both). Returns how many were removed.
     @discardableResult
     public func unbindAll() -> Int {
-        changes.slots.removeAll { $0.targetIdentifier != nil }
+        changes.slots.removeAll { $0.hasTarget }
     }
 }
 
 /// Closure observers (the minimal `Observable<T>(value:)` recipe).
 extension ObservableValue {
-    /// Calls `handler` with the new value after every set; the token removes
-    /// it (``removeObserver(_:)`` or `token.cancel()`).
+    /// Calls `handler` on the setting thread with the new value after every
+    /// set; the token removes it (``removeObserver(_:)`` or `token.cancel()`).
     ///
     /// ```swift
     /// let count = ObservableValue(value: 0)
@@ -88,36 +77,19 @@ extension ObservableValue {
     /// ```
     ///
     /// - Parameters:
-    ///   - queue: where the handler runs; `nil` means the setting thread.
     ///   - replay: when true, the handler also gets the current value now.
     ///   - handler: receives each new value.
-    /// - Returns: a token that removes this observer.
-    @discardableResult
+    /// - Returns: a token that removes this observer. Nothing else ends it, so
+    ///   the result may not be ignored.
     public func addObserver(
-        queue: DispatchQueue? = nil, replay: Bool = false, _ handler: @escaping (Value) -> Void
+        replay: Bool = false, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         guard replay else {
-            return changes.subscribe(queue: queue, handler)
-        }
-        let delivery = Delivery(queue: queue)
-        return withTurn { current in
-            let subscription = changes.subscribe(queue: queue, handler)
-            delivery.run { handler(current) }
-            return subscription
-        }
-    }
-
-    /// ``addObserver(queue:replay:_:)`` with a main-actor handler.
-    @discardableResult
-    public func addObserverOnMainActor(
-        replay: Bool = false, _ handler: @escaping @MainActor (Value) -> Void
-    ) -> Subscription where Value: Sendable {
-        guard replay else {
-            return changes.subscribeOnMainActor(handler)
+            return changes.subscribe(handler)
         }
         return withTurn { current in
-            let subscription = changes.subscribeOnMainActor(handler)
-            Delivery.mainActor.run { MainActor.assumeIsolated { handler(current) } }
+            let subscription = changes.subscribe(handler)
+            handler(current)
             return subscription
         }
     }
@@ -130,11 +102,11 @@ extension ObservableValue {
         changes.slots.remove(token.handle)
     }
 
-    /// Removes every observer added with ``addObserver(queue:replay:_:)``;
+    /// Removes every observer added with ``addObserver(replay:_:)``;
     /// bindings made with `bind` stay. Returns how many were removed.
     @discardableResult
     public func removeObserver() -> Int {
-        changes.slots.removeAll { $0.targetIdentifier == nil }
+        changes.slots.removeAll { !$0.hasTarget }
     }
 
     /// Removes every observer, bound or added.

@@ -122,19 +122,28 @@ public final class ObservableValue<Value> {
                     lastDelivered = newValue
                     changes.send(newValue, inSectionOf: reader)
                 }
-                oc_read_end(reader)
                 deliverPending()
                 turn.release()
+                // As below: the section ends after the turn is released.
+                oc_read_end(reader)
                 return
             }
             // Taken: leave the section before waiting for the turn.
             oc_read_end(reader)
         }
         turn.acquire(by: thread)
-        defer { turn.release() }
-        guard store(newValue, fenced: true) else { return }
-        deliver(newValue)
-        deliverPending()
+        // While the turn is held, this thread counts as inside a delivery
+        // (a read section): Observation's `onChange`, `==` and handlers run
+        // here, and a wait for in-flight deliveries made from them must throw
+        // rather than wait for a sender that waits for this turn. The section
+        // ends after the turn is released, so deinits it runs hold nothing.
+        oc_read_begin_reader(reader)
+        if store(newValue, fenced: true) {
+            deliver(newValue)
+            deliverPending()
+        }
+        turn.release()
+        oc_read_end(reader)
     }
 
     /// Stores `newValue` unless it is a skipped duplicate; true when stored.
@@ -189,9 +198,12 @@ public final class ObservableValue<Value> {
             return body(lastDelivered)
         }
         turn.acquire(by: thread)
-        defer { turn.release() }
+        // Inside a delivery while the turn is held (see `assign`).
+        let reader = oc_read_begin()
         let result = body(lastDelivered)
         deliverPending()
+        turn.release()
+        oc_read_end(reader)
         return result
     }
 }

@@ -42,8 +42,8 @@ private final class WeaklyReferencedLeak {
     var payload = [Int](repeating: 7, count: 64)
 }
 
-private final class LeakedCapture {
-    var payload = [Int](repeating: 7, count: 64)
+private final class LeakedCapture: Sendable {
+    let payload = [Int](repeating: 7, count: 64)
 }
 
 nonisolated(unsafe) private var leakedPointer: UnsafeMutableRawPointer?

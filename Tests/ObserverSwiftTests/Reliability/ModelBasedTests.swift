@@ -4,7 +4,10 @@ import XCTest
 
 /// Seeded random operation sequences (subscribe a closure, subscribe a weak
 /// target, cancel, unsubscribe a target, unsubscribe all, send, deallocate a
-/// target) run against every observer kind and against a trivial reference
+/// target, and where the kind has them: subscribe under a key no send reaches
+/// (`Double.nan`), unsubscribe an object allocated at a dead target's address,
+/// queued deliveries cancelled before they run, a replay that waits inside
+/// itself) run against every observer kind and against a trivial reference
 /// model; after every step the two must agree on who is subscribed, who a send
 /// calls (exactly once each, with the value sent), what each removal returns,
 /// and, every 256 steps, how many handler captures are alive after a barrier.
@@ -19,7 +22,7 @@ final class ModelBasedTests: XCTestCase {
         } else {
             seeds = [1, 2, 3, UInt64(Date().timeIntervalSince1970 * 1000)]
         }
-        for kind in ReliabilityObserverKinds.all {
+        for kind in ReliabilityObserverKinds.all + ReliabilityObserverKinds.modelOnly {
             for seed in seeds {
                 print("model[\(kind.name)]: seed \(seed), \(ReliabilityEnvironment.modelOperations) operations")
                 let run = ModelRun(kind: kind, seed: seed)
@@ -39,6 +42,8 @@ private final class ModelRun {
         let token: Subscription
         let targetKey: Int?
         var active: Bool
+        /// False for a subscription under a key no send reaches.
+        var receives = true
     }
 
     let kindName: String
@@ -51,8 +56,10 @@ private final class ModelRun {
     var nextSubscription = 0
     var nextTarget = 0
     /// Deliveries of the current send: subscription id -> values received.
-    var delivered: [Int: [Int]] = [:]
+    let delivered = SharedVariable<[Int: [Int]]>([:])
     var liveBaseline = 0
+    /// Where queued subscriptions deliver; kept busy during a queued round.
+    let queue = DispatchQueue(label: "model-queued")
 
     init(kind: any ReliabilityObserverKind, seed: UInt64) {
         kindName = kind.name
@@ -61,6 +68,7 @@ private final class ModelRun {
     }
 
     var activeIDs: [Int] { subscriptions.filter { $0.value.active }.map(\.key).sorted() }
+    var receivingIDs: [Int] { subscriptions.filter { $0.value.active && $0.value.receives }.map(\.key).sorted() }
 
     /// Runs `operations` steps; returns a description of the first mismatch.
     func execute(operations: Int) throws -> String? {
@@ -92,9 +100,9 @@ private final class ModelRun {
             let id = nextSubscription
             nextSubscription += 1
             let capture = ReliabilityTrackedCapture()
-            let token = source.subscribe { [unowned self] value in
+            let token = source.subscribe { [delivered] value in
                 capture.checkIntact()
-                self.delivered[id, default: []].append(value)
+                delivered.update { $0[id, default: []].append(value) }
             }
             subscriptions[id] = ModelSubscription(token: token, targetKey: nil, active: true)
             return "subscribe closure #\(id)"
@@ -110,10 +118,12 @@ private final class ModelRun {
             let id = nextSubscription
             nextSubscription += 1
             let capture = ReliabilityTrackedCapture()
-            let token = source.subscribe(target: targets[key]!) { [unowned self] target, value in
+            let token = source.subscribe(target: targets[key]!) { [delivered] target, value in
                 capture.checkIntact()
-                if target.identifier != key { self.delivered[-1, default: []].append(value) }
-                self.delivered[id, default: []].append(value)
+                delivered.update { delivered in
+                    if target.identifier != key { delivered[-1, default: []].append(value) }
+                    delivered[id, default: []].append(value)
+                }
             }
             subscriptions[id] = ModelSubscription(token: token, targetKey: key, active: true)
             return "subscribe target \(key) #\(id)"
@@ -147,17 +157,103 @@ private final class ModelRun {
                 subscriptions[id]!.active = false
             }
             return "deallocate target \(key)"
+        case 72..<75 where activeCount < 48:
+            let id = nextSubscription
+            let capture = ReliabilityTrackedCapture()
+            guard
+                let token = source.subscribeUnreachableKey({ [delivered] value in
+                    capture.checkIntact()
+                    delivered.update { $0[id, default: []].append(value) }
+                })
+            else { return sendAndCheck() }
+            nextSubscription += 1
+            subscriptions[id] = ModelSubscription(token: token, targetKey: nil, active: true, receives: false)
+            return "subscribe unreachable key #\(id)"
+        case 75..<78 where !targets.isEmpty:
+            return unsubscribeAnObjectAtADeadTargetsAddress()
+        case 78..<80:
+            return queuedRound()
+        case 80..<81:
+            guard let threw = source.replayThenWaitInsideThrows() else { return sendAndCheck() }
+            return threw ? "replay + wait inside" : "replay + wait inside did not throw MISMATCH"
         default:
-            let value = random(1_000_000)
-            delivered.removeAll(keepingCapacity: true)
-            source.send(value)
-            let expected = Dictionary(uniqueKeysWithValues: activeIDs.map { ($0, [value]) })
-            if delivered != expected {
-                return
-                    "send \(value): delivered \(delivered.sorted { $0.key < $1.key }), model \(expected.sorted { $0.key < $1.key }) MISMATCH"
-            }
-            return "send \(value)"
+            return sendAndCheck()
         }
+    }
+    /// Sends a random value; every active, reachable subscription must get
+    /// it exactly once.
+    private func sendAndCheck(_ chosen: Int? = nil) -> String {
+        let value = chosen ?? random(1_000_000)
+        delivered.update { $0.removeAll(keepingCapacity: true) }
+        source.send(value)
+        let expected = Dictionary(uniqueKeysWithValues: receivingIDs.map { ($0, [value]) })
+        let delivered = self.delivered.value
+        if delivered != expected {
+            return
+                "send \(value): delivered \(delivered.sorted { $0.key < $1.key }), model \(expected.sorted { $0.key < $1.key }) MISMATCH"
+        }
+        return "send \(value)"
+    }
+
+    /// Deallocates a target whose subscriptions nothing has noticed dead yet,
+    /// then allocates objects until one gets its address (a few tries; never
+    /// under AddressSanitizer, whose quarantine delays reuse):
+    /// `unsubscribe(newcomer)` must return 0, the newcomer never subscribed.
+    private func unsubscribeAnObjectAtADeadTargetsAddress() -> String {
+        let key = targets.keys.sorted()[random(targets.count)]
+        let address = ObjectIdentifier(targets[key]!)
+        targets[key] = nil
+        for (id, subscription) in subscriptions where subscription.targetKey == key {
+            subscriptions[id]!.active = false
+        }
+        var misses: [ReliabilityTarget] = []  // kept, so each try gets new memory
+        for _ in 0..<64 {
+            let newcomer = ReliabilityTarget(identifier: nextTarget)
+            guard ObjectIdentifier(newcomer) == address else {
+                misses.append(newcomer)
+                continue
+            }
+            let actual = source.unsubscribe(target: newcomer)
+            targets[nextTarget] = newcomer
+            nextTarget += 1
+            return actual == 0
+                ? "unsubscribe newcomer at dead target \(key)'s address"
+                : "unsubscribe newcomer at dead target \(key)'s address returned \(actual) MISMATCH"
+        }
+        return "deallocate target \(key) (address not reused)"
+    }
+
+    /// Queued subscriptions on a busy queue get a send; some are cancelled
+    /// before the queue runs. Exactly the others must run, once each.
+    private func queuedRound() -> String {
+        let gate = DispatchSemaphore(value: 0)
+        queue.async { gate.wait() }
+        let log = QueuedLog()
+        var tokens: [Subscription] = []
+        for index in 0..<(1 + random(3)) {
+            guard let token = source.subscribe(queue: queue, { log.append(index, $0) }) else { break }
+            tokens.append(token)
+        }
+        let value = random(1_000_000)
+        let sent = sendAndCheck(value)
+        if sent.hasSuffix("MISMATCH") {
+            gate.signal()
+            return sent
+        }
+        let cancelled = Set(tokens.indices.filter { _ in random(2) == 0 })
+        for index in cancelled where !tokens[index].cancel() {
+            gate.signal()
+            return "queued round: cancel of a queued subscription returned false MISMATCH"
+        }
+        gate.signal()
+        queue.sync {}
+        for token in tokens { token.cancel() }
+        if tokens.isEmpty { return sent }
+        let expected = tokens.indices.filter { !cancelled.contains($0) }.map { "\($0):\(value)" }
+        let actual = log.entries.map { "\($0.index):\($0.value)" }.sorted()
+        return actual == expected
+            ? "queued round (\(tokens.count), \(cancelled.count) cancelled)"
+            : "queued round: ran \(actual), model \(expected) (cancelled \(cancelled.sorted())) MISMATCH"
     }
 
     /// Compares the source with the model after a step.
@@ -185,5 +281,24 @@ private final class ModelRun {
         let live = ReliabilityLiveInstances.current - liveBaseline
         let expected = subscriptions.values.filter(\.active).count
         return live == expected ? nil : "live handler captures \(live), model \(expected) (leak or early release)"
+    }
+}
+
+/// What queued handlers received, from the queue's thread.
+private final class QueuedLog: @unchecked Sendable {
+    // @unchecked: `storage` is only touched under `lock`.
+    private let lock = NSLock()
+    private var storage: [(index: Int, value: Int)] = []
+
+    func append(_ index: Int, _ value: Int) {
+        lock.lock()
+        storage.append((index, value))
+        lock.unlock()
+    }
+
+    var entries: [(index: Int, value: Int)] {
+        lock.lock()
+        defer { lock.unlock() }
+        return storage
     }
 }

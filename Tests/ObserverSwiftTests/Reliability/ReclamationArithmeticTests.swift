@@ -67,13 +67,14 @@ final class ReclamationArithmeticTests: XCTestCase {
 
     func testBarrierFromInsideASendThrowsInsteadOfHanging() throws {
         let event = Event<Int>()
-        var errors: [ObserverError] = []
-        event.subscribe { _ in
+        let errors = Received<ObserverError>()
+        let token = event.subscribe { _ in
             do throws(ObserverError) { try ObserverCore.reclaimNow() } catch { errors.append(error) }
             do throws(ObserverError) { try ObserverCore.waitForDeliveriesInFlight() } catch { errors.append(error) }
         }
         event.send(0)
-        XCTAssertEqual(errors, [.waitInsideDelivery, .waitInsideDelivery])
+        XCTAssertEqual(errors.values, [.waitInsideDelivery, .waitInsideDelivery])
+        token.cancel()
     }
 
     private func subscribeTracked(to event: Event<Int>) -> Subscription {

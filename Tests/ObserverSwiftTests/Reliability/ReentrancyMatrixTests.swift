@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import ObserverSwift
 import Synchronization
 import XCTest
@@ -15,11 +16,11 @@ final class ReentrancyMatrixTests: XCTestCase {
         for kind in kinds {
             let source = kind.makeSource()
             let log = CallLog()
-            var own: Subscription?
-            own = source.subscribe { value in
+            let own = SharedVariable<Subscription?>(nil)
+            own.value = source.subscribe { value in
                 log.append("self \(value)")
-                XCTAssertEqual(own?.cancel(), true, "\(kind.name): first self-cancel must remove")
-                XCTAssertEqual(own?.cancel(), false, "\(kind.name): second self-cancel must be a no-op")
+                XCTAssertEqual(own.value?.cancel(), true, "\(kind.name): first self-cancel must remove")
+                XCTAssertEqual(own.value?.cancel(), false, "\(kind.name): second self-cancel must be a no-op")
             }
             let other = source.subscribe { value in log.append("other \(value)") }
             source.send(1)
@@ -36,12 +37,12 @@ final class ReentrancyMatrixTests: XCTestCase {
         for kind in kinds {
             let source = kind.makeSource()
             let log = CallLog()
-            var victim: Subscription?
+            let victim = SharedVariable<Subscription?>(nil)
             let killer = source.subscribe { value in
                 log.append("killer \(value)")
-                victim?.cancel()
+                victim.value?.cancel()
             }
-            victim = source.subscribe { value in log.append("victim \(value)") }
+            victim.value = source.subscribe { value in log.append("victim \(value)") }
             source.send(1)
             source.send(2)
             // The victim sits after the killer, and a removal is visible to
@@ -49,7 +50,7 @@ final class ReentrancyMatrixTests: XCTestCase {
             XCTAssertFalse(
                 log.entries.contains("victim 2"), "\(kind.name): cancelled subscription called by a later send")
             XCTAssertEqual(log.entries.filter { $0.hasPrefix("killer") }, ["killer 1", "killer 2"], kind.name)
-            XCTAssertEqual(victim?.isActive, false, kind.name)
+            XCTAssertEqual(victim.value?.isActive, false, kind.name)
             killer.cancel()
         }
     }
@@ -84,13 +85,14 @@ final class ReentrancyMatrixTests: XCTestCase {
         for kind in kinds {
             let source = kind.makeSource()
             let log = CallLog()
-            var added: [Subscription] = []
+            let added = SharedVariable<[Subscription]>([])
             let adder = source.subscribe { value in
                 log.append("adder \(value)")
                 if value == 1 {
                     // Several, so that some land in slots after the adder's.
                     for index in 0..<20 {
-                        added.append(source.subscribe { value in log.append("new\(index) \(value)") })
+                        let newcomer = source.subscribe { value in log.append("new\(index) \(value)") }
+                        added.update { $0.append(newcomer) }
                     }
                 }
             }
@@ -108,7 +110,7 @@ final class ReentrancyMatrixTests: XCTestCase {
             XCTAssertEqual(Set(log.entries).count, 22, kind.name)
             adder.cancel()
             tail.cancel()
-            for token in added { token.cancel() }
+            for token in added.value { token.cancel() }
         }
     }
 
@@ -223,27 +225,30 @@ final class ReentrancyMatrixTests: XCTestCase {
     func testCancelAndWaitInsideHandlerThrows() {
         for kind in kinds {
             let source = kind.makeSource()
-            var token: Subscription?
-            var thrown: ObserverError?
-            var calls = 0
-            token = source.subscribe { _ in
-                calls += 1
-                do throws(ObserverError) { try token?.cancelAndWait() } catch { thrown = error }
+            let token = SharedVariable<Subscription?>(nil)
+            let thrown = SharedVariable<ObserverError?>(nil)
+            let calls = AtomicCounter()
+            token.value = source.subscribe { _ in
+                calls.increment()
+                do throws(ObserverError) { try token.value?.cancelAndWait() } catch { thrown.value = error }
             }
             source.send(1)
             source.send(2)
-            XCTAssertEqual(thrown, .waitInsideDelivery, kind.name)
-            XCTAssertEqual(calls, 1, "\(kind.name): cancelled by cancelAndWait all the same")
-            XCTAssertEqual(token?.isActive, false, kind.name)
+            XCTAssertEqual(thrown.value, .waitInsideDelivery, kind.name)
+            XCTAssertEqual(calls.value, 1, "\(kind.name): cancelled by cancelAndWait all the same")
+            XCTAssertEqual(token.value?.isActive, false, kind.name)
         }
     }
 }
 
-/// Ordered record of synchronous deliveries (single thread).
-final class CallLog {
-    private(set) var entries: [String] = []
-    func append(_ entry: String) { entries.append(entry) }
-    func removeAll() { entries.removeAll() }
+/// Ordered record of deliveries, from whichever thread sends.
+final class CallLog: @unchecked Sendable {
+    // @unchecked: `recorded` is only touched while `lock` is held.
+    private let lock = NSLock()
+    private var recorded: [String] = []
+    var entries: [String] { lock.withLock { recorded } }
+    func append(_ entry: String) { lock.withLock { recorded.append(entry) } }
+    func removeAll() { lock.withLock { recorded.removeAll() } }
 }
 
 /// Holds a target so that another thread can drop the last reference.
@@ -254,8 +259,8 @@ private final class TargetHolder: @unchecked Sendable {
 }
 
 /// Runs `action` in its deinit.
-private final class SendOnDeinit {
-    let action: () -> Void
-    init(_ action: @escaping () -> Void) { self.action = action }
+private final class SendOnDeinit: Sendable {
+    let action: @Sendable () -> Void
+    init(_ action: @escaping @Sendable () -> Void) { self.action = action }
     deinit { action() }
 }

@@ -30,9 +30,10 @@ final class KeyedTally: Sendable {
     var all: [String: Int] { counts.withLock { $0 } }
 }
 
-/// An object to subscribe as a weak target.
-final class KeyedTarget {
-    var received: [String] = []
+/// An object to subscribe as a weak target; records what it is handed, from
+/// any thread.
+final class KeyedTarget: Sendable {
+    let received = Received<String>()
 }
 
 /// A shareable atomic counter (an `Atomic` cannot live in an array).

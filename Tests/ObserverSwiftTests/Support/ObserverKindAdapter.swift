@@ -1,3 +1,4 @@
+import Dispatch
 import ObserverSwift
 
 /// One observer kind as the reliability tests drive it: a source of `Int`
@@ -18,13 +19,15 @@ protocol ReliabilityObserverKind: Sendable {
 
 /// A live source of one observer kind.
 protocol ReliabilitySource: AnyObject, Sendable {
-    /// Subscribes a closure called synchronously on the sending thread.
-    @discardableResult func subscribe(_ handler: @escaping (Int) -> Void) -> Subscription
+    /// Subscribes a closure called synchronously on the sending thread (on
+    /// every thread that sends, hence `@Sendable`).
+    @discardableResult func subscribe(_ handler: @escaping @Sendable (Int) -> Void) -> Subscription
     /// Whether `subscribe(target:_:)` is supported by this kind.
     var supportsTargets: Bool { get }
     /// Subscribes on behalf of a weakly held target (only if `supportsTargets`).
-    @discardableResult func subscribe(target: ReliabilityTarget, _ handler: @escaping (ReliabilityTarget, Int) -> Void)
-        -> Subscription
+    @discardableResult func subscribe(
+        target: ReliabilityTarget, _ handler: @escaping @Sendable (ReliabilityTarget, Int) -> Void
+    ) -> Subscription
     /// Removes every subscription of `target`; returns how many.
     @discardableResult func unsubscribe(target: ReliabilityTarget) -> Int
     /// Removes every subscription; returns how many were stored.
@@ -33,11 +36,37 @@ protocol ReliabilitySource: AnyObject, Sendable {
     func send(_ value: Int)
     /// Subscriptions that can still deliver.
     var subscribersCount: Int { get }
+
+    // Optional operations (nil when the kind has no such form); the
+    // model-based test uses them where they exist.
+
+    /// Subscribes a closure delivered asynchronously on `queue`.
+    func subscribe(queue: DispatchQueue, _ handler: @escaping @Sendable (Int) -> Void) -> Subscription?
+    /// Subscribes a closure under a key no send ever reaches because it is
+    /// not equal to itself (`Double.nan`): stored, counted, never called.
+    func subscribeUnreachableKey(_ handler: @escaping @Sendable (Int) -> Void) -> Subscription?
+    /// Subscribes with a replay whose handler calls `cancelAndWait()` on its
+    /// own token; returns whether that call threw `waitInsideDelivery`
+    /// (the subscription is cancelled either way).
+    func replayThenWaitInsideThrows() -> Bool?
+}
+
+extension ReliabilitySource {
+    func subscribe(queue: DispatchQueue, _ handler: @escaping @Sendable (Int) -> Void) -> Subscription? { nil }
+    func subscribeUnreachableKey(_ handler: @escaping @Sendable (Int) -> Void) -> Subscription? { nil }
+    func replayThenWaitInsideThrows() -> Bool? { nil }
 }
 
 enum ReliabilityObserverKinds {
     /// Every observer kind the reliability tests cover.
     static let all: [any ReliabilityObserverKind] = [
         EventKindAdapter()
+    ]
+
+    /// Further kinds the model-based test runs (their reentrancy semantics
+    /// differ from `Event`'s, so the reentrancy matrix does not).
+    static let modelOnly: [any ReliabilityObserverKind] = [
+        KeyedEventKindAdapter(),
+        ObservableValueKindAdapter(),
     ]
 }

@@ -42,12 +42,25 @@ enum ReliabilityEnvironment {
         return dlsym(handle, "__asan_init") != nil || dlsym(handle, "__tsan_init") != nil
     }
 
-    /// Resident set size of this process in bytes (Linux `/proc/self/statm`).
-    static var residentBytes: Int {
-        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
-        let fields = text.split(separator: " ")
-        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
-        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    /// Resident set size of this process in bytes, or nil where it cannot
+    /// be read (Linux: `/proc/self/statm`; Darwin: the task's basic info).
+    static var residentBytes: Int? {
+        #if canImport(Darwin)
+            var info = mach_task_basic_info()
+            var count = mach_msg_type_number_t(
+                MemoryLayout<mach_task_basic_info>.size / MemoryLayout<natural_t>.size)
+            let status = withUnsafeMutablePointer(to: &info) {
+                $0.withMemoryRebound(to: integer_t.self, capacity: Int(count)) {
+                    task_info(mach_task_self_, task_flavor_t(MACH_TASK_BASIC_INFO), $0, &count)
+                }
+            }
+            return status == KERN_SUCCESS ? Int(info.resident_size) : nil
+        #else
+            guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
+            let fields = text.split(separator: " ")
+            guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
+            return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+        #endif
     }
 }
 
@@ -67,16 +80,31 @@ func runOnNewThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     threads.reserveCapacity(count)
     for index in 0..<count {
         let work = Unmanaged.passRetained(Work(body: body, index: index)).toOpaque()
-        var thread = pthread_t()
-        let status = pthread_create(
-            &thread, nil,
-            { argument in
-                let work = Unmanaged<Work>.fromOpaque(argument!).takeRetainedValue()
-                work.body(work.index)
-                return nil
-            }, work)
-        precondition(status == 0, "pthread_create failed: \(status)")
-        threads.append(thread)
+        // pthread_t is a value on Linux and a non-null pointer on Darwin, and
+        // the start routine's argument is optional on Linux only.
+        #if canImport(Darwin)
+            var created: pthread_t?
+            let status = pthread_create(
+                &created, nil,
+                { argument in
+                    let work = Unmanaged<Work>.fromOpaque(argument).takeRetainedValue()
+                    work.body(work.index)
+                    return nil
+                }, work)
+            precondition(status == 0, "pthread_create failed: \(status)")
+            threads.append(created!)
+        #else
+            var thread = pthread_t()
+            let status = pthread_create(
+                &thread, nil,
+                { argument in
+                    let work = Unmanaged<Work>.fromOpaque(argument!).takeRetainedValue()
+                    work.body(work.index)
+                    return nil
+                }, work)
+            precondition(status == 0, "pthread_create failed: \(status)")
+            threads.append(thread)
+        #endif
     }
     for thread in threads {
         pthread_join(thread, nil)

@@ -1,10 +1,13 @@
+import Foundation
 import ObserverSwift
 import XCTest
 
-// The README's `tour-protocol` and `tour-thread` examples, compiled and run
-// (namespaced so their type names do not clash with other tests).
+// What the Protocol-typed observers and Observable threads guides' examples
+// state (which observers are called, that cancel ends the loop), checked with
+// the same types, namespaced so their names do not clash with other tests.
+// The guides' code itself is compiled by `make snippets`.
 
-enum ReadmeProtocolTour {
+enum ProtocolExample {
     protocol DownloadObserver: AnyObject {
         func downloadProgressed(_ fraction: Double)
     }
@@ -25,14 +28,22 @@ enum ReadmeProtocolTour {
         }
     }
 
-    final class ProgressBar: DownloadObserver {
-        var shown: [Double] = []
-        func downloadProgressed(_ fraction: Double) { shown.append(fraction) }
+    // Observers must be Sendable (they may be called from any thread): these
+    // keep their state behind a lock.
+    final class ProgressBar: DownloadObserver, @unchecked Sendable {
+        // @unchecked: `fractions` is only touched while `lock` is held.
+        private let lock = NSLock()
+        private var fractions: [Double] = []
+        var shown: [Double] { lock.withLock { fractions } }
+        func downloadProgressed(_ fraction: Double) { lock.withLock { fractions.append(fraction) } }
     }
-    final class Notifier: DownloadObserver, DownloadCompletionObserver {
-        var messages: [String] = []
+    final class Notifier: DownloadObserver, DownloadCompletionObserver, @unchecked Sendable {
+        // @unchecked: `sent` is only touched while `lock` is held.
+        private let lock = NSLock()
+        private var sent: [String] = []
+        var messages: [String] { lock.withLock { sent } }
         func downloadProgressed(_ fraction: Double) {}
-        func downloadFinished(bytes: Int) { messages.append("done: \(bytes) bytes") }
+        func downloadFinished(bytes: Int) { lock.withLock { sent.append("done: \(bytes) bytes") } }
     }
 
     class SomeBaseClass {}
@@ -41,7 +52,7 @@ enum ReadmeProtocolTour {
     }
 }
 
-enum ReadmeThreadTour {
+enum ThreadExample {
     protocol RandomNumberObserver: AnyObject {
         func onRandomNumber(_ randomNumber: Int)
     }
@@ -58,18 +69,21 @@ enum ReadmeThreadTour {
         }
     }
 
-    final class RandomNumberPrinter: RandomNumberObserver {
-        var printed = 0  // (test only; read after join())
+    final class RandomNumberPrinter: RandomNumberObserver, @unchecked Sendable {
+        // @unchecked: `count` is only touched while `lock` is held.
+        private let lock = NSLock()
+        private var count = 0
+        var printed: Int { lock.withLock { count } }  // (test only)
         func onRandomNumber(_ randomNumber: Int) {
             print("Random Number is: \(randomNumber)")
-            printed += 1
+            lock.withLock { count += 1 }
         }
     }
 }
 
-final class ReadmeProtocolTourTests: XCTestCase {
+final class ProtocolExampleTests: XCTestCase {
     func testTourProtocol() {
-        typealias T = ReadmeProtocolTour
+        typealias T = ProtocolExample
         let download = T.Download()
         let bar = T.ProgressBar()
         let notifier = T.Notifier()
@@ -91,7 +105,7 @@ final class ReadmeProtocolTourTests: XCTestCase {
     }
 
     func testTourThread() {
-        typealias T = ReadmeThreadTour
+        typealias T = ThreadExample
         let thread = T.RandomNumberObservableThread()
         let printer = T.RandomNumberPrinter()
         thread.addObserver(printer)  // called on the thread itself

@@ -3,9 +3,10 @@ import Observation
 import ObserverSwift
 import XCTest
 
-// The README's `tour-notifications` and `tour-keypath` examples, nearly
-// verbatim: types are nested in an enum (to keep the test target's names
-// apart) and `print` is redirected to a recorder so the output is checked.
+// What the Notifications and Key-path observation guides' examples print,
+// checked with the same types: they are nested in an enum (to keep the test
+// target's names apart) and `print` is redirected to a recorder. The guides'
+// code itself is compiled by `make snippets`.
 // The file also imports Swift's `Observation`: our names must not clash.
 
 private let tourOutput = NotificationsSupport.Recorder<String>()
@@ -31,7 +32,8 @@ private enum Tour {
         }
     }
 
-    final class ScreenController: HasObservers {
+    // Sendable (no mutable state): the handler may run on any posting thread.
+    final class ScreenController: HasObservers, Sendable {
         init() {
             NotificationObserver(forNames: [.wave, .hello], queue: nil) { [weak self] note in
                 self?.show(note.name)
@@ -55,7 +57,7 @@ private enum Tour {
     }
 }
 
-final class ReadmeNotificationsTourTests: XCTestCase {
+final class NotificationsExampleTests: XCTestCase {
     override class func setUp() {
         super.setUp()
         LeakSanitizerSupport.keepMainQueueSideTableReachable()

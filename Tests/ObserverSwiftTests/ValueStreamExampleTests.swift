@@ -1,25 +1,36 @@
+import Foundation
 import ObserverSwift
 import XCTest
 
-// The README's `tour-value` and `tour-stream` examples, compiled and run.
-// `print` is shadowed by a recorder so the printed lines are checked. (The
-// README's own ValueObserver/ValueObservable subclass example is compiled in
-// IndefiniteObservableReadmeTests.swift.)
+// What the Observable values and Producer streams guides' examples print and
+// set, checked with the same types; `print` is shadowed by a recorder. The
+// guides' code itself is compiled by `make snippets`.
 
 private final class ProfileViewModel {
     let name = ObservableValue("Ada")  // SwiftEvents' init(_:)
     let unread = ObservableValue(value: 0, skipsDuplicates: true)
 }
 
-private final class ProfileView {
-    var title = ""
-    var badge = ""
+// A binding target is handed to whichever thread sets the value, so it is
+// Sendable: this one keeps its texts behind a lock.
+private final class ProfileView: @unchecked Sendable {
+    // @unchecked: `texts` is only touched while `lock` is held.
+    private let lock = NSLock()
+    private var texts = (title: "", badge: "")
+    var title: String {
+        get { lock.withLock { texts.title } }
+        set { lock.withLock { texts.title = newValue } }
+    }
+    var badge: String {
+        get { lock.withLock { texts.badge } }
+        set { lock.withLock { texts.badge = newValue } }
+    }
 }
 
-final class ReadmeValueStreamTourTests: XCTestCase {
+final class ValueStreamExampleTests: XCTestCase {
     func testTourValue() {
-        var printed: [String] = []
-        func print(_ items: Any...) { printed.append(items.map { "\($0)" }.joined(separator: " ")) }
+        let printed = ValueTestRecorder<String>()
+        @Sendable func print(_ items: Any...) { printed.append(items.map { "\($0)" }.joined(separator: " ")) }
 
         let model = ProfileViewModel()
         let view = ProfileView()
@@ -41,12 +52,12 @@ final class ReadmeValueStreamTourTests: XCTestCase {
         model.unread.removeObserver(token)
         print(model.name.observersCount, model.unread.triggersCount)  // 1 2
 
-        XCTAssertEqual(printed, ["unread: 4", "1 2"])
+        XCTAssertEqual(printed.values, ["unread: 4", "1 2"])
     }
 
     func testTourStream() {
-        var printed: [String] = []
-        func print(_ items: Any...) { printed.append(items.map { "\($0)" }.joined(separator: " ")) }
+        let printed = ValueTestRecorder<String>()
+        @Sendable func print(_ items: Any...) { printed.append(items.map { "\($0)" }.joined(separator: " ")) }
 
         // A callback API to wrap (an Event stands for it here).
         let clicks = Event<Int>()
@@ -73,6 +84,6 @@ final class ReadmeValueStreamTourTests: XCTestCase {
         b.unsubscribe()  // the last one out disconnects
 
         XCTAssertEqual(clicks.subscribersCount, 0)
-        XCTAssertEqual(printed, ["click 0", "click 1", "a 0", "a 2", "b 2"])
+        XCTAssertEqual(printed.values, ["click 0", "click 1", "a 0", "a 2", "b 2"])
     }
 }

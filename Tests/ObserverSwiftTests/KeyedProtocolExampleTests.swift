@@ -1,11 +1,13 @@
+import Foundation
 import ObserverSwift
 import XCTest
 
-// The README's `tour-keyed` protocol-observer examples (KeyedObservableClass,
-// KeyedObservableThread), compiled and run; namespaced so their type names
-// do not clash with other tests.
+// What the Keyed observers guide's protocol-observer examples state
+// (KeyedObservableClass, KeyedObservableThread: who is called, with what),
+// checked with the same types, namespaced so their names do not clash with
+// other tests. The guide's code itself is compiled by `make snippets`.
 
-enum ReadmeKeyedProtocolTour {
+enum KeyedProtocolExample {
     protocol SettingObserver: AnyObject {
         func settingChanged(key: String, from oldValue: String, to newValue: String)
     }
@@ -20,10 +22,15 @@ enum ReadmeKeyedProtocolTour {
         }
     }
 
-    final class SettingLog: SettingObserver {
-        var lines: [String] = []
+    // Observers must be Sendable (they may be called from any thread): this
+    // one keeps its lines behind a lock.
+    final class SettingLog: SettingObserver, @unchecked Sendable {
+        // @unchecked: `recorded` is only touched while `lock` is held.
+        private let lock = NSLock()
+        private var recorded: [String] = []
+        var lines: [String] { lock.withLock { recorded } }
         func settingChanged(key: String, from oldValue: String, to newValue: String) {
-            lines.append("\(key): \(oldValue) → \(newValue)")
+            lock.withLock { recorded.append("\(key): \(oldValue) → \(newValue)") }
         }
     }
 
@@ -56,9 +63,9 @@ enum ReadmeKeyedProtocolTour {
     }
 }
 
-final class ReadmeKeyedProtocolTourTests: XCTestCase {
+final class KeyedProtocolExampleTests: XCTestCase {
     func testTourKeyedObservableClass() {
-        typealias T = ReadmeKeyedProtocolTour
+        typealias T = KeyedProtocolExample
         let settings = T.Settings()
         let themeLog = T.SettingLog()
         let allLog = T.SettingLog()
@@ -74,7 +81,7 @@ final class ReadmeKeyedProtocolTourTests: XCTestCase {
     }
 
     func testTourKeyedObservableThread() {
-        typealias T = ReadmeKeyedProtocolTour
+        typealias T = KeyedProtocolExample
         let poller = T.SensorPoller()
         let boilerGauge = T.BoilerGauge()
         poller.addKeyedObserver(key: "boiler", boilerGauge)

@@ -1,0 +1,59 @@
+/*
+ * CObserverCore entry points for tests only: failure injection, fast-
+ * forwarding the handle sequence, switching debug checks from aborting to
+ * counting, and sizes that tests compare. Not part of the umbrella header
+ * CObserverCore.h; C tests include this header, Swift tests import the
+ * submodule `CObserverCore.Testing`.
+ */
+#ifndef OC_TESTING_H
+#define OC_TESTING_H
+
+#include "CObserverCore.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+OC_ASSUME_NONNULL_BEGIN
+
+/*
+ * oc_debug_fail_allocations: makes the next `count` core allocations fail,
+ * so that tests can check that OC_ENOMEM is reported and nothing is lost.
+ */
+void oc_debug_fail_allocations(unsigned int count);
+
+/*
+ * oc_testing_advance_sequence: makes `next` the sequence number of the next
+ * add in the process, if it is above every number issued so far (the
+ * counter only moves forward, so live lists keep their ordering); returns
+ * the sequence number of the next add after the call. `next` is clamped to
+ * OC__SEQUENCE_FREE (exhausted). Any thread.
+ */
+uint64_t oc_testing_advance_sequence(uint64_t next);
+
+/*
+ * oc_testing_set_checks_fatal: whether a failed debug check (OC_DEBUG_CHECK)
+ * aborts the process (the default) or is only reported and counted, so that
+ * tests can exercise the checks. Process-wide.
+ */
+void oc_testing_set_checks_fatal(bool fatal);
+
+/* Failed debug checks so far (process-wide, relaxed). */
+uint64_t oc_testing_check_failures(void);
+
+/* oc_list_capacity: slots in the list's current array. NULL: 0. */
+size_t oc_list_capacity(const oc_list_t *OC_NULLABLE list);
+
+/*
+ * oc_keymap_table_bytes: bytes of the map's current ck_hs slot array (it
+ * shrinks again after mass removal). NULL map: 0.
+ */
+size_t oc_keymap_table_bytes(oc_keymap_t *OC_NULLABLE map);
+
+OC_ASSUME_NONNULL_END
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OC_TESTING_H */

@@ -1,0 +1,40 @@
+/*
+ * CSwiftRuntime: the Swift runtime entry points ObserverSwift calls directly.
+ * A Swift-only internal module (ObserverSwift depends on it; it is not a
+ * product, and C or C++ embedders of CObserverCore never see it).
+ */
+#ifndef C_SWIFT_RUNTIME_H
+#define C_SWIFT_RUNTIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * swift_tryRetain: exported by the Swift runtime (swift/Runtime/HeapObject.h,
+ * C calling convention). Adds a strong reference and returns the object,
+ * unless the object's deinit has started: then it returns NULL and changes
+ * nothing. Defined for native Swift objects only: an object whose reference
+ * counting is Objective-C's must never be passed (ObserverSwift's only
+ * caller, `UnownedObserver`, is compiled out where Objective-C exists).
+ * (The Swift 6 runtime returns the object pointer, not a bool. Comparing
+ * the result with the argument stays correct for a runtime whose result
+ * would be a bool: it never equals an object's address, so nothing would
+ * be called rather than a dead object.) The object's memory must still be
+ * allocated: the caller holds an unowned reference, which keeps the
+ * allocation, not the object.
+ */
+extern void *swift_tryRetain(void *object);
+
+/*
+ * csr_try_retain: strong-retains the native Swift object at `object` unless
+ * its deinit has started. Any thread. On true the caller owns one strong
+ * reference and must release it. One atomic on the object's inline
+ * reference count, no side table: cheaper than a Swift `weak` load.
+ */
+static inline bool
+csr_try_retain(const void *object)
+{
+	return swift_tryRetain((void *)(uintptr_t)object) == object;
+}
+
+#endif /* C_SWIFT_RUNTIME_H */

@@ -1,0 +1,278 @@
+import CNATS
+import Foundation
+import ObserverSwift
+import Synchronization
+
+/// A running mirror of an `ObservableValue` through a JetStream key-value
+/// bucket; see ``NATSBridge/mirror(_:bucket:key:codec:)``.
+public final class NATSMirror: Sendable {
+    let mirrored: MirroredValueState
+    weak let bridge: NATSBridge?
+
+    init(mirrored: MirroredValueState, bridge: NATSBridge) {
+        self.mirrored = mirrored
+        self.bridge = bridge
+    }
+
+    /// The bucket and key the value is mirrored through.
+    public var bucket: String { mirrored.bucket }
+    public var key: String { mirrored.key }
+    /// Values taken from the bucket (written by other mirrors) so far.
+    public var appliedCount: Int { mirrored.applied.load(ordering: .relaxed) }
+    /// Local changes written to the bucket so far.
+    public var publishedCount: Int { mirrored.published.load(ordering: .relaxed) }
+    /// Entries of the bucket that were not frames of the value's type.
+    public var malformedCount: Int { mirrored.malformed.load(ordering: .relaxed) }
+
+    /// Stops mirroring: local changes are no longer written, and no bucket
+    /// change is applied after this returns (unless called from a handler of
+    /// the value run by this mirror, which cannot wait for itself).
+    public func cancel() {
+        mirrored.stop()
+        bridge?.unregister(self)
+    }
+}
+
+/// The watcher thread and the echo bookkeeping of one mirror.
+final class MirroredValueState: @unchecked Sendable {
+    // @unchecked: `watcher` and `store` are set before the watcher thread starts and
+    // destroyed after it has ended (or by it); `ownWrites` is guarded by its lock;
+    // the rest is immutable or atomic.
+    let bucket: String
+    let key: String
+    let publisher: UInt64
+    let sequence = Atomic<UInt64>(0)
+    let applied = Atomic<Int>(0)
+    let published = Atomic<Int>(0)
+    let malformed = Atomic<Int>(0)
+    let stopping = Atomic<Bool>(false)
+    let tearsDownItself = Atomic<Bool>(false)
+    let ended = DispatchSemaphore(value: 0)
+    let status: Event<NATSStatus>
+    var store: OpaquePointer?
+    var watcher: OpaquePointer?
+    var observer: Subscription?
+
+    /// The latest sequence number this mirror wrote, and whether an entry of
+    /// another writer was applied since: then this mirror's own entry, when it
+    /// comes back, must be applied too, so that every mirror ends on the
+    /// bucket's last revision.
+    let ownWrites = LockedState((latest: UInt64(0), otherAppliedSince: false))
+
+    init(bucket: String, key: String, status: Event<NATSStatus>) {
+        self.bucket = bucket
+        self.key = key
+        self.status = status
+        var publisher: UInt64 = 0
+        while publisher == 0 { publisher = UInt64.random(in: .min ... .max) }
+        self.publisher = publisher
+    }
+
+    var marker: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    /// Whether an entry written by `header.publisher` should be set on the local value.
+    func shouldApply(_ header: FrameHeader) -> Bool {
+        ownWrites.withLock { state in
+            if header.publisher != publisher {
+                state.otherAppliedSince = true
+                return true
+            }
+            return header.sequence == state.latest && state.otherAppliedSince
+        }
+    }
+
+    func recordOwnWrite(_ number: UInt64) {
+        ownWrites.withLock { $0 = (latest: number, otherAppliedSince: false) }
+    }
+
+    func stop() {
+        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        observer?.cancel()
+        if let watcher { kvWatcher_Stop(watcher) }
+        if RemoteDelivery.currentMirror == marker {
+            // On the watcher thread, inside a handler: it tears down when it returns.
+            tearsDownItself.store(true, ordering: .releasing)
+            return
+        }
+        ended.wait()
+        tearDown()
+    }
+
+    func tearDown() {
+        if let watcher { kvWatcher_Destroy(watcher) }
+        if let store { kvStore_Destroy(store) }
+        watcher = nil
+        store = nil
+    }
+}
+
+extension NATSBridge {
+    /// Mirrors `value` through `key` of the JetStream key-value `bucket` (created,
+    /// with file storage, when it does not exist).
+    ///
+    /// - A late joiner starts from the bucket's current value: when the key has a
+    ///   value, it is set on `value` before this returns; when it has none, `value`'s
+    ///   current value is written, acknowledged by the server before this returns.
+    /// - Every later set of `value` is written to the bucket (asynchronously: the
+    ///   setter does not wait for the server), and every value another mirror writes
+    ///   is set on `value`, on the mirror's watcher thread.
+    /// - No echo: a value set from the bucket is not written back, and a mirror does
+    ///   not apply its own writes, unless another writer's value came in between (so
+    ///   that all mirrors end on the bucket's latest revision).
+    /// - Deleting or purging the key in the bucket is ignored.
+    ///
+    /// - Throws: ``NATSError/Kind/invalidSubject`` for a bucket or key NATS cannot use,
+    ///   a JetStream error when the bucket cannot be created or watched.
+    @discardableResult
+    public func mirror<Value: NATSWireValue & Sendable>(
+        _ value: ObservableValue<Value>, bucket: String, key: String
+    ) throws(NATSError) -> NATSMirror {
+        try mirror(value, bucket: bucket, key: key, codec: .binary)
+    }
+
+    /// ``mirror(_:bucket:key:)`` with an explicit codec.
+    @discardableResult
+    public func mirror<Value: Sendable>(
+        _ value: ObservableValue<Value>, bucket: String, key: String, codec: NATSCodec<Value>
+    ) throws(NATSError) -> NATSMirror {
+        try checkOpen()
+        let isName = { (text: String) in
+            !text.isEmpty
+                && text.unicodeScalars.allSatisfy {
+                    CharacterSet.alphanumerics.contains($0) || "-_".unicodeScalars.contains($0)
+                }
+        }
+        guard isName(bucket) else {
+            throw NATSError(.invalidSubject, "bucket \"\(bucket)\": letters, digits, - and _ only")
+        }
+        guard NATSSubject.isValidPublishSubject(key), key.unicodeScalars.allSatisfy({ $0.isASCII }) else {
+            throw NATSError(.invalidSubject, "key \"\(key)\" is not a key-value key (ASCII tokens, no wildcards)")
+        }
+        let jetStream = try self.jetStream()
+        let state = MirroredValueState(bucket: bucket, key: key, status: status)
+        state.store = try Self.openBucket(bucket, jetStream: jetStream)
+        var watchOptions = kvWatchOptions()
+        _ = kvWatchOptions_Init(&watchOptions)
+        watchOptions.IgnoreDeletes = true
+        var watcher: OpaquePointer?
+        if let error = NATSError.from(
+            kvStore_Watch(&watcher, state.store, key, &watchOptions), "watching \(bucket).\(key)")
+        {
+            state.tearDown()
+            throw error.asJetStream
+        }
+        state.watcher = watcher
+
+        let subject = "$KV.\(bucket).\(key)"
+        let apply: @Sendable (OpaquePointer) -> Void = { entry in
+            let frame = UnsafeRawBufferPointer(
+                start: kvEntry_Value(entry), count: Int(kvEntry_ValueLen(entry)))
+            guard let header = FrameHeader(frame: frame, expectedTag: codec.tag),
+                let decoded = try? codec.decode(UnsafeRawBufferPointer(rebasing: frame[FrameHeader.size...]))
+            else {
+                let count = state.malformed.add(1, ordering: .relaxed).newValue
+                state.status.send(.malformed(subject: subject, count: count))
+                return
+            }
+            guard state.shouldApply(header) else { return }
+            state.applied.add(1, ordering: .relaxed)
+            RemoteDelivery.applying(state.marker) { value.value = decoded }
+        }
+
+        // The initial values: the key's current entry, if any, then a NULL entry.
+        var sawValue = false
+        while true {
+            var entry: OpaquePointer?
+            let result = kvWatcher_Next(&entry, watcher, 5000)
+            if let error = NATSError.from(result, "reading \(bucket).\(key)") {
+                state.tearDown()
+                throw error.asJetStream
+            }
+            guard let entry else { break }
+            if kvEntry_Operation(entry) == kvOp_Put {
+                apply(entry)
+                sawValue = true
+            }
+            kvEntry_Destroy(entry)
+        }
+
+        let publish: @Sendable (Value) -> Void = { newValue in
+            let number = state.sequence.add(1, ordering: .relaxed).newValue
+            state.recordOwnWrite(number)
+            let header = FrameHeader(tag: codec.tag, publisher: state.publisher, sequence: number)
+            codec.withFrame(newValue, FrameHeader.size) { frame in
+                header.write(to: frame)
+                let result = subject.withCString {
+                    jetStream.publish(
+                        subject: $0, frame: UnsafeRawBufferPointer(frame), publisher: state.publisher, sequence: number)
+                }
+                if result == NATS_OK {
+                    state.published.add(1, ordering: .relaxed)
+                } else {
+                    state.status.send(
+                        .publishFailed(subject: subject, error: String(cString: natsStatus_GetText(result))))
+                }
+            }
+        }
+        if !sawValue {
+            // The key is empty: write the local value and wait for the server, so that a mirror
+            // made after this returns starts from it.
+            let number = state.sequence.add(1, ordering: .relaxed).newValue
+            state.recordOwnWrite(number)
+            let header = FrameHeader(tag: codec.tag, publisher: state.publisher, sequence: number)
+            var result = NATS_OK
+            codec.withFrame(value.value, FrameHeader.size) { frame in
+                header.write(to: frame)
+                var revision: UInt64 = 0
+                result = kvStore_Put(&revision, state.store, key, frame.baseAddress, Int32(frame.count))
+            }
+            if let error = NATSError.from(result, "writing \(bucket).\(key)") {
+                state.tearDown()
+                throw error.asJetStream
+            }
+            state.published.add(1, ordering: .relaxed)
+        }
+        state.observer = value.addObserver { newValue in
+            if RemoteDelivery.currentMirror == state.marker || state.stopping.load(ordering: .relaxed) { return }
+            publish(newValue)
+        }
+
+        let thread = Thread {
+            while !state.stopping.load(ordering: .acquiring) {
+                var entry: OpaquePointer?
+                let result = kvWatcher_Next(&entry, state.watcher, 200)
+                if result == NATS_TIMEOUT { continue }
+                guard result == NATS_OK else { break }
+                guard let entry else { continue }
+                if kvEntry_Operation(entry) == kvOp_Put && !state.stopping.load(ordering: .acquiring) {
+                    apply(entry)
+                }
+                kvEntry_Destroy(entry)
+            }
+            // Cancelled from a handler on this thread: nobody waits, so tear down here.
+            if state.tearsDownItself.load(ordering: .acquiring) { state.tearDown() }
+            state.ended.signal()
+        }
+        thread.name = "ObserverNATS mirror \(bucket).\(key)"
+        thread.start()
+        let handle = NATSMirror(mirrored: state, bridge: self)
+        try register(handle)
+        return handle
+    }
+
+    static func openBucket(_ bucket: String, jetStream: JetStreamContext) throws(NATSError) -> OpaquePointer {
+        var store: OpaquePointer?
+        let found = js_KeyValue(&store, jetStream.pointer, bucket)
+        if found == NATS_OK, let store { return store }
+        var config = kvConfig()
+        _ = kvConfig_Init(&config)
+        let name = strdup(bucket)
+        defer { free(name) }
+        config.Bucket = UnsafePointer(name)
+        config.History = 1
+        config.StorageType = js_FileStorage
+        let created = js_CreateKeyValue(&store, jetStream.pointer, &config)
+        if created == NATS_OK, let store { return store }
+        throw NATSError.from(created, "creating key-value bucket \(bucket)")!.asJetStream
+    }
+}

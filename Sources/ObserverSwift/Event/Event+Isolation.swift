@@ -1,0 +1,132 @@
+import Dispatch
+
+/// Subscriptions whose handlers run somewhere other than the sending thread:
+/// a dispatch queue, the main actor, or any actor. The value crosses to that
+/// place, so it must be `Sendable`.
+extension Event where Value: Sendable {
+    // MARK: On a dispatch queue
+
+    /// Subscribes a closure that runs asynchronously on `queue`, in the
+    /// order the sends enqueued it; `nil` means the sending thread.
+    ///
+    /// - Parameters:
+    ///   - queue: where the handler runs. A concurrent queue may run several
+    ///     deliveries at once, which is why the handler is `@Sendable`.
+    ///   - handler: called with each value sent.
+    /// - Returns: a ``Subscription`` that must be kept (or stored in a bag):
+    ///   nothing else ends this subscription.
+    @inlinable
+    public func subscribe(queue: DispatchQueue?, _ handler: @escaping @Sendable (Value) -> Void) -> Subscription {
+        subscribeClosure(delivery: Delivery(queue: queue), limit: nil, handler)
+    }
+
+    /// ``subscribe(queue:_:)`` for at most `limit` deliveries (exact under
+    /// concurrent sends); zero or less subscribes nothing and returns an
+    /// inactive token.
+    @inlinable
+    @discardableResult
+    public func subscribe(
+        queue: DispatchQueue?, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
+    ) -> Subscription {
+        subscribeClosure(delivery: Delivery(queue: queue), limit: limit, handler)
+    }
+
+    /// Subscribes a closure for exactly one delivery, on `queue`.
+    @discardableResult
+    public func subscribeOnce(
+        queue: DispatchQueue?, _ handler: @escaping @Sendable (Value) -> Void
+    ) -> Subscription {
+        subscribe(queue: queue, limit: 1, handler)
+    }
+
+    /// Subscribes `handler` on behalf of a weakly held `target`, running on
+    /// `queue` (see ``Event/subscribe(_:limit:handler:)-(_,_,(Target,Value)->Void)``). The target is
+    /// loaded again where the handler runs: it may be gone by then.
+    @inlinable
+    @discardableResult
+    public func subscribe<Target: AnyObject & Sendable>(
+        _ target: Target, queue: DispatchQueue?, limit: Int? = nil,
+        handler: @escaping @Sendable (Target, Value) -> Void
+    ) -> Subscription {
+        subscribeTarget(target, delivery: Delivery(queue: queue), limit: limit, handler)
+    }
+
+    // MARK: On the main actor
+
+    /// Subscribes a main-actor handler. It runs synchronously when the send
+    /// happens on the main thread and is enqueued on the main queue otherwise.
+    ///
+    /// Selected by marking the closure: `event.subscribe { @MainActor value in ... }`.
+    /// An unmarked closure selects ``subscribe(_:)``, whose handler runs on the
+    /// sending thread, so touching main-actor state from it does not compile.
+    public func subscribe(_ handler: @escaping @MainActor (Value) -> Void) -> Subscription {
+        subscribeOnMainActor(handler)
+    }
+
+    /// `subscribe { @MainActor value in ... }` for at most `limit` deliveries.
+    @discardableResult
+    public func subscribe(limit: Int?, _ handler: @escaping @MainActor (Value) -> Void) -> Subscription {
+        subscribeOnMainActor(limit: limit, handler)
+    }
+
+    /// The same as `subscribe { @MainActor value in ... }`, named.
+    public func subscribeOnMainActor(_ handler: @escaping @MainActor (Value) -> Void) -> Subscription {
+        subscribeOnMainActor(limit: nil, handler)
+    }
+
+    /// The same as `subscribe(limit:) { @MainActor value in ... }`, named.
+    @discardableResult
+    public func subscribeOnMainActor(
+        limit: Int?, _ handler: @escaping @MainActor (Value) -> Void
+    ) -> Subscription {
+        subscribeClosure(delivery: .mainActor, limit: limit) { value in
+            MainActor.assumeIsolated { handler(value) }
+        }
+    }
+
+    // MARK: On an actor
+
+    /// Subscribes a handler that runs isolated to `actor`, in the order the
+    /// values were sent (per sending thread). The actor is held weakly: the
+    /// subscription ends when it is deallocated.
+    ///
+    /// This is how actor-isolated code observes: the handler receives the
+    /// actor `isolated`, so it may read and mutate the actor's state.
+    ///
+    /// ```swift
+    /// actor Tally {
+    ///     var total = 0
+    ///     func start(_ event: Event<Int>) {
+    ///         event.subscribe(isolatedTo: self) { tally, value in tally.total += value }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - actor: where the handler runs; held weakly.
+    ///   - limit: deliver at most this many values, then cancel. `nil` (the
+    ///     default) means no limit; zero or less subscribes nothing.
+    ///   - handler: receives the isolated actor and each value.
+    /// - Returns: a token; the subscription also ends with the actor.
+    @discardableResult
+    public func subscribe<A: Actor>(
+        isolatedTo actor: A, limit: Int? = nil,
+        handler: @escaping @Sendable (isolated A, Value) -> Void
+    ) -> Subscription {
+        subscribeActor(actor, limit: limit, handler: handler).subscription
+    }
+
+    /// The actor subscription and its mailbox (nil for an inactive token),
+    /// so a replaying bind can put the current value first.
+    func subscribeActor<A: Actor>(
+        _ actor: A, limit: Int?, handler: @escaping @Sendable (isolated A, Value) -> Void
+    ) -> (subscription: Subscription, mailbox: ActorMailbox<A, Value>?) {
+        if let limit, limit <= 0 { return (Subscription.inactive, nil) }
+        let mailbox = ActorMailbox(actor: actor, limit: limit ?? Int.max, handler: handler)
+        let subscription = subscribeTarget(actor, delivery: .synchronous, limit: nil) { _, value in
+            mailbox.receive(value)
+        }
+        mailbox.attach(subscription)
+        return (subscription, mailbox)
+    }
+}

@@ -1,0 +1,125 @@
+import Dispatch
+
+/// Observers that run somewhere other than the setting thread: a dispatch
+/// queue, the main actor, or any actor. The value crosses to that place, so
+/// it must be `Sendable`. These observers do not hold the value's turn.
+extension ObservableValue where Value: Sendable {
+    /// ``bind(_:replay:handler:)-(_,_,(Target,Value)->Void)`` with the handler on `queue` (`nil` means
+    /// the setting thread). A replayed current value is enqueued first.
+    @discardableResult
+    public func bind<Target: AnyObject & Sendable>(
+        _ target: Target, queue: DispatchQueue?, replay: Bool = false,
+        handler: @escaping @Sendable (Target, Value) -> Void
+    ) -> Subscription {
+        guard replay else {
+            return changes.subscribe(target, queue: queue, handler: handler)
+        }
+        let delivery = Delivery(queue: queue)
+        return withTurn { current in
+            let subscription = changes.subscribe(target, queue: queue, handler: handler)
+            let isSubscribed = { subscription.isActive }
+            delivery.run(ifSubscribed: isSubscribed) { [weak target] in
+                if let target { handler(target, current) }
+            }
+            return subscription
+        }
+    }
+
+    /// SwiftEvents 2's form with a queue: `target` only bounds the binding's
+    /// life; the handler receives the value alone.
+    @discardableResult
+    public func bind<Target: AnyObject & Sendable>(
+        _ target: Target, queue: DispatchQueue?, replay: Bool = false,
+        handler: @escaping @Sendable (Value) -> Void
+    ) -> Subscription {
+        bind(target, queue: queue, replay: replay) { _, value in handler(value) }
+    }
+
+    /// ``bind(_:replay:handler:)-(_,_,(Target,Value)->Void)`` with a main-actor handler: it runs
+    /// synchronously when the value is set on the main thread, and is
+    /// enqueued on the main queue otherwise.
+    @discardableResult
+    public func bindOnMainActor<Target: AnyObject & Sendable>(
+        _ target: Target, replay: Bool = false,
+        handler: @escaping @MainActor (Target, Value) -> Void
+    ) -> Subscription {
+        guard replay else {
+            return changes.subscribeOnMainActor(target, handler: handler)
+        }
+        return withTurn { current in
+            let subscription = changes.subscribeOnMainActor(target, handler: handler)
+            let isSubscribed = { subscription.isActive }
+            Delivery.mainActor.run(ifSubscribed: isSubscribed) { [weak target] in
+                guard let target else { return }
+                MainActor.assumeIsolated { handler(target, current) }
+            }
+            return subscription
+        }
+    }
+
+    /// Calls `handler` isolated to `actor` with every new value, in the order
+    /// the values were set. The actor is held weakly: the binding ends when
+    /// it is deallocated.
+    ///
+    /// ```swift
+    /// actor Recorder {
+    ///     var seen: [Int] = []
+    ///     func start(_ count: ObservableValue<Int>) {
+    ///         count.bind(isolatedTo: self, replay: true) { recorder, value in recorder.seen.append(value) }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - actor: where the handler runs; held weakly.
+    ///   - replay: when true, the current value is delivered first.
+    ///   - handler: receives the isolated actor and each value.
+    @discardableResult
+    public func bind<A: Actor>(
+        isolatedTo actor: A, replay: Bool = false,
+        handler: @escaping @Sendable (isolated A, Value) -> Void
+    ) -> Subscription {
+        guard replay else {
+            return changes.subscribe(isolatedTo: actor, handler: handler)
+        }
+        return withTurn { current in
+            let (subscription, mailbox) = changes.subscribeActor(actor, limit: nil, handler: handler)
+            // Holding the turn: no set can deliver between these two lines,
+            // so the current value is first in the mailbox.
+            mailbox?.enqueue(current)
+            return subscription
+        }
+    }
+
+    /// ``addObserver(replay:_:)`` with the handler on `queue` (`nil` means the
+    /// setting thread).
+    public func addObserver(
+        queue: DispatchQueue?, replay: Bool = false, _ handler: @escaping @Sendable (Value) -> Void
+    ) -> Subscription {
+        guard replay else {
+            return changes.subscribe(queue: queue, handler)
+        }
+        let delivery = Delivery(queue: queue)
+        return withTurn { current in
+            let subscription = changes.subscribe(queue: queue, handler)
+            let isSubscribed = { subscription.isActive }
+            delivery.run(ifSubscribed: isSubscribed) { handler(current) }
+            return subscription
+        }
+    }
+
+    /// ``addObserver(replay:_:)`` with a main-actor handler.
+    public func addObserverOnMainActor(
+        replay: Bool = false, _ handler: @escaping @MainActor (Value) -> Void
+    ) -> Subscription {
+        guard replay else {
+            return changes.subscribeOnMainActor(handler)
+        }
+        return withTurn { current in
+            let subscription = changes.subscribeOnMainActor(handler)
+            let isSubscribed = { subscription.isActive }
+            Delivery.mainActor.run(ifSubscribed: isSubscribed) { MainActor.assumeIsolated { handler(current) } }
+            return subscription
+        }
+    }
+}

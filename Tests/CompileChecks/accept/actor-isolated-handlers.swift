@@ -1,0 +1,14 @@
+// An actor observes with handlers isolated to it: they may mutate its state.
+import ObserverSwift
+
+actor Tally {
+    var total = 0
+    var last: [String: Double] = [:]
+
+    func start(_ event: Event<Int>, _ value: ObservableValue<Int>, _ prices: KeyedEvent<String, Double>) {
+        event.subscribe(isolatedTo: self) { tally, value in tally.total += value }
+        value.bind(isolatedTo: self, replay: true) { tally, value in tally.total = value }
+        prices.subscribe(isolatedTo: self, key: "AAPL") { tally, price in tally.last["AAPL"] = price }
+        prices.subscribe(isolatedTo: self, keys: ["A", "B"]) { tally, key, price in tally.last[key] = price }
+    }
+}

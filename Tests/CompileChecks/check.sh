@@ -1,0 +1,262 @@
+#!/usr/bin/env bash
+# Compiles the documentation's code as written, and the compile-check snippet
+# files with their expectations. `make snippets` runs it (part of `make test`)
+# after building the library targets in debug; CONTRIBUTING.md describes the
+# rules. Every library module of the package can be imported.
+#
+# Documentation: README.md and every DocC article (Sources/*/*.docc/*.md).
+#   - Every ```swift block is compiled against the debug build's modules
+#     (ObserverSwift and the package's other libraries), Swift 6 language mode, warnings as errors, with -emit-sil: the
+#     region-based data-race diagnostics come from SIL passes, which
+#     -typecheck skips.
+#   - The blocks of one document form one program, in document order: a block
+#     may use what an earlier block of the same document declared, and names
+#     must not clash within a document. Each document is its own module.
+#     Diagnostics point at the document's own lines (#sourceLocation).
+#   - An HTML comment on the line right before a fence changes that block:
+#       <!-- snippet: standalone -->  a program of its own (not combined)
+#       <!-- snippet: swift-5 -->     a program of its own, Swift 5 language mode
+#       <!-- snippet: manifest -->    a Package.swift, compiled against PackageDescription
+#   - A fence that is indented (inside a list item) is an error: it would
+#     escape the check.
+#   - The README's ```c block (exactly one) is saved as embed.c and built and
+#     run, as written, by the ```sh block marked <!-- snippet: c-build -->
+#     (exactly one), in a scratch directory whose Sources/ is the repository's.
+#     It must exit 0 and the build must print no diagnostic.
+#
+# Snippet files: Tests/CompileChecks/accept/*.swift must compile with no
+# warning; Tests/CompileChecks/reject/*.swift must fail to compile with an
+# error containing the text of each `// expect-error: TEXT` line (at least one
+# such line), so a file that fails for another reason (a typo) does not pass.
+# A `// swift-language-mode: 5` line selects Swift 5 mode; the default is 6.
+# Reject files compile without -warnings-as-errors unless they have a
+# `// warnings-as-errors` line (for a check that a warning is emitted).
+#
+# Environment: SWIFTC (swiftc), CC (cc), BIN_PATH (the debug bin path,
+# default: `swift build --show-bin-path`), JOBS (parallel compiles, 2).
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+SWIFTC="${SWIFTC:-swiftc}"
+JOBS="${JOBS:-2}"
+
+if [ "${1:-}" = "--job" ]; then
+	# One compile, run in parallel by the main part below: --job KIND DIR
+	kind="$2"
+	dir="$3"
+	log="$dir/log"
+	source="$dir/main.swift"
+	mode=6
+	case "$kind" in
+	manifest)
+		source="$dir/Package.swift"
+		"$SWIFTC" -emit-sil -o /dev/null -swift-version 6 -warnings-as-errors \
+			-I "$MANIFEST_API" -Xfrontend -package-description-version -Xfrontend 6.0 \
+			-module-cache-path "$MODULE_CACHE" "$source" >"$log" 2>&1
+		status=$?
+		;;
+	doc | doc5 | accept | reject)
+		[ "$kind" = doc5 ] && mode=5
+		if [ "$kind" = accept ] || [ "$kind" = reject ]; then
+			source="$(cat "$dir/source")"
+			declared="$(sed -n 's|^// swift-language-mode: *\([0-9][0-9.]*\) *$|\1|p' "$source" | head -n 1)"
+			[ -n "$declared" ] && mode="$declared"
+		fi
+		warnings=(-warnings-as-errors)
+		if [ "$kind" = reject ] && ! grep -q '^// warnings-as-errors *$' "$source"; then warnings=(); fi
+		# shellcheck disable=SC2086 # C_MODULE_FLAGS is a list of flags without spaces
+		"$SWIFTC" -emit-sil -o /dev/null -swift-version "$mode" ${warnings[@]+"${warnings[@]}"} \
+			-module-name Snippet -I "$BIN_PATH/Modules" $C_MODULE_FLAGS \
+			-module-cache-path "$MODULE_CACHE" "$source" >"$log" 2>&1
+		status=$?
+		;;
+	*)
+		echo "check.sh: unknown job kind $kind" >&2
+		exit 2
+		;;
+	esac
+	name="$(cat "$dir/name")"
+	if [ "$kind" = reject ]; then
+		if [ "$status" -eq 0 ]; then
+			echo "FAIL $name: compiled, but must be rejected"
+			exit 1
+		fi
+		missing=0
+		expected=0
+		while IFS= read -r text; do
+			expected=$((expected + 1))
+			if ! grep -F -- "error: " "$log" | grep -qF -- "$text"; then
+				echo "FAIL $name: no error contains \"$text\"; the compiler said:"
+				missing=1
+			fi
+		done < <(sed -n 's|^// expect-error: *\(.*[^ ]\) *$|\1|p' "$source")
+		if [ "$expected" -eq 0 ]; then
+			echo "FAIL $name: a reject file needs a \"// expect-error: TEXT\" line"
+			exit 1
+		fi
+		if [ "$missing" -ne 0 ]; then
+			sed 's/^/    /' "$log"
+			exit 1
+		fi
+		echo "ok   $name (rejected, Swift $mode)"
+		exit 0
+	fi
+	if [ "$status" -ne 0 ]; then
+		echo "FAIL $name (Swift $mode):"
+		sed 's/^/    /' "$log"
+		exit 1
+	fi
+	echo "ok   $name (Swift $mode)"
+	exit 0
+fi
+
+started=$SECONDS
+BIN_PATH="${BIN_PATH:-$(cd "$ROOT" && swift build --show-bin-path)}"
+if [ ! -f "$BIN_PATH/Modules/ObserverSwift.swiftmodule" ]; then
+	echo "check.sh: no ObserverSwift module in $BIN_PATH/Modules: build it first (swift build --target ObserverSwift)" >&2
+	exit 2
+fi
+SWIFT_ROOT="$(dirname "$(dirname "$(command -v "$SWIFTC")")")"
+MANIFEST_API="$SWIFT_ROOT/lib/swift/pm/ManifestAPI"
+WORK="$BIN_PATH/../compile-checks"
+MODULE_CACHE="$WORK/ModuleCache"
+# What SwiftPM passes to a Swift target that imports the package's C targets:
+# each C target's include directory and generated module map, and each
+# system-library target's module map (`swift build -v` shows the same).
+C_MODULE_FLAGS=""
+for include in "$ROOT"/Sources/*/include; do
+	[ -d "$include" ] || continue
+	target="$(basename "$(dirname "$include")")"
+	C_MODULE_FLAGS="$C_MODULE_FLAGS -Xcc -I -Xcc $include"
+	# A target's own include/module.modulemap is found through -I; SwiftPM
+	# generates one only for targets without it (a stale one may remain).
+	if [ ! -f "$include/module.modulemap" ] && [ -f "$BIN_PATH/$target.build/module.modulemap" ]; then
+		C_MODULE_FLAGS="$C_MODULE_FLAGS -Xcc -fmodule-map-file=$BIN_PATH/$target.build/module.modulemap"
+	fi
+done
+for modulemap in "$ROOT"/Sources/*/module.modulemap; do
+	[ -f "$modulemap" ] && C_MODULE_FLAGS="$C_MODULE_FLAGS -Xcc -fmodule-map-file=$modulemap"
+done
+export ROOT SWIFTC BIN_PATH MANIFEST_API MODULE_CACHE C_MODULE_FLAGS
+rm -rf "$WORK/jobs"
+mkdir -p "$WORK/jobs" "$MODULE_CACHE"
+JOBLIST="$WORK/jobs/list"
+: >"$JOBLIST"
+failures=0
+
+# Splits one Markdown document into programs under $WORK/jobs and appends
+# their jobs ("KIND DIR") to the job list.
+extract() {
+	local document="$1"
+	local slug
+	slug="$(echo "$document" | tr '/.' '__')"
+	awk -v doc="$document" -v base="$WORK/jobs/$slug" -v joblist="$JOBLIST" '
+		function job(kind, dir, name) {
+			system("mkdir -p \"" dir "\"")
+			print name > (dir "/name"); close(dir "/name")
+			print kind " " dir >> joblist; close(joblist)
+		}
+		BEGIN { inside = ""; marker = ""; previous = ""; blocks = 0; combined = 0; cblocks = 0; builds = 0 }
+		{
+			if (inside == "") {
+				if ($0 ~ /^[ \t]+```/ && $0 ~ /```(swift|c|sh)[ \t]*$/) {
+					printf "%s:%d: indented code fence: move it to column 0 so it is checked\n", doc, NR > "/dev/stderr"
+					bad = 1
+				}
+				if ($0 ~ /^```swift[ \t]*$/) {
+					marker = ""
+					if (previous ~ /^<!-- snippet: .* -->$/) {
+						marker = previous
+						sub(/^<!-- snippet: /, "", marker); sub(/ -->$/, "", marker)
+					}
+					blocks++
+					if (marker == "") {
+						inside = "combined"
+						if (combined == 0) job("doc", base, doc)
+						combined++
+						file = base "/main.swift"
+						printf "#sourceLocation(file: \"%s\", line: %d)\n", doc, NR + 1 >> file
+					} else if (marker == "standalone" || marker == "swift-5" || marker == "manifest") {
+						inside = "single"
+						dir = base "-line" NR
+						kind = marker == "standalone" ? "doc" : (marker == "swift-5" ? "doc5" : "manifest")
+						job(kind, dir, doc ":" NR " (" marker ")")
+						file = dir "/" (marker == "manifest" ? "Package.swift" : "main.swift")
+						if (marker != "manifest")
+							printf "#sourceLocation(file: \"%s\", line: %d)\n", doc, NR + 1 >> file
+					} else {
+						printf "%s:%d: unknown snippet marker \"%s\"\n", doc, NR - 1, marker > "/dev/stderr"
+						bad = 1
+						inside = "skip"
+					}
+				} else if ($0 ~ /^```c[ \t]*$/ && doc == "README.md") {
+					inside = "c"; cblocks++; file = base "-c/embed.c"
+					system("mkdir -p \"" base "-c\"")
+				} else if ($0 ~ /^```sh[ \t]*$/ && previous == "<!-- snippet: c-build -->" && doc == "README.md") {
+					inside = "c"; builds++; file = base "-c/build.sh"
+					system("mkdir -p \"" base "-c\"")
+				} else if ($0 ~ /^```/) {
+					inside = "other"
+				}
+			} else if ($0 ~ /^```[ \t]*$/) {
+				if (file != "") close(file)
+				inside = ""; file = ""
+			} else if (inside != "other" && inside != "skip") {
+				print $0 >> file
+			}
+			previous = $0
+		}
+		END {
+			if (inside != "") { printf "%s: a code block is not closed\n", doc > "/dev/stderr"; bad = 1 }
+			if (doc == "README.md" && (cblocks != 1 || builds != 1)) {
+				printf "README.md: expected one ```c block and one <!-- snippet: c-build --> ```sh block, found %d and %d\n", cblocks, builds > "/dev/stderr"
+				bad = 1
+			}
+			printf "%d\n", blocks > (base ".count")
+			exit bad
+		}' "$ROOT/$document"
+}
+
+documents=(README.md)
+while IFS= read -r article; do documents+=("${article#"$ROOT"/}"); done \
+	< <(find "$ROOT/Sources" -path '*.docc/*.md' | sort)
+swift_blocks=0
+for document in "${documents[@]}"; do
+	extract "$document" || failures=$((failures + 1))
+	slug="$(echo "$document" | tr '/.' '__')"
+	swift_blocks=$((swift_blocks + $(cat "$WORK/jobs/$slug.count" 2>/dev/null || echo 0)))
+done
+
+for expectation in accept reject; do
+	for source in "$ROOT"/Tests/CompileChecks/"$expectation"/*.swift; do
+		[ -e "$source" ] || continue
+		dir="$WORK/jobs/$expectation-$(basename "$source" .swift)"
+		mkdir -p "$dir"
+		echo "$source" >"$dir/source"
+		echo "${source#"$ROOT"/}" >"$dir/name"
+		echo "$expectation $dir" >>"$JOBLIST"
+	done
+done
+
+# Every Swift compile, JOBS at a time.
+xargs -P "$JOBS" -L 1 "$0" --job <"$JOBLIST" || failures=$((failures + 1))
+
+# The README's C block, built and run with the README's own command.
+c_dir="$WORK/jobs/README_md-c"
+if [ -f "$c_dir/embed.c" ] && [ -f "$c_dir/build.sh" ]; then
+	ln -sfn "$ROOT/Sources" "$c_dir/Sources"
+	if (cd "$c_dir" && CC="${CC:-cc}" sh -e ./build.sh >output 2>diagnostics) && [ ! -s "$c_dir/diagnostics" ]; then
+		echo "ok   README.md C block, built and run with: $(cat "$c_dir/build.sh")"
+	else
+		echo "FAIL README.md C block (command: $(cat "$c_dir/build.sh")):"
+		sed 's/^/    /' "$c_dir/diagnostics" "$c_dir/output"
+		failures=$((failures + 1))
+	fi
+fi
+
+compiles=$(wc -l <"$JOBLIST")
+if [ "$failures" -ne 0 ]; then
+	echo "snippets: FAILED ($swift_blocks Swift blocks from ${#documents[@]} documents, $compiles compiles, $((SECONDS - started)) s)"
+	exit 1
+fi
+echo "snippets: ok ($swift_blocks Swift blocks from ${#documents[@]} documents, $compiles compiles, $((SECONDS - started)) s)"

@@ -1,0 +1,8 @@
+// expect-error: mutation of captured var 'latest' in concurrently-executing code
+// ObservableValue observers run on the setting thread, which may be any thread.
+import ObserverSwift
+
+func watch(_ count: ObservableValue<Int>) -> Subscription {
+    var latest = 0
+    return count.addObserver { latest = $0 }
+}

@@ -1,0 +1,9 @@
+// expect-error: result of call to 'subscribe' is unused
+// warnings-as-errors
+// Nothing ends a closure subscription but its token: dropping it is flagged
+// (a warning; this check compiles with warnings as errors).
+import ObserverSwift
+
+func listen(_ event: Event<Int>) {
+    event.subscribe { print($0) }
+}

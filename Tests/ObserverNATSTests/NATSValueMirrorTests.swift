@@ -1,0 +1,130 @@
+import Foundation
+import ObserverNATS
+import ObserverSwift
+import XCTest
+
+/// ObservableValue mirrored through a JetStream key-value bucket.
+final class NATSValueMirrorTests: XCTestCase {
+    func uniqueKey(_ name: String = #function) -> String {
+        "\(name.filter { $0.isLetter })\(UInt32.random(in: 0 ... .max))"
+    }
+
+    func testLateJoinerStartsFromTheCurrentValueAndChangesPropagateBothWaysWithoutEcho() throws {
+        let first = try NATSBridge(options: try NATSTestEnvironment.options())
+        let second = try NATSBridge(options: try NATSTestEnvironment.options())
+        defer {
+            first.close()
+            second.close()
+        }
+        let key = uniqueKey()
+        let here = ObservableValue(10)
+        let hereMirror = try first.mirror(here, bucket: "observer-tests", key: key)
+        XCTAssertEqual(hereMirror.publishedCount, 1, "an empty key gets the local value")
+        here.value = 11
+
+        // A late joiner starts from the bucket's value before `mirror` returns.
+        XCTAssertTrue(waitUntil { hereMirror.publishedCount == 2 })
+        usleep(100_000)
+        let there = ObservableValue(0)
+        let seenThere = Collected<Int>()
+        let token = there.addObserver { seenThere.append($0) }
+        defer { token.cancel() }
+        let thereMirror = try second.mirror(there, bucket: "observer-tests", key: key)
+        XCTAssertEqual(there.value, 11)
+        XCTAssertEqual(thereMirror.publishedCount, 0, "the joiner does not write what it read")
+
+        // Both ways.
+        there.value = 12
+        XCTAssertTrue(waitUntil { here.value == 12 })
+        here.value = 13
+        XCTAssertTrue(waitUntil { there.value == 13 })
+
+        // No echo: each change was written once, by the side that made it, and applied once elsewhere.
+        usleep(300_000)
+        XCTAssertEqual(hereMirror.publishedCount, 3)  // 10, 11, 13
+        XCTAssertEqual(thereMirror.publishedCount, 1)  // 12
+        XCTAssertEqual(hereMirror.appliedCount, 1)  // 12
+        XCTAssertEqual(thereMirror.appliedCount, 2)  // 11 (initial), 13
+        XCTAssertEqual(seenThere.values, [11, 12, 13])
+        XCTAssertEqual(hereMirror.malformedCount, 0)
+    }
+
+    func testConcurrentWritersEndOnTheSameValue() throws {
+        let first = try NATSBridge(options: try NATSTestEnvironment.options())
+        let second = try NATSBridge(options: try NATSTestEnvironment.options())
+        defer {
+            first.close()
+            second.close()
+        }
+        let key = uniqueKey()
+        let a = ObservableValue(0)
+        let b = ObservableValue(0)
+        try first.mirror(a, bucket: "observer-tests", key: key)
+        try second.mirror(b, bucket: "observer-tests", key: key)
+        let writerA = Thread { for value in 1...200 { a.value = value } }
+        let writerB = Thread { for value in 1001...1200 { b.value = value } }
+        writerA.start()
+        writerB.start()
+        XCTAssertTrue(waitUntil { writerA.isFinished && writerB.isFinished })
+        XCTAssertTrue(waitUntil(timeout: 15) { a.value == b.value }, "a \(a.value) b \(b.value)")
+        usleep(300_000)
+        XCTAssertEqual(a.value, b.value)
+        XCTAssertTrue([200, 1200].contains(a.value), "\(a.value) is one writer's last value")
+    }
+
+    func testCancelStopsBothDirectionsAndBadNamesAreRejected() throws {
+        let first = try NATSBridge(options: try NATSTestEnvironment.options())
+        let second = try NATSBridge(options: try NATSTestEnvironment.options())
+        defer {
+            first.close()
+            second.close()
+        }
+        let key = uniqueKey()
+        let a = ObservableValue("start")
+        let b = ObservableValue("")
+        let mirrorA = try first.mirror(a, bucket: "observer-tests", key: key)
+        try second.mirror(b, bucket: "observer-tests", key: key)
+        XCTAssertEqual(b.value, "start")
+        mirrorA.cancel()
+        a.value = "not written"
+        b.value = "not applied"
+        usleep(300_000)
+        XCTAssertEqual(a.value, "not written")
+        XCTAssertEqual(mirrorA.publishedCount, 1)
+        XCTAssertThrowsError(try first.mirror(a, bucket: "bad bucket", key: "k")) {
+            XCTAssertEqual(($0 as? NATSError)?.kind, .invalidSubject)
+        }
+        XCTAssertThrowsError(try first.mirror(a, bucket: "observer-tests", key: "a.*")) {
+            XCTAssertEqual(($0 as? NATSError)?.kind, .invalidSubject)
+        }
+    }
+
+    func testAValueFromTheBucketCanBeForwardedThroughAnExportedEvent() throws {
+        let first = try NATSBridge(options: try NATSTestEnvironment.options())
+        let second = try NATSBridge(options: try NATSTestEnvironment.options())
+        defer {
+            first.close()
+            second.close()
+        }
+        let key = uniqueKey()
+        let subject = NATSTestEnvironment.uniqueSubject()
+        let source = ObservableValue(1)
+        try first.mirror(source, bucket: "observer-tests", key: key)
+        // On the second side the mirrored value is forwarded to an exported event from its observer,
+        // which runs on the mirror's watcher thread: it is not an echo of an import, so it is published.
+        let copy = ObservableValue(0)
+        let forwarded = Event<Int>()
+        try second.export(forwarded, to: subject)
+        let token = copy.addObserver { forwarded.send($0) }
+        defer { token.cancel() }
+        let listened = Event<Int>()
+        let heard = Collected<Int>()
+        let listener = listened.subscribe { heard.append($0) }
+        defer { listener.cancel() }
+        try first.import(subject, into: listened)
+        try second.mirror(copy, bucket: "observer-tests", key: key)
+        source.value = 2
+        XCTAssertTrue(waitUntil { heard.values.contains(2) })
+        XCTAssertEqual(heard.values.filter { $0 == 2 }.count, 1)
+    }
+}

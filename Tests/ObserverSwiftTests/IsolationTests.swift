@@ -1,0 +1,254 @@
+import Dispatch
+import Foundation
+import XCTest
+
+@testable import ObserverSwift
+
+/// An actor that records what its isolated handlers received.
+actor Recorder {
+    private(set) var total = 0
+    private(set) var values: [Int] = []
+    private(set) var keyed: [String] = []
+
+    func record(_ value: Int) {
+        total += value
+        values.append(value)
+    }
+
+    func record(key: String, _ value: Int) { keyed.append("\(key)=\(value)") }
+
+    /// Waits (polling the actor) until `condition` holds or 10 s pass.
+    func waitUntil(_ condition: @Sendable (isolated Recorder) -> Bool) async -> Bool {
+        for _ in 0..<10_000 {
+            if condition(self) { return true }
+            try? await Task.sleep(nanoseconds: 1_000_000)
+        }
+        return condition(self)
+    }
+}
+
+protocol ProgressObserving: AnyObject {
+    func progressed(_ fraction: Double)
+}
+
+final class ProgressSink: ProgressObserving, Sendable {
+    let received = Received<Double>()
+    func progressed(_ fraction: Double) { received.append(fraction) }
+}
+
+final class IsolationTests: XCTestCase {
+    // MARK: Actor delivery
+
+    func testActorDeliveryIsExactUnderConcurrentSenders() async {
+        let event = Event<Int>()
+        let recorder = Recorder()
+        event.subscribe(isolatedTo: recorder) { recorder, value in recorder.record(value) }
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 {
+                group.addTask { for _ in 0..<20_000 { event.send(1) } }
+            }
+        }
+        let complete = await recorder.waitUntil { $0.total >= 80_000 }
+        XCTAssertTrue(complete)
+        let total = await recorder.total
+        XCTAssertEqual(total, 80_000, "every send reaches the actor exactly once")
+    }
+
+    func testActorDeliveryKeepsTheOrderOfOneSender() async {
+        let event = Event<Int>()
+        let recorder = Recorder()
+        event.subscribe(isolatedTo: recorder) { recorder, value in recorder.record(value) }
+        for value in 1...5_000 { event.send(value) }
+        _ = await recorder.waitUntil { $0.values.count >= 5_000 }
+        let values = await recorder.values
+        XCTAssertEqual(values, Array(1...5_000))
+    }
+
+    func testActorDeliveryLimitIsExact() async {
+        let event = Event<Int>()
+        let recorder = Recorder()
+        let token = event.subscribe(isolatedTo: recorder, limit: 3) { recorder, value in recorder.record(value) }
+        DispatchQueue.concurrentPerform(iterations: 2) { _ in
+            for value in 1...1_000 { event.send(value) }
+        }
+        _ = await recorder.waitUntil { $0.values.count >= 3 }
+        try? await Task.sleep(nanoseconds: 20_000_000)
+        let count = await recorder.values.count
+        XCTAssertEqual(count, 3, "the values claimed before the limit was spent are all delivered, no more")
+        XCTAssertFalse(token.isActive)
+        XCTAssertEqual(event.subscribersCount, 0)
+        XCTAssertFalse(token.cancel(), "a spent subscription is already gone")
+    }
+
+    func testNoActorDeliveryAfterCancelReturns() async {
+        let event = Event<Int>()
+        let recorder = Recorder()
+        let entered = DispatchSemaphore(value: 0)
+        let gate = DispatchSemaphore(value: 0)
+        let token = event.subscribe(isolatedTo: recorder) { recorder, value in
+            if value == 0 {
+                entered.signal()
+                gate.wait()  // holds the actor's drain inside its first delivery
+            }
+            recorder.record(value)
+        }
+        event.send(0)
+        await Task.detached { entered.wait() }.value
+        // These wait in the mailbox behind the blocked delivery.
+        for value in 1...100 { event.send(value) }
+        token.cancel()
+        gate.signal()
+        _ = await recorder.waitUntil { !$0.values.isEmpty }
+        try? await Task.sleep(nanoseconds: 50_000_000)
+        let values = await recorder.values
+        XCTAssertEqual(values, [0], "values received before cancel() but not yet delivered are dropped")
+    }
+
+    func testActorSubscriptionEndsWithTheActor() async {
+        let event = Event<Int>()
+        var recorder: Recorder? = Recorder()
+        weak let weakRecorder = recorder
+        event.subscribe(isolatedTo: recorder!) { recorder, value in recorder.record(value) }
+        event.send(1)
+        _ = await recorder!.waitUntil { $0.total == 1 }
+        recorder = nil
+        // The drain task may hold the actor for a moment after its last delivery.
+        for _ in 0..<1_000 where weakRecorder != nil { try? await Task.sleep(nanoseconds: 1_000_000) }
+        XCTAssertNil(weakRecorder, "the subscription holds its actor weakly")
+        event.send(2)
+        XCTAssertEqual(event.subscribersCount, 0)
+    }
+
+    func testObservableValueBindIsolatedToReplaysFirstThenEveryValue() async {
+        let count = ObservableValue(7)
+        let recorder = Recorder()
+        count.bind(isolatedTo: recorder, replay: true) { recorder, value in recorder.record(value) }
+        for value in 8...10 { count.value = value }
+        _ = await recorder.waitUntil { $0.values.count >= 4 }
+        let values = await recorder.values
+        XCTAssertEqual(values, [7, 8, 9, 10])
+    }
+
+    func testKeyedEventIsolatedToReceivesOnlyItsKeys() async {
+        let prices = KeyedEvent<String, Int>()
+        let recorder = Recorder()
+        prices.subscribe(isolatedTo: recorder, keys: ["a", "b"]) { recorder, key, value in
+            recorder.record(key: key, value)
+        }
+        prices.subscribe(isolatedTo: recorder, key: "c", limit: 1) { recorder, value in recorder.record(value) }
+        prices.send(1, forKey: "a")
+        prices.send(2, forKey: "x")
+        prices.send(3, forKey: "b")
+        prices.send(4, forKey: "c")
+        prices.send(5, forKey: "c")
+        _ = await recorder.waitUntil { $0.keyed.count >= 2 && $0.total >= 4 }
+        try? await Task.sleep(nanoseconds: 20_000_000)
+        let keyed = await recorder.keyed
+        let values = await recorder.values
+        XCTAssertEqual(keyed, ["a=1", "b=3"])
+        XCTAssertEqual(values, [4])
+    }
+
+    func testZeroLimitActorSubscriptionIsInactive() {
+        let event = Event<Int>()
+        let token = event.subscribe(isolatedTo: Recorder(), limit: 0) { recorder, value in recorder.record(value) }
+        XCTAssertFalse(token.isActive)
+        XCTAssertEqual(event.subscribersCount, 0)
+    }
+
+    // MARK: Tokens
+
+    func testStoringInASetCancelsWhenTheSetIsReleased() {
+        let event = Event<Int>()
+        let received = Received<Int>()
+        var bag: Set<Subscription>? = []
+        event.subscribe { received.append($0) }.store(in: &bag!)
+        event.send(1)
+        XCTAssertEqual(event.subscribersCount, 1)
+        bag = nil
+        XCTAssertEqual(event.subscribersCount, 0, "a token stored in a set cancels when released")
+        event.send(2)
+        XCTAssertEqual(received.values, [1])
+    }
+
+    func testAPlainTokenDoesNotCancelWhenReleased() {
+        let event = Event<Int>()
+        let received = Received<Int>()
+        do {
+            let token = event.subscribe { received.append($0) }
+            _ = token
+        }
+        event.send(1)
+        XCTAssertEqual(received.values, [1], "dropping a token does not cancel (the compiler warns instead)")
+        XCTAssertEqual(event.unsubscribeAll(), 1)
+    }
+
+    func testObserverErrorHasALocalizedDescription() {
+        let error: Error = ObserverError.waitInsideDelivery
+        XCTAssertEqual(
+            error.localizedDescription,
+            "cannot wait for in-flight deliveries from inside a delivery on the same thread")
+    }
+
+    // MARK: SwiftEvents 2 spellings
+
+    func testTargetBoundedValueOnlyHandlersAndNotify() {
+        let event = Event<Int>()
+        let value = ObservableValue(0)
+        var owner: ProgressSink? = ProgressSink()
+        let received = Received<Int>()
+        event.subscribe(owner!) { received.append($0) }
+        value.bind(owner!) { received.append($0 * 10) }
+        event.notify(1)
+        value.value = 2
+        owner = nil
+        event.notify(3)
+        value.value = 4
+        XCTAssertEqual(received.values, [1, 20], "the target bounds the subscription's life")
+        XCTAssertEqual(event.subscribersCount, 0)
+        XCTAssertEqual(value.observersCount, 0)
+    }
+
+    // MARK: Protocol-typed observers
+
+    func testWithObserversCallsSynchronousObserversOnlyAndDispatchReachesAll() {
+        let registry = ObserverRegistry()
+        let direct = ProgressSink()
+        let queued = ProgressSink()
+        let queue = DispatchQueue(label: "queued-observer")
+        registry.addObserver(direct)
+        registry.addObserver(queued, queue: queue)
+        var calls = 0
+        registry.withObservers { (observer: ProgressObserving) in
+            calls += 1  // non-escaping: runs here, before withObservers returns
+            observer.progressed(0.5)
+        }
+        XCTAssertEqual(calls, 1)
+        XCTAssertEqual(direct.received.values, [0.5])
+        registry.dispatchToObservers { (observer: ProgressObserving) in observer.progressed(1) }
+        queue.sync {}
+        XCTAssertEqual(direct.received.values, [0.5, 1])
+        XCTAssertEqual(queued.received.values, [1], "queued observers are reached by dispatchToObservers only")
+    }
+
+    func testWithKeyedObserversIsSynchronousAndDispatchReachesQueuedOnes() {
+        let registry = KeyedObserverRegistry()
+        let direct = ProgressSink()
+        let queued = ProgressSink()
+        let queue = DispatchQueue(label: "queued-keyed-observer")
+        registry.addKeyedObserver(key: "download", direct)
+        registry.addKeyedObserver(key: "download", queued, queue: queue)
+        var keys: [String] = []
+        registry.withKeyedObservers(key: "download") { (key: String, observer: ProgressObserving) in
+            keys.append(key)
+            observer.progressed(0.25)
+        }
+        XCTAssertEqual(keys, ["download"])
+        registry.dispatchToKeyedObservers(key: "download") { (_: String, observer: ProgressObserving) in
+            observer.progressed(1)
+        }
+        queue.sync {}
+        XCTAssertEqual(direct.received.values, [0.25, 1])
+        XCTAssertEqual(queued.received.values, [1])
+    }
+}

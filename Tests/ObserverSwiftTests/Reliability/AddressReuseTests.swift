@@ -1,0 +1,98 @@
+import ObserverSwift
+import XCTest
+
+/// A dead target's box may still be stored (nothing has noticed the death
+/// yet) when a new object is allocated at the dead target's address.
+/// `unsubscribe(newObject)` must not match it: the new object never
+/// subscribed.
+final class AddressReuseTests: XCTestCase {
+    private final class Target: Sendable {}
+
+    /// Subscribes a target with `subscribe`, lets it die, then allocates
+    /// objects until one reuses its address, and hands that one to `check`.
+    /// Skips when the allocator never reuses the address (AddressSanitizer
+    /// quarantines freed memory).
+    private func withObjectAtADeadTargetsAddress(
+        subscribedBy subscribe: (Target) -> Void, check: (Target) -> Void
+    ) throws {
+        var target: Target? = Target()
+        subscribe(target!)
+        let address = ObjectIdentifier(target!)
+        target = nil
+        var tried: [Target] = []
+        for _ in 0..<10_000 {
+            let candidate = Target()
+            if ObjectIdentifier(candidate) == address {
+                check(candidate)
+                return
+            }
+            tried.append(candidate)
+        }
+        throw XCTSkip("the allocator did not reuse the address (a sanitizer's quarantine)")
+    }
+
+    func testEventUnsubscribeDoesNotMatchAnObjectAtADeadTargetsAddress() throws {
+        let event = Event<Int>()
+        try withObjectAtADeadTargetsAddress(
+            subscribedBy: { event.subscribe($0) { _, _ in } },
+            check: { newcomer in
+                XCTAssertEqual(event.unsubscribe(newcomer), 0, "an object that never subscribed was unsubscribed")
+                XCTAssertEqual(event.removeSubscriber(newcomer), 0)
+            }
+        )
+        XCTAssertEqual(event.subscribersCount, 0)
+    }
+
+    func testKeyedEventUnsubscribeDoesNotMatchAnObjectAtADeadTargetsAddress() throws {
+        let event = KeyedEvent<String, Int>()
+        try withObjectAtADeadTargetsAddress(
+            subscribedBy: { event.subscribe($0, keys: ["a", "b"]) { _, _, _ in } },
+            check: { newcomer in
+                XCTAssertEqual(event.unsubscribe(newcomer), 0, "an object that never subscribed was unsubscribed")
+                XCTAssertEqual(event.unsubscribe(newcomer, key: "a"), 0)
+            }
+        )
+        XCTAssertEqual(event.subscribersCount, 0)
+    }
+
+    func testObservableValueUnbindDoesNotMatchAnObjectAtADeadTargetsAddress() throws {
+        let value = ObservableValue(0)
+        try withObjectAtADeadTargetsAddress(
+            subscribedBy: { value.bind($0) { _, _ in } },
+            check: { newcomer in
+                XCTAssertEqual(value.unbind(newcomer), 0, "an object that never bound was unbound")
+            }
+        )
+        XCTAssertEqual(value.observersCount, 0)
+    }
+
+    func testTheNewObjectAtTheAddressCanSubscribeAndUnsubscribeItself() throws {
+        let event = Event<Int>()
+        try withObjectAtADeadTargetsAddress(
+            subscribedBy: { event.subscribe($0) { _, _ in } },
+            check: { newcomer in
+                let calls = KeyedCounter()
+                event.subscribe(newcomer) { _, _ in calls.increment() }
+                XCTAssertEqual(event.unsubscribe(newcomer), 1, "only the newcomer's own subscription")
+                event.send(1)
+                XCTAssertEqual(calls.value, 0)
+            }
+        )
+    }
+
+    /// Protocol registries hold observers `unowned`, which keeps a dead
+    /// observer's memory allocated while its record exists: no new object
+    /// can be given that address, so `removeObserver` cannot confuse them.
+    func testObserverRegistryRemoveObserverDoesNotMatchANewObject() {
+        let registry = ObserverRegistry()
+        var observer: Target? = Target()
+        registry.addObserver(observer!)
+        let address = ObjectIdentifier(observer!)
+        observer = nil
+        var newcomers: [Target] = []
+        for _ in 0..<1_000 { newcomers.append(Target()) }
+        XCTAssertFalse(newcomers.contains { ObjectIdentifier($0) == address })
+        for newcomer in newcomers { XCTAssertFalse(registry.removeObserver(newcomer)) }
+        XCTAssertEqual(registry.observerCount, 0)
+    }
+}

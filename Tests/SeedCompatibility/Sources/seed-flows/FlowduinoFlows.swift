@@ -1,0 +1,138 @@
+import Foundation
+import ObserverSwift
+
+// Flowduino/Observable's README. Two changes, both because the README does
+// not compile as printed anywhere: its observer class repeats the protocol's
+// name (`class DummyObserver: DummyObserver`), and `objectWillChange.send()`
+// needs Combine, which Linux lacks.
+
+/// Protocol defining what Methods the Obverable Class can invoke on any Observer
+protocol DummyObserver: AnyObject {  // It's extremely important that this Protocol be constrained to AnyObject
+    func onFooChanged(oldValue: String, newValue: String)
+    func onBarChanged(oldValue: String, newValue: String)
+}
+
+/// Class that can be Observed
+class Dummy: ObservableClass {
+    private var _foo: String = "Hello"
+    public var foo: String {
+        get {
+            return _foo
+        }
+        set {
+            // Invoke onFooChanged for all current Observers
+            withObservers { (observer: DummyObserver) in
+                observer.onFooChanged(oldValue: _foo, newValue: newValue)
+            }
+            _foo = newValue
+        }
+    }
+
+    private var _bar: String = "World"
+    public var bar: String {
+        get {
+            return _bar
+        }
+        set {
+            // Invoke onBarChanged for all current Observers
+            withObservers { (observer: DummyObserver) in
+                observer.onBarChanged(oldValue: _bar, newValue: newValue)
+            }
+            _bar = newValue
+        }
+    }
+}
+
+class DummyObserverClass: DummyObserver {
+    var changes: [String] = []
+    /* Implementations for DummyObserver */
+    func onFooChanged(oldValue: String, newValue: String) {
+        changes.append("Foo Changed from \(oldValue) to \(newValue)")
+    }
+
+    func onBarChanged(oldValue: String, newValue: String) {
+        changes.append("Bar Changed from \(oldValue) to \(newValue)")
+    }
+}
+
+protocol RandomNumberObserver: AnyObject {
+    func onRandomNumber(_ randomNumber: Int)
+}
+
+class RandomNumberObservableThread: ObservableThread {
+    required init() {
+        super.init()
+        self.start()  // This will start the thread on creation.
+    }
+
+    public override func main() {  // We must override this method
+        while self.isExecuting {  // This creates a loop that will continue for as long as the Thread is running!
+            let randomNumber = Int.random(in: -9000..<9001)  // We'll generate a random number between -9000 and +9000
+            // Now let's notify all of our Observers!
+            withObservers { (observer: RandomNumberObserver) in
+                observer.onRandomNumber(randomNumber)
+            }
+            Self.sleep(forTimeInterval: 60.00)  // This will cause our Thread to sleep for 60 seconds
+        }
+    }
+}
+
+class RandomNumberObserverClass: RandomNumberObserver {
+    let received = DispatchSemaphore(value: 0)
+    public func onRandomNumber(_ randomNumber: Int) {
+        print("Random Number is: \(randomNumber)")
+        received.signal()
+    }
+}
+
+protocol ObserverProtocolA: AnyObject {
+    func doSomethingForProtocolA()
+}
+
+protocol ObserverProtocolB: AnyObject {
+    func doSomethingForProtocolB()
+}
+
+class TwoProtocols: ObservableThreadSafeClass {
+    func notifyBoth() {
+        withObservers { (observer: ObserverProtocolA) in
+            observer.doSomethingForProtocolA()
+        }
+
+        withObservers { (observer: ObserverProtocolB) in
+            observer.doSomethingForProtocolB()
+        }
+    }
+}
+
+class OnlyA: ObserverProtocolA {
+    var calls = 0
+    func doSomethingForProtocolA() { calls += 1 }
+}
+
+func flowduinoFlows() {
+    // Playground Code to use the above
+    let observable = Dummy()  // This is the Object that we can Observe
+    let observer = DummyObserverClass()  // This is an Object that will Observe the Observable
+
+    observable.addObserver(observer)  // This is what registers the Observer with the Observable!
+    observable.foo = "Test 1"
+    observable.bar = "Test 2"
+    check(
+        observer.changes == ["Foo Changed from Hello to Test 1", "Bar Changed from World to Test 2"],
+        "Flowduino ObservableClass")
+
+    let myThread = RandomNumberObservableThread()
+    let myObserver = RandomNumberObserverClass()
+    myThread.addObserver(myObserver)
+    myThread.notifyChange()  // cuts the 60 s sleep short, so the test does not wait for it
+    check(myObserver.received.wait(timeout: .now() + 70) == .success, "Flowduino ObservableThread")
+    myThread.cancel()
+    check(myThread.waitUntilFinished(timeout: 10), "Flowduino ObservableThread stops on cancel")
+
+    let both = TwoProtocols()
+    let onlyA = OnlyA()
+    both.addObserver(onlyA)
+    both.notifyBoth()
+    check(onlyA.calls == 1, "Flowduino observers are called only for the protocols they conform to")
+}

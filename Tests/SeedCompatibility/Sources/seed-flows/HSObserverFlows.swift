@@ -1,0 +1,76 @@
+import Foundation
+import ObserverSwift
+
+// HSObserver's README, with `HSObserver`/`HSHasObservers` spelled
+// `NotificationObserver`/`HasObservers` and an NSViewController replaced by a
+// plain class.
+
+class Watcher {
+    static let wave = NSNotification.Name.init("waveNotification")
+    static let hello = NSNotification.Name.init("helloNotification")
+
+    var waves = 0
+    var waveObserver: NotificationObserver!
+    init() {
+        waveObserver = NotificationObserver.init(
+            forName: Watcher.wave,
+            queue: nil,
+            activate: true,
+            using: { [weak self] (notif) in
+                self?.waves += 1
+            })
+    }
+}
+
+class ViewController: HasObservers {
+    var calls = 0
+
+    func viewDidLoad() {
+        //Add manually
+        let waveObserver = NotificationObserver.init(
+            forName: Watcher.wave, queue: nil,
+            using: { [weak self] (notif) in
+                self?.calls += 1
+            })
+        self.add(observer: waveObserver)
+
+        //Or by chaining
+        NotificationObserver.init(
+            forName: Watcher.hello, queue: nil,
+            using: { [weak self] (notif) in
+                self?.calls += 10
+            }
+        ).add(to: self)
+    }
+
+    func viewWillAppear() { activateObservers() }
+    func viewDidDisappear() { deactivateObservers() }
+}
+
+func hsObserverFlows() {
+    let watcher = Watcher()
+    NotificationCenter.default.post(name: Watcher.wave, object: nil)
+    check(watcher.waves == 1, "HSObserver activate: true")
+
+    let controller = ViewController()
+    controller.viewDidLoad()
+    NotificationCenter.default.post(name: Watcher.wave, object: nil)
+    controller.viewWillAppear()
+    NotificationCenter.default.post(name: Watcher.wave, object: nil)
+    NotificationCenter.default.post(name: Watcher.hello, object: nil)
+    controller.viewDidDisappear()
+    NotificationCenter.default.post(name: Watcher.hello, object: nil)
+    check(controller.calls == 11, "HSHasObservers activate / deactivate")
+
+    var many = 0
+    let manyThingsObserver = NotificationObserver.init(
+        forNames: [Watcher.wave, Watcher.hello], queue: nil,
+        activate: true,
+        using: { (notif) in
+            many += 1
+        })
+    NotificationCenter.default.post(name: Watcher.wave, object: nil)
+    NotificationCenter.default.post(name: Watcher.hello, object: nil)
+    withExtendedLifetime(manyThingsObserver) {}
+    check(many == 2, "HSObserver forNames")
+}
