@@ -54,7 +54,7 @@ final class NATSKeyedTests: XCTestCase {
         usleep(50_000)
         XCTAssertEqual(all.values, expected)
         XCTAssertEqual(only.values, ["a.b=2.0"])
-        XCTAssertEqual(allImport.deliveredCount, keys.count)
+        XCTAssertTrue(waitUntil { allImport.deliveredCount == keys.count })
         XCTAssertEqual(allImport.malformedCount, 0)
         // One publisher per key, interleaved: no number of any of them was skipped.
         for round in 1...3 {
