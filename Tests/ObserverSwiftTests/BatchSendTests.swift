@@ -12,8 +12,8 @@ final class BatchSendTests: XCTestCase {
         let event = Event<Int>()
         let first = Received<String>()
         let second = Received<String>()
-        event.subscribe { first.append("a\($0)") }
-        event.subscribe { second.append("b\($0)") }
+        _ = event.subscribe { first.append("a\($0)") }
+        _ = event.subscribe { second.append("b\($0)") }
         event.send(contentsOf: [3, 1, 4, 1, 5])
         XCTAssertEqual(first.values, ["a3", "a1", "a4", "a1", "a5"])
         XCTAssertEqual(second.values, ["b3", "b1", "b4", "b1", "b5"])
@@ -23,8 +23,8 @@ final class BatchSendTests: XCTestCase {
     func testValuesAreDeliveredOneAfterAnotherAcrossObservers() {
         let event = Event<Int>()
         let log = Received<String>()
-        event.subscribe { log.append("first \($0)") }
-        event.subscribe { log.append("second \($0)") }
+        _ = event.subscribe { log.append("first \($0)") }
+        _ = event.subscribe { log.append("second \($0)") }
         event.send(contentsOf: 1...2)
         XCTAssertEqual(log.values, ["first 1", "second 1", "first 2", "second 2"])
     }
@@ -34,7 +34,7 @@ final class BatchSendTests: XCTestCase {
         event.send(contentsOf: [1, 2, 3])
         XCTAssertEqual(event.triggersCount, 3)
         let received = Received<Int>()
-        event.subscribe { received.append($0) }
+        _ = event.subscribe { received.append($0) }
         event.send(contentsOf: [Int]())
         XCTAssertEqual(received.values, [])
         XCTAssertEqual(event.triggersCount, 3)
@@ -80,7 +80,7 @@ final class BatchSendTests: XCTestCase {
         let event = Event<Int>()
         let log = Received<String>()
         let holder = TokenHolder()
-        event.subscribe { value in
+        _ = event.subscribe { value in
             log.append("first \(value)")
             if value == 1 { holder.token?.cancel() }
         }
@@ -93,7 +93,7 @@ final class BatchSendTests: XCTestCase {
         let event = Event<Int>()
         let late = Received<Int>()
         let holder = TokenHolder()
-        event.subscribe { value in
+        _ = event.subscribe { value in
             if value == 2 { holder.token = event.subscribe { late.append($0) } }
         }
         event.send(contentsOf: 1...4)
@@ -104,7 +104,7 @@ final class BatchSendTests: XCTestCase {
     func testHandlerMaySendAgain() {
         let event = Event<Int>()
         let log = Received<Int>()
-        event.subscribe { value in
+        _ = event.subscribe { value in
             log.append(value)
             if value == 1 { event.send(contentsOf: [10, 11]) }
             if value == 2 { event.send(20) }
@@ -118,7 +118,7 @@ final class BatchSendTests: XCTestCase {
         let event = Event<Int>()
         let queue = DispatchQueue(label: "batch")
         let received = Received<Int>()
-        event.subscribe(queue: queue) { received.append($0) }
+        _ = event.subscribe(queue: queue) { received.append($0) }
         event.send(contentsOf: 0..<100)
         queue.sync {}
         XCTAssertEqual(received.values, Array(0..<100))
@@ -127,7 +127,7 @@ final class BatchSendTests: XCTestCase {
     func testConcurrentBatchesWhileObserversComeAndGoDeliverToTheStableOnes() {
         let event = Event<Int>()
         let stable = Atomic<Int>(0)
-        for _ in 0..<8 { event.subscribe { stable.wrappingAdd($0, ordering: .relaxed) } }
+        for _ in 0..<8 { _ = event.subscribe { stable.wrappingAdd($0, ordering: .relaxed) } }
         let stop = Atomic<Bool>(false)
         let churn = spawnThread {
             while !stop.load(ordering: .relaxed) {
@@ -158,7 +158,7 @@ final class BatchSendTests: XCTestCase {
         let acme = Received<Double>()
         let other = Received<Double>()
         let token = prices.subscribe(key: "ACME") { acme.append($0) }
-        prices.subscribe(key: "OTHER") { other.append($0) }
+        _ = prices.subscribe(key: "OTHER") { other.append($0) }
         prices.send(contentsOf: [10.5, 10.75, 10.25], forKey: "ACME")
         token.cancel()
         prices.send(contentsOf: [1], forKey: "ACME")
@@ -170,7 +170,7 @@ final class BatchSendTests: XCTestCase {
         let prices = KeyedEvent<String, Int>()
         let late = Received<Int>()
         let holder = TokenHolder()
-        prices.subscribe(key: "a") { value in
+        _ = prices.subscribe(key: "a") { value in
             if value == 1 { holder.token = prices.subscribe(key: "a") { late.append($0) } }
         }
         prices.send(contentsOf: [1, 2, 3], forKey: "a")

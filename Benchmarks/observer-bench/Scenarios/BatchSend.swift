@@ -43,7 +43,7 @@ extension Contender {
     /// 1...k in bursts of `burst` values.
     static func eventBatches(count: Int, burst: Int, sink: Sink) -> Contender {
         let event = Event<Int>()
-        for _ in 0..<count { event.subscribe { value in sink.total &+= value } }
+        for _ in 0..<count { _ = event.subscribe { value in sink.total &+= value } }
         return Contender(
             implementation: eventBatchName, deliveriesPerSend: count,
             send: { sends in eventBatchSend(event, sends: sends, burst: burst) },

@@ -45,7 +45,7 @@ extension Contender {
     /// An `ObservableValue<Int>` with `count` closure observers capturing `sink`.
     static func valueObservers(count: Int, sink: Sink) -> Contender {
         let value = ObservableValue(0)
-        for _ in 0..<count { value.addObserver { value in sink.total &+= value } }
+        for _ in 0..<count { _ = value.addObserver { value in sink.total &+= value } }
         return Contender(
             implementation: valueSetName, deliveriesPerSend: count,
             send: { sets in valueSet(value, sets: sets) },
