@@ -27,9 +27,9 @@ class SubscriberBase: @unchecked Sendable {
     var hasTarget: Bool { false }
 
     /// Whether `object` is this subscription's target, alive now: what
-    /// `unsubscribe(_:)` matches. Compares the live reference, never a
-    /// stored address, so an object allocated where a dead target used to
-    /// be is never taken for it.
+    /// `unsubscribe(_:)` matches. Compares the live reference, or an address
+    /// whose memory the subscription keeps allocated, so an object allocated
+    /// at a dead target's address is never taken for it.
     func isTarget(_ object: AnyObject) -> Bool { false }
 }
 

@@ -28,10 +28,10 @@ extension ObservableValue {
         guard replay else {
             return changes.subscribe(target, handler: handler)
         }
-        return withTurn { current in
-            let subscription = changes.subscribe(target, handler: handler)
+        return subscribeReplaying(delivery: .synchronous) {
+            changes.subscribe(target, handler: handler)
+        } replay: { current in
             handler(target, current)
-            return subscription
         }
     }
 
@@ -87,9 +87,23 @@ extension ObservableValue {
         guard replay else {
             return changes.subscribe(handler)
         }
-        return withTurn { current in
-            let subscription = changes.subscribe(handler)
-            handler(current)
+        return subscribeReplaying(delivery: .synchronous) {
+            changes.subscribe(handler)
+        } replay: {
+            handler($0)
+        }
+    }
+
+    /// Subscribes with `subscribe` and hands the current value to `replay`
+    /// where `delivery` says, holding the turn so that no set comes between
+    /// the two. A queued replay is dropped if the subscription is cancelled
+    /// before it runs.
+    func subscribeReplaying(
+        delivery: Delivery, _ subscribe: () -> Subscription, replay: @escaping (Value) -> Void
+    ) -> Subscription {
+        withTurn { current in
+            let subscription = subscribe()
+            delivery.run(ifSubscribed: { subscription.isActive }) { replay(current) }
             return subscription
         }
     }

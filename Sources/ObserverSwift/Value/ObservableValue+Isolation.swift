@@ -14,14 +14,10 @@ extension ObservableValue where Value: Sendable {
         guard replay else {
             return changes.subscribe(target, queue: queue, handler: handler)
         }
-        let delivery = Delivery(queue: queue)
-        return withTurn { current in
-            let subscription = changes.subscribe(target, queue: queue, handler: handler)
-            let isSubscribed = { subscription.isActive }
-            delivery.run(ifSubscribed: isSubscribed) { [weak target] in
-                if let target { handler(target, current) }
-            }
-            return subscription
+        return subscribeReplaying(delivery: Delivery(queue: queue)) {
+            changes.subscribe(target, queue: queue, handler: handler)
+        } replay: { [weak target] current in
+            if let target { handler(target, current) }
         }
     }
 
@@ -46,14 +42,11 @@ extension ObservableValue where Value: Sendable {
         guard replay else {
             return changes.subscribeOnMainActor(target, handler: handler)
         }
-        return withTurn { current in
-            let subscription = changes.subscribeOnMainActor(target, handler: handler)
-            let isSubscribed = { subscription.isActive }
-            Delivery.mainActor.run(ifSubscribed: isSubscribed) { [weak target] in
-                guard let target else { return }
-                MainActor.assumeIsolated { handler(target, current) }
-            }
-            return subscription
+        return subscribeReplaying(delivery: .mainActor) {
+            changes.subscribeOnMainActor(target, handler: handler)
+        } replay: { [weak target] current in
+            guard let target else { return }
+            MainActor.assumeIsolated { handler(target, current) }
         }
     }
 
@@ -99,12 +92,10 @@ extension ObservableValue where Value: Sendable {
         guard replay else {
             return changes.subscribe(queue: queue, handler)
         }
-        let delivery = Delivery(queue: queue)
-        return withTurn { current in
-            let subscription = changes.subscribe(queue: queue, handler)
-            let isSubscribed = { subscription.isActive }
-            delivery.run(ifSubscribed: isSubscribed) { handler(current) }
-            return subscription
+        return subscribeReplaying(delivery: Delivery(queue: queue)) {
+            changes.subscribe(queue: queue, handler)
+        } replay: {
+            handler($0)
         }
     }
 
@@ -115,11 +106,10 @@ extension ObservableValue where Value: Sendable {
         guard replay else {
             return changes.subscribeOnMainActor(handler)
         }
-        return withTurn { current in
-            let subscription = changes.subscribeOnMainActor(handler)
-            let isSubscribed = { subscription.isActive }
-            Delivery.mainActor.run(ifSubscribed: isSubscribed) { MainActor.assumeIsolated { handler(current) } }
-            return subscription
+        return subscribeReplaying(delivery: .mainActor) {
+            changes.subscribeOnMainActor(handler)
+        } replay: { current in
+            MainActor.assumeIsolated { handler(current) }
         }
     }
 }
