@@ -27,7 +27,7 @@ class AnyKeyBox: @unchecked Sendable {
     var anyKey: AnyHashable { fatalError("abstract") }
 
     /// Removes `handle` from this key's list in `map`, blocking or not.
-    func remove(_ handle: oc_handle_t, from map: OpaquePointer, blocking: Bool) -> oc_status_t {
+    func remove(_ handle: SlotHandle, from map: OpaquePointer, blocking: Bool) -> oc_status_t {
         OC_ENOENT
     }
 }
@@ -51,7 +51,7 @@ final class KeyBox<Key: Hashable>: AnyKeyBox, @unchecked Sendable {
 
     override var anyKey: AnyHashable { AnyHashable(key) }
 
-    override func remove(_ handle: oc_handle_t, from map: OpaquePointer, blocking: Bool) -> oc_status_t {
+    override func remove(_ handle: SlotHandle, from map: OpaquePointer, blocking: Bool) -> oc_status_t {
         let hash = KeyedSlotLists.hash(key)
         return withUnsafePointer(to: KeyProbe(key)) { probe in
             blocking
@@ -111,7 +111,7 @@ struct KeyedSlot: Sendable {
     /// An entry is removed only once its list is empty, so while the box is
     /// stored this names its entry; afterwards the handle matches nothing.
     let entry: UInt
-    let handle: oc_handle_t
+    let handle: SlotHandle
 }
 
 /// The C map's `oc_key_equal_fn`.

@@ -81,7 +81,7 @@ final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     /// Stores `box` under `key` (retained until a grace period after its
     /// removal), creating the key's list if needed; returns its handle for
     /// this key. One box may be stored under several keys.
-    func add<Key: Hashable>(_ box: SubscriberBase, forKey key: Key) -> oc_handle_t {
+    func add<Key: Hashable>(_ box: SubscriberBase, forKey key: Key) -> SlotHandle {
         addSlot(box, forKey: key).handle
     }
 
@@ -93,7 +93,7 @@ final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
         let hash = Self.hash(key)
         let keyContext = Unmanaged.passRetained(KeyBox(key) as AnyKeyBox).toOpaque()
         let context = Unmanaged.passRetained(box).toOpaque()
-        var handle = oc_handle_none()
+        var handle = SlotHandle.notAdded
         var keyAdopted = false
         // The existing entry the add joined, written by `keyBoxMatchesProbe`.
         var matched: UnsafeRawPointer?
@@ -143,7 +143,7 @@ final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     }
 
     /// Whether `handle` names a box stored under `key` now.
-    func contains<Key: Hashable>(_ handle: oc_handle_t, forKey key: Key) -> Bool {
+    func contains<Key: Hashable>(_ handle: SlotHandle, forKey key: Key) -> Bool {
         withUnsafePointer(to: KeyProbe(key)) { probe in
             oc_keymap_contains(pointer, Self.hash(key), probe, handle)
         }
@@ -163,7 +163,7 @@ final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     /// Removes the box `handle` names under `key`; false when the handle is
     /// stale or foreign or the key is absent.
     @discardableResult
-    func remove<Key: Hashable>(_ handle: oc_handle_t, forKey key: Key) -> Bool {
+    func remove<Key: Hashable>(_ handle: SlotHandle, forKey key: Key) -> Bool {
         performPendingRemovals()
         return withUnsafePointer(to: KeyProbe(key)) { probe in
             oc_keymap_remove(pointer, Self.hash(key), probe, handle) == OC_OK

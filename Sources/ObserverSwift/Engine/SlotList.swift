@@ -38,10 +38,10 @@ final class SlotList: PendingRemovalsHolder, @unchecked Sendable {
 
     /// Stores `box` (retained by the list until its grace period after removal).
     @usableFromInline
-    func add(_ box: SubscriberBase) -> oc_handle_t {
+    func add(_ box: SubscriberBase) -> SlotHandle {
         sweepIfNeeded()
         let context = Unmanaged.passRetained(box).toOpaque()
-        var handle = oc_handle_none()
+        var handle = SlotHandle.notAdded
         let status = oc_list_add(pointer, context, &handle)
         guard status == OC_OK else {
             Unmanaged<SubscriberBase>.fromOpaque(context).release()
@@ -54,7 +54,7 @@ final class SlotList: PendingRemovalsHolder, @unchecked Sendable {
     /// Removes the box named by `handle`; false for a stale or foreign
     /// handle, or one whose box has expired (it is swept first).
     @discardableResult
-    func remove(_ handle: oc_handle_t) -> Bool {
+    func remove(_ handle: SlotHandle) -> Bool {
         sweepIfNeeded()
         return oc_list_remove(pointer, handle) == OC_OK
     }
@@ -62,7 +62,7 @@ final class SlotList: PendingRemovalsHolder, @unchecked Sendable {
     /// Removes from the send path: never blocks. When the writer lock is busy
     /// the box stays (it is already expired, so it no longer delivers), the
     /// list is marked for a sweep, and false is returned.
-    func removeFromSendPath(_ handle: oc_handle_t) -> Bool {
+    func removeFromSendPath(_ handle: SlotHandle) -> Bool {
         if oc_list_try_remove(pointer, handle) == OC_EBUSY {
             needsSweep.store(true, ordering: .releasing)
             PendingSweeps.register(self)
@@ -72,7 +72,7 @@ final class SlotList: PendingRemovalsHolder, @unchecked Sendable {
     }
 
     /// Whether `handle` names a box stored now (expired ones swept first).
-    func contains(_ handle: oc_handle_t) -> Bool {
+    func contains(_ handle: SlotHandle) -> Bool {
         sweepIfNeeded()
         return oc_list_contains(pointer, handle)
     }

@@ -14,7 +14,7 @@ class SubscriberBase: @unchecked Sendable {
     init() {}
 
     /// Called once, right after the box has been stored under `handle`.
-    func didAdd(handle: oc_handle_t) {}
+    func didAdd(handle: SlotHandle) {}
 
     /// True once the box will never deliver again and can be swept.
     var isExpired: Bool { false }
@@ -53,7 +53,7 @@ struct Expiry: ~Copyable {
 
     var isExpired: Bool { expired.load(ordering: .acquiring) }
 
-    func didAdd(handle: oc_handle_t) {
+    func didAdd(handle: SlotHandle) {
         // Dekker with `expire()`: both sides store then load, sequentially
         // consistent, so at least one of them sees the other and removes.
         // The index is stored first (relaxed); the sequentially consistent
@@ -79,10 +79,10 @@ struct Expiry: ~Copyable {
 
     /// The box's handle, or nil before `didAdd`. Sequentially consistent:
     /// `expire()`'s side of the Dekker pairing with `didAdd`.
-    private func storedHandle() -> oc_handle_t? {
+    private func storedHandle() -> SlotHandle? {
         let sequence = sequence.load(ordering: .sequentiallyConsistent)
         if sequence == 0 { return nil }
-        return oc_handle_t(sequence: sequence, index: index.load(ordering: .relaxed))
+        return SlotHandle(sequence: sequence, index: index.load(ordering: .relaxed))
     }
 
     /// The list, strongly: only while a send or writer of it runs.

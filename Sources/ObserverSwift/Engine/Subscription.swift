@@ -21,7 +21,7 @@ public final class Subscription: Hashable, Sendable {
     // keeps only the (emptied) C list alive after its source is gone: sources
     // remove all their observers when they are deallocated.
     private let list: SlotList?
-    let handle: oc_handle_t
+    let handle: SlotHandle
     /// Set instead of `list` for subscriptions that are not one slot of one
     /// list: a keyed subscription spans one slot per key; a producer
     /// stream's token (`IndefiniteObservable`) runs its disconnect once.
@@ -31,7 +31,7 @@ public final class Subscription: Hashable, Sendable {
     private let cancelsOnRelease = Atomic<Bool>(false)
 
     @usableFromInline
-    init(list: SlotList?, handle: oc_handle_t) {
+    init(list: SlotList?, handle: SlotHandle) {
         self.list = list
         self.handle = handle
         self.canceller = nil
@@ -39,7 +39,7 @@ public final class Subscription: Hashable, Sendable {
 
     init(canceller: any SubscriptionCanceller) {
         self.list = nil
-        self.handle = oc_handle_none()
+        self.handle = SlotHandle.notAdded
         self.canceller = canceller
     }
 
@@ -49,7 +49,7 @@ public final class Subscription: Hashable, Sendable {
 
     /// A token that never was active (for example `limit: 0`).
     @usableFromInline
-    static var inactive: Subscription { Subscription(list: nil, handle: oc_handle_none()) }
+    static var inactive: Subscription { Subscription(list: nil, handle: SlotHandle.notAdded) }
 
     /// Whether the subscription is still stored (not cancelled, not expired
     /// and removed, source alive).

@@ -1,4 +1,3 @@
-import CObserverCore
 import Synchronization
 
 /// An observation of one ``ObservableProperty``, returned by
@@ -25,7 +24,7 @@ public final class KeyPathObserver: Observes, CustomStringConvertible, @unchecke
     private let box: AttachableSubscriber?
     /// The observed key path, when observed through one.
     public let keyPath: AnyKeyPath?
-    private let handle = Locked<oc_handle_t>(oc_handle_none())
+    private let handle = Locked<SlotHandle>(SlotHandle.notAdded)
 
     init(list: SlotList?, box: AttachableSubscriber?, keyPath: AnyKeyPath?) {
         self.list = list
@@ -51,7 +50,7 @@ public final class KeyPathObserver: Observes, CustomStringConvertible, @unchecke
     /// once the owner of its group has been deallocated).
     public var isActive: Bool {
         guard let list else { return false }
-        return handle.withLock { !oc_handle_is_none($0) && list.contains($0) }
+        return handle.withLock { !$0.isNotAdded && list.contains($0) }
     }
 
     /// Starts observing; a no-op when active. Any thread.
@@ -59,7 +58,7 @@ public final class KeyPathObserver: Observes, CustomStringConvertible, @unchecke
     public func activate() -> Self {
         guard let list, let box else { return self }
         handle.withLock { handle in
-            if !oc_handle_is_none(handle) && list.contains(handle) { return }
+            if !handle.isNotAdded && list.contains(handle) { return }
             if box.isExpired || box.gate.ownerIsGone { return }  // its group's owner is gone
             box.attached.store(true, ordering: .releasing)
             handle = list.add(box)
@@ -73,9 +72,9 @@ public final class KeyPathObserver: Observes, CustomStringConvertible, @unchecke
         guard let list, let box else { return self }
         handle.withLock { handle in
             box.attached.store(false, ordering: .releasing)
-            if !oc_handle_is_none(handle) {
+            if !handle.isNotAdded {
                 list.remove(handle)
-                handle = oc_handle_none()
+                handle = SlotHandle.notAdded
             }
         }
         return self

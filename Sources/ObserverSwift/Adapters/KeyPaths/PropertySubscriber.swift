@@ -1,4 +1,3 @@
-import CObserverCore
 import Synchronization
 
 /// The part of a key-path observer's box that its token switches: whether
@@ -18,7 +17,7 @@ class AttachableSubscriber: SubscriberBase, @unchecked Sendable {
         expiry = Expiry(list: list)
     }
 
-    override func didAdd(handle: oc_handle_t) { expiry.didAdd(handle: handle) }
+    override func didAdd(handle: SlotHandle) { expiry.didAdd(handle: handle) }
     override var isExpired: Bool { expiry.isExpired }
 
     override func checkLiveness() -> Bool {

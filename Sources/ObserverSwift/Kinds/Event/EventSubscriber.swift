@@ -1,4 +1,3 @@
-import CObserverCore
 
 /// A box an `Event<Value>` delivers to. Subclasses override `receive(_:)`.
 @usableFromInline
@@ -39,7 +38,7 @@ final class ConfiguredClosureSubscriber<Value>: EventSubscriber<Value>, @uncheck
         self.expiry = Expiry(list: list)
     }
 
-    override func didAdd(handle: oc_handle_t) { expiry.didAdd(handle: handle) }
+    override func didAdd(handle: SlotHandle) { expiry.didAdd(handle: handle) }
     override var isExpired: Bool { expiry.isExpired }
 
     override func checkLiveness() -> Bool {
@@ -86,7 +85,7 @@ final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, 
 
     override var hasTarget: Bool { true }
     override func isTarget(_ object: AnyObject) -> Bool { target.refers(to: object) && target.isAlive }
-    override func didAdd(handle: oc_handle_t) { expiry.didAdd(handle: handle) }
+    override func didAdd(handle: SlotHandle) { expiry.didAdd(handle: handle) }
     override var isExpired: Bool { expiry.isExpired }
 
     override func checkLiveness() -> Bool {

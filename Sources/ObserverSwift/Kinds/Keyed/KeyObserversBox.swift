@@ -22,7 +22,7 @@ final class KeyObserversBox: SubscriberBase, @unchecked Sendable {
     /// first (one lock order, no deadlock).
     let writerLock: NSRecursiveLock
     /// This box's handle under its key.
-    var handle = oc_handle_none()
+    var handle = SlotHandle.notAdded
     /// Set once the box (and so the key) was removed from the keymap.
     var isRemoved = false
 

@@ -1,4 +1,3 @@
-import CObserverCore
 import Synchronization
 
 /// Raw storage for one protocol-typed reference to an observer: the bytes of
@@ -102,7 +101,7 @@ final class ConformingObserver<P>: SubscriberBase, @unchecked Sendable {
         self.deadFlag = deadFlag
     }
 
-    override func didAdd(handle: oc_handle_t) { expiry.didAdd(handle: handle) }
+    override func didAdd(handle: SlotHandle) { expiry.didAdd(handle: handle) }
     override var isExpired: Bool { expiry.isExpired }
     override var hasTarget: Bool { true }
     // `observer` keeps the allocation (see RegisteredObserver.isTarget).

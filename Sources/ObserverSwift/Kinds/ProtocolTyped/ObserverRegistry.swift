@@ -1,4 +1,3 @@
-import CObserverCore
 import Dispatch
 import Foundation
 import Synchronization

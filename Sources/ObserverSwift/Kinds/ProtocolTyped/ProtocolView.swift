@@ -16,14 +16,14 @@ class ProtocolViewBase: @unchecked Sendable {
 
     /// Casts `observer` once and, when it conforms, stores it in this view.
     /// Returns its handle, or nil when it does not conform (or is dead).
-    func addIfConforming(_ observer: RegisteredObserver) -> oc_handle_t? { nil }
+    func addIfConforming(_ observer: RegisteredObserver) -> SlotHandle? { nil }
 }
 
 /// The view of observers conforming to `P`: what `withObservers` for `P`
 /// iterates.
 @usableFromInline
 final class ProtocolView<P>: ProtocolViewBase, @unchecked Sendable {
-    override func addIfConforming(_ observer: RegisteredObserver) -> oc_handle_t? {
+    override func addIfConforming(_ observer: RegisteredObserver) -> SlotHandle? {
         guard let box = ConformingObserver<P>.make(for: observer, in: slots, deadFlag: deadFlag) else {
             return nil
         }

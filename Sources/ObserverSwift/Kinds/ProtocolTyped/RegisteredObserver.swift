@@ -1,4 +1,3 @@
-import CObserverCore
 
 /// One observer registered with an ``ObserverRegistry``: the box stored in
 /// the registry's list of all observers, and the writer-side record of where
@@ -18,9 +17,9 @@ final class RegisteredObserver: SubscriberBase, @unchecked Sendable {
     let delivery: Delivery
 
     /// Slot in the registry's list of all observers.
-    var handle = oc_handle_none()
+    var handle = SlotHandle.notAdded
     /// Slot in each protocol view this observer conforms to, keyed by view.
-    var viewHandles: [ObjectIdentifier: oc_handle_t] = [:]
+    var viewHandles: [ObjectIdentifier: SlotHandle] = [:]
     /// Set once removed, so that a view being built skips it.
     var isRemoved = false
 
@@ -30,7 +29,7 @@ final class RegisteredObserver: SubscriberBase, @unchecked Sendable {
         self.delivery = delivery
     }
 
-    override func didAdd(handle: oc_handle_t) { self.handle = handle }
+    override func didAdd(handle: SlotHandle) { self.handle = handle }
     override var hasTarget: Bool { true }
     // The unowned reference keeps the allocation: no other object can have
     // this address while the record exists, so comparing addresses is exact.
