@@ -70,7 +70,7 @@ final class HasObserversTests: XCTestCase {
         screen.activateObservers()
         screen.deactivateObservers()
         XCTAssertTrue(screen.observers.isEmpty)
-        XCTAssertFalse(ObserverGroupTable.shared.hasEntry(for: ObjectIdentifier(screen)), "no group created")
+        XCTAssertFalse(ObserverOwnerTable.shared.hasEntry(for: ObjectIdentifier(screen)), "no group created")
     }
 
     func testGroupGoesAwayWithItsOwner() throws {
@@ -88,7 +88,7 @@ final class HasObserversTests: XCTestCase {
             observerOfDeadOwner = observer
             center.post(name: name, object: nil)
             XCTAssertEqual(calls.count, 1)
-            XCTAssertTrue(ObserverGroupTable.shared.hasEntry(for: ownerIdentifier))
+            XCTAssertTrue(ObserverOwnerTable.shared.hasEntry(for: ownerIdentifier))
         }
         // The owner is gone; its group may still be in the table, but
         // nothing is delivered on its behalf and the observer deregisters.
@@ -99,7 +99,7 @@ final class HasObserversTests: XCTestCase {
         // The next table access removes the entry.
         let other = Screen()
         other.activateObservers()
-        XCTAssertFalse(ObserverGroupTable.shared.hasEntry(for: ownerIdentifier))
+        XCTAssertFalse(ObserverOwnerTable.shared.hasEntry(for: ownerIdentifier))
         try ObserverCore.reclaimNow()
         XCTAssertNil(observerOfDeadOwner, "the group's slot released its observer")
     }
@@ -115,7 +115,7 @@ final class HasObserversTests: XCTestCase {
                 .activate()
             XCTAssertEqual(orphan?.isActive, true)
         }
-        XCTAssertGreaterThanOrEqual(ObserverGroups.sweep(), 1)
+        XCTAssertGreaterThanOrEqual(ObserverOwners.sweep(), 1)
         XCTAssertEqual(orphan?.isActive ?? false, false, "deactivated by the sweep, before any post")
         XCTAssertEqual(orphan?.centerReceipts.count ?? 0, 0, "its blocks left the center")
         try ObserverCore.reclaimNow()
@@ -135,11 +135,11 @@ final class HasObserversTests: XCTestCase {
         }
         // `hasEntry` does not sweep: only the periodic sweep can remove it.
         // A deadline of three intervals against hangs, not a timing claim.
-        let deadline = Date().addingTimeInterval(3 * ObserverGroups.sweepInterval)
-        while ObserverGroupTable.shared.hasEntry(for: ownerIdentifier) && Date() < deadline {
+        let deadline = Date().addingTimeInterval(3 * ObserverOwners.sweepInterval)
+        while ObserverOwnerTable.shared.hasEntry(for: ownerIdentifier) && Date() < deadline {
             usleep(50_000)
         }
-        XCTAssertFalse(ObserverGroupTable.shared.hasEntry(for: ownerIdentifier))
+        XCTAssertFalse(ObserverOwnerTable.shared.hasEntry(for: ownerIdentifier))
         XCTAssertEqual(orphan?.isActive ?? false, false, "the sweep deactivated it")
     }
 
@@ -150,8 +150,8 @@ final class HasObserversTests: XCTestCase {
         }
         let live = Screen()
         live.add(observer: NotificationObserver(forName: .init("count"), center: NotificationCenter()) { _ in })
-        XCTAssertGreaterThanOrEqual(ObserverGroups.count, 1)
-        XCTAssertEqual(ObserverGroups.sweep(), 0, "count already swept the dead owner's group")
+        XCTAssertGreaterThanOrEqual(ObserverOwners.count, 1)
+        XCTAssertEqual(ObserverOwners.sweep(), 0, "count already swept the dead owner's group")
         withExtendedLifetime(live) {}
     }
 

@@ -2,7 +2,7 @@ import CObserverCore
 import Synchronization
 
 /// The Swift owner of one C keymap (`oc_keymap_t`): one observer list per
-/// key, each holding retained ``SubscriberBase`` boxes exactly like a
+/// key, each holding retained ``Subscriber`` boxes exactly like a
 /// ``SlotList`` does. The engine under every keyed observer kind.
 ///
 /// - A key's list is created by the first ``add(_:forKey:)`` for it and
@@ -81,14 +81,14 @@ final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     /// Stores `box` under `key` (retained until a grace period after its
     /// removal), creating the key's list if needed; returns its handle for
     /// this key. One box may be stored under several keys.
-    func add<Key: Hashable>(_ box: SubscriberBase, forKey key: Key) -> SlotHandle {
+    func add<Key: Hashable>(_ box: Subscriber, forKey key: Key) -> SlotHandle {
         addSlot(box, forKey: key).handle
     }
 
     /// ``add(_:forKey:)``, returning the entry the box joined, so that the
     /// box can be removed by identity (``remove(_:)``) whatever `Key`'s `==`
     /// and hash do later: a key not equal to itself (`Double.nan`) included.
-    func addSlot<Key: Hashable>(_ box: SubscriberBase, forKey key: Key) -> KeyedSlot {
+    func addSlot<Key: Hashable>(_ box: Subscriber, forKey key: Key) -> KeyedSlot {
         performPendingRemovals()
         let hash = Self.hash(key)
         let keyContext = Unmanaged.passRetained(KeyBox(key) as AnyKeyBox).toOpaque()
@@ -106,7 +106,7 @@ final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
         if !keyAdopted { Unmanaged<AnyKeyBox>.fromOpaque(keyContext).release() }
         guard status == OC_OK, entry != 0 else {
             if status == OC_OK { oc_keymap_remove(pointer, hash, keyContext, handle) }
-            Unmanaged<SubscriberBase>.fromOpaque(context).release()
+            Unmanaged<Subscriber>.fromOpaque(context).release()
             fatalError("ObserverSwift: cannot add a keyed observer: \(String(cString: oc_status_string(status)))")
         }
         return KeyedSlot(hash: hash, entry: entry, handle: handle)
@@ -174,7 +174,7 @@ final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     /// nil); returns how many. `predicate` runs under the list's writer lock
     /// and must not call back into this engine.
     @discardableResult
-    func removeAll<Key: Hashable>(forKey key: Key, where predicate: ((SubscriberBase) -> Bool)? = nil) -> Int {
+    func removeAll<Key: Hashable>(forKey key: Key, where predicate: ((Subscriber) -> Bool)? = nil) -> Int {
         performPendingRemovals()
         var removed = 0
         withPredicate(predicate) { function, argument in
@@ -188,7 +188,7 @@ final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     /// Removes every box, under every key, for which `predicate` is true (all
     /// when nil); returns how many (slots: a box under three keys counts 3).
     @discardableResult
-    func removeAll(where predicate: ((SubscriberBase) -> Bool)? = nil) -> Int {
+    func removeAll(where predicate: ((Subscriber) -> Bool)? = nil) -> Int {
         performPendingRemovals()
         var removed = 0
         withPredicate(predicate) { function, argument in
@@ -251,7 +251,7 @@ final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
 
     /// Calls `body` with every box under `key` visible to a send starting
     /// now, inside one read section. Not the send path.
-    func forEachBox<Key: Hashable>(forKey key: Key, _ body: (SubscriberBase) -> Void) {
+    func forEachBox<Key: Hashable>(forKey key: Key, _ body: (Subscriber) -> Void) {
         performPendingRemovals()
         let hash = Self.hash(key)
         let reader = oc_read_begin()
@@ -262,16 +262,16 @@ final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
 
     /// Calls `body` with every box of `list`; caller is inside a section or
     /// holds the key (as ``forEachKey(_:)`` does).
-    static func forEachBox(in list: OpaquePointer, _ body: (SubscriberBase) -> Void) {
+    static func forEachBox(in list: OpaquePointer, _ body: (Subscriber) -> Void) {
         let reader = oc_read_begin()
         defer { oc_read_end(reader) }
-        forEachVisibleBox(in: list, as: SubscriberBase.self, body)
+        forEachVisibleBox(in: list, as: Subscriber.self, body)
     }
 
     // MARK: Helpers
 
     private func withPredicate(
-        _ predicate: ((SubscriberBase) -> Bool)?,
+        _ predicate: ((Subscriber) -> Bool)?,
         _ body: (
             (@convention(c) (UnsafeMutableRawPointer, UnsafeMutableRawPointer?) -> Bool)?,
             UnsafeMutableRawPointer?
@@ -285,7 +285,7 @@ final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
                     { context, argument in
                         guard let argument else { return false }
                         let predicate = Unmanaged<KeyedPredicateBox>.fromOpaque(argument).takeUnretainedValue()
-                        let box = Unmanaged<SubscriberBase>.fromOpaque(context).takeUnretainedValue()
+                        let box = Unmanaged<Subscriber>.fromOpaque(context).takeUnretainedValue()
                         return predicate.body(box)
                     },
                     Unmanaged.passUnretained(box).toOpaque())
@@ -295,8 +295,8 @@ final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
 }
 
 private final class KeyedPredicateBox {
-    let body: (SubscriberBase) -> Bool
-    init(_ body: @escaping (SubscriberBase) -> Bool) { self.body = body }
+    let body: (Subscriber) -> Bool
+    init(_ body: @escaping (Subscriber) -> Bool) { self.body = body }
 }
 
 private final class KeyVisitor {
@@ -306,5 +306,5 @@ private final class KeyVisitor {
 
 /// The lists' release callback: balances `passRetained` in `add`.
 private func releaseKeyedSubscriberBox(_ context: UnsafeMutableRawPointer) {
-    Unmanaged<SubscriberBase>.fromOpaque(context).release()
+    Unmanaged<Subscriber>.fromOpaque(context).release()
 }

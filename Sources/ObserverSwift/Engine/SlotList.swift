@@ -8,7 +8,7 @@ import Synchronization
 /// outlive its owner, but the handlers must not.
 ///
 /// Every observer kind in ObserverSwift is a view on a `SlotList`: each slot's
-/// context is a retained ``SubscriberBase`` box, released by the core only
+/// context is a retained ``Subscriber`` box, released by the core only
 /// after a grace period, so a box is never freed while a sender may still be
 /// calling it. Sends borrow boxes at +0 (no retain/release per delivery).
 @usableFromInline
@@ -38,13 +38,13 @@ final class SlotList: PendingRemovalsHolder, @unchecked Sendable {
 
     /// Stores `box` (retained by the list until its grace period after removal).
     @usableFromInline
-    func add(_ box: SubscriberBase) -> SlotHandle {
+    func add(_ box: Subscriber) -> SlotHandle {
         sweepIfNeeded()
         let context = Unmanaged.passRetained(box).toOpaque()
         var handle = SlotHandle.notAdded
         let status = oc_list_add(pointer, context, &handle)
         guard status == OC_OK else {
-            Unmanaged<SubscriberBase>.fromOpaque(context).release()
+            Unmanaged<Subscriber>.fromOpaque(context).release()
             fatalError("ObserverSwift: cannot add an observer: \(String(cString: oc_status_string(status)))")
         }
         box.didAdd(handle: handle)
@@ -81,13 +81,13 @@ final class SlotList: PendingRemovalsHolder, @unchecked Sendable {
     /// `predicate` runs under the list's writer lock and must not call back
     /// into this list.
     @discardableResult
-    func removeAll(where predicate: (SubscriberBase) -> Bool) -> Int {
+    func removeAll(where predicate: (Subscriber) -> Bool) -> Int {
         sweepIfNeeded()
         return removeAllWithoutSweeping(where: predicate)
     }
 
     @discardableResult
-    private func removeAllWithoutSweeping(where predicate: (SubscriberBase) -> Bool) -> Int {
+    private func removeAllWithoutSweeping(where predicate: (Subscriber) -> Bool) -> Int {
         withoutActuallyEscaping(predicate) { predicate in
             let box = PredicateBox(predicate)
             return withExtendedLifetime(box) {
@@ -97,7 +97,7 @@ final class SlotList: PendingRemovalsHolder, @unchecked Sendable {
                         { context, argument in
                             guard let argument else { return false }
                             let predicate = Unmanaged<PredicateBox>.fromOpaque(argument).takeUnretainedValue()
-                            let box = Unmanaged<SubscriberBase>.fromOpaque(context).takeUnretainedValue()
+                            let box = Unmanaged<Subscriber>.fromOpaque(context).takeUnretainedValue()
                             return predicate.body(box)
                         },
                         Unmanaged.passUnretained(box).toOpaque()
@@ -129,10 +129,10 @@ final class SlotList: PendingRemovalsHolder, @unchecked Sendable {
     /// Calls `body` with every box visible to a send starting now, inside one
     /// read section. Not a send path: sends open their own section and call
     /// the inlinable `forEachVisibleBox` directly, specialized for their box.
-    func forEachBox(_ body: (SubscriberBase) -> Void) {
+    func forEachBox(_ body: (Subscriber) -> Void) {
         let reader = oc_read_begin()
         defer { oc_read_end(reader) }
-        forEachVisibleBox(in: pointer, as: SubscriberBase.self, body)
+        forEachVisibleBox(in: pointer, as: Subscriber.self, body)
     }
 
     /// Subscriptions that can still deliver; expires dead ones it finds.
@@ -147,11 +147,11 @@ final class SlotList: PendingRemovalsHolder, @unchecked Sendable {
 }
 
 private final class PredicateBox {
-    let body: (SubscriberBase) -> Bool
-    init(_ body: @escaping (SubscriberBase) -> Bool) { self.body = body }
+    let body: (Subscriber) -> Bool
+    init(_ body: @escaping (Subscriber) -> Bool) { self.body = body }
 }
 
 /// The core's release callback: balances `passRetained` in `SlotList.add`.
 private func releaseSubscriberBox(_ context: UnsafeMutableRawPointer) {
-    Unmanaged<SubscriberBase>.fromOpaque(context).release()
+    Unmanaged<Subscriber>.fromOpaque(context).release()
 }

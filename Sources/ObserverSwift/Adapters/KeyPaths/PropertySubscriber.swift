@@ -3,7 +3,7 @@ import Synchronization
 /// The part of a key-path observer's box that its token switches: whether
 /// the token is active now, and the owner gate.
 @usableFromInline
-class AttachableSubscriber: SubscriberBase, @unchecked Sendable {
+class AttachableSubscriber: Subscriber, @unchecked Sendable {
     // @unchecked: all stored state is atomic or immutable.
 
     /// True between the token's `activate()` and `deactivate()`. Checked

@@ -12,7 +12,7 @@
 /// }
 /// ```
 ///
-/// The group lives in a side table (see ``ObserverGroups``) and goes away
+/// The group lives in a side table (see ``ObserverOwners``) and goes away
 /// with its owner: once the owner is deallocated none of its observers calls
 /// a handler again, and the table entry is removed (deactivating them) on a
 /// later table access or periodic sweep. Handlers that capture the owner
@@ -25,7 +25,7 @@ extension HasObservers {
     /// inactive observer stays inactive until `activateObservers()`).
     public func add(observer: any Observes) {
         (observer as? OwnerGated)?.ownerGate.bind(to: self)
-        ObserverGroupTable.shared.group(for: self, create: true)?.add(observer)
+        ObserverOwnerTable.shared.group(for: self, create: true)?.add(observer)
     }
 
     /// Adds several observers to this object's group.
@@ -35,18 +35,18 @@ extension HasObservers {
 
     /// Activates every observer in the group.
     public func activateObservers() {
-        ObserverGroupTable.shared.group(for: self, create: false)?.activateAll()
+        ObserverOwnerTable.shared.group(for: self, create: false)?.activateAll()
     }
 
     /// Deactivates every observer in the group.
     public func deactivateObservers() {
-        ObserverGroupTable.shared.group(for: self, create: false)?.deactivateAll()
+        ObserverOwnerTable.shared.group(for: self, create: false)?.deactivateAll()
     }
 
     /// The observers in this object's group, in no particular order.
     public var observers: [any Observes] {
         var result: [any Observes] = []
-        ObserverGroupTable.shared.group(for: self, create: false)?.forEachObserver { result.append($0) }
+        ObserverOwnerTable.shared.group(for: self, create: false)?.forEachObserver { result.append($0) }
         return result
     }
 }

@@ -1,7 +1,7 @@
 
 /// A box an `Event<Value>` delivers to. Subclasses override `receive(_:)`.
 @usableFromInline
-class EventSubscriber<Value>: SubscriberBase, @unchecked Sendable {
+class EventSubscriber<Value>: Subscriber, @unchecked Sendable {
     @usableFromInline
     func receive(_ value: Value) {}
 }

@@ -2,7 +2,7 @@
 /// A box a `KeyedEvent<Key, Value>` delivers to, stored under each of its
 /// subscription's keys. Subclasses override `receive(_:_:)`.
 @usableFromInline
-class KeyedEventSubscriber<Key: Hashable, Value>: SubscriberBase, @unchecked Sendable {
+class KeyedEventSubscriber<Key: Hashable, Value>: Subscriber, @unchecked Sendable {
     @usableFromInline
     func receive(_ key: Key, _ value: Value) {}
 }

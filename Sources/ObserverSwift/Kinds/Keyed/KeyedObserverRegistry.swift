@@ -68,7 +68,7 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     // @unchecked: the keymap is the internally synchronized C core; every
     // writer path runs under `lock`; the dead flag is atomic.
 
-    /// Key → the key's ``KeyObserversBox``.
+    /// Key → the key's ``KeyObservers``.
     @usableFromInline
     let lists = KeyedSlotLists()
     /// Set by a call that finds a dead observer under any key.
@@ -102,7 +102,7 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
         if let box = boxLocked(forKey: key) {
             return box.registry.addObserver(observer, delivery: delivery)
         }
-        let box = KeyObserversBox(registry: ObserverRegistry(reportingDeathsTo: deadFlag), writerLock: lock)
+        let box = KeyObservers(registry: ObserverRegistry(reportingDeathsTo: deadFlag), writerLock: lock)
         box.registry.addObserver(observer, delivery: delivery)
         box.handle = lists.add(box, forKey: key)
         return true
@@ -279,7 +279,7 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
         let hash = KeyedSlotLists.hash(key)
         let reader = oc_read_begin()
         if let list = lists.list(forKey: key, hash: hash) {
-            forEachVisibleBox(in: list, as: KeyObserversBox.self) { $0.sendSynchronously(key, body) }
+            forEachVisibleBox(in: list, as: KeyObservers.self) { $0.sendSynchronously(key, body) }
         }
         oc_read_end(reader)
     }
@@ -305,7 +305,7 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
         let hash = KeyedSlotLists.hash(key)
         let reader = oc_read_begin()
         if let list = lists.list(forKey: key, hash: hash) {
-            forEachVisibleBox(in: list, as: KeyObserversBox.self) { $0.send(key, body) }
+            forEachVisibleBox(in: list, as: KeyObservers.self) { $0.send(key, body) }
         }
         oc_read_end(reader)
     }
@@ -324,18 +324,18 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
 
     /// The box stored under `key`, or nil. Stable while the lock is held:
     /// only this registry's writers change the keymap.
-    private func boxLocked<Key: Hashable>(forKey key: Key) -> KeyObserversBox? {
-        var found: KeyObserversBox?
-        lists.forEachBox(forKey: key) { found = unsafeDowncast($0, to: KeyObserversBox.self) }
+    private func boxLocked<Key: Hashable>(forKey key: Key) -> KeyObservers? {
+        var found: KeyObservers?
+        lists.forEachBox(forKey: key) { found = unsafeDowncast($0, to: KeyObservers.self) }
         return found
     }
 
     /// Every key with its box (a snapshot).
-    private func entriesLocked() -> [(key: AnyKeyBox, box: KeyObserversBox)] {
-        var entries: [(key: AnyKeyBox, box: KeyObserversBox)] = []
+    private func entriesLocked() -> [(key: AnyKeyBox, box: KeyObservers)] {
+        var entries: [(key: AnyKeyBox, box: KeyObservers)] = []
         lists.forEachKey { keyBox, list in
             KeyedSlotLists.forEachBox(in: list) { box in
-                entries.append((keyBox, unsafeDowncast(box, to: KeyObserversBox.self)))
+                entries.append((keyBox, unsafeDowncast(box, to: KeyObservers.self)))
             }
         }
         return entries
@@ -343,13 +343,13 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
 
     /// Frees the key of `box` (through `remove`) when it has no observer
     /// left.
-    private func removeKeyIfEmptyLocked(_ box: KeyObserversBox, remove: () -> Void) {
+    private func removeKeyIfEmptyLocked(_ box: KeyObservers, remove: () -> Void) {
         guard !box.isRemoved, box.registry.isEmpty else { return }
         box.isRemoved = true
         remove()
     }
 
-    private func removeEntryLocked(_ keyBox: AnyKeyBox, _ box: KeyObserversBox) {
+    private func removeEntryLocked(_ keyBox: AnyKeyBox, _ box: KeyObservers) {
         _ = keyBox.remove(box.handle, from: lists.pointer, blocking: true)
     }
 

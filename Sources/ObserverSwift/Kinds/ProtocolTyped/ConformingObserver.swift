@@ -42,7 +42,7 @@ final class DeadObserverFlag: Sendable {
 /// retain/release pair per delivery. Casts whose result does not have that
 /// shape (checked when the box is made) fall back to `as?` on every call.
 @usableFromInline
-final class ConformingObserver<P>: SubscriberBase, @unchecked Sendable {
+final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     // @unchecked: every stored property is immutable after init or atomic
     // (the expiry); the box is created under the registry's writer lock and
     // read by sending threads after the C core publishes it.

@@ -80,9 +80,9 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// observer whose `addObserver` returned before in the lists.
     @usableFromInline
     let hasPendingAdds = Atomic<Bool>(false)
-    private var viewsByKey: [ObjectIdentifier: ProtocolViewBase] = [:]
+    private var viewsByKey: [ObjectIdentifier: AnyProtocolView] = [:]
     /// Every view, in creation order (what `addObserver` casts into).
-    private var views: [(key: ObjectIdentifier, view: ProtocolViewBase)] = []
+    private var views: [(key: ObjectIdentifier, view: AnyProtocolView)] = []
     /// Owns the nodes `viewHead` reaches (readers borrow them at +0).
     private var nodes: [ProtocolViewNode] = []
 
@@ -316,7 +316,7 @@ public final class ObserverRegistry: @unchecked Sendable {
 
     // MARK: Writer internals (lock held)
 
-    private func addLocked(_ record: RegisteredObserver, to view: ProtocolViewBase, key: ObjectIdentifier) {
+    private func addLocked(_ record: RegisteredObserver, to view: AnyProtocolView, key: ObjectIdentifier) {
         guard !record.isRemoved, record.viewHandles[key] == nil else { return }
         guard let handle = view.addIfConforming(record) else { return }
         if record.isRemoved {

@@ -3,7 +3,7 @@ import CObserverCore
 /// The registered observers that conform to one protocol, as a list on the
 /// C core. Type-erased root, so the registry can keep views of any `P`.
 @usableFromInline
-class ProtocolViewBase: @unchecked Sendable {
+class AnyProtocolView: @unchecked Sendable {
     // @unchecked: `slots` is internally synchronized; the rest is immutable.
 
     @usableFromInline
@@ -22,7 +22,7 @@ class ProtocolViewBase: @unchecked Sendable {
 /// The view of observers conforming to `P`: what `withObservers` for `P`
 /// iterates.
 @usableFromInline
-final class ProtocolView<P>: ProtocolViewBase, @unchecked Sendable {
+final class ProtocolView<P>: AnyProtocolView, @unchecked Sendable {
     override func addIfConforming(_ observer: RegisteredObserver) -> SlotHandle? {
         guard let box = ConformingObserver<P>.make(for: observer, in: slots, deadFlag: deadFlag) else {
             return nil
@@ -60,10 +60,10 @@ final class ProtocolView<P>: ProtocolViewBase, @unchecked Sendable {
 final class ProtocolViewNode: @unchecked Sendable {
     // @unchecked: immutable after init.
     @usableFromInline let key: ObjectIdentifier
-    @usableFromInline let view: ProtocolViewBase
+    @usableFromInline let view: AnyProtocolView
     @usableFromInline let next: Unmanaged<ProtocolViewNode>?
 
-    init(key: ObjectIdentifier, view: ProtocolViewBase, next: Unmanaged<ProtocolViewNode>?) {
+    init(key: ObjectIdentifier, view: AnyProtocolView, next: Unmanaged<ProtocolViewNode>?) {
         self.key = key
         self.view = view
         self.next = next

@@ -6,7 +6,7 @@
 /// It holds the observer `unowned`, never strongly: the observer's memory
 /// (and so its address) stays allocated while the record exists, but the
 /// observer itself may be deallocated at any time.
-final class RegisteredObserver: SubscriberBase, @unchecked Sendable {
+final class RegisteredObserver: Subscriber, @unchecked Sendable {
     // @unchecked: `observer`, `identifier` and `delivery` are immutable; `handle`, `viewHandles` and `isRemoved` are only touched
     // under the owning registry's writer lock.
 

@@ -10,7 +10,7 @@ import Foundation
 /// the key, and the keymap releases box and registry after a grace period,
 /// so a send that found the key may finish with both.
 @usableFromInline
-final class KeyObserversBox: SubscriberBase, @unchecked Sendable {
+final class KeyObservers: Subscriber, @unchecked Sendable {
     // @unchecked: `registry` and `writerLock` are immutable and thread-safe;
     // `handle` and `isRemoved` are only touched under `writerLock`.
 

@@ -19,31 +19,31 @@ import Synchronization
 /// Independently of the sweep, each of the library's observers checks its
 /// owner before every delivery: after the owner is deallocated, no handler
 /// is called on its behalf and the observer deregisters itself.
-public enum ObserverGroups {
+public enum ObserverOwners {
     /// Seconds between periodic sweeps while groups exist.
     public static let sweepInterval: Double = 5
 
     /// Groups of live owners. Reading it sweeps first.
     public static var count: Int {
-        ObserverGroupTable.shared.withTable(sweepAll: true) { $0.count }
+        ObserverOwnerTable.shared.withTable(sweepAll: true) { $0.count }
     }
 
     /// Removes the groups of deallocated owners now (deactivating their
     /// observers); returns how many were removed.
     @discardableResult
     public static func sweep() -> Int {
-        ObserverGroupTable.shared.sweep()
+        ObserverOwnerTable.shared.sweep()
     }
 }
 
 /// The table itself: `ObjectIdentifier(owner)` → entry. It maps owners to
 /// groups; no send iterates it (each group is a slot list in the core).
-final class ObserverGroupTable: Sendable {
-    static let shared = ObserverGroupTable()
+final class ObserverOwnerTable: Sendable {
+    static let shared = ObserverOwnerTable()
 
     struct Entry: @unchecked Sendable {
         // @unchecked: the group is thread-safe; the entry lives under the mutex.
-        let group: ObserverGroup
+        let group: OwnerObservers
     }
 
     private struct State: @unchecked Sendable {
@@ -60,7 +60,7 @@ final class ObserverGroupTable: Sendable {
     func withTable<Result>(
         sweepAll: Bool = false, _ body: (inout [ObjectIdentifier: Entry]) -> Result
     ) -> Result {
-        var removed: [ObserverGroup] = []
+        var removed: [OwnerObservers] = []
         var scheduleSweep = false
         let result = state.withLock { state -> Result in
             state.accessesSinceSweep += 1
@@ -81,10 +81,10 @@ final class ObserverGroupTable: Sendable {
     }
 
     /// The group of `owner`, created when `create` is true.
-    func group(for owner: AnyObject, create: Bool) -> ObserverGroup? {
+    func group(for owner: AnyObject, create: Bool) -> OwnerObservers? {
         let key = ObjectIdentifier(owner)
-        var stale: ObserverGroup?
-        let group = withTable { groups -> ObserverGroup? in
+        var stale: OwnerObservers?
+        let group = withTable { groups -> OwnerObservers? in
             if let entry = groups[key] {
                 // The same address may belong to a new object once the old
                 // owner is gone: the entry must be for this very object.
@@ -93,7 +93,7 @@ final class ObserverGroupTable: Sendable {
                 groups[key] = nil
             }
             guard create else { return nil }
-            let group = ObserverGroup(owner: owner)
+            let group = OwnerObservers(owner: owner)
             groups[key] = Entry(group: group)
             return group
         }
@@ -112,9 +112,9 @@ final class ObserverGroupTable: Sendable {
         return removed.count
     }
 
-    private static func removeDead(_ state: inout State) -> [ObserverGroup] {
+    private static func removeDead(_ state: inout State) -> [OwnerObservers] {
         state.accessesSinceSweep = 0
-        var removed: [ObserverGroup] = []
+        var removed: [OwnerObservers] = []
         for (key, entry) in state.groups where entry.group.owner == nil {
             removed.append(entry.group)
             state.groups[key] = nil
@@ -123,8 +123,8 @@ final class ObserverGroupTable: Sendable {
     }
 
     private func schedulePeriodicSweep() {
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + ObserverGroups.sweepInterval) {
-            let removed = self.state.withLock { state -> [ObserverGroup] in
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + ObserverOwners.sweepInterval) {
+            let removed = self.state.withLock { state -> [OwnerObservers] in
                 let removed = Self.removeDead(&state)
                 state.sweepScheduled = !state.groups.isEmpty
                 return removed
@@ -134,3 +134,6 @@ final class ObserverGroupTable: Sendable {
         }
     }
 }
+
+@available(*, deprecated, renamed: "ObserverOwners")
+public typealias ObserverGroups = ObserverOwners

@@ -4,7 +4,7 @@ import Synchronization
 /// The root of every box stored in a slot. It has no stored properties, so
 /// the plainest subscription costs one object header plus its closure.
 @usableFromInline
-class SubscriberBase: @unchecked Sendable {
+class Subscriber: @unchecked Sendable {
     // @unchecked: boxes are created on the subscribing thread and called on
     // sending threads by design; their stored state is immutable or atomic.
     // Handlers are plain closures: the threading contract (a handler runs on

@@ -1,7 +1,7 @@
 /// The observers one ``HasObservers`` owner added, kept in the C core: one
 /// `SlotList` whose boxes hold the observers. Switching the group on or off
 /// walks the slot snapshot like a send does (no Swift array of observers).
-final class ObserverGroup: @unchecked Sendable {
+final class OwnerObservers: @unchecked Sendable {
     // @unchecked: the slot list is internally synchronized; `owner` is a
     // weak reference written only in init.
 
@@ -37,7 +37,7 @@ final class ObserverGroup: @unchecked Sendable {
 }
 
 /// A slot box holding one member of a group strongly.
-private final class GroupMember: SubscriberBase, @unchecked Sendable {
+private final class GroupMember: Subscriber, @unchecked Sendable {
     // @unchecked: `observer` is immutable; conformers of `Observes` are
     // required to be callable from any thread.
     let observer: any Observes
