@@ -101,7 +101,7 @@ final class KeyedEventTests: XCTestCase {
     func testKeysOfDifferentTypesInOneEngineNeverMatch() {
         // The engine is shared by keyed observables whose key type is chosen
         // per call: 1 as Int and 1 as UInt8 are different keys.
-        let lists = KeyedSlotLists()
+        let lists = KeyedSlotLists<Subscriber>()
         let intBox = KeyedValueClosureSubscriber<Int, Int> { _ in }
         let byteBox = KeyedValueClosureSubscriber<UInt8, Int> { _ in }
         let intHandle = lists.add(intBox, forKey: 1 as Int)

@@ -22,7 +22,7 @@ final class KeyedObserverRegistryTests: XCTestCase {
     /// The registry a key's box holds (nil when the key has none).
     private func keyRegistry<Key: Hashable>(_ registry: KeyedObserverRegistry, _ key: Key) -> ObserverRegistry? {
         var found: ObserverRegistry?
-        registry.lists.forEachBox(forKey: key) { found = ($0 as! KeyObservers).registry }
+        registry.lists.forEach(forKey: key) { found = $0.registry }
         return found
     }
 

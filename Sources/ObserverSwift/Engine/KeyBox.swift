@@ -52,7 +52,7 @@ final class KeyBox<Key: Hashable>: AnyKeyBox, @unchecked Sendable {
     override var anyKey: AnyHashable { AnyHashable(key) }
 
     override func remove(_ handle: SlotHandle, from map: OpaquePointer, blocking: Bool) -> oc_status_t {
-        let hash = KeyedSlotLists.hash(key)
+        let hash = AnyKeyedSlotLists.hash(key)
         return withUnsafePointer(to: KeyProbe(key)) { probe in
             blocking
                 ? oc_keymap_remove(map, hash, probe, handle)

@@ -19,7 +19,7 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
         var ended = false
     }
 
-    private weak var engine: KeyedSlotLists?
+    private weak var engine: AnyKeyedSlotLists?
     /// The keys are only copied under the lock. (The value is not zero-sized
     /// on purpose: ThreadSanitizer misreports accesses to an empty `inout`
     /// value guarded by a lock as races.)
@@ -29,7 +29,7 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
     /// a cancellation.
     private let expired = Atomic<Bool>(false)
 
-    init(engine: KeyedSlotLists) {
+    init(engine: AnyKeyedSlotLists) {
         self.engine = engine
     }
 
@@ -98,7 +98,7 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
     func isSubscribed(underKey key: Key) -> Bool {
         if ended.load(ordering: .acquiring) { return expired.load(ordering: .relaxed) }
         guard let engine else { return false }
-        let hash = KeyedSlotLists.hash(key)
+        let hash = AnyKeyedSlotLists.hash(key)
         let entries = state.withLock { $0.entries }
         return entries.contains { $0.hash == hash && engine.contains($0) }
     }

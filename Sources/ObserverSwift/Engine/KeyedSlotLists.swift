@@ -3,15 +3,17 @@ import Synchronization
 
 /// The Swift owner of one C keymap (`oc_keymap_t`): one observer list per
 /// key, each holding retained ``Subscriber`` boxes exactly like a
-/// ``SlotList`` does. The engine under every keyed observer kind.
+/// ``SlotList`` does. The engine under every keyed observer kind; untyped
+/// here (what removals, counts and registrations need), typed by its box in
+/// ``KeyedSlotLists``, the only way to create one.
 ///
 /// - A key's list is created by the first ``add(_:forKey:)`` for it and
 ///   removed (retired through the core's epoch reclamation, together with
 ///   the key) as soon as its last box goes.
 /// - Senders look a key up lock-free with ``list(forKey:hash:)`` inside a
-///   read section (`oc_read_begin`) and iterate its list as `Event.send`
-///   does; a key with no list costs a hash and one probe, and allocates
-///   nothing.
+///   read section and iterate its list as `Event.send` does
+///   (``KeyedSlotLists/send(forKey:_:)``); a key with no list costs a hash
+///   and one probe, and allocates nothing.
 /// - Keys are any `Hashable`, chosen per call: one engine may hold keys of
 ///   several types (they never compare equal). Exact comparison is `==`, so
 ///   hash collisions only cost time.
@@ -19,7 +21,7 @@ import Synchronization
 /// Every removal must go through this type (never `oc_list_*` on a key's
 /// list directly): the map counts each key's boxes to know when it empties.
 @usableFromInline
-final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
+class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     // @unchecked: the C map is internally synchronized (writers take its
     // mutex, readers use epoch sections); the rest is a lock and an Atomic.
 
@@ -32,7 +34,7 @@ final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     private let pendingRemovals = Locked<[KeyedSlot]>([])
     private let hasPendingRemovals = Atomic<Bool>(false)
 
-    init() {
+    fileprivate init() {
         guard let pointer = oc_keymap_create(keyBoxMatchesProbe, releaseKeyBox, releaseKeyedSubscriberBox) else {
             fatalError("ObserverSwift: out of memory creating a keyed observer map")
         }
@@ -81,14 +83,11 @@ final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     /// Stores `box` under `key` (retained until a grace period after its
     /// removal), creating the key's list if needed; returns its handle for
     /// this key. One box may be stored under several keys.
-    func add<Key: Hashable>(_ box: Subscriber, forKey key: Key) -> SlotHandle {
-        addSlot(box, forKey: key).handle
-    }
-
     /// ``add(_:forKey:)``, returning the entry the box joined, so that the
     /// box can be removed by identity (``remove(_:)``) whatever `Key`'s `==`
     /// and hash do later: a key not equal to itself (`Double.nan`) included.
-    func addSlot<Key: Hashable>(_ box: Subscriber, forKey key: Key) -> KeyedSlot {
+    /// Only ``KeyedSlotLists`` calls it, with a box of its type.
+    fileprivate func addBox<Key: Hashable>(_ box: Subscriber, forKey key: Key) -> KeyedSlot {
         performPendingRemovals()
         let hash = Self.hash(key)
         let keyContext = Unmanaged.passRetained(KeyBox(key) as AnyKeyBox).toOpaque()
@@ -170,6 +169,14 @@ final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
         }
     }
 
+    /// Removes the box `handle` names under the key `keyBox` holds (a key
+    /// found by ``forEachKey(_:)``); false when it is gone already.
+    @discardableResult
+    func remove(_ handle: SlotHandle, underKeyOf keyBox: AnyKeyBox) -> Bool {
+        performPendingRemovals()
+        return keyBox.remove(handle, from: pointer, blocking: true) == OC_OK
+    }
+
     /// Removes every box under `key` for which `predicate` is true (all when
     /// nil); returns how many. `predicate` runs under the list's writer lock
     /// and must not call back into this engine.
@@ -249,23 +256,13 @@ final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
         }
     }
 
-    /// Calls `body` with every box under `key` visible to a send starting
-    /// now, inside one read section. Not the send path.
-    func forEachBox<Key: Hashable>(forKey key: Key, _ body: (Subscriber) -> Void) {
-        performPendingRemovals()
-        let hash = Self.hash(key)
-        let reader = oc_read_begin()
-        defer { oc_read_end(reader) }
-        guard let list = list(forKey: key, hash: hash) else { return }
-        Self.forEachBox(in: list, body)
-    }
-
-    /// Calls `body` with every box of `list`; caller is inside a section or
-    /// holds the key (as ``forEachKey(_:)`` does).
-    static func forEachBox(in list: OpaquePointer, _ body: (Subscriber) -> Void) {
-        let reader = oc_read_begin()
-        defer { oc_read_end(reader) }
-        forEachVisibleBox(in: list, as: Subscriber.self, body)
+    /// The keys of type `Key` that have a list now, in no order.
+    func keys<Key: Hashable>(of _: Key.Type) -> [Key] {
+        var keys: [Key] = []
+        forEachKey { box, _ in
+            if let box = box as? KeyBox<Key> { keys.append(box.key) }
+        }
+        return keys
     }
 
     // MARK: Helpers
@@ -279,12 +276,12 @@ final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     ) {
         guard let predicate else { return body(nil, nil) }
         withoutActuallyEscaping(predicate) { predicate in
-            let box = KeyedPredicateBox(predicate)
+            let box = RemovalPredicate(predicate)
             withExtendedLifetime(box) {
                 body(
                     { context, argument in
                         guard let argument else { return false }
-                        let predicate = Unmanaged<KeyedPredicateBox>.fromOpaque(argument).takeUnretainedValue()
+                        let predicate = Unmanaged<RemovalPredicate>.fromOpaque(argument).takeUnretainedValue()
                         let box = Unmanaged<Subscriber>.fromOpaque(context).takeUnretainedValue()
                         return predicate.body(box)
                     },
@@ -294,17 +291,79 @@ final class KeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     }
 }
 
-private final class KeyedPredicateBox {
-    let body: (Subscriber) -> Bool
-    init(_ body: @escaping (Subscriber) -> Bool) { self.body = body }
-}
-
 private final class KeyVisitor {
     let body: (AnyKeyBox, OpaquePointer) -> Void
     init(_ body: @escaping (AnyKeyBox, OpaquePointer) -> Void) { self.body = body }
 }
 
-/// The lists' release callback: balances `passRetained` in `add`.
+/// A keymap whose every box is a `Box`: the only way to add is
+/// ``add(_:forKey:)``/``addSlot(_:forKey:)``, so sends and walks borrow each
+/// box as a `Box` without a cast.
+@usableFromInline
+final class KeyedSlotLists<Box: Subscriber>: AnyKeyedSlotLists, @unchecked Sendable {
+    @usableFromInline
+    override init() {}
+
+    /// Stores `box` under `key` (retained until a grace period after its
+    /// removal), creating the key's list if needed; returns its handle for
+    /// this key. One box may be stored under several keys.
+    func add<Key: Hashable>(_ box: Box, forKey key: Key) -> SlotHandle {
+        addBox(box, forKey: key).handle
+    }
+
+    /// ``add(_:forKey:)``, returning the entry the box joined (see
+    /// ``AnyKeyedSlotLists/remove(_:)``).
+    func addSlot<Key: Hashable>(_ box: Box, forKey key: Key) -> KeyedSlot {
+        addBox(box, forKey: key)
+    }
+
+    /// The keyed send path: calls `body` with every box stored under `key`
+    /// when the call starts, on this thread, inside one read section, each
+    /// borrowed at +0 (as ``SlotList/send(as:_:)``). No key at all costs one
+    /// load; an absent key a hash and one probe.
+    @inlinable
+    @inline(__always)
+    func send<Key: Hashable>(forKey key: Key, _ body: (Box) -> Void) {
+        // No section needed to see that nothing is subscribed at all.
+        if isEmpty { return }
+        let hash = Self.hash(key)
+        withReadSection { sendInSection(forKey: key, hash: hash, body) }
+    }
+
+    /// ``send(forKey:_:)`` for a caller already inside a read section (a
+    /// batch send): looks the key up again on every call, so a key added or
+    /// emptied by a handler is seen by the next one.
+    @inlinable
+    @inline(__always)
+    func sendInSection<Key: Hashable>(forKey key: Key, hash: UInt64, _ body: (Box) -> Void) {
+        if isEmpty { return }
+        guard let list = list(forKey: key, hash: hash) else { return }
+        forEachVisibleBox(in: list, as: Box.self, body)
+    }
+
+    /// Calls `body` with every box under `key` visible now, inside one read
+    /// section. Not the send path.
+    func forEach<Key: Hashable>(forKey key: Key, _ body: (Box) -> Void) {
+        performPendingRemovals()
+        let hash = Self.hash(key)
+        withReadSection {
+            guard let list = list(forKey: key, hash: hash) else { return }
+            forEachVisibleBox(in: list, as: Box.self, body)
+        }
+    }
+
+    /// Calls `body` with every key that has a list and each box stored under
+    /// it: a box under three keys is visited three times. Keys are a
+    /// snapshot taken outside every lock; each key's boxes are walked inside
+    /// a read section.
+    func forEachEntry(_ body: (AnyKeyBox, Box) -> Void) {
+        forEachKey { key, list in
+            withReadSection { forEachVisibleBox(in: list, as: Box.self) { body(key, $0) } }
+        }
+    }
+}
+
+/// The lists' release callback: balances `passRetained` in `addBox`.
 private func releaseKeyedSubscriberBox(_ context: UnsafeMutableRawPointer) {
     Unmanaged<Subscriber>.fromOpaque(context).release()
 }

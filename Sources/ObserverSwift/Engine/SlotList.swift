@@ -1,18 +1,20 @@
 import CObserverCore
 import Synchronization
 
-/// The Swift owner of one C observer list (`oc_list_t`).
+/// The Swift owner of one C observer list (`oc_list_t`), typed by nothing:
+/// what a token, an expiry or a sweep needs to remove a box by its handle.
+/// Every list is created as a ``SlotList``, which fixes the type of its boxes.
 ///
 /// Owners (an `Event`, an observable value, ...) call `removeAll()` in their
 /// `deinit`: a `Subscription` token holds its list strongly, so the list can
 /// outlive its owner, but the handlers must not.
 ///
-/// Every observer kind in ObserverSwift is a view on a `SlotList`: each slot's
-/// context is a retained ``Subscriber`` box, released by the core only
-/// after a grace period, so a box is never freed while a sender may still be
-/// calling it. Sends borrow boxes at +0 (no retain/release per delivery).
+/// Each slot's context is a retained ``Subscriber`` box, released by the core
+/// only after a grace period, so a box is never freed while a sender may
+/// still be calling it. Sends borrow boxes at +0 (no retain/release per
+/// delivery).
 @usableFromInline
-final class SlotList: PendingRemovalsHolder, @unchecked Sendable {
+class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
     // @unchecked: the C list is internally synchronized (writers take its
     // mutex, readers use epoch sections); `needsSweep` is atomic.
 
@@ -25,7 +27,7 @@ final class SlotList: PendingRemovalsHolder, @unchecked Sendable {
     /// retries its removal without blocking.
     let needsSweep = Atomic<Bool>(false)
 
-    init() {
+    fileprivate init() {
         guard let pointer = oc_list_create(releaseSubscriberBox) else {
             fatalError("ObserverSwift: out of memory creating an observer list")
         }
@@ -36,9 +38,9 @@ final class SlotList: PendingRemovalsHolder, @unchecked Sendable {
         oc_list_destroy(pointer)
     }
 
-    /// Stores `box` (retained by the list until its grace period after removal).
-    @usableFromInline
-    func add(_ box: Subscriber) -> SlotHandle {
+    /// Stores `box` (retained by the list until its grace period after
+    /// removal). Only ``SlotList/add(_:)`` calls it, with a box of its type.
+    fileprivate func addBox(_ box: Subscriber) -> SlotHandle {
         sweepIfNeeded()
         let context = Unmanaged.passRetained(box).toOpaque()
         var handle = SlotHandle.notAdded
@@ -89,14 +91,14 @@ final class SlotList: PendingRemovalsHolder, @unchecked Sendable {
     @discardableResult
     private func removeAllWithoutSweeping(where predicate: (Subscriber) -> Bool) -> Int {
         withoutActuallyEscaping(predicate) { predicate in
-            let box = PredicateBox(predicate)
+            let box = RemovalPredicate(predicate)
             return withExtendedLifetime(box) {
                 Int(
                     oc_list_remove_if(
                         pointer,
                         { context, argument in
                             guard let argument else { return false }
-                            let predicate = Unmanaged<PredicateBox>.fromOpaque(argument).takeUnretainedValue()
+                            let predicate = Unmanaged<RemovalPredicate>.fromOpaque(argument).takeUnretainedValue()
                             let box = Unmanaged<Subscriber>.fromOpaque(context).takeUnretainedValue()
                             return predicate.body(box)
                         },
@@ -127,12 +129,9 @@ final class SlotList: PendingRemovalsHolder, @unchecked Sendable {
     func performPendingRemovals() { sweepIfNeeded() }
 
     /// Calls `body` with every box visible to a send starting now, inside one
-    /// read section. Not a send path: sends open their own section and call
-    /// the inlinable `forEachVisibleBox` directly, specialized for their box.
+    /// read section. Not a send path (see ``SlotList/send(_:)``).
     func forEachBox(_ body: (Subscriber) -> Void) {
-        let reader = oc_read_begin()
-        defer { oc_read_end(reader) }
-        forEachVisibleBox(in: pointer, as: Subscriber.self, body)
+        withReadSection { forEachVisibleBox(in: pointer, as: Subscriber.self, body) }
     }
 
     /// Subscriptions that can still deliver; expires dead ones it finds.
@@ -146,12 +145,68 @@ final class SlotList: PendingRemovalsHolder, @unchecked Sendable {
     }
 }
 
-private final class PredicateBox {
+/// A slot list whose every box is a `Box`: the only way to add is
+/// ``add(_:)``, so sends and walks borrow each box as a `Box` without a cast.
+@usableFromInline
+final class SlotList<Box: Subscriber>: AnySlotList, @unchecked Sendable {
+    @usableFromInline
+    override init() {}
+
+    /// Stores `box` and returns its handle.
+    @usableFromInline
+    func add(_ box: Box) -> SlotHandle { addBox(box) }
+
+    /// Whether nothing is stored; needs no read section.
+    @inlinable
+    var isEmpty: Bool { oc_list_is_empty(pointer) }
+
+    /// The send path: calls `body` with every box stored when the call
+    /// starts, on this thread, inside one read section entered on `reader`
+    /// (the calling thread's), in slot order, each borrowed at +0. An empty
+    /// list costs one load and no section.
+    ///
+    /// `body` may reenter anything (send again, add, remove); a box added
+    /// meanwhile is not visited, one removed meanwhile may still be.
+    @inlinable
+    @inline(__always)
+    func send(as reader: SectionReader, _ body: (Box) -> Void) {
+        if isEmpty { return }
+        reader.begin()
+        forEachVisibleBox(in: pointer, as: Box.self, body)
+        reader.end()
+    }
+
+    /// ``send(as:_:)`` on the calling thread's reader.
+    @inlinable
+    @inline(__always)
+    func send(_ body: (Box) -> Void) {
+        send(as: .current, body)
+    }
+
+    /// ``send(as:_:)`` for a caller already inside a read section (a batch
+    /// send, a notification round): neither enters nor leaves one.
+    @inlinable
+    @inline(__always)
+    func sendInSection(_ body: (Box) -> Void) {
+        if isEmpty { return }
+        forEachVisibleBox(in: pointer, as: Box.self, body)
+    }
+
+    /// Calls `body` with every box visible now, inside one read section
+    /// (not a send path: not inlined).
+    func forEach(_ body: (Box) -> Void) {
+        withReadSection { forEachVisibleBox(in: pointer, as: Box.self, body) }
+    }
+}
+
+/// The predicate of one `oc_list_remove_if` / `oc_keymap_remove_if` call,
+/// passed to the C callback by address.
+final class RemovalPredicate {
     let body: (Subscriber) -> Bool
     init(_ body: @escaping (Subscriber) -> Bool) { self.body = body }
 }
 
-/// The core's release callback: balances `passRetained` in `SlotList.add`.
+/// The core's release callback: balances `passRetained` in `AnySlotList.addBox`.
 private func releaseSubscriberBox(_ context: UnsafeMutableRawPointer) {
     Unmanaged<Subscriber>.fromOpaque(context).release()
 }

@@ -45,9 +45,9 @@ struct Expiry: ~Copyable {
     private let removed = Atomic<Bool>(false)
     // Unowned: the list outlives every send (sends hold its event strongly),
     // and `expire()` is only reached from a send or a writer of that list.
-    private unowned(unsafe) let list: SlotList
+    private unowned(unsafe) let list: AnySlotList
 
-    init(list: SlotList) {
+    init(list: AnySlotList) {
         self.list = list
     }
 
@@ -71,7 +71,7 @@ struct Expiry: ~Copyable {
     /// is still stored in `list`, that is, not cancelled. The caller passes
     /// the list it holds strongly (this one is unowned, and a queued delivery
     /// may outlive it).
-    func isSubscribed(in list: SlotList) -> Bool {
+    func isSubscribed(in list: AnySlotList) -> Bool {
         guard !isExpired else { return true }
         guard let handle = storedHandle() else { return false }
         return list.contains(handle)
@@ -86,7 +86,7 @@ struct Expiry: ~Copyable {
     }
 
     /// The list, strongly: only while a send or writer of it runs.
-    var retainedList: SlotList { list }
+    var retainedList: AnySlotList { list }
 
     /// Marks the box expired and removes it without blocking. Called again
     /// (a later send met the box still stored, because the writer lock was

@@ -20,7 +20,7 @@ public final class Subscription: Hashable, Sendable {
     // send every retain/release of it down the runtime's slow path. A token
     // keeps only the (emptied) C list alive after its source is gone: sources
     // remove all their observers when they are deallocated.
-    private let list: SlotList?
+    private let list: AnySlotList?
     let handle: SlotHandle
     /// Set instead of `list` for subscriptions that are not one slot of one
     /// list: a keyed subscription spans one slot per key; a producer
@@ -31,7 +31,7 @@ public final class Subscription: Hashable, Sendable {
     private let cancelsOnRelease = Atomic<Bool>(false)
 
     @usableFromInline
-    init(list: SlotList?, handle: SlotHandle) {
+    init(list: AnySlotList?, handle: SlotHandle) {
         self.list = list
         self.handle = handle
         self.canceller = nil
@@ -111,7 +111,7 @@ public final class Subscription: Hashable, Sendable {
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
 
-/// What a ``Subscription`` cancels when it is not one slot of a `SlotList`.
+/// What a ``Subscription`` cancels when it is not one slot of a `AnySlotList`.
 protocol SubscriptionCanceller: AnyObject, Sendable {
     /// Same contract as ``Subscription/cancel()``.
     func cancelSubscription() -> Bool

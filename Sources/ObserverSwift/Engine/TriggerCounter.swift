@@ -1,4 +1,3 @@
-import CObserverCore
 import Synchronization
 
 /// An exact send counter that costs a plain load and store (no locked
@@ -6,7 +5,7 @@ import Synchronization
 ///
 /// The first thread to count becomes the owner: only it writes `owned`, so it
 /// may increment with a relaxed load and store. Every other thread adds to
-/// `shared` atomically. A reader pointer identifies a thread while it lives;
+/// `shared` atomically. A reader identifies a thread while it lives;
 /// when the owner exits, its record may be recycled by a new thread, which then
 /// inherits ownership — still a single writer, ordered after the old one by
 /// the record's recycling.
@@ -24,8 +23,8 @@ struct TriggerCounter: ~Copyable {
 
     /// Counts one send by the thread whose reader is `reader`.
     @inlinable
-    func increment(by reader: OpaquePointer?) {
-        let me = UInt(bitPattern: reader)
+    func increment(by reader: SectionReader) {
+        let me = reader.threadIdentity
         let current = owner.load(ordering: .relaxed)
         if current == me
             || (current == 0 && owner.compareExchange(expected: 0, desired: me, ordering: .relaxed).exchanged)

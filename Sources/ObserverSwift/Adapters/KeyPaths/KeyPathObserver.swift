@@ -20,21 +20,31 @@ public final class KeyPathObserver: Observes, CustomStringConvertible, @unchecke
     // @unchecked: `list`, `box` and `keyPath` are immutable; the handle is
     // behind a mutex.
 
-    private let list: SlotList?
+    private let list: AnySlotList?
     private let box: AttachableSubscriber?
+    /// Stores `box` in `list` (the typed list's add) and returns its handle.
+    private let addBox: (@Sendable () -> SlotHandle)?
     /// The observed key path, when observed through one.
     public let keyPath: AnyKeyPath?
     private let handle = Locked<SlotHandle>(SlotHandle.notAdded)
 
-    init(list: SlotList?, box: AttachableSubscriber?, keyPath: AnyKeyPath?) {
+    init<Box: AttachableSubscriber>(list: SlotList<Box>, box: Box, keyPath: AnyKeyPath?) {
         self.list = list
         self.box = box
+        self.addBox = { list.add(box) }
+        self.keyPath = keyPath
+    }
+
+    private init(unresolved keyPath: AnyKeyPath) {
+        self.list = nil
+        self.box = nil
+        self.addBox = nil
         self.keyPath = keyPath
     }
 
     /// An observer of nothing, for a key path that is not an observable property.
     static func unresolved(_ keyPath: AnyKeyPath) -> KeyPathObserver {
-        KeyPathObserver(list: nil, box: nil, keyPath: keyPath)
+        KeyPathObserver(unresolved: keyPath)
     }
 
     deinit {
@@ -56,12 +66,12 @@ public final class KeyPathObserver: Observes, CustomStringConvertible, @unchecke
     /// Starts observing; a no-op when active. Any thread.
     @discardableResult
     public func activate() -> Self {
-        guard let list, let box else { return self }
+        guard let list, let box, let addBox else { return self }
         handle.withLock { handle in
             if !handle.isNotAdded && list.contains(handle) { return }
             if box.isExpired || box.gate.ownerIsGone { return }  // its group's owner is gone
             box.attached.store(true, ordering: .releasing)
-            handle = list.add(box)
+            handle = addBox()
         }
         return self
     }

@@ -1,4 +1,3 @@
-import CObserverCore
 import Dispatch
 import Foundation
 
@@ -26,7 +25,7 @@ public final class PropertyChanges<Value>: @unchecked Sendable {
     // internally synchronized. Handlers run per the documented contract.
 
     @usableFromInline
-    let slots = SlotList()
+    let slots = SlotList<PropertySubscriber<Value>>()
     @usableFromInline
     let lock = NSLock()
     @usableFromInline
@@ -105,12 +104,7 @@ public final class PropertyChanges<Value>: @unchecked Sendable {
     /// The send path (as `Event.send`): lock-free, boxes borrowed at +0.
     @inlinable
     func send(old: Value, new: Value) {
-        if oc_list_is_empty(slots.pointer) { return }
-        let reader = oc_read_begin()
-        forEachVisibleBox(in: slots.pointer, as: PropertySubscriber<Value>.self) {
-            $0.receive(old: old, new: new)
-        }
-        oc_read_end(reader)
+        slots.send { $0.receive(old: old, new: new) }
     }
 }
 

@@ -13,7 +13,7 @@ class AttachableSubscriber: Subscriber, @unchecked Sendable {
     let gate = OwnerGate()
     let expiry: Expiry
 
-    init(list: SlotList) {
+    init(list: AnySlotList) {
         expiry = Expiry(list: list)
     }
 
@@ -37,7 +37,7 @@ final class PropertySubscriber<Value>: AttachableSubscriber, @unchecked Sendable
     let handler: @Sendable (Value, Value) -> Void
     let delivery: Delivery
 
-    init(list: SlotList, delivery: Delivery, handler: @escaping @Sendable (Value, Value) -> Void) {
+    init(list: AnySlotList, delivery: Delivery, handler: @escaping @Sendable (Value, Value) -> Void) {
         self.handler = handler
         self.delivery = delivery
         super.init(list: list)

@@ -5,7 +5,7 @@ final class OwnerObservers: @unchecked Sendable {
     // @unchecked: the slot list is internally synchronized; `owner` is a
     // weak reference written only in init.
 
-    private let slots = SlotList()
+    private let slots = SlotList<GroupMember>()
     weak var owner: AnyObject?
 
     init(owner: AnyObject) {
@@ -25,9 +25,7 @@ final class OwnerObservers: @unchecked Sendable {
     /// Calls `body` on every member visible now, inside one read section.
     /// `body` may add to or activate anything, including this group.
     func forEachObserver(_ body: (any Observes) -> Void) {
-        slots.forEachBox { box in
-            body(unsafeDowncast(box, to: GroupMember.self).observer)
-        }
+        slots.forEach { body($0.observer) }
     }
 
     func activateAll() { forEachObserver { $0.activate() } }

@@ -1,5 +1,3 @@
-import CObserverCore
-
 extension Event {
     /// Sends every value of `values`, in order, from one read section: the
     /// same deliveries as calling ``send(_:)`` for each value in turn, for a
@@ -27,14 +25,12 @@ extension Event {
     /// whose iteration does not wait.
     @inlinable
     public func send<Values: Sequence>(contentsOf values: Values) where Values.Element == Value {
-        let reader = oc_reader_current()
-        oc_read_begin_reader(reader)
+        let reader = SectionReader.current
+        reader.begin()
         for value in values {
             triggers.increment(by: reader)
-            if !oc_list_is_empty(slots.pointer) {
-                forEachVisibleBox(in: slots.pointer, as: EventSubscriber<Value>.self) { $0.receive(value) }
-            }
+            slots.sendInSection { $0.receive(value) }
         }
-        oc_read_end(reader)
+        reader.end()
     }
 }

@@ -1,4 +1,3 @@
-import CObserverCore
 import Dispatch
 import Synchronization
 
@@ -31,7 +30,7 @@ import Synchronization
 /// be called by it, and is never called by a send that starts afterwards.
 public final class Event<Value> {
     @usableFromInline
-    let slots = SlotList()
+    let slots = SlotList<EventSubscriber<Value>>()
 
     @usableFromInline
     let triggers = TriggerCounter()
@@ -52,13 +51,9 @@ public final class Event<Value> {
     /// returns, in subscription-slot order; queued ones are enqueued.
     @inlinable
     public func send(_ value: Value) {
-        let reader = oc_reader_current()
+        let reader = SectionReader.current
         triggers.increment(by: reader)
-        // No section needed to see that nothing is subscribed.
-        if oc_list_is_empty(slots.pointer) { return }
-        oc_read_begin_reader(reader)
-        forEachVisibleBox(in: slots.pointer, as: EventSubscriber<Value>.self) { $0.receive(value) }
-        oc_read_end(reader)
+        slots.send(as: reader) { $0.receive(value) }
     }
 
     // MARK: Subscribing closures

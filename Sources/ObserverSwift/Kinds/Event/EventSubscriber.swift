@@ -31,7 +31,7 @@ final class ConfiguredClosureSubscriber<Value>: EventSubscriber<Value>, @uncheck
     let expiry: Expiry
 
     @usableFromInline
-    init(list: SlotList, delivery: Delivery, limit: Int, handler: @escaping @Sendable (Value) -> Void) {
+    init(list: AnySlotList, delivery: Delivery, limit: Int, handler: @escaping @Sendable (Value) -> Void) {
         self.handler = handler
         self.delivery = delivery
         self.limit = DeliveryLimit(limit)
@@ -73,7 +73,7 @@ final class TargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Value>, 
 
     @usableFromInline
     init(
-        list: SlotList, target: Target, delivery: Delivery, limit: Int,
+        list: AnySlotList, target: Target, delivery: Delivery, limit: Int,
         handler: @escaping @Sendable (Target, Value) -> Void
     ) {
         self.target = UnownedObserver(target)

@@ -1,4 +1,3 @@
-import CObserverCore
 import Foundation
 
 /// The one box a ``KeyedObserverRegistry`` stores under each key of its
@@ -37,10 +36,8 @@ final class KeyObservers: Subscriber, @unchecked Sendable {
     @inlinable
     func sendSynchronously<Key, P>(_ key: Key, _ body: (Key, P) -> Void) {
         let view = registry.existingView(for: P.self) ?? makeView(for: P.self)
-        let slots = view.slots.pointer
-        if oc_list_is_empty(slots) { return }
         // Inside the caller's read section.
-        forEachVisibleBox(in: slots, as: ConformingObserver<P>.self) { observer in
+        view.conforming.sendInSection { observer in
             if observer.isSynchronous { observer.callIfAlive { body(key, $0) } }
         }
     }
@@ -51,10 +48,8 @@ final class KeyObservers: Subscriber, @unchecked Sendable {
     @inlinable
     func send<Key: Sendable, P>(_ key: Key, _ body: @escaping @Sendable (Key, P) -> Void) {
         let view = registry.existingView(for: P.self) ?? makeView(for: P.self)
-        let slots = view.slots.pointer
-        if oc_list_is_empty(slots) { return }
         // Inside the caller's read section.
-        forEachVisibleBox(in: slots, as: ConformingObserver<P>.self) { observer in
+        view.conforming.sendInSection { observer in
             if observer.isSynchronous {
                 observer.callIfAlive { body(key, $0) }
             } else {

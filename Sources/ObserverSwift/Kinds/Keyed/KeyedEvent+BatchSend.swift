@@ -1,4 +1,3 @@
-import CObserverCore
 
 extension KeyedEvent {
     /// Sends every value of `values` to `key`, in order, from one read
@@ -20,13 +19,11 @@ extension KeyedEvent {
     /// bursts, not an endless sequence.
     @inlinable
     public func send<Values: Sequence>(contentsOf values: Values, forKey key: Key) where Values.Element == Value {
-        let hash = KeyedSlotLists.hash(key)
-        let reader = oc_read_begin()
-        for value in values {
-            if !lists.isEmpty, let list = lists.list(forKey: key, hash: hash) {
-                forEachVisibleBox(in: list, as: KeyedEventSubscriber<Key, Value>.self) { $0.receive(key, value) }
+        let hash = AnyKeyedSlotLists.hash(key)
+        withReadSection {
+            for value in values {
+                lists.sendInSection(forKey: key, hash: hash) { $0.receive(key, value) }
             }
         }
-        oc_read_end(reader)
     }
 }

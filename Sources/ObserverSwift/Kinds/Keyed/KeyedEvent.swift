@@ -1,4 +1,3 @@
-import CObserverCore
 import Dispatch
 import Synchronization
 
@@ -44,7 +43,7 @@ import Synchronization
 /// by a send that starts afterwards.
 public final class KeyedEvent<Key: Hashable, Value> {
     @usableFromInline
-    let lists = KeyedSlotLists()
+    let lists = KeyedSlotLists<KeyedEventSubscriber<Key, Value>>()
 
     /// Creates an event with no subscribers.
     public init() {}
@@ -57,14 +56,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// returns; queued ones are enqueued.
     @inlinable
     public func send(_ value: Value, forKey key: Key) {
-        // No section needed to see that nothing is subscribed at all.
-        if lists.isEmpty { return }
-        let hash = KeyedSlotLists.hash(key)
-        let reader = oc_read_begin()
-        if let list = lists.list(forKey: key, hash: hash) {
-            forEachVisibleBox(in: list, as: KeyedEventSubscriber<Key, Value>.self) { $0.receive(key, value) }
-        }
-        oc_read_end(reader)
+        lists.send(forKey: key) { $0.receive(key, value) }
     }
 
     // MARK: Subscribing closures
@@ -206,10 +198,8 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// the slots of dead targets. Visits every key: O(keys + subscriptions).
     public var subscribersCount: Int {
         var seen = Set<ObjectIdentifier>()
-        lists.forEachKey { _, list in
-            KeyedSlotLists.forEachBox(in: list) { box in
-                if box.checkLiveness() { seen.insert(ObjectIdentifier(box)) }
-            }
+        lists.forEachEntry { _, box in
+            if box.checkLiveness() { seen.insert(ObjectIdentifier(box)) }
         }
         return seen.count
     }
@@ -217,7 +207,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// Live subscriptions that receive `key`'s sends.
     public func subscribersCount(forKey key: Key) -> Int {
         var live = 0
-        lists.forEachBox(forKey: key) { box in
+        lists.forEach(forKey: key) { box in
             if box.checkLiveness() { live += 1 }
         }
         return live
@@ -232,12 +222,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
 
     /// The keys that have at least one subscription stored, in no order.
     public var keys: [Key] {
-        var keys: [Key] = []
-        lists.forEachKey { box, _ in
-            // Only this event's Key type is ever stored in its lists.
-            keys.append(unsafeDowncast(box, to: KeyBox<Key>.self).key)
-        }
-        return keys
+        lists.keys(of: Key.self)
     }
 
     // MARK: Internals

@@ -1,4 +1,3 @@
-import CObserverCore
 import Dispatch
 import Foundation
 
@@ -70,7 +69,7 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
 
     /// Key → the key's ``KeyObservers``.
     @usableFromInline
-    let lists = KeyedSlotLists()
+    let lists = KeyedSlotLists<KeyObservers>()
     /// Set by a call that finds a dead observer under any key.
     let deadFlag = DeadObserverFlag()
     /// Serializes writers. Recursive: an observer's `deinit` may run inside
@@ -274,14 +273,7 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     /// key); later calls do no casts.
     @inlinable
     public func withKeyedObservers<Key: Hashable, P>(key: Key, _ body: (Key, P) -> Void) {
-        // No section needed to see that no key has observers.
-        if lists.isEmpty { return }
-        let hash = KeyedSlotLists.hash(key)
-        let reader = oc_read_begin()
-        if let list = lists.list(forKey: key, hash: hash) {
-            forEachVisibleBox(in: list, as: KeyObservers.self) { $0.sendSynchronously(key, body) }
-        }
-        oc_read_end(reader)
+        lists.send(forKey: key) { $0.sendSynchronously(key, body) }
     }
 
     /// ``withKeyedObservers(key:_:)`` for each of `keys`, in order; `body`
@@ -301,13 +293,7 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     public func dispatchToKeyedObservers<Key: Hashable & Sendable, P>(
         key: Key, _ body: @escaping @Sendable (Key, P) -> Void
     ) {
-        if lists.isEmpty { return }
-        let hash = KeyedSlotLists.hash(key)
-        let reader = oc_read_begin()
-        if let list = lists.list(forKey: key, hash: hash) {
-            forEachVisibleBox(in: list, as: KeyObservers.self) { $0.send(key, body) }
-        }
-        oc_read_end(reader)
+        lists.send(forKey: key) { $0.send(key, body) }
     }
 
     /// ``dispatchToKeyedObservers(key:_:)`` for each of `keys`, in order.
@@ -326,18 +312,14 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     /// only this registry's writers change the keymap.
     private func boxLocked<Key: Hashable>(forKey key: Key) -> KeyObservers? {
         var found: KeyObservers?
-        lists.forEachBox(forKey: key) { found = unsafeDowncast($0, to: KeyObservers.self) }
+        lists.forEach(forKey: key) { found = $0 }
         return found
     }
 
     /// Every key with its box (a snapshot).
     private func entriesLocked() -> [(key: AnyKeyBox, box: KeyObservers)] {
         var entries: [(key: AnyKeyBox, box: KeyObservers)] = []
-        lists.forEachKey { keyBox, list in
-            KeyedSlotLists.forEachBox(in: list) { box in
-                entries.append((keyBox, unsafeDowncast(box, to: KeyObservers.self)))
-            }
-        }
+        lists.forEachEntry { keyBox, box in entries.append((keyBox, box)) }
         return entries
     }
 
@@ -350,7 +332,7 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     }
 
     private func removeEntryLocked(_ keyBox: AnyKeyBox, _ box: KeyObservers) {
-        _ = keyBox.remove(box.handle, from: lists.pointer, blocking: true)
+        lists.remove(box.handle, underKeyOf: keyBox)
     }
 
     /// Drops deallocated observers, and frees the keys they leave empty:

@@ -1,4 +1,3 @@
-import CObserverCore
 import Dispatch
 import Foundation
 import Observation
@@ -108,8 +107,8 @@ public final class ObservableValue<Value> {
     @inlinable
     func assign(_ newValue: Value) {
         // The reader identifies the calling thread while it runs.
-        let reader = oc_reader_current()
-        let thread = UInt(bitPattern: reader)
+        let reader = SectionReader.current
+        let thread = reader.threadIdentity
         if turn.isHeld(by: thread) {
             // A handler of this value's round on this thread: queue behind it.
             if store(newValue, fenced: false) { pending.append(newValue) }
@@ -117,7 +116,7 @@ public final class ObservableValue<Value> {
         }
         if turn.admitsFastClaim {
             // One barrier enters the read section and claims the turn.
-            if oc_read_begin_claiming(reader, turn.word, thread) {
+            if reader.beginClaiming(turn) {
                 if store(newValue, fenced: true) {
                     lastDelivered = newValue
                     changes.send(newValue, inSectionOf: reader)
@@ -125,11 +124,11 @@ public final class ObservableValue<Value> {
                 deliverPending()
                 turn.release()
                 // As below: the section ends after the turn is released.
-                oc_read_end(reader)
+                reader.end()
                 return
             }
             // Taken: leave the section before waiting for the turn.
-            oc_read_end(reader)
+            reader.end()
         }
         turn.acquire(by: thread)
         // While the turn is held, this thread counts as inside a delivery
@@ -137,13 +136,13 @@ public final class ObservableValue<Value> {
         // here, and a wait for in-flight deliveries made from them must throw
         // rather than wait for a sender that waits for this turn. The section
         // ends after the turn is released, so deinits it runs hold nothing.
-        oc_read_begin_reader(reader)
+        reader.begin()
         if store(newValue, fenced: true) {
             deliver(newValue)
             deliverPending()
         }
         turn.release()
-        oc_read_end(reader)
+        reader.end()
     }
 
     /// Stores `newValue` unless it is a skipped duplicate; true when stored.
@@ -192,18 +191,19 @@ public final class ObservableValue<Value> {
     /// Runs `body` holding the turn (or inside the round this thread already
     /// runs), then delivers what `body` caused to be set. For replaying binds.
     func withTurn<Result>(_ body: (_ current: Value) -> Result) -> Result {
-        let thread = UInt(bitPattern: oc_reader_current())
+        let reader = SectionReader.current
+        let thread = reader.threadIdentity
         if turn.isHeld(by: thread) {
             // The enclosing round delivers whatever `body` sets.
             return body(lastDelivered)
         }
         turn.acquire(by: thread)
         // Inside a delivery while the turn is held (see `assign`).
-        let reader = oc_read_begin()
+        reader.begin()
         let result = body(lastDelivered)
         deliverPending()
         turn.release()
-        oc_read_end(reader)
+        reader.end()
         return result
     }
 }

@@ -60,7 +60,7 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
 
     /// Casts `observer` to `P` once; nil when it does not conform.
     static func make(
-        for registered: RegisteredObserver, in list: SlotList, deadFlag: DeadObserverFlag
+        for registered: RegisteredObserver, in list: AnySlotList, deadFlag: DeadObserverFlag
     ) -> ConformingObserver<P>? {
         guard let strong = registered.strongObserver() else { return nil }
         guard let typed = strong as? P else { return nil }
@@ -89,7 +89,7 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
 
     private init(
         observer: UnownedObserver, identifier: ObjectIdentifier, storage: ConformingObserverStorage,
-        hasStoredCast: Bool, delivery: Delivery, list: SlotList, deadFlag: DeadObserverFlag
+        hasStoredCast: Bool, delivery: Delivery, list: AnySlotList, deadFlag: DeadObserverFlag
     ) {
         self.observer = observer
         self.storage = storage

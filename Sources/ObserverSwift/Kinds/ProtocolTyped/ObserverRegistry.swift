@@ -53,7 +53,7 @@ public final class ObserverRegistry: @unchecked Sendable {
     // it reaches are immutable.
 
     /// Every registered observer (its `RegisteredObserver` box).
-    let all = SlotList()
+    let all = SlotList<RegisteredObserver>()
     /// Head of the lock-free list of protocol views, newest first.
     @usableFromInline
     let viewHead = Atomic<Unmanaged<ProtocolViewNode>?>(nil)
@@ -301,7 +301,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         viewsByKey[key] = view
         views.append((key, view))
         var registered: [RegisteredObserver] = []
-        all.forEachBox { box in registered.append(unsafeDowncast(box, to: RegisteredObserver.self)) }
+        all.forEach { registered.append($0) }
         for record in registered {
             addLocked(record, to: view, key: key)
         }

@@ -1,16 +1,15 @@
-import CObserverCore
-
 /// The registered observers that conform to one protocol, as a list on the
 /// C core. Type-erased root, so the registry can keep views of any `P`.
 @usableFromInline
 class AnyProtocolView: @unchecked Sendable {
     // @unchecked: `slots` is internally synchronized; the rest is immutable.
 
-    @usableFromInline
-    let slots = SlotList()
+    /// The view's list, untyped: what the registry removes handles from.
+    let slots: AnySlotList
     let deadFlag: DeadObserverFlag
 
-    init(deadFlag: DeadObserverFlag) {
+    init(slots: AnySlotList, deadFlag: DeadObserverFlag) {
+        self.slots = slots
         self.deadFlag = deadFlag
     }
 
@@ -23,11 +22,21 @@ class AnyProtocolView: @unchecked Sendable {
 /// iterates.
 @usableFromInline
 final class ProtocolView<P>: AnyProtocolView, @unchecked Sendable {
+    /// The same list as `slots`, typed: every box is a `ConformingObserver<P>`.
+    @usableFromInline
+    let conforming: SlotList<ConformingObserver<P>>
+
+    init(deadFlag: DeadObserverFlag) {
+        let conforming = SlotList<ConformingObserver<P>>()
+        self.conforming = conforming
+        super.init(slots: conforming, deadFlag: deadFlag)
+    }
+
     override func addIfConforming(_ observer: RegisteredObserver) -> SlotHandle? {
-        guard let box = ConformingObserver<P>.make(for: observer, in: slots, deadFlag: deadFlag) else {
+        guard let box = ConformingObserver<P>.make(for: observer, in: conforming, deadFlag: deadFlag) else {
             return nil
         }
-        return slots.add(box)
+        return conforming.add(box)
     }
 
     /// Calls `body` with every conforming observer stored when the send
@@ -35,21 +44,15 @@ final class ProtocolView<P>: AnyProtocolView, @unchecked Sendable {
     /// Calls `body` with every synchronous observer, on this thread.
     @inlinable
     func sendSynchronously(_ body: (P) -> Void) {
-        if oc_list_is_empty(slots.pointer) { return }
-        let reader = oc_read_begin()
-        forEachVisibleBox(in: slots.pointer, as: ConformingObserver<P>.self) { observer in
+        conforming.send { observer in
             if observer.isSynchronous { observer.callIfAlive(body) }
         }
-        oc_read_end(reader)
     }
 
     /// Calls `body` with every observer where its delivery says.
     @inlinable
     func send(_ body: @escaping @Sendable (P) -> Void) {
-        if oc_list_is_empty(slots.pointer) { return }
-        let reader = oc_read_begin()
-        forEachVisibleBox(in: slots.pointer, as: ConformingObserver<P>.self) { $0.deliver(body) }
-        oc_read_end(reader)
+        conforming.send { $0.deliver(body) }
     }
 }
 
