@@ -1,4 +1,3 @@
-
 /// A box an `Event<Value>` delivers to. Subclasses override `receive(_:)`.
 @usableFromInline
 class EventSubscriber<Value>: Subscriber, @unchecked Sendable {

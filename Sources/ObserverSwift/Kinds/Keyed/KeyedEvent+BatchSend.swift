@@ -1,4 +1,3 @@
-
 extension KeyedEvent {
     /// Sends every value of `values` to `key`, in order, from one read
     /// section: the same deliveries as calling ``send(_:forKey:)`` for each

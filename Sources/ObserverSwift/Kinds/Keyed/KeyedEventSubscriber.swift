@@ -1,4 +1,3 @@
-
 /// A box a `KeyedEvent<Key, Value>` delivers to, stored under each of its
 /// subscription's keys. Subclasses override `receive(_:_:)`.
 @usableFromInline

@@ -1,4 +1,3 @@
-
 /// One observer registered with an ``ObserverRegistry``: the box stored in
 /// the registry's list of all observers, and the writer-side record of where
 /// the observer is stored (its slot in that list and in each protocol view).
