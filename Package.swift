@@ -28,9 +28,11 @@ let package = Package(
         // Swift runtime entry points ObserverSwift calls (swift_tryRetain):
         // internal, not a product, so C/C++ embedders never see them.
         .target(name: "CSwiftRuntime"),
+        // The atomic words ObserverSwift's engine uses: internal, not a product.
+        .target(name: "CEngineAtomics"),
         .target(
             name: "ObserverSwift",
-            dependencies: ["CObserverCore", "CSwiftRuntime"]
+            dependencies: ["CObserverCore", "CSwiftRuntime", "CEngineAtomics"]
         ),
         // The NATS bridge: its own product, so that ObserverSwift alone never links libnats.
         .systemLibrary(

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// An exact send counter that costs a plain load and store (no locked
 /// instruction) for the thread that sends most, and an atomic add for others.
 ///
@@ -9,17 +7,39 @@ import Synchronization
 /// when the owner exits, its record may be recycled by a new thread, which then
 /// inherits ownership — still a single writer, ordered after the old one by
 /// the record's recycling.
+///
+/// The counter's words live in its owner (see `AtomicWord`'s storage
+/// invariant): the owner declares `var triggerWords = TriggerCounter.Words()`
+/// as its first stored property and hands itself to `init(in:)`.
 @usableFromInline
-struct TriggerCounter: ~Copyable {
-    @usableFromInline let owner = Atomic<UInt>(0)
-    @usableFromInline let owned = Atomic<Int>(0)
-    @usableFromInline let shared = Atomic<Int>(0)
-    /// Subtracted from the total: `reset()` moves it instead of zeroing the
-    /// counters, so a reset never races with the owner's plain increments.
-    let base = Atomic<Int>(0)
-
+struct TriggerCounter {
+    /// The counter's storage, kept by its owner.
     @usableFromInline
-    init() {}
+    struct Words {
+        @usableFromInline var owner = AtomicWordStorage<UInt>(0)
+        @usableFromInline var owned = AtomicWordStorage<Int>(0)
+        @usableFromInline var shared = AtomicWordStorage<Int>(0)
+        /// Subtracted from the total: `reset()` moves it instead of zeroing the
+        /// counters, so a reset never races with the owner's plain increments.
+        @usableFromInline var base = AtomicWordStorage<Int>(0)
+
+        @usableFromInline
+        init() {}
+    }
+
+    @usableFromInline let owner: AtomicWord<UInt>
+    @usableFromInline let owned: AtomicWord<Int>
+    @usableFromInline let shared: AtomicWord<Int>
+    @usableFromInline let base: AtomicWord<Int>
+
+    /// The counter whose `Words` are `object`'s first stored property.
+    @inlinable @inline(__always)
+    init(in object: AnyObject) {
+        owner = AtomicWords.word(object, \Words.owner)
+        owned = AtomicWords.word(object, \Words.owned)
+        shared = AtomicWords.word(object, \Words.shared)
+        base = AtomicWords.word(object, \Words.base)
+    }
 
     /// Counts one send by the thread whose reader is `reader`.
     @inlinable

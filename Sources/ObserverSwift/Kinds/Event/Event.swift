@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// A typed event: observers subscribe closures, senders call ``send(_:)``.
 ///
@@ -29,11 +28,15 @@ import Synchronization
 /// send is not called by that send; one removed during a send may or may not
 /// be called by it, and is never called by a send that starts afterwards.
 public final class Event<Value> {
+    /// First stored property: `triggers`' words (see `AtomicWord`).
+    @usableFromInline
+    var triggerWords = TriggerCounter.Words()
+
     @usableFromInline
     let slots = SlotList<EventSubscriber<Value>>()
 
     @usableFromInline
-    let triggers = TriggerCounter()
+    var triggers: TriggerCounter { TriggerCounter(in: self) }
 
     /// Creates an event with no subscribers.
     public init() {}

@@ -1,0 +1,279 @@
+import CEngineAtomics
+
+// The engine's atomics, on the C words of CEngineAtomics (Swift's
+// `Synchronization.Atomic` needs macOS 15 / iOS 18). The API mirrors
+// `Synchronization.Atomic`'s: `load(ordering:)`, `store(_:ordering:)`,
+// `exchange(_:ordering:)`, `compareExchange(expected:desired:ordering:)`,
+// `wrappingAdd` / `wrappingSubtract`, with the same ordering names.
+//
+// Storage. An atomic word needs an address that stays put while threads use
+// it, and Swift gives a stored property no stable address by contract (a
+// struct cannot even learn its own address: `withUnsafePointer(to: self)`
+// hands it a temporary copy). A separate allocation per atomic would add
+// heap memory per observer and a pointer chase per delivery. So an object
+// that needs atomics keeps them inline, in memory it already allocates:
+//
+// Invariant (what `AtomicWords.of(_:)` relies on): the words are the
+// object's FIRST stored property, in a class whose superclasses declare no
+// stored properties. Swift lays a class's stored properties out in
+// declaration order after the object header, so that property starts at
+// `_getUnsafePointerToStoredProperties(object)` (the address swift-atomics'
+// `ManagedAtomic` uses for its storage, by the same rule), for any word
+// alignment up to the header's. The property is a `var` that Swift never
+// reads or writes after `init`: every later access goes through an
+// `AtomicWord` view, atomically. Each host's layout is checked by
+// `AtomicWordTests` (the words seen through the view after atomic updates
+// equal the stored property read back directly).
+
+/// The ordering of an atomic load.
+@frozen @usableFromInline
+struct AtomicLoadOrdering {
+    @usableFromInline let order: Int32
+    @inlinable init(_ order: Int32) { self.order = order }
+    @inlinable static var relaxed: Self { Self(EA_RELAXED) }
+    @inlinable static var acquiring: Self { Self(EA_ACQUIRE) }
+    @inlinable static var sequentiallyConsistent: Self { Self(EA_SEQ_CST) }
+}
+
+/// The ordering of an atomic store.
+@frozen @usableFromInline
+struct AtomicStoreOrdering {
+    @usableFromInline let order: Int32
+    @inlinable init(_ order: Int32) { self.order = order }
+    @inlinable static var relaxed: Self { Self(EA_RELAXED) }
+    @inlinable static var releasing: Self { Self(EA_RELEASE) }
+    @inlinable static var sequentiallyConsistent: Self { Self(EA_SEQ_CST) }
+}
+
+/// The ordering of an atomic read-modify-write (a failed compare-exchange
+/// loads with the load half of it).
+@frozen @usableFromInline
+struct AtomicUpdateOrdering {
+    @usableFromInline let order: Int32
+    @inlinable init(_ order: Int32) { self.order = order }
+    @inlinable static var relaxed: Self { Self(EA_RELAXED) }
+    @inlinable static var acquiring: Self { Self(EA_ACQUIRE) }
+    @inlinable static var releasing: Self { Self(EA_RELEASE) }
+    @inlinable static var acquiringAndReleasing: Self { Self(EA_ACQ_REL) }
+    @inlinable static var sequentiallyConsistent: Self { Self(EA_SEQ_CST) }
+}
+
+/// An unsigned integer type with C atomic operations on it.
+@usableFromInline
+protocol AtomicStorageWord: FixedWidthInteger & UnsignedInteger & Sendable {
+    static func atomicLoad(_ word: UnsafeMutablePointer<Self>, _ order: Int32) -> Self
+    static func atomicStore(_ word: UnsafeMutablePointer<Self>, _ value: Self, _ order: Int32)
+    static func atomicExchange(_ word: UnsafeMutablePointer<Self>, _ value: Self, _ order: Int32) -> Self
+    static func atomicCompareExchange(
+        _ word: UnsafeMutablePointer<Self>, _ expected: UnsafeMutablePointer<Self>, _ desired: Self, _ order: Int32
+    ) -> Bool
+    static func atomicFetchAdd(_ word: UnsafeMutablePointer<Self>, _ delta: Self, _ order: Int32) -> Self
+    static func atomicFetchSubtract(_ word: UnsafeMutablePointer<Self>, _ delta: Self, _ order: Int32) -> Self
+}
+
+extension UInt8: AtomicStorageWord {
+    @inlinable static func atomicLoad(_ w: UnsafeMutablePointer<Self>, _ o: Int32) -> Self { ea_u8_load(w, o) }
+    @inlinable static func atomicStore(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) {
+        ea_u8_store(w, v, o)
+    }
+    @inlinable static func atomicExchange(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) -> Self {
+        ea_u8_exchange(w, v, o)
+    }
+    @inlinable static func atomicCompareExchange(
+        _ w: UnsafeMutablePointer<Self>, _ e: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32
+    ) -> Bool { ea_u8_compare_exchange(w, e, d, o) }
+    @inlinable static func atomicFetchAdd(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
+        ea_u8_fetch_add(w, d, o)
+    }
+    @inlinable static func atomicFetchSubtract(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
+        ea_u8_fetch_sub(w, d, o)
+    }
+}
+
+extension UInt32: AtomicStorageWord {
+    @inlinable static func atomicLoad(_ w: UnsafeMutablePointer<Self>, _ o: Int32) -> Self { ea_u32_load(w, o) }
+    @inlinable static func atomicStore(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) {
+        ea_u32_store(w, v, o)
+    }
+    @inlinable static func atomicExchange(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) -> Self {
+        ea_u32_exchange(w, v, o)
+    }
+    @inlinable static func atomicCompareExchange(
+        _ w: UnsafeMutablePointer<Self>, _ e: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32
+    ) -> Bool { ea_u32_compare_exchange(w, e, d, o) }
+    @inlinable static func atomicFetchAdd(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
+        ea_u32_fetch_add(w, d, o)
+    }
+    @inlinable static func atomicFetchSubtract(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
+        ea_u32_fetch_sub(w, d, o)
+    }
+}
+
+extension UInt64: AtomicStorageWord {
+    @inlinable static func atomicLoad(_ w: UnsafeMutablePointer<Self>, _ o: Int32) -> Self { ea_u64_load(w, o) }
+    @inlinable static func atomicStore(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) {
+        ea_u64_store(w, v, o)
+    }
+    @inlinable static func atomicExchange(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) -> Self {
+        ea_u64_exchange(w, v, o)
+    }
+    @inlinable static func atomicCompareExchange(
+        _ w: UnsafeMutablePointer<Self>, _ e: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32
+    ) -> Bool { ea_u64_compare_exchange(w, e, d, o) }
+    @inlinable static func atomicFetchAdd(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
+        ea_u64_fetch_add(w, d, o)
+    }
+    @inlinable static func atomicFetchSubtract(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
+        ea_u64_fetch_sub(w, d, o)
+    }
+}
+
+extension UInt: AtomicStorageWord {
+    @inlinable static func atomicLoad(_ w: UnsafeMutablePointer<Self>, _ o: Int32) -> Self { ea_word_load(w, o) }
+    @inlinable static func atomicStore(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) {
+        ea_word_store(w, v, o)
+    }
+    @inlinable static func atomicExchange(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) -> Self {
+        ea_word_exchange(w, v, o)
+    }
+    @inlinable static func atomicCompareExchange(
+        _ w: UnsafeMutablePointer<Self>, _ e: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32
+    ) -> Bool { ea_word_compare_exchange(w, e, d, o) }
+    @inlinable static func atomicFetchAdd(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
+        ea_word_fetch_add(w, d, o)
+    }
+    @inlinable static func atomicFetchSubtract(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
+        ea_word_fetch_sub(w, d, o)
+    }
+}
+
+/// A value an `AtomicWord` can hold: encoded losslessly in one storage word.
+@usableFromInline
+protocol AtomicWordValue {
+    associatedtype StorageWord: AtomicStorageWord
+    static func encode(_ value: Self) -> StorageWord
+    static func decode(_ word: StorageWord) -> Self
+}
+
+extension Bool: AtomicWordValue {
+    @inlinable static func encode(_ value: Bool) -> UInt8 { value ? 1 : 0 }
+    @inlinable static func decode(_ word: UInt8) -> Bool { word != 0 }
+}
+
+extension UInt32: AtomicWordValue {
+    @inlinable static func encode(_ value: UInt32) -> UInt32 { value }
+    @inlinable static func decode(_ word: UInt32) -> UInt32 { word }
+}
+
+extension UInt64: AtomicWordValue {
+    @inlinable static func encode(_ value: UInt64) -> UInt64 { value }
+    @inlinable static func decode(_ word: UInt64) -> UInt64 { word }
+}
+
+extension UInt: AtomicWordValue {
+    @inlinable static func encode(_ value: UInt) -> UInt { value }
+    @inlinable static func decode(_ word: UInt) -> UInt { word }
+}
+
+extension Int: AtomicWordValue {
+    @inlinable static func encode(_ value: Int) -> UInt { UInt(bitPattern: value) }
+    @inlinable static func decode(_ word: UInt) -> Int { Int(bitPattern: word) }
+}
+
+/// One atomic word's storage: a plain integer, accessed only through an
+/// `AtomicWord` once its owner is shared (see the invariant above).
+@frozen @usableFromInline
+struct AtomicWordStorage<Value: AtomicWordValue> {
+    @usableFromInline var word: Value.StorageWord
+
+    @inlinable
+    init(_ value: Value) { word = Value.encode(value) }
+
+    /// The value, read plainly: for the owner's `init` and for tests that
+    /// check a layout, never while other threads may access the word.
+    @inlinable
+    var plainValue: Value { Value.decode(word) }
+}
+
+/// Where an object keeps its atomic words: the start of its stored
+/// properties (the invariant above).
+@usableFromInline
+enum AtomicWords {
+    /// The words `object` keeps as its first stored property, typed as
+    /// `Words`. `object` must satisfy the invariant, and must outlive every
+    /// use of the pointer.
+    @inlinable @inline(__always)
+    static func of<Words>(_ object: AnyObject, as _: Words.Type) -> UnsafeMutablePointer<Words> {
+        _getUnsafePointerToStoredProperties(object).assumingMemoryBound(to: Words.self)
+    }
+
+    /// The word at `field` of the words `object` keeps first.
+    @inlinable @inline(__always)
+    static func word<Words, Value>(
+        _ object: AnyObject, _ field: KeyPath<Words, AtomicWordStorage<Value>>
+    ) -> AtomicWord<Value> {
+        // The offset is a constant once optimized (a stored property of a struct).
+        let start = UnsafeMutableRawPointer(of(object, as: Words.self))
+        let offset = MemoryLayout<Words>.offset(of: field).unsafelyUnwrapped
+        return AtomicWord(at: (start + offset).assumingMemoryBound(to: AtomicWordStorage<Value>.self))
+    }
+}
+
+/// An atomic view of one `AtomicWordStorage`, with `Synchronization.Atomic`'s
+/// API. Holds no storage: copy it freely; it is valid while the object owning
+/// the storage lives.
+@frozen @usableFromInline
+struct AtomicWord<Value: AtomicWordValue> {
+    @usableFromInline let word: UnsafeMutablePointer<Value.StorageWord>
+
+    @inlinable @inline(__always)
+    init(at storage: UnsafeMutablePointer<AtomicWordStorage<Value>>) {
+        // A single-field frozen struct has its field's layout.
+        word = UnsafeMutableRawPointer(storage).assumingMemoryBound(to: Value.StorageWord.self)
+    }
+
+    @inlinable @inline(__always)
+    func load(ordering: AtomicLoadOrdering) -> Value {
+        Value.decode(Value.StorageWord.atomicLoad(word, ordering.order))
+    }
+
+    @inlinable @inline(__always)
+    func store(_ desired: Value, ordering: AtomicStoreOrdering) {
+        Value.StorageWord.atomicStore(word, Value.encode(desired), ordering.order)
+    }
+
+    @inlinable @inline(__always)
+    @discardableResult
+    func exchange(_ desired: Value, ordering: AtomicUpdateOrdering) -> Value {
+        Value.decode(Value.StorageWord.atomicExchange(word, Value.encode(desired), ordering.order))
+    }
+
+    /// Stores `desired` if the value is `expected`. `original` is the value
+    /// found (equal to `expected` when `exchanged`).
+    @inlinable @inline(__always)
+    func compareExchange(
+        expected: Value, desired: Value, ordering: AtomicUpdateOrdering
+    ) -> (exchanged: Bool, original: Value) {
+        var found = Value.encode(expected)
+        let exchanged = Value.StorageWord.atomicCompareExchange(word, &found, Value.encode(desired), ordering.order)
+        return (exchanged, Value.decode(found))
+    }
+}
+
+extension AtomicWord where Value: FixedWidthInteger {
+    /// Adds `operand`, wrapping on overflow.
+    @inlinable @inline(__always)
+    @discardableResult
+    func wrappingAdd(_ operand: Value, ordering: AtomicUpdateOrdering) -> (oldValue: Value, newValue: Value) {
+        let old = Value.decode(Value.StorageWord.atomicFetchAdd(word, Value.encode(operand), ordering.order))
+        return (old, old &+ operand)
+    }
+
+    /// Subtracts `operand`, wrapping on overflow.
+    @inlinable @inline(__always)
+    @discardableResult
+    func wrappingSubtract(_ operand: Value, ordering: AtomicUpdateOrdering) -> (oldValue: Value, newValue: Value) {
+        let old = Value.decode(Value.StorageWord.atomicFetchSubtract(word, Value.encode(operand), ordering.order))
+        return (old, old &- operand)
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import XCTest
+
+@testable import ObserverSwift
+
+/// A host keeping its words first, as the engine's owners do.
+private final class WordsHost: @unchecked Sendable {
+    struct Words {
+        var flag = AtomicWordStorage<Bool>(false)
+        var index = AtomicWordStorage<UInt32>(7)
+        var sequence = AtomicWordStorage<UInt64>(0)
+        var count = AtomicWordStorage<Int>(-1)
+    }
+    var words = Words()
+    let trailing = "after the words"
+
+    var flag: AtomicWord<Bool> { AtomicWords.word(self, \Words.flag) }
+    var index: AtomicWord<UInt32> { AtomicWords.word(self, \Words.index) }
+    var sequence: AtomicWord<UInt64> { AtomicWords.word(self, \Words.sequence) }
+    var count: AtomicWord<Int> { AtomicWords.word(self, \Words.count) }
+}
+
+final class AtomicWordTests: XCTestCase {
+    func testOperationsMatchSynchronizationAtomicSemantics() {
+        let host = WordsHost()
+        XCTAssertEqual(host.count.load(ordering: .relaxed), -1, "the view reads the value init stored")
+        XCTAssertEqual(host.index.load(ordering: .acquiring), 7)
+        XCTAssertFalse(host.flag.load(ordering: .sequentiallyConsistent))
+
+        XCTAssertFalse(host.flag.exchange(true, ordering: .acquiringAndReleasing))
+        XCTAssertTrue(host.flag.exchange(true, ordering: .sequentiallyConsistent), "exchange returns the old value")
+
+        var result = host.sequence.compareExchange(expected: 1, desired: 5, ordering: .relaxed)
+        XCTAssertFalse(result.exchanged)
+        XCTAssertEqual(result.original, 0, "a failed compare-exchange reports the value found")
+        result = host.sequence.compareExchange(expected: 0, desired: 5, ordering: .releasing)
+        XCTAssertTrue(result.exchanged)
+        XCTAssertEqual(result.original, 0)
+        XCTAssertEqual(host.sequence.load(ordering: .relaxed), 5)
+
+        host.count.store(Int.max, ordering: .releasing)
+        let added = host.count.wrappingAdd(1, ordering: .relaxed)
+        XCTAssertEqual(added.oldValue, Int.max)
+        XCTAssertEqual(added.newValue, Int.min, "wrapping, not trapping")
+        XCTAssertEqual(host.count.load(ordering: .relaxed), Int.min)
+        let subtracted = host.count.wrappingSubtract(1, ordering: .acquiring)
+        XCTAssertEqual(subtracted.newValue, Int.max)
+        host.index.store(UInt32.max, ordering: .sequentiallyConsistent)
+        XCTAssertEqual(host.index.wrappingAdd(1, ordering: .relaxed).newValue, 0)
+    }
+
+    /// The storage invariant: a host's first stored property is where the
+    /// views write. If it were not, the plain read-back would differ (or the
+    /// trailing property would be overwritten).
+    func testViewsWriteTheHostsFirstStoredProperty() {
+        let host = WordsHost()
+        host.flag.store(true, ordering: .relaxed)
+        host.index.store(42, ordering: .relaxed)
+        host.sequence.store(0xDEAD_BEEF_CAFE, ordering: .relaxed)
+        host.count.store(-12345, ordering: .relaxed)
+        XCTAssertTrue(host.words.flag.plainValue)
+        XCTAssertEqual(host.words.index.plainValue, 42)
+        XCTAssertEqual(host.words.sequence.plainValue, 0xDEAD_BEEF_CAFE)
+        XCTAssertEqual(host.words.count.plainValue, -12345)
+        XCTAssertEqual(host.trailing, "after the words")
+    }
+
+    /// Event keeps its trigger counter's words first.
+    func testEventTriggerWordsAreEventsFirstStoredProperty() {
+        let event = Event<Int>()
+        event.send(1)
+        event.send(2)
+        XCTAssertEqual(event.triggersCount, 2)
+        let words = event.triggerWords
+        XCTAssertEqual(
+            words.owned.plainValue + words.shared.plainValue - words.base.plainValue, 2,
+            "the counter's views wrote Event.triggerWords")
+        XCTAssertNotEqual(words.owner.plainValue, 0, "the sending thread took ownership")
+    }
+
+    /// Exact counts under contention: every increment lands once.
+    func testConcurrentUpdatesAreAtomic() {
+        let host = WordsHost()
+        host.count.store(0, ordering: .relaxed)
+        let threads = 4
+        let perThread = 20_000
+        DispatchQueue.concurrentPerform(iterations: threads) { _ in
+            for _ in 0..<perThread {
+                host.count.wrappingAdd(1, ordering: .relaxed)
+                var current = host.sequence.load(ordering: .relaxed)
+                while true {
+                    let (exchanged, original) = host.sequence.compareExchange(
+                        expected: current, desired: current + 2, ordering: .acquiringAndReleasing)
+                    if exchanged { break }
+                    current = original
+                }
+            }
+        }
+        XCTAssertEqual(host.count.load(ordering: .acquiring), threads * perThread)
+        XCTAssertEqual(host.sequence.load(ordering: .acquiring), UInt64(2 * threads * perThread))
+    }
+
+    /// A release store publishes plain writes made before it to an acquire
+    /// load that sees it (TSan checks the edge in `make tsan`).
+    func testReleaseAcquirePublishesPlainWrites() {
+        final class Published: @unchecked Sendable {
+            var words = WordsHost.Words()
+            var payload = 0
+            var ready: AtomicWord<Bool> { AtomicWords.word(self, \WordsHost.Words.flag) }
+        }
+        for round in 0..<200 {
+            let box = Published()
+            let reader = Thread {
+                while !box.ready.load(ordering: .acquiring) {}
+                XCTAssertEqual(box.payload, round)
+            }
+            reader.start()
+            box.payload = round
+            box.ready.store(true, ordering: .releasing)
+            while !reader.isFinished { usleep(10) }
+        }
+    }
+}
