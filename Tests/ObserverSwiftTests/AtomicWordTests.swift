@@ -78,6 +78,30 @@ final class AtomicWordTests: XCTestCase {
         XCTAssertNotEqual(words.owner.plainValue, 0, "the sending thread took ownership")
     }
 
+    /// A slot list keeps its sweep flag first.
+    func testSlotListSweepFlagIsTheListsFirstStoredProperty() {
+        let event = Event<Int>()
+        XCTAssertFalse(event.slots.needsSweepWord.plainValue)
+        event.slots.needsSweep.store(true, ordering: .relaxed)
+        XCTAssertTrue(event.slots.needsSweepWord.plainValue)
+        event.slots.needsSweep.store(false, ordering: .relaxed)
+        let token = event.subscribe { _ in }
+        XCTAssertEqual(event.subscribersCount, 1, "the list's C pointer, after the word, is intact")
+        token.cancel()
+    }
+
+    /// A value's storage keeps `current` and `readers` first.
+    func testValueStorageWordsAreTheStoragesFirstStoredProperty() {
+        let storage = ValueStorage("first")
+        storage.readers1.wrappingAdd(3, ordering: .relaxed)
+        storage.current.store(1, ordering: .releasing)
+        XCTAssertEqual(storage.words.current.plainValue, 1)
+        XCTAssertEqual(storage.words.readers0.plainValue, 0)
+        XCTAssertEqual(storage.words.readers1.plainValue, 3)
+        storage.readers1.wrappingSubtract(3, ordering: .relaxed)
+        XCTAssertEqual(storage.read(), "first", "the copies, after the words, are intact")
+    }
+
     /// Exact counts under contention: every increment lands once.
     func testConcurrentUpdatesAreAtomic() {
         let host = WordsHost()

@@ -55,6 +55,18 @@ ea_failure_order(int order)
 }
 
 /*
+ * ea_fence: a memory fence with `order` (ACQUIRE, RELEASE, ACQ_REL or
+ * SEQ_CST; RELAXED does nothing). SEQ_CST is a full barrier: no load or
+ * store moves across it in either direction, and it joins the single total
+ * order of sequentially consistent operations.
+ */
+EA_INLINE void
+ea_fence(int order)
+{
+	__atomic_thread_fence(order);
+}
+
+/*
  * EA_DEFINE_WORD(name, type) defines, for one word type, these functions.
  * `word` must be non-null, aligned for `type`, and valid for the call.
  *

@@ -58,6 +58,12 @@ struct AtomicUpdateOrdering {
     @inlinable static var sequentiallyConsistent: Self { Self(EA_SEQ_CST) }
 }
 
+/// A memory fence (`Synchronization.atomicMemoryFence`'s spelling).
+@inlinable @inline(__always)
+func atomicMemoryFence(ordering: AtomicUpdateOrdering) {
+    ea_fence(ordering.order)
+}
+
 /// An unsigned integer type with C atomic operations on it.
 @usableFromInline
 protocol AtomicStorageWord: FixedWidthInteger & UnsignedInteger & Sendable {
@@ -205,6 +211,13 @@ enum AtomicWords {
     @inlinable @inline(__always)
     static func of<Words>(_ object: AnyObject, as _: Words.Type) -> UnsafeMutablePointer<Words> {
         _getUnsafePointerToStoredProperties(object).assumingMemoryBound(to: Words.self)
+    }
+
+    /// The word `object` keeps as its first stored property, when that
+    /// property is a single `AtomicWordStorage<Value>`.
+    @inlinable @inline(__always)
+    static func first<Value>(_ object: AnyObject, as _: Value.Type = Value.self) -> AtomicWord<Value> {
+        AtomicWord(at: of(object, as: AtomicWordStorage<Value>.self))
     }
 
     /// The word at `field` of the words `object` keeps first.

@@ -1,5 +1,4 @@
 import CObserverCore
-import Synchronization
 
 /// The Swift owner of one C observer list (`oc_list_t`), typed by nothing:
 /// what a token, an expiry or a sweep needs to remove a box by its handle.
@@ -18,6 +17,9 @@ class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
     // @unchecked: the C list is internally synchronized (writers take its
     // mutex, readers use epoch sections); `needsSweep` is atomic.
 
+    /// First stored property: `needsSweep`'s word (see `AtomicWord`).
+    var needsSweepWord = AtomicWordStorage<Bool>(false)
+
     @usableFromInline
     let pointer: OpaquePointer
 
@@ -25,7 +27,7 @@ class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
     /// writer lock was busy on the send path). The next writer call, count
     /// or ``ObserverCore/reclaimNow()`` sweeps; a send that meets the box
     /// retries its removal without blocking.
-    let needsSweep = Atomic<Bool>(false)
+    var needsSweep: AtomicWord<Bool> { AtomicWords.first(self) }
 
     fileprivate init() {
         guard let pointer = oc_list_create(releaseSubscriberBox) else {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The stored value of an ``ObservableValue``: one writer at a time (the
 /// thread holding the notification turn), readers on any thread, and no
@@ -26,18 +25,22 @@ final class ValueStorage<Value>: @unchecked Sendable {
     // @unchecked: `slots` follows the protocol above (one writer, announced
     // readers); `current` and `readers` are atomic.
 
+    /// First stored property: the words of `current` and `readers` (see `AtomicWord`).
+    @usableFromInline
+    var words = ValueStorageWords()
+
     @usableFromInline
     let slots: UnsafeMutablePointer<Value>
 
     /// The copy readers take: 0 or 1. Written by the writer only.
     @usableFromInline
-    let current = Atomic<Int>(0)
+    var current: AtomicWord<Int> { AtomicWords.word(self, \ValueStorageWords.current) }
 
     /// Readers announced on each copy.
     @usableFromInline
-    let readers0 = Atomic<Int>(0)
+    var readers0: AtomicWord<Int> { AtomicWords.word(self, \ValueStorageWords.readers0) }
     @usableFromInline
-    let readers1 = Atomic<Int>(0)
+    var readers1: AtomicWord<Int> { AtomicWords.word(self, \ValueStorageWords.readers1) }
 
     @usableFromInline
     init(_ value: Value) {
@@ -108,4 +111,14 @@ final class ValueStorage<Value>: @unchecked Sendable {
         current.store(copy, ordering: .releasing)
         return replaced
     }
+}
+
+/// `ValueStorage`'s atomic words (outside the generic class, so that their
+/// offsets are constants in unspecialized code too).
+@usableFromInline
+struct ValueStorageWords {
+    @usableFromInline var current = AtomicWordStorage<Int>(0)
+    @usableFromInline var readers0 = AtomicWordStorage<Int>(0)
+    @usableFromInline var readers1 = AtomicWordStorage<Int>(0)
+    @usableFromInline init() {}
 }
