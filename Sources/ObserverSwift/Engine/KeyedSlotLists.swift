@@ -327,7 +327,7 @@ final class KeyedSlotLists<Box: Subscriber>: AnyKeyedSlotLists, @unchecked Senda
         // No section needed to see that nothing is subscribed at all.
         if isEmpty { return }
         let hash = Self.hash(key)
-        withReadSection { sendInSection(forKey: key, hash: hash, body) }
+        withReadSection { visit(forKey: key, hash: hash, body) }
     }
 
     /// ``send(forKey:_:)`` for a caller already inside a read section (a
@@ -337,6 +337,14 @@ final class KeyedSlotLists<Box: Subscriber>: AnyKeyedSlotLists, @unchecked Senda
     @inline(__always)
     func sendInSection<Key: Hashable>(forKey key: Key, hash: UInt64, _ body: (Box) -> Void) {
         if isEmpty { return }
+        visit(forKey: key, hash: hash, body)
+    }
+
+    /// The walk both sends share: the boxes of `key`'s list, if it has one.
+    /// Inside a read section.
+    @inlinable
+    @inline(__always)
+    func visit<Key: Hashable>(forKey key: Key, hash: UInt64, _ body: (Box) -> Void) {
         guard let list = list(forKey: key, hash: hash) else { return }
         forEachVisibleBox(in: list, as: Box.self, body)
     }
@@ -346,10 +354,7 @@ final class KeyedSlotLists<Box: Subscriber>: AnyKeyedSlotLists, @unchecked Senda
     func forEach<Key: Hashable>(forKey key: Key, _ body: (Box) -> Void) {
         performPendingRemovals()
         let hash = Self.hash(key)
-        withReadSection {
-            guard let list = list(forKey: key, hash: hash) else { return }
-            forEachVisibleBox(in: list, as: Box.self, body)
-        }
+        withReadSection { visit(forKey: key, hash: hash, body) }
     }
 
     /// Calls `body` with every key that has a list and each box stored under
