@@ -10,14 +10,20 @@ private final class WordsHost: @unchecked Sendable {
         var index = AtomicWordStorage<UInt32>(7)
         var sequence = AtomicWordStorage<UInt64>(0)
         var count = AtomicWordStorage<Int>(-1)
+
+        // A byte, padding to the 4-byte word, then two 8-byte words.
+        static let flagOffset = 0
+        static let indexOffset = MemoryLayout<UInt32>.alignment
+        static let sequenceOffset = MemoryLayout<UInt64>.alignment
+        static let countOffset = sequenceOffset + MemoryLayout<UInt64>.stride
     }
     var words = Words()
     let trailing = "after the words"
 
-    var flag: AtomicWord<Bool> { AtomicWords.word(self, \Words.flag) }
-    var index: AtomicWord<UInt32> { AtomicWords.word(self, \Words.index) }
-    var sequence: AtomicWord<UInt64> { AtomicWords.word(self, \Words.sequence) }
-    var count: AtomicWord<Int> { AtomicWords.word(self, \Words.count) }
+    var flag: AtomicWord<Bool> { AtomicWords.word(self, at: Words.flagOffset) }
+    var index: AtomicWord<UInt32> { AtomicWords.word(self, at: Words.indexOffset) }
+    var sequence: AtomicWord<UInt64> { AtomicWords.word(self, at: Words.sequenceOffset) }
+    var count: AtomicWord<Int> { AtomicWords.word(self, at: Words.countOffset) }
 }
 
 final class AtomicWordTests: XCTestCase {
@@ -47,6 +53,24 @@ final class AtomicWordTests: XCTestCase {
         XCTAssertEqual(subtracted.newValue, Int.max)
         host.index.store(UInt32.max, ordering: .sequentiallyConsistent)
         XCTAssertEqual(host.index.wrappingAdd(1, ordering: .relaxed).newValue, 0)
+    }
+
+    /// Every words struct states its words' offsets as constants; they are
+    /// where Swift put the fields.
+    func testStatedOffsetsAreTheFieldsOffsets() {
+        typealias Host = WordsHost.Words
+        XCTAssertEqual(MemoryLayout<Host>.offset(of: \.flag), Host.flagOffset)
+        XCTAssertEqual(MemoryLayout<Host>.offset(of: \.index), Host.indexOffset)
+        XCTAssertEqual(MemoryLayout<Host>.offset(of: \.sequence), Host.sequenceOffset)
+        XCTAssertEqual(MemoryLayout<Host>.offset(of: \.count), Host.countOffset)
+        typealias Trigger = TriggerCounter.Words
+        XCTAssertEqual(MemoryLayout<Trigger>.offset(of: \.owner), Trigger.ownerOffset)
+        XCTAssertEqual(MemoryLayout<Trigger>.offset(of: \.owned), Trigger.ownedOffset)
+        XCTAssertEqual(MemoryLayout<Trigger>.offset(of: \.shared), Trigger.sharedOffset)
+        XCTAssertEqual(MemoryLayout<Trigger>.offset(of: \.base), Trigger.baseOffset)
+        XCTAssertEqual(MemoryLayout<ValueStorageWords>.offset(of: \.current), ValueStorageWords.currentOffset)
+        XCTAssertEqual(MemoryLayout<ValueStorageWords>.offset(of: \.readers0), ValueStorageWords.readers0Offset)
+        XCTAssertEqual(MemoryLayout<ValueStorageWords>.offset(of: \.readers1), ValueStorageWords.readers1Offset)
     }
 
     /// The storage invariant: a host's first stored property is where the
@@ -130,7 +154,7 @@ final class AtomicWordTests: XCTestCase {
         final class Published: @unchecked Sendable {
             var words = WordsHost.Words()
             var payload = 0
-            var ready: AtomicWord<Bool> { AtomicWords.word(self, \WordsHost.Words.flag) }
+            var ready: AtomicWord<Bool> { AtomicWords.word(self, at: WordsHost.Words.flagOffset) }
         }
         for round in 0..<200 {
             let box = Published()

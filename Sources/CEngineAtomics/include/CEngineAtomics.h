@@ -78,10 +78,12 @@ ea_fence(int order)
  *   returns the value it replaced, as one atomic read-modify-write with
  *   `order` (any).
  * ea_<name>_compare_exchange(word, expected, desired, order): if the word
- *   equals *expected, sets it to `desired` and returns true (one atomic
- *   read-modify-write with `order`); otherwise stores the value it found
- *   in *expected and returns false (an atomic load with
- *   ea_failure_order(order)). Strong: never fails spuriously.
+ *   equals `expected`, sets it to `desired` (one atomic read-modify-write
+ *   with `order`); otherwise only reads it (an atomic load with
+ *   ea_failure_order(order)). Returns the value found: it equals `expected`
+ *   exactly when the word was set. Strong: never fails spuriously. (By
+ *   value, not through an `expected` pointer: a Swift caller passing the
+ *   address of a local gets a stack-protector check in its function.)
  * ea_<name>_fetch_add(word, delta, order) / ea_<name>_fetch_sub: adds
  *   (subtracts) `delta`, wrapping modulo 2^bits, and returns the value
  *   before, as one atomic read-modify-write with `order` (any).
@@ -99,11 +101,12 @@ ea_fence(int order)
 	{                                                                               \
 		return __atomic_exchange_n(word, value, order);                         \
 	}                                                                               \
-	EA_INLINE bool ea_##name##_compare_exchange(type *word, type *expected,         \
+	EA_INLINE type ea_##name##_compare_exchange(type *word, type expected,          \
 	    type desired, int order)                                                    \
 	{                                                                               \
-		return __atomic_compare_exchange_n(word, expected, desired, false,      \
-		    order, ea_failure_order(order));                                    \
+		__atomic_compare_exchange_n(word, &expected, desired, false, order,     \
+		    ea_failure_order(order));                                           \
+		return expected;                                                        \
 	}                                                                               \
 	EA_INLINE type ea_##name##_fetch_add(type *word, type delta, int order)         \
 	{                                                                               \

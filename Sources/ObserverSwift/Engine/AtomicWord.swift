@@ -21,9 +21,13 @@ import CEngineAtomics
 // `ManagedAtomic` uses for its storage, by the same rule), for any word
 // alignment up to the header's. The property is a `var` that Swift never
 // reads or writes after `init`: every later access goes through an
-// `AtomicWord` view, atomically. Each host's layout is checked by
-// `AtomicWordTests` (the words seen through the view after atomic updates
-// equal the stored property read back directly).
+// `AtomicWord` view, atomically. Several words go in one struct that
+// names each word's byte offset as a constant: the strides of the words
+// before it, in declaration order, each rounded up to its own alignment
+// (how Swift lays out a struct's stored properties). Each host's layout is
+// checked by `AtomicWordTests` (every stated offset equals
+// `MemoryLayout.offset(of:)`, and the words seen through the views after
+// atomic updates equal the stored property read back directly).
 
 /// The ordering of an atomic load.
 @frozen @usableFromInline
@@ -70,9 +74,10 @@ protocol AtomicStorageWord: FixedWidthInteger & UnsignedInteger & Sendable {
     static func atomicLoad(_ word: UnsafeMutablePointer<Self>, _ order: Int32) -> Self
     static func atomicStore(_ word: UnsafeMutablePointer<Self>, _ value: Self, _ order: Int32)
     static func atomicExchange(_ word: UnsafeMutablePointer<Self>, _ value: Self, _ order: Int32) -> Self
+    /// The value found; the word was set to `desired` exactly when it equals `expected`.
     static func atomicCompareExchange(
-        _ word: UnsafeMutablePointer<Self>, _ expected: UnsafeMutablePointer<Self>, _ desired: Self, _ order: Int32
-    ) -> Bool
+        _ word: UnsafeMutablePointer<Self>, _ expected: Self, _ desired: Self, _ order: Int32
+    ) -> Self
     static func atomicFetchAdd(_ word: UnsafeMutablePointer<Self>, _ delta: Self, _ order: Int32) -> Self
     static func atomicFetchSubtract(_ word: UnsafeMutablePointer<Self>, _ delta: Self, _ order: Int32) -> Self
 }
@@ -86,8 +91,8 @@ extension UInt8: AtomicStorageWord {
         ea_u8_exchange(w, v, o)
     }
     @inlinable static func atomicCompareExchange(
-        _ w: UnsafeMutablePointer<Self>, _ e: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32
-    ) -> Bool { ea_u8_compare_exchange(w, e, d, o) }
+        _ w: UnsafeMutablePointer<Self>, _ e: Self, _ d: Self, _ o: Int32
+    ) -> Self { ea_u8_compare_exchange(w, e, d, o) }
     @inlinable static func atomicFetchAdd(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
         ea_u8_fetch_add(w, d, o)
     }
@@ -105,8 +110,8 @@ extension UInt32: AtomicStorageWord {
         ea_u32_exchange(w, v, o)
     }
     @inlinable static func atomicCompareExchange(
-        _ w: UnsafeMutablePointer<Self>, _ e: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32
-    ) -> Bool { ea_u32_compare_exchange(w, e, d, o) }
+        _ w: UnsafeMutablePointer<Self>, _ e: Self, _ d: Self, _ o: Int32
+    ) -> Self { ea_u32_compare_exchange(w, e, d, o) }
     @inlinable static func atomicFetchAdd(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
         ea_u32_fetch_add(w, d, o)
     }
@@ -124,8 +129,8 @@ extension UInt64: AtomicStorageWord {
         ea_u64_exchange(w, v, o)
     }
     @inlinable static func atomicCompareExchange(
-        _ w: UnsafeMutablePointer<Self>, _ e: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32
-    ) -> Bool { ea_u64_compare_exchange(w, e, d, o) }
+        _ w: UnsafeMutablePointer<Self>, _ e: Self, _ d: Self, _ o: Int32
+    ) -> Self { ea_u64_compare_exchange(w, e, d, o) }
     @inlinable static func atomicFetchAdd(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
         ea_u64_fetch_add(w, d, o)
     }
@@ -143,8 +148,8 @@ extension UInt: AtomicStorageWord {
         ea_word_exchange(w, v, o)
     }
     @inlinable static func atomicCompareExchange(
-        _ w: UnsafeMutablePointer<Self>, _ e: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32
-    ) -> Bool { ea_word_compare_exchange(w, e, d, o) }
+        _ w: UnsafeMutablePointer<Self>, _ e: Self, _ d: Self, _ o: Int32
+    ) -> Self { ea_word_compare_exchange(w, e, d, o) }
     @inlinable static func atomicFetchAdd(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
         ea_word_fetch_add(w, d, o)
     }
@@ -220,14 +225,14 @@ enum AtomicWords {
         AtomicWord(at: of(object, as: AtomicWordStorage<Value>.self))
     }
 
-    /// The word at `field` of the words `object` keeps first.
+    /// The word `offset` bytes into the words `object` keeps first. The
+    /// words' type states each word's offset as a constant (a key path's
+    /// offset is looked up at run time in code specialized in another
+    /// module), and a layout test checks it against
+    /// `MemoryLayout.offset(of:)`.
     @inlinable @inline(__always)
-    static func word<Words, Value>(
-        _ object: AnyObject, _ field: KeyPath<Words, AtomicWordStorage<Value>>
-    ) -> AtomicWord<Value> {
-        // The offset is a constant once optimized (a stored property of a struct).
-        let start = UnsafeMutableRawPointer(of(object, as: Words.self))
-        let offset = MemoryLayout<Words>.offset(of: field).unsafelyUnwrapped
+    static func word<Value>(_ object: AnyObject, at offset: Int, as _: Value.Type = Value.self) -> AtomicWord<Value> {
+        let start = UnsafeMutableRawPointer(_getUnsafePointerToStoredProperties(object))
         return AtomicWord(at: (start + offset).assumingMemoryBound(to: AtomicWordStorage<Value>.self))
     }
 }
@@ -267,9 +272,9 @@ struct AtomicWord<Value: AtomicWordValue> {
     func compareExchange(
         expected: Value, desired: Value, ordering: AtomicUpdateOrdering
     ) -> (exchanged: Bool, original: Value) {
-        var found = Value.encode(expected)
-        let exchanged = Value.StorageWord.atomicCompareExchange(word, &found, Value.encode(desired), ordering.order)
-        return (exchanged, Value.decode(found))
+        let expectedWord = Value.encode(expected)
+        let found = Value.StorageWord.atomicCompareExchange(word, expectedWord, Value.encode(desired), ordering.order)
+        return (found == expectedWord, Value.decode(found))
     }
 }
 

@@ -34,13 +34,13 @@ final class ValueStorage<Value>: @unchecked Sendable {
 
     /// The copy readers take: 0 or 1. Written by the writer only.
     @usableFromInline
-    var current: AtomicWord<Int> { AtomicWords.word(self, \ValueStorageWords.current) }
+    var current: AtomicWord<Int> { AtomicWords.word(self, at: ValueStorageWords.currentOffset) }
 
     /// Readers announced on each copy.
     @usableFromInline
-    var readers0: AtomicWord<Int> { AtomicWords.word(self, \ValueStorageWords.readers0) }
+    var readers0: AtomicWord<Int> { AtomicWords.word(self, at: ValueStorageWords.readers0Offset) }
     @usableFromInline
-    var readers1: AtomicWord<Int> { AtomicWords.word(self, \ValueStorageWords.readers1) }
+    var readers1: AtomicWord<Int> { AtomicWords.word(self, at: ValueStorageWords.readers1Offset) }
 
     @usableFromInline
     init(_ value: Value) {
@@ -113,12 +113,15 @@ final class ValueStorage<Value>: @unchecked Sendable {
     }
 }
 
-/// `ValueStorage`'s atomic words (outside the generic class, so that their
-/// offsets are constants in unspecialized code too).
+/// `ValueStorage`'s atomic words, three `Int` words at the offsets below.
 @usableFromInline
 struct ValueStorageWords {
     @usableFromInline var current = AtomicWordStorage<Int>(0)
     @usableFromInline var readers0 = AtomicWordStorage<Int>(0)
     @usableFromInline var readers1 = AtomicWordStorage<Int>(0)
     @usableFromInline init() {}
+
+    @inlinable static var currentOffset: Int { 0 }
+    @inlinable static var readers0Offset: Int { MemoryLayout<AtomicWordStorage<Int>>.stride }
+    @inlinable static var readers1Offset: Int { 2 * MemoryLayout<AtomicWordStorage<Int>>.stride }
 }
