@@ -31,46 +31,46 @@ import CEngineAtomics
 
 /// The ordering of an atomic load.
 @frozen @usableFromInline
-struct AtomicLoadOrdering {
+package struct AtomicLoadOrdering {
     @usableFromInline let order: Int32
     @inlinable init(_ order: Int32) { self.order = order }
-    @inlinable static var relaxed: Self { Self(EA_RELAXED) }
-    @inlinable static var acquiring: Self { Self(EA_ACQUIRE) }
-    @inlinable static var sequentiallyConsistent: Self { Self(EA_SEQ_CST) }
+    @inlinable package static var relaxed: Self { Self(EA_RELAXED) }
+    @inlinable package static var acquiring: Self { Self(EA_ACQUIRE) }
+    @inlinable package static var sequentiallyConsistent: Self { Self(EA_SEQ_CST) }
 }
 
 /// The ordering of an atomic store.
 @frozen @usableFromInline
-struct AtomicStoreOrdering {
+package struct AtomicStoreOrdering {
     @usableFromInline let order: Int32
     @inlinable init(_ order: Int32) { self.order = order }
-    @inlinable static var relaxed: Self { Self(EA_RELAXED) }
-    @inlinable static var releasing: Self { Self(EA_RELEASE) }
-    @inlinable static var sequentiallyConsistent: Self { Self(EA_SEQ_CST) }
+    @inlinable package static var relaxed: Self { Self(EA_RELAXED) }
+    @inlinable package static var releasing: Self { Self(EA_RELEASE) }
+    @inlinable package static var sequentiallyConsistent: Self { Self(EA_SEQ_CST) }
 }
 
 /// The ordering of an atomic read-modify-write (a failed compare-exchange
 /// loads with the load half of it).
 @frozen @usableFromInline
-struct AtomicUpdateOrdering {
+package struct AtomicUpdateOrdering {
     @usableFromInline let order: Int32
     @inlinable init(_ order: Int32) { self.order = order }
-    @inlinable static var relaxed: Self { Self(EA_RELAXED) }
-    @inlinable static var acquiring: Self { Self(EA_ACQUIRE) }
-    @inlinable static var releasing: Self { Self(EA_RELEASE) }
-    @inlinable static var acquiringAndReleasing: Self { Self(EA_ACQ_REL) }
-    @inlinable static var sequentiallyConsistent: Self { Self(EA_SEQ_CST) }
+    @inlinable package static var relaxed: Self { Self(EA_RELAXED) }
+    @inlinable package static var acquiring: Self { Self(EA_ACQUIRE) }
+    @inlinable package static var releasing: Self { Self(EA_RELEASE) }
+    @inlinable package static var acquiringAndReleasing: Self { Self(EA_ACQ_REL) }
+    @inlinable package static var sequentiallyConsistent: Self { Self(EA_SEQ_CST) }
 }
 
 /// A memory fence (`Synchronization.atomicMemoryFence`'s spelling).
 @inlinable @inline(__always)
-func atomicMemoryFence(ordering: AtomicUpdateOrdering) {
+package func atomicMemoryFence(ordering: AtomicUpdateOrdering) {
     ea_fence(ordering.order)
 }
 
 /// An unsigned integer type with C atomic operations on it.
 @usableFromInline
-protocol AtomicStorageWord: FixedWidthInteger & UnsignedInteger & Sendable {
+package protocol AtomicStorageWord: FixedWidthInteger & UnsignedInteger & Sendable {
     static func atomicLoad(_ word: UnsafeMutablePointer<Self>, _ order: Int32) -> Self
     static func atomicStore(_ word: UnsafeMutablePointer<Self>, _ value: Self, _ order: Int32)
     static func atomicExchange(_ word: UnsafeMutablePointer<Self>, _ value: Self, _ order: Int32) -> Self
@@ -83,118 +83,144 @@ protocol AtomicStorageWord: FixedWidthInteger & UnsignedInteger & Sendable {
 }
 
 extension UInt8: AtomicStorageWord {
-    @inlinable static func atomicLoad(_ w: UnsafeMutablePointer<Self>, _ o: Int32) -> Self { ea_u8_load(w, o) }
-    @inlinable static func atomicStore(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) {
+    @inlinable package static func atomicLoad(_ w: UnsafeMutablePointer<Self>, _ o: Int32) -> Self { ea_u8_load(w, o) }
+    @inlinable package static func atomicStore(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) {
         ea_u8_store(w, v, o)
     }
-    @inlinable static func atomicExchange(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) -> Self {
+    @inlinable package static func atomicExchange(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) -> Self {
         ea_u8_exchange(w, v, o)
     }
-    @inlinable static func atomicCompareExchange(
+    @inlinable package static func atomicCompareExchange(
         _ w: UnsafeMutablePointer<Self>, _ e: Self, _ d: Self, _ o: Int32
     ) -> Self { ea_u8_compare_exchange(w, e, d, o) }
-    @inlinable static func atomicFetchAdd(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
+    @inlinable package static func atomicFetchAdd(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
         ea_u8_fetch_add(w, d, o)
     }
-    @inlinable static func atomicFetchSubtract(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
+    @inlinable package static func atomicFetchSubtract(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
         ea_u8_fetch_sub(w, d, o)
     }
 }
 
 extension UInt32: AtomicStorageWord {
-    @inlinable static func atomicLoad(_ w: UnsafeMutablePointer<Self>, _ o: Int32) -> Self { ea_u32_load(w, o) }
-    @inlinable static func atomicStore(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) {
+    @inlinable package static func atomicLoad(_ w: UnsafeMutablePointer<Self>, _ o: Int32) -> Self { ea_u32_load(w, o) }
+    @inlinable package static func atomicStore(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) {
         ea_u32_store(w, v, o)
     }
-    @inlinable static func atomicExchange(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) -> Self {
+    @inlinable package static func atomicExchange(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) -> Self {
         ea_u32_exchange(w, v, o)
     }
-    @inlinable static func atomicCompareExchange(
+    @inlinable package static func atomicCompareExchange(
         _ w: UnsafeMutablePointer<Self>, _ e: Self, _ d: Self, _ o: Int32
     ) -> Self { ea_u32_compare_exchange(w, e, d, o) }
-    @inlinable static func atomicFetchAdd(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
+    @inlinable package static func atomicFetchAdd(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
         ea_u32_fetch_add(w, d, o)
     }
-    @inlinable static func atomicFetchSubtract(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
+    @inlinable package static func atomicFetchSubtract(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
         ea_u32_fetch_sub(w, d, o)
     }
 }
 
 extension UInt64: AtomicStorageWord {
-    @inlinable static func atomicLoad(_ w: UnsafeMutablePointer<Self>, _ o: Int32) -> Self { ea_u64_load(w, o) }
-    @inlinable static func atomicStore(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) {
+    @inlinable package static func atomicLoad(_ w: UnsafeMutablePointer<Self>, _ o: Int32) -> Self { ea_u64_load(w, o) }
+    @inlinable package static func atomicStore(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) {
         ea_u64_store(w, v, o)
     }
-    @inlinable static func atomicExchange(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) -> Self {
+    @inlinable package static func atomicExchange(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) -> Self {
         ea_u64_exchange(w, v, o)
     }
-    @inlinable static func atomicCompareExchange(
+    @inlinable package static func atomicCompareExchange(
         _ w: UnsafeMutablePointer<Self>, _ e: Self, _ d: Self, _ o: Int32
     ) -> Self { ea_u64_compare_exchange(w, e, d, o) }
-    @inlinable static func atomicFetchAdd(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
+    @inlinable package static func atomicFetchAdd(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
         ea_u64_fetch_add(w, d, o)
     }
-    @inlinable static func atomicFetchSubtract(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
+    @inlinable package static func atomicFetchSubtract(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
         ea_u64_fetch_sub(w, d, o)
     }
 }
 
 extension UInt: AtomicStorageWord {
-    @inlinable static func atomicLoad(_ w: UnsafeMutablePointer<Self>, _ o: Int32) -> Self { ea_word_load(w, o) }
-    @inlinable static func atomicStore(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) {
+    @inlinable package static func atomicLoad(_ w: UnsafeMutablePointer<Self>, _ o: Int32) -> Self { ea_word_load(w, o) }
+    @inlinable package static func atomicStore(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) {
         ea_word_store(w, v, o)
     }
-    @inlinable static func atomicExchange(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) -> Self {
+    @inlinable package static func atomicExchange(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) -> Self {
         ea_word_exchange(w, v, o)
     }
-    @inlinable static func atomicCompareExchange(
+    @inlinable package static func atomicCompareExchange(
         _ w: UnsafeMutablePointer<Self>, _ e: Self, _ d: Self, _ o: Int32
     ) -> Self { ea_word_compare_exchange(w, e, d, o) }
-    @inlinable static func atomicFetchAdd(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
+    @inlinable package static func atomicFetchAdd(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
         ea_word_fetch_add(w, d, o)
     }
-    @inlinable static func atomicFetchSubtract(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
+    @inlinable package static func atomicFetchSubtract(_ w: UnsafeMutablePointer<Self>, _ d: Self, _ o: Int32) -> Self {
         ea_word_fetch_sub(w, d, o)
     }
 }
 
 /// A value an `AtomicWord` can hold: encoded losslessly in one storage word.
 @usableFromInline
-protocol AtomicWordValue {
+package protocol AtomicWordValue {
     associatedtype StorageWord: AtomicStorageWord
     static func encode(_ value: Self) -> StorageWord
     static func decode(_ word: StorageWord) -> Self
 }
 
 extension Bool: AtomicWordValue {
-    @inlinable static func encode(_ value: Bool) -> UInt8 { value ? 1 : 0 }
-    @inlinable static func decode(_ word: UInt8) -> Bool { word != 0 }
+    @inlinable package static func encode(_ value: Bool) -> UInt8 { value ? 1 : 0 }
+    @inlinable package static func decode(_ word: UInt8) -> Bool { word != 0 }
 }
 
 extension UInt32: AtomicWordValue {
-    @inlinable static func encode(_ value: UInt32) -> UInt32 { value }
-    @inlinable static func decode(_ word: UInt32) -> UInt32 { word }
+    @inlinable package static func encode(_ value: UInt32) -> UInt32 { value }
+    @inlinable package static func decode(_ word: UInt32) -> UInt32 { word }
 }
 
 extension UInt64: AtomicWordValue {
-    @inlinable static func encode(_ value: UInt64) -> UInt64 { value }
-    @inlinable static func decode(_ word: UInt64) -> UInt64 { word }
+    @inlinable package static func encode(_ value: UInt64) -> UInt64 { value }
+    @inlinable package static func decode(_ word: UInt64) -> UInt64 { word }
 }
 
 extension UInt: AtomicWordValue {
-    @inlinable static func encode(_ value: UInt) -> UInt { value }
-    @inlinable static func decode(_ word: UInt) -> UInt { word }
+    @inlinable package static func encode(_ value: UInt) -> UInt { value }
+    @inlinable package static func decode(_ word: UInt) -> UInt { word }
 }
 
 extension Int: AtomicWordValue {
-    @inlinable static func encode(_ value: Int) -> UInt { UInt(bitPattern: value) }
-    @inlinable static func decode(_ word: UInt) -> Int { Int(bitPattern: word) }
+    @inlinable package static func encode(_ value: Int) -> UInt { UInt(bitPattern: value) }
+    @inlinable package static func decode(_ word: UInt) -> Int { Int(bitPattern: word) }
+}
+
+/// A pointer an `AtomicWord` can hold as an optional: its address in one
+/// word, nil as 0.
+@usableFromInline
+package protocol AtomicPointer {
+    init?(atomicAddress: UInt)
+    var atomicAddress: UInt { get }
+}
+
+extension UnsafeMutableRawPointer: AtomicPointer {
+    @inlinable package init?(atomicAddress: UInt) { self.init(bitPattern: atomicAddress) }
+    @inlinable package var atomicAddress: UInt { UInt(bitPattern: self) }
+}
+
+extension Unmanaged: AtomicPointer {
+    @inlinable package init?(atomicAddress: UInt) {
+        guard let pointer = UnsafeRawPointer(bitPattern: atomicAddress) else { return nil }
+        self = Unmanaged.fromOpaque(pointer)
+    }
+    @inlinable package var atomicAddress: UInt { UInt(bitPattern: toOpaque()) }
+}
+
+extension Optional: AtomicWordValue where Wrapped: AtomicPointer {
+    @inlinable package static func encode(_ value: Wrapped?) -> UInt { value?.atomicAddress ?? 0 }
+    @inlinable package static func decode(_ word: UInt) -> Wrapped? { Wrapped(atomicAddress: word) }
 }
 
 /// One atomic word's storage: a plain integer, accessed only through an
 /// `AtomicWord` once its owner is shared (see the invariant above).
 @frozen @usableFromInline
-struct AtomicWordStorage<Value: AtomicWordValue> {
+package struct AtomicWordStorage<Value: AtomicWordValue> {
     @usableFromInline var word: Value.StorageWord
 
     @inlinable
@@ -241,7 +267,9 @@ enum AtomicWords {
 /// API. Holds no storage: copy it freely; it is valid while the object owning
 /// the storage lives.
 @frozen @usableFromInline
-struct AtomicWord<Value: AtomicWordValue> {
+package struct AtomicWord<Value: AtomicWordValue>: @unchecked Sendable {
+    // @unchecked: a view that only ever accesses its word atomically.
+
     @usableFromInline let word: UnsafeMutablePointer<Value.StorageWord>
 
     @inlinable @inline(__always)
@@ -251,25 +279,25 @@ struct AtomicWord<Value: AtomicWordValue> {
     }
 
     @inlinable @inline(__always)
-    func load(ordering: AtomicLoadOrdering) -> Value {
+    package func load(ordering: AtomicLoadOrdering) -> Value {
         Value.decode(Value.StorageWord.atomicLoad(word, ordering.order))
     }
 
     @inlinable @inline(__always)
-    func store(_ desired: Value, ordering: AtomicStoreOrdering) {
+    package func store(_ desired: Value, ordering: AtomicStoreOrdering) {
         Value.StorageWord.atomicStore(word, Value.encode(desired), ordering.order)
     }
 
     @inlinable @inline(__always)
     @discardableResult
-    func exchange(_ desired: Value, ordering: AtomicUpdateOrdering) -> Value {
+    package func exchange(_ desired: Value, ordering: AtomicUpdateOrdering) -> Value {
         Value.decode(Value.StorageWord.atomicExchange(word, Value.encode(desired), ordering.order))
     }
 
     /// Stores `desired` if the value is `expected`. `original` is the value
     /// found (equal to `expected` when `exchanged`).
     @inlinable @inline(__always)
-    func compareExchange(
+    package func compareExchange(
         expected: Value, desired: Value, ordering: AtomicUpdateOrdering
     ) -> (exchanged: Bool, original: Value) {
         let expectedWord = Value.encode(expected)
@@ -282,7 +310,7 @@ extension AtomicWord where Value: FixedWidthInteger {
     /// Adds `operand`, wrapping on overflow.
     @inlinable @inline(__always)
     @discardableResult
-    func wrappingAdd(_ operand: Value, ordering: AtomicUpdateOrdering) -> (oldValue: Value, newValue: Value) {
+    package func wrappingAdd(_ operand: Value, ordering: AtomicUpdateOrdering) -> (oldValue: Value, newValue: Value) {
         let old = Value.decode(Value.StorageWord.atomicFetchAdd(word, Value.encode(operand), ordering.order))
         return (old, old &+ operand)
     }
@@ -290,8 +318,63 @@ extension AtomicWord where Value: FixedWidthInteger {
     /// Subtracts `operand`, wrapping on overflow.
     @inlinable @inline(__always)
     @discardableResult
-    func wrappingSubtract(_ operand: Value, ordering: AtomicUpdateOrdering) -> (oldValue: Value, newValue: Value) {
+    package func wrappingSubtract(_ operand: Value, ordering: AtomicUpdateOrdering) -> (oldValue: Value, newValue: Value) {
         let old = Value.decode(Value.StorageWord.atomicFetchSubtract(word, Value.encode(operand), ordering.order))
         return (old, old &- operand)
+    }
+}
+
+/// An atomic value in an allocation of its own, freed with the value: for an
+/// atomic that cannot be among its owner's first stored property's words (a
+/// subclass's, a struct's, a static one, or one in another module of this
+/// package). Costs an allocation and a pointer load per access; the engine's
+/// per-delivery atomics stay inline (`AtomicWords`).
+@usableFromInline
+package struct HeapAtomicWord<Value: AtomicWordValue>: ~Copyable, @unchecked Sendable {
+    // @unchecked: the word is only accessed atomically, through `view`.
+    @usableFromInline let view: AtomicWord<Value>
+
+    @inlinable
+    package init(_ value: Value) {
+        let storage = UnsafeMutablePointer<AtomicWordStorage<Value>>.allocate(capacity: 1)
+        storage.initialize(to: AtomicWordStorage(value))
+        view = AtomicWord(at: storage)
+    }
+
+    deinit {
+        view.word.deallocate()
+    }
+
+    @inlinable @inline(__always)
+    package func load(ordering: AtomicLoadOrdering) -> Value { view.load(ordering: ordering) }
+
+    @inlinable @inline(__always)
+    package func store(_ desired: Value, ordering: AtomicStoreOrdering) { view.store(desired, ordering: ordering) }
+
+    @inlinable @inline(__always)
+    @discardableResult
+    package func exchange(_ desired: Value, ordering: AtomicUpdateOrdering) -> Value {
+        view.exchange(desired, ordering: ordering)
+    }
+
+    @inlinable @inline(__always)
+    package func compareExchange(
+        expected: Value, desired: Value, ordering: AtomicUpdateOrdering
+    ) -> (exchanged: Bool, original: Value) {
+        view.compareExchange(expected: expected, desired: desired, ordering: ordering)
+    }
+}
+
+extension HeapAtomicWord where Value: FixedWidthInteger {
+    @inlinable @inline(__always)
+    @discardableResult
+    package func wrappingAdd(_ operand: Value, ordering: AtomicUpdateOrdering) -> (oldValue: Value, newValue: Value) {
+        view.wrappingAdd(operand, ordering: ordering)
+    }
+
+    @inlinable @inline(__always)
+    @discardableResult
+    package func wrappingSubtract(_ operand: Value, ordering: AtomicUpdateOrdering) -> (oldValue: Value, newValue: Value) {
+        view.wrappingSubtract(operand, ordering: ordering)
     }
 }

@@ -1,7 +1,6 @@
 import CObserverCore
 import Dispatch
 import Foundation
-import Synchronization
 
 /// Where a subscription's handler runs.
 ///
@@ -87,19 +86,34 @@ func deliverIfSubscribed(_ isSubscribed: () -> Bool, _ work: () -> Void) {
 /// A delivery budget for `limit:` subscriptions, exact under concurrent
 /// sends: `claim()` succeeds exactly `limit` times in total.
 struct DeliveryLimit: ~Copyable {
-    private let remaining: Atomic<Int>
-    /// False for `.unlimited`: then nothing is counted.
-    let isBounded: Bool
+    /// The budget left, in a word of its own (an owner that is a subclass
+    /// cannot keep it first); nil for `.unlimited`: then nothing is counted
+    /// and nothing is allocated.
+    private let remaining: AtomicWord<Int>?
 
     /// Pass `Int.max` for no limit.
     init(_ limit: Int) {
-        remaining = Atomic(limit)
-        isBounded = limit != Int.max
+        guard limit != Int.max else {
+            remaining = nil
+            return
+        }
+        let storage = UnsafeMutablePointer<AtomicWordStorage<Int>>.allocate(capacity: 1)
+        storage.initialize(to: AtomicWordStorage(limit))
+        remaining = AtomicWord(at: storage)
     }
 
+    deinit {
+        remaining?.word.deallocate()
+    }
+
+    /// False for `.unlimited`.
+    var isBounded: Bool { remaining != nil }
+
     /// Takes one delivery. `granted` is false once the budget is spent;
-    /// `last` is true for the claim that spent it.
+    /// `last` is true for the claim that spent it. Unbounded: always granted,
+    /// never last.
     func claim() -> (granted: Bool, last: Bool) {
+        guard let remaining else { return (true, false) }
         // Relaxed: the counter orders nothing else; the compare-exchange
         // alone makes each unit of budget go to exactly one claimer.
         var current = remaining.load(ordering: .relaxed)
@@ -112,5 +126,8 @@ struct DeliveryLimit: ~Copyable {
         return (false, false)
     }
 
-    var isSpent: Bool { remaining.load(ordering: .relaxed) <= 0 }
+    var isSpent: Bool {
+        guard let remaining else { return false }
+        return remaining.load(ordering: .relaxed) <= 0
+    }
 }

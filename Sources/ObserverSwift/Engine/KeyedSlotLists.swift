@@ -1,5 +1,4 @@
 import CObserverCore
-import Synchronization
 
 /// The Swift owner of one C keymap (`oc_keymap_t`): one observer list per
 /// key, each holding retained ``Subscriber`` boxes exactly like a
@@ -23,7 +22,10 @@ import Synchronization
 @usableFromInline
 class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     // @unchecked: the C map is internally synchronized (writers take its
-    // mutex, readers use epoch sections); the rest is a lock and an Atomic.
+    // mutex, readers use epoch sections); the rest is a lock and an atomic.
+
+    /// First stored property: `hasPendingRemovals`' word (see `AtomicWord`).
+    var hasPendingRemovalsWord = AtomicWordStorage<Bool>(false)
 
     @usableFromInline
     let pointer: OpaquePointer
@@ -32,7 +34,7 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     /// taken); the next writer call does them. Their boxes have expired
     /// already, so they no longer deliver meanwhile.
     private let pendingRemovals = Locked<[KeyedSlot]>([])
-    private let hasPendingRemovals = Atomic<Bool>(false)
+    private var hasPendingRemovals: AtomicWord<Bool> { AtomicWords.first(self) }
 
     fileprivate init() {
         guard let pointer = oc_keymap_create(keyBoxMatchesProbe, releaseKeyBox, releaseKeyedSubscriberBox) else {

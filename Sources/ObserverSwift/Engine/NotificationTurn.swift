@@ -1,6 +1,5 @@
 import CObserverCore
 import Foundation
-import Synchronization
 
 /// The right to run a notification round of one ``ObservableValue``.
 ///
@@ -20,6 +19,10 @@ final class NotificationTurn: @unchecked Sendable {
     // @unchecked: `word` is only touched through the core's atomic claim
     // functions; `waiters` is atomic; `condition` is thread-safe.
 
+    /// First stored property: `waiters`' word (see `AtomicWord`).
+    @usableFromInline
+    var waitersWord = AtomicWordStorage<Int>(0)
+
     /// The owner's thread identifier (its `oc_reader_current()` pointer: a
     /// thread's reader is unique among running threads and never null), or
     /// 0. C atomics only.
@@ -28,7 +31,7 @@ final class NotificationTurn: @unchecked Sendable {
 
     /// Setters waiting for the turn (in `acquire(by:)`'s slow path).
     @usableFromInline
-    let waiters = Atomic<Int>(0)
+    var waiters: AtomicWord<Int> { AtomicWords.first(self) }
 
     let condition = NSCondition()
 

@@ -1,6 +1,5 @@
 import CObserverCore
 import Foundation
-import Synchronization
 
 /// The writer lock of an ``ObserverRegistry``: recursive (releasing an
 /// observer or a box may run a `deinit` that calls back into the registry on
@@ -15,10 +14,20 @@ final class RegistryLock: @unchecked Sendable {
     // by the thread that holds the lock (ordered by `owner`'s acquire and
     // release); `condition` is thread-safe.
 
+    /// First stored property: the words of `owner` and `waiters` (see `AtomicWord`).
+    private var words = Words()
+
+    struct Words {
+        var owner = AtomicWordStorage<UInt>(0)
+        var waiters = AtomicWordStorage<Int>(0)
+        static var ownerOffset: Int { 0 }
+        static var waitersOffset: Int { MemoryLayout<UInt>.stride }
+    }
+
     /// The holder's identifier (its `oc_reader_current()` pointer, unique
     /// among running threads and never null), or 0.
-    private let owner = Atomic<UInt>(0)
-    private let waiters = Atomic<Int>(0)
+    private var owner: AtomicWord<UInt> { AtomicWords.word(self, at: Words.ownerOffset) }
+    private var waiters: AtomicWord<Int> { AtomicWords.word(self, at: Words.waitersOffset) }
     /// Nesting depth of the holder's `lock()` calls.
     @exclusivity(unchecked)
     private var depth = 0

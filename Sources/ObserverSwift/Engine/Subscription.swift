@@ -1,5 +1,4 @@
 import CObserverCore
-import Synchronization
 
 /// A token for one subscription.
 ///
@@ -15,7 +14,13 @@ import Synchronization
 /// event.subscribe { print($0) }.store(in: bag)
 /// // ... when `bag` is deallocated, the subscription is cancelled.
 /// ```
-public final class Subscription: Hashable, Sendable {
+public final class Subscription: Hashable, @unchecked Sendable {
+    // @unchecked: every stored property is immutable but the first, whose
+    // word is only accessed atomically.
+
+    /// First stored property: `cancelsOnRelease`' word (see `AtomicWord`).
+    private var cancelsOnReleaseWord = AtomicWordStorage<Bool>(false)
+
     // Strong, not weak: a weak reference would give the list a side table and
     // send every retain/release of it down the runtime's slow path. A token
     // keeps only the (emptied) C list alive after its source is gone: sources
@@ -28,7 +33,7 @@ public final class Subscription: Hashable, Sendable {
     private let canceller: (any SubscriptionCanceller)?
     /// Set by `store(in: &set)`. Relaxed: read only by `deinit`, which the
     /// release of the last reference orders after every store.
-    private let cancelsOnRelease = Atomic<Bool>(false)
+    private var cancelsOnRelease: AtomicWord<Bool> { AtomicWords.first(self) }
 
     @usableFromInline
     init(list: AnySlotList?, handle: SlotHandle) {

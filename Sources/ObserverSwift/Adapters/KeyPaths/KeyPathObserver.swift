@@ -1,5 +1,3 @@
-import Synchronization
-
 /// An observation of one ``ObservableProperty``, returned by
 /// `observe(\.property) { old, new in }`: activatable and deactivatable like
 /// ``NotificationObserver``, and ended when released.

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Finds the ``PropertyChanges`` behind `\.property` for
 /// `observe(\.property)`: Swift cannot map a key path of a wrapped property
@@ -27,7 +26,7 @@ enum PropertyAccessProbe {
 
     /// Threads probing now.
     @usableFromInline
-    static let armed = Atomic<Int>(0)
+    static let armed = HeapAtomicWord<Int>(0)
     private static let probes = Locked<[Probe]>([])
 
     @usableFromInline
@@ -59,9 +58,9 @@ enum PropertyAccessProbe {
     ) -> PropertyChanges<Value>? {
         let me = pthread_self()
         probes.withLock { $0.append(Probe(thread: me)) }
-        armed.add(1, ordering: .relaxed)
+        armed.wrappingAdd(1, ordering: .relaxed)
         read()
-        armed.subtract(1, ordering: .relaxed)
+        armed.wrappingSubtract(1, ordering: .relaxed)
         let mine = probes.withLock { probes -> [Access] in
             guard let index = probes.lastIndex(where: { pthread_equal($0.thread, me) != 0 }) else { return [] }
             return probes.remove(at: index).accesses

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The part of a key-path observer's box that its token switches: whether
 /// the token is active now, and the owner gate.
 @usableFromInline
@@ -9,7 +7,7 @@ class AttachableSubscriber: Subscriber, @unchecked Sendable {
     /// True between the token's `activate()` and `deactivate()`. Checked
     /// again where a queued handler runs, so that nothing is delivered after
     /// `deactivate()` returns.
-    let attached = Atomic<Bool>(false)
+    let attached = HeapAtomicWord<Bool>(false)
     let gate = OwnerGate()
     let expiry: Expiry
 

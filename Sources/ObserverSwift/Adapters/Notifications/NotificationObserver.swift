@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A `NotificationCenter` block observer that can be started and stopped,
 /// and that is fully deregistered when released (HSObserver's `HSObserver`,
@@ -67,8 +66,8 @@ public final class NotificationObserver: Observes, CustomStringConvertible, @unc
     /// Non-zero while active: the number of the current activation. A block
     /// registered by an earlier activation sees a different number and drops
     /// its delivery (it may still sit in a queue after `deactivate()`).
-    private let activation = Atomic<Int>(0)
-    private let activationCounter = Atomic<Int>(0)
+    private let activation = HeapAtomicWord<Int>(0)
+    private let activationCounter = HeapAtomicWord<Int>(0)
 
     /// Creates an observer of one notification name.
     ///
@@ -134,7 +133,7 @@ public final class NotificationObserver: Observes, CustomStringConvertible, @unc
     public func activate() -> Self {
         registrations.withLock { registrations in
             guard registrations.isEmpty, !ownerGate.ownerIsGone else { return }
-            let number = activationCounter.add(1, ordering: .relaxed).newValue
+            let number = activationCounter.wrappingAdd(1, ordering: .relaxed).newValue
             // Publish the number before the center can deliver under it.
             activation.store(number, ordering: .releasing)
             for name in names {

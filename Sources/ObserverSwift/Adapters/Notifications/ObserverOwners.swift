@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// The side table behind ``HasObservers``: one group per owner object, with
 /// no stored property in the owner (Linux has no associated objects).

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Ties an observer to the life of the owner whose group it was added to.
 ///
 /// On Linux there is no way to run code when an arbitrary object is
@@ -9,8 +7,7 @@ import Synchronization
 /// handler. The gate is bound at most once, lock-free, so deliveries read it
 /// without a lock while `add(to:)` binds it from another thread.
 final class OwnerGate: @unchecked Sendable {
-    // @unchecked: the only state is an atomic pointer to an immutable box
-    // (Atomic of a raw pointer is not Sendable because pointers are not).
+    // @unchecked: the only state is an atomic pointer to an immutable box.
 
     /// The weak reference, boxed so that it is written only in its own init
     /// (a weak variable written while another thread reads it is a race).
@@ -21,8 +18,10 @@ final class OwnerGate: @unchecked Sendable {
         init(_ owner: AnyObject) { self.owner = owner }
     }
 
+    /// First stored property: `slot`'s word (see `AtomicWord`).
+    private var slotWord = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
     /// nil until bound; then a +1 `WeakOwner`, released in deinit.
-    private let slot = Atomic<UnsafeMutableRawPointer?>(nil)
+    private var slot: AtomicWord<UnsafeMutableRawPointer?> { AtomicWords.first(self) }
 
     init() {}
 
@@ -39,8 +38,7 @@ final class OwnerGate: @unchecked Sendable {
         let candidate = Unmanaged.passRetained(WeakOwner(owner)).toOpaque()
         // Release on success publishes the fully initialised box to readers'
         // acquiring loads; acquire on failure is not needed (we only drop ours).
-        let (exchanged, _) = slot.compareExchange(
-            expected: nil, desired: candidate, successOrdering: .releasing, failureOrdering: .relaxed)
+        let (exchanged, _) = slot.compareExchange(expected: nil, desired: candidate, ordering: .releasing)
         if !exchanged {
             Unmanaged<WeakOwner>.fromOpaque(candidate).release()
         }

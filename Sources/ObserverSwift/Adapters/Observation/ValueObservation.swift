@@ -1,5 +1,4 @@
 import Observation
-import Synchronization
 
 /// What Swift's Observation sees of an ``ObservableValue``: reads of
 /// `value` register access here, and sets announce the mutation here.
@@ -18,12 +17,16 @@ import Synchronization
 final class ValueObservation: Observation.Observable, @unchecked Sendable {
     // @unchecked: the registrar is thread-safe; `armed` is atomic.
 
+    /// First stored property: `armed`'s word (see `AtomicWord`).
+    @usableFromInline
+    var armedWord = AtomicWordStorage<Bool>(false)
+
     @usableFromInline
     let registrar = ObservationRegistrar()
 
     /// True once `value` has been read; never cleared.
     @usableFromInline
-    let armed = Atomic<Bool>(false)
+    var armed: AtomicWord<Bool> { AtomicWords.first(self) }
 
     @usableFromInline
     init() {}

@@ -1,13 +1,13 @@
-import Synchronization
-
 /// The state behind a producer stream's ``Subscription``: runs the
 /// connection's disconnect exactly once, whichever thread unsubscribes first
 /// and however often.
 final class Disconnection: @unchecked Sendable {
     // @unchecked: `disconnect` is written in init and afterwards read and
-    // cleared only by the one caller that won `done`.
+    // cleared only by the one caller that won `done`, whose word is atomic.
 
-    private let done = Atomic<Bool>(false)
+    /// First stored property: `done`'s word (see `AtomicWord`).
+    private var doneWord = AtomicWordStorage<Bool>(false)
+    private var done: AtomicWord<Bool> { AtomicWords.first(self) }
     private var disconnect: Disconnect?
 
     init(_ disconnect: @escaping Disconnect) {

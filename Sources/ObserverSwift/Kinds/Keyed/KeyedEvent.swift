@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// An event whose observers subscribe to keys: ``send(_:forKey:)`` calls
 /// exactly the subscriptions of that key.

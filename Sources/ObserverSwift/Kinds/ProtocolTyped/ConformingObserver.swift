@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Raw storage for one protocol-typed reference to an observer: the bytes of
 /// the `P` value the one-time cast produced, held without owning anything.
 /// Six words fit every class-bound existential of up to five protocols and
@@ -10,8 +8,12 @@ typealias ConformingObserverStorage = (UInt, UInt, UInt, UInt, UInt, UInt)
 /// Set by a send that finds a deallocated observer, so the next writer of
 /// the registry removes that observer from every list.
 @usableFromInline
-final class DeadObserverFlag: Sendable {
-    let isSet = Atomic<Bool>(false)
+final class DeadObserverFlag: @unchecked Sendable {
+    // @unchecked: the flag's word is only accessed atomically; `parent` is immutable.
+
+    /// First stored property: `isSet`'s word (see `AtomicWord`).
+    var isSetWord = AtomicWordStorage<Bool>(false)
+    var isSet: AtomicWord<Bool> { AtomicWords.first(self) }
     /// Also set with this flag: how a keyed registry learns that one of its
     /// per-key registries has a dead observer to sweep.
     let parent: DeadObserverFlag?

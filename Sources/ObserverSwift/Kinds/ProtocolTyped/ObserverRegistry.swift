@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// Observers of any protocols, held weakly, called by the protocol they
 /// conform to: the composition form of ``ObservableClass`` (Flowduino's
@@ -52,11 +51,25 @@ public final class ObserverRegistry: @unchecked Sendable {
     // the internally synchronized C core; `viewHead` is atomic and the nodes
     // it reaches are immutable.
 
+    /// First stored property: the words of `viewHead` and `hasPendingAdds`
+    /// (see `AtomicWord`).
+    @usableFromInline
+    var words = Words()
+
+    @usableFromInline
+    struct Words {
+        @usableFromInline var viewHead = AtomicWordStorage<Unmanaged<ProtocolViewNode>?>(nil)
+        @usableFromInline var hasPendingAdds = AtomicWordStorage<Bool>(false)
+        @usableFromInline init() {}
+        @inlinable static var viewHeadOffset: Int { 0 }
+        @inlinable static var hasPendingAddsOffset: Int { MemoryLayout<UInt>.stride }
+    }
+
     /// Every registered observer (its `RegisteredObserver` box).
     let all = SlotList<RegisteredObserver>()
     /// Head of the lock-free list of protocol views, newest first.
     @usableFromInline
-    let viewHead = Atomic<Unmanaged<ProtocolViewNode>?>(nil)
+    var viewHead: AtomicWord<Unmanaged<ProtocolViewNode>?> { AtomicWords.word(self, at: Words.viewHeadOffset) }
     let deadFlag: DeadObserverFlag
 
     /// Recursive: releasing an observer (or a box) may run a `deinit` that
@@ -79,7 +92,7 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// reads false (acquiring, pairing with the releasing stores) sees every
     /// observer whose `addObserver` returned before in the lists.
     @usableFromInline
-    let hasPendingAdds = Atomic<Bool>(false)
+    var hasPendingAdds: AtomicWord<Bool> { AtomicWords.word(self, at: Words.hasPendingAddsOffset) }
     private var viewsByKey: [ObjectIdentifier: AnyProtocolView] = [:]
     /// Every view, in creation order (what `addObserver` casts into).
     private var views: [(key: ObjectIdentifier, view: AnyProtocolView)] = []
