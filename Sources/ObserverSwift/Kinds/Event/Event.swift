@@ -30,7 +30,7 @@ import Synchronization
 /// be called by it, and is never called by a send that starts afterwards.
 public final class Event<Value> {
     @usableFromInline
-    let slots = SlotList<EventSubscriber<Value>>()
+    let slots = SlotList<EventSubscriber<Void, Value>>()
 
     @usableFromInline
     let triggers = TriggerCounter()
@@ -53,7 +53,7 @@ public final class Event<Value> {
     public func send(_ value: Value) {
         let reader = SectionReader.current
         triggers.increment(by: reader)
-        slots.send(as: reader) { $0.receive(value) }
+        slots.send(as: reader) { $0.receive((), value) }
     }
 
     // MARK: Subscribing closures
@@ -185,12 +185,13 @@ public final class Event<Value> {
         delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
-        let box: EventSubscriber<Value>
+        let box: EventSubscriber<Void, Value>
         if case .synchronous = delivery, limit == nil {
             box = ClosureSubscriber(handler)
         } else {
-            box = ConfiguredClosureSubscriber(
-                list: slots, delivery: delivery, limit: limit ?? Int.max, handler: handler)
+            box = QueuedOrLimitedSubscriber(
+                expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max
+            ) { _, value in handler(value) }
         }
         return Subscription(list: slots, handle: slots.add(box))
     }
@@ -201,7 +202,8 @@ public final class Event<Value> {
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
         let box = TargetSubscriber(
-            list: slots, target: target, delivery: delivery, limit: limit ?? Int.max, handler: handler)
+            target: target, expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max
+        ) { target, _, value in handler(target, value) }
         return Subscription(list: slots, handle: slots.add(box))
     }
 }
