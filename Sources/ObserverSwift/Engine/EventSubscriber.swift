@@ -67,9 +67,8 @@ where Ending.Key == Key {
     private func deferDelivery(_ key: Key, _ value: Value) {
         let handler = handler
         let scope = expiry.scope(forKey: key)
-        delivery.run(ifSubscribed: { [self] in expiry.isSubscribed(in: scope) }) {
-            handler(key, value)
-        }
+        let isSubscribed = { [self] in expiry.isSubscribed(in: scope) }
+        delivery.run(ifSubscribed: isSubscribed) { handler(key, value) }
     }
 }
 
@@ -137,7 +136,8 @@ where Ending.Key == Key {
         // Re-check the target where the handler runs: it may be gone by the
         // time the queue gets to it.
         let scope = expiry.scope(forKey: key)
-        delivery.run(ifSubscribed: { [self] in expiry.isSubscribed(in: scope) }) { [self] in
+        let isSubscribed = { [self] in expiry.isSubscribed(in: scope) }
+        delivery.run(ifSubscribed: isSubscribed) { [self] in
             _ = self.target.withLive(Target.self) { target in self.handler(target, key, value) }
         }
     }
