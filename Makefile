@@ -238,9 +238,11 @@ docs: deps
 		--transform-for-static-hosting --output-path docs-site --warnings-as-errors
 	@echo "docs: static site in docs-site/"
 
-# swift-format (from the toolchain) with the repository's .swift-format.
+# swift-format (from the toolchain) with the repository's .swift-format, and
+# no `import Glibc` outside `#if canImport(Glibc)` / `#if os(Linux)` (Darwin).
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Benchmarks Examples
+	.ci/check-glibc-imports Sources Tests Benchmarks Examples
 
 format:
 	$(SWIFT) format --in-place --recursive Sources Tests Benchmarks Examples
