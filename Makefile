@@ -11,7 +11,7 @@ CORE_SOURCES = Sources/CObserverCore/oc_epoch.c Sources/CObserverCore/oc_list.c 
 CORE_INCLUDES = -ISources/CObserverCore/include -ISources/CObserverCore
 CORE_OBJECTS = $(patsubst Sources/CObserverCore/%.c,build-c/%.o,$(CORE_SOURCES))
 
-.PHONY: deps build strict test c-test seed-compat snippets demo demo-nats bench bench-nats bench-quick bench-callgrind torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs lint format clean
+.PHONY: deps build strict test c-test seed-compat snippets demo demo-nats bench bench-nats bench-quick bench-callgrind bench-build torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs lint format clean
 
 # Installs what the package builds and tests with when it is missing:
 # Concurrency Kit (Debian libck-dev), the NATS C client (libnats-dev) and
@@ -44,7 +44,7 @@ WITH_NATS_SERVER = NATS_SERVER=$(NATS_SERVER) .ci/with-nats-server
 build: deps
 	$(SWIFT) build
 
-test: deps c-warnings examples c-test seed-compat snippets
+test: deps c-warnings examples c-test seed-compat snippets bench-build
 	$(SWIFT) build --build-tests
 	$(WITH_NATS_SERVER) $(SWIFT) test --skip-build
 
@@ -76,35 +76,43 @@ snippets: deps
 demo: deps
 	$(SWIFT) run -c release observer-demo
 
-# Benchmarks (Benchmarks/observer-bench; the DocC article Performance). Release build, then:
+# Benchmarks (the package Benchmarks/, built against this one by path; the
+# DocC article Performance). Release build, then:
 # bench: the default set (< 5 min) -> table on stdout, bench-results.json, bench-results.svg
 # bench-quick: small sizes, short repetitions (< 60 s; the CI smoke test)
 # bench-callgrind: instructions per delivery under valgrind (stable on a loaded machine)
-BENCH_BIN = $$($(SWIFT) build -c release --show-bin-path)/observer-bench
+# No build-manifest caching, for the reason given at seed-compat.
+BENCH_BUILD = $(SWIFT) build -c release --package-path Benchmarks --disable-build-manifest-caching
+BENCH_BIN_PATH = $$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)
+BENCH_BIN = $(BENCH_BIN_PATH)/observer-bench
 BENCH_ARGS ?=
 
 bench: deps
-	$(SWIFT) build -c release --product observer-bench
+	$(BENCH_BUILD) --product observer-bench
 	$(BENCH_BIN) --json bench-results.json --svg bench-results.svg $(BENCH_ARGS)
 	$(MAKE) --no-print-directory bench-nats
 
 bench-quick: deps
-	$(SWIFT) build -c release --product observer-bench
+	$(BENCH_BUILD) --product observer-bench
 	$(BENCH_BIN) --quick --json bench-results.json --svg bench-results.svg $(BENCH_ARGS)
 	$(MAKE) --no-print-directory bench-nats NATS_BENCH_ARGS=--quick
 
 # The NATS bridge against raw cnats loops in C (Benchmarks/nats-bench), beside
 # a nats-server of its own. A separate executable: observer-bench does not link libnats.
-NATS_BENCH_BIN = $$($(SWIFT) build -c release --show-bin-path)/nats-bench
+NATS_BENCH_BIN = $(BENCH_BIN_PATH)/nats-bench
 NATS_BENCH_ARGS ?=
 bench-nats: deps
-	$(SWIFT) build -c release --product nats-bench
+	$(BENCH_BUILD) --product nats-bench
 	$(WITH_NATS_SERVER) sh -c '$(NATS_BENCH_BIN) $(NATS_BENCH_ARGS)'
 
 bench-callgrind: deps
 	@command -v valgrind >/dev/null || { echo "bench-callgrind: valgrind is missing (apt-get install valgrind)"; exit 1; }
-	$(SWIFT) build -c release --product observer-bench
+	$(BENCH_BUILD) --product observer-bench
 	$(BENCH_BIN) --callgrind --json bench-callgrind.json $(BENCH_ARGS)
+
+# Every benchmark executable compiles (debug build; part of `make test`).
+bench-build: deps
+	$(SWIFT) build --package-path Benchmarks --disable-build-manifest-caching
 
 # ---------------------------------------------------------------------------
 # Reliability: the stress and sanitizer gates (CONTRIBUTING.md, "Testing").
@@ -216,11 +224,15 @@ examples: deps
 
 clean:
 	$(SWIFT) package clean
+	$(SWIFT) package --package-path Benchmarks clean
 	rm -rf build-c docs-site bench-results.json bench-results.svg bench-callgrind.json
 
-# Swift 6 strict concurrency with every warning an error (package and tests).
+# Swift 6 strict concurrency with every warning an error (package, tests and
+# the benchmarks' package).
 strict: deps
 	$(SWIFT) build --build-tests --scratch-path .build/strict -Xswiftc -warnings-as-errors
+	$(SWIFT) build --package-path Benchmarks --scratch-path Benchmarks/.build/strict --disable-build-manifest-caching \
+		-Xswiftc -warnings-as-errors
 	@echo "strict: no warnings"
 
 # DocC site from the catalog and the compiler's symbol graph (no plugin).
@@ -238,9 +250,11 @@ docs: deps
 		--transform-for-static-hosting --output-path docs-site --warnings-as-errors
 	@echo "docs: static site in docs-site/"
 
-# swift-format (from the toolchain) with the repository's .swift-format.
+# swift-format (from the toolchain) with the repository's .swift-format, and
+# no `import Glibc` outside `#if canImport(Glibc)` / `#if os(Linux)` (Darwin).
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Benchmarks Examples
+	.ci/check-glibc-imports Sources Tests Benchmarks Examples
 
 format:
 	$(SWIFT) format --in-place --recursive Sources Tests Benchmarks Examples

@@ -9,10 +9,7 @@ let package = Package(
         .library(name: "ObserverSwift", targets: ["ObserverSwift"]),
         .library(name: "CObserverCore", targets: ["CObserverCore"]),
         .library(name: "ObserverNATS", targets: ["ObserverNATS"]),
-        .executable(name: "observer-bench", targets: ["observer-bench"]),
         .executable(name: "observer-demo", targets: ["observer-demo"]),
-        .executable(name: "protocol-bench", targets: ["protocol-bench"]),
-        .executable(name: "nats-bench", targets: ["nats-bench"]),
         .executable(name: "nats-demo", targets: ["nats-demo"]),
     ],
     targets: [
@@ -49,36 +46,10 @@ let package = Package(
             dependencies: ["ObserverNATS"],
             path: "Examples/nats-demo"
         ),
-        // Raw cnats loops in C: the baselines of nats-bench.
-        .target(
-            name: "CNATSBaselines",
-            dependencies: ["CNATS"],
-            path: "Benchmarks/nats-baselines"
-        ),
-        .executableTarget(
-            name: "nats-bench",
-            dependencies: ["ObserverNATS", "CNATSBaselines"],
-            path: "Benchmarks/nats-bench"
-        ),
         .executableTarget(
             name: "observer-demo",
             dependencies: ["ObserverSwift"],
             path: "Examples/observer-demo"
-        ),
-        .executableTarget(
-            name: "observer-bench",
-            dependencies: ["ObserverSwift"],
-            path: "Benchmarks/observer-bench"
-        ),
-        .executableTarget(
-            name: "protocol-bench",
-            dependencies: ["ObserverSwift"],
-            path: "Benchmarks/protocol-bench"
-        ),
-        .executableTarget(
-            name: "keyed-bench",
-            dependencies: ["ObserverSwift"],
-            path: "Benchmarks/keyed-bench"
         ),
         .testTarget(
             name: "ObserverSwiftTests",

@@ -3,9 +3,9 @@
 // dictionary of closure arrays behind a Mutex (what a keyed observable
 // without the core would do).
 //
-//   swift run -c release keyed-bench            # 1,000,000 keys
-//   swift run -c release keyed-bench 100000     # another key count
-//   swift run -c release keyed-bench 1000000 hot  # hot-key send only (perf)
+//   swift run -c release --package-path Benchmarks keyed-bench                # 1,000,000 keys
+//   swift run -c release --package-path Benchmarks keyed-bench 100000         # another key count
+//   swift run -c release --package-path Benchmarks keyed-bench 1000000 hot    # hot-key send only (perf)
 //
 // Each figure is the median of 9 timed repetitions after a warm-up, in
 // nanoseconds per send (one delivery per send), as thread CPU time (the

@@ -1,4 +1,8 @@
-import Glibc
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 // observer-bench: every scenario against its baselines in one process; see
 // `--help`, Harness/ for the method and Scenarios/ for what is measured.

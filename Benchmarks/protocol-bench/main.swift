@@ -2,7 +2,7 @@
 // approach (a dictionary of weak references, `as?` per observer per call),
 // on the same machine, in the same run.
 //
-//   swift run -c release protocol-bench [observers] [repetitions]
+//   swift run -c release --package-path Benchmarks protocol-bench [observers] [repetitions]
 //
 // Prints, per variant, the median time of one `withObservers` call over all
 // observers (and per observer), and the ratio baseline / ObserverSwift.

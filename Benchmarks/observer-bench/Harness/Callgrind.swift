@@ -152,8 +152,7 @@ enum Callgrind {
 
     /// This executable without debug information, in a temporary file.
     private static func strippedCopy() -> String {
-        let source =
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let source = currentExecutablePath()
         let copy = NSTemporaryDirectory() + "observer-bench-stripped-\(getpid())"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -168,3 +167,15 @@ enum Callgrind {
         return copy
     }
 }
+
+#if os(Linux)
+    /// This process's executable file: where /proc/self/exe points.
+    private func currentExecutablePath() -> String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+#elseif canImport(Darwin)
+    /// This process's executable file, as dyld loaded it.
+    private func currentExecutablePath() -> String {
+        Bundle.main.executablePath ?? CommandLine.arguments[0]
+    }
+#endif

@@ -1,4 +1,8 @@
-import Glibc
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Monotonic time in nanoseconds (`CLOCK_MONOTONIC`, a vDSO call: ~20 ns).
 @inline(__always)

@@ -1,4 +1,8 @@
-import Glibc
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Proof that the callbacks really ran: every measured run checks its
 /// delivery count (through a checksum of the values delivered) against the

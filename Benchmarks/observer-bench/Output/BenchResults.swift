@@ -48,13 +48,7 @@ struct BenchResults: Codable {
     var verdicts: [Verdict] { scenarios.flatMap(\.verdicts) }
 
     private static func cpuModel() -> String {
-        guard let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return "unknown CPU" }
-        for line in text.split(separator: "\n") where line.hasPrefix("model name") {
-            if let colon = line.firstIndex(of: ":") {
-                return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            }
-        }
-        return "unknown CPU"
+        platformCPUModel() ?? "unknown CPU"
     }
 
     // MARK: Renderings
@@ -153,3 +147,25 @@ func writeFile(_ text: String, to path: String) {
         Verification.fail("cannot write \(path): \(error)")
     }
 }
+
+#if os(Linux)
+    /// The first "model name" of /proc/cpuinfo, or nil.
+    private func platformCPUModel() -> String? {
+        guard let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("model name") {
+            if let colon = line.firstIndex(of: ":") {
+                return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        return nil
+    }
+#elseif canImport(Darwin)
+    /// The `machdep.cpu.brand_string` sysctl, or nil.
+    private func platformCPUModel() -> String? {
+        var size = 0
+        guard sysctlbyname("machdep.cpu.brand_string", nil, &size, nil, 0) == 0, size > 0 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: size)
+        guard sysctlbyname("machdep.cpu.brand_string", &bytes, &size, nil, 0) == 0 else { return nil }
+        return String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+    }
+#endif

@@ -1,5 +1,9 @@
-import Glibc
 import ObserverSwift
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 extension Scenario {
     /// Two threads sending to the same N = 1k observers while a third thread
@@ -221,11 +225,25 @@ func measureSenders(
 /// Observer changes (subscribes and cancels) per second by the churn thread.
 let churnChangesPerSecond = 10_000
 
-/// Sleeps until CLOCK_MONOTONIC reads `deadline` (ns).
-func sleepUntil(_ deadline: UInt64) {
-    var spec = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-    while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &spec, nil) == EINTR {}
-}
+#if os(Linux)
+    /// Sleeps until CLOCK_MONOTONIC reads `deadline` (ns): one absolute sleep.
+    func sleepUntil(_ deadline: UInt64) {
+        var spec = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &spec, nil) == EINTR {}
+    }
+#elseif canImport(Darwin)
+    /// Sleeps until CLOCK_MONOTONIC reads `deadline` (ns). Darwin has no
+    /// `clock_nanosleep`: relative sleeps of what remains, until it is reached.
+    func sleepUntil(_ deadline: UInt64) {
+        while true {
+            let now = monotonicNanoseconds()
+            guard now < deadline else { return }
+            let remaining = deadline - now
+            var spec = timespec(tv_sec: Int(remaining / 1_000_000_000), tv_nsec: Int(remaining % 1_000_000_000))
+            nanosleep(&spec, nil)
+        }
+    }
+#endif
 
 /// Sends per run so that one run takes about `target` ns (warms up too).
 func calibrateSends(target: UInt64, _ run: (Int) -> UInt64) -> Int {

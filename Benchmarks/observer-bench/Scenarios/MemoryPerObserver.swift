@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import ObserverSwift
 
 extension Scenario {
@@ -7,9 +6,9 @@ extension Scenario {
     /// closure's own captures; weak-target and protocol-typed observers are
     /// shown next to their baselines (WEAK, FLOWDUINO).
     ///
-    /// Method: glibc's `mallinfo2()` (bytes in chunks in use, `uordblks`,
-    /// plus mmapped chunks, `hblkhd`; allocator overhead included) is read
-    /// before and after N subscriptions written the way a user writes them,
+    /// Method: the heap's bytes in use (`HeapProbe`: glibc's `mallinfo2()`
+    /// on Linux, `malloc_zone_statistics` on Darwin) are read before and
+    /// after N subscriptions written the way a user writes them,
     /// `event.subscribe { value in ... }`, after a grace period each time so
     /// that retired slot arrays are freed; the tokens are dropped (a second
     /// figure keeps them). The headline figure uses a closure with no
@@ -22,8 +21,17 @@ extension Scenario {
         defaultSizes: [100_000], quickSizes: [100_000]
     ) { context in
         var report = ScenarioReport()
+        let memoryTarget = "≤ 48 bytes per closure observer beyond its captures"
+        guard let probe = HeapProbe.current else {
+            context.step("no heap probe works on this platform: memory per observer not measured")
+            report.verdicts.append(
+                Verdict(
+                    scenario: context.scenario.id, target: memoryTarget,
+                    measured: "not measured: no heap probe works on this platform", met: false))
+            return report
+        }
         for size in context.sizes {
-            context.step("N=\(size): \(HeapStatistics.method) before/after registering")
+            context.step("N=\(size): \(probe.method) before/after registering")
             let sink = Sink()
             func figure(_ implementation: String, _ bytes: Double) {
                 report.figures.append(
@@ -35,7 +43,7 @@ extension Scenario {
             var raw = RawSubscriptions()
             figure(
                 "RAW",
-                bytesPerObserver(size) {
+                probe.bytesPerObserver(size) {
                     for _ in 0..<size { raw.handlers.append { value in memorySink.total &+= value } }
                 })
             withExtendedLifetime(raw) {}
@@ -43,19 +51,19 @@ extension Scenario {
             let locked = LockedObservers()
             figure(
                 "LOCKED",
-                bytesPerObserver(size) {
+                probe.bytesPerObserver(size) {
                     for _ in 0..<size { locked.subscribe { value in memorySink.total &+= value } }
                 })
 
             let event = Event<Int>()
-            let eventBytes = bytesPerObserver(size) {
+            let eventBytes = probe.bytesPerObserver(size) {
                 for _ in 0..<size { _ = event.subscribe { value in memorySink.total &+= value } }
             }
             figure(Contender.eventClosureName, eventBytes)
             event.unsubscribeAll()
 
             let capturingEvent = Event<Int>()
-            let capturingBytes = bytesPerObserver(size) {
+            let capturingBytes = probe.bytesPerObserver(size) {
                 for tag in 0..<size { _ = capturingEvent.subscribe { value in sink.total &+= value ^ tag } }
             }
             figure("\(Contender.eventClosureName), closure capturing 16 bytes", capturingBytes)
@@ -64,7 +72,7 @@ extension Scenario {
             let tokenEvent = Event<Int>()
             var tokens = [Subscription]()
             tokens.reserveCapacity(size)
-            let tokenBytes = bytesPerObserver(size) {
+            let tokenBytes = probe.bytesPerObserver(size) {
                 for _ in 0..<size { tokens.append(tokenEvent.subscribe { value in memorySink.total &+= value }) }
             }
             figure("\(Contender.eventClosureName), token kept", tokenBytes)
@@ -76,7 +84,7 @@ extension Scenario {
             observers.reserveCapacity(size)
             figure(
                 Contender.notificationCenterName,
-                bytesPerObserver(size) {
+                probe.bytesPerObserver(size) {
                     for _ in 0..<size {
                         observers.append(
                             center.addObserver(forName: name, object: nil, queue: nil) { note in
@@ -94,14 +102,14 @@ extension Scenario {
             let weak = WeakObservers<Target>()
             figure(
                 "WEAK",
-                bytesPerObserver(size) {
+                probe.bytesPerObserver(size) {
                     for target in weakTargets { weak.subscribe(target) { target, value in target.total &+= value } }
                 })
             let eventTargets = (0..<size).map { _ in Target() }
             let targetEvent = Event<Int>()
             figure(
                 Contender.eventTargetName,
-                bytesPerObserver(size) {
+                probe.bytesPerObserver(size) {
                     for target in eventTargets {
                         targetEvent.subscribe(target) { target, value in target.total &+= value }
                     }
@@ -111,7 +119,7 @@ extension Scenario {
             let flowduino = FlowduinoObservers()
             figure(
                 "FLOWDUINO",
-                bytesPerObserver(size) {
+                probe.bytesPerObserver(size) {
                     for target in flowduinoTargets { flowduino.addObserver(target) }
                 })
             let registryTargets = (0..<size).map { _ in Target() }
@@ -119,7 +127,7 @@ extension Scenario {
             observable.withObservers { (_: IntObserving) in }
             figure(
                 "\(Contender.registryPairName) (protocol-typed, one protocol used)",
-                bytesPerObserver(size) {
+                probe.bytesPerObserver(size) {
                     for target in registryTargets { observable.addObserver(target) }
                     // Stored in the protocol's list by the next withObservers.
                     observable.withObservers { (_: IntObserving) in }
@@ -132,8 +140,8 @@ extension Scenario {
             report.verdicts.append(
                 Verdict(
                     scenario: context.scenario.id,
-                    target: "≤ 48 bytes per closure observer beyond its captures (N=\(sizeLabel(size)))",
-                    measured: "\(formatFigure(eventBytes)) bytes by \(HeapStatistics.method); token kept "
+                    target: "\(memoryTarget) (N=\(sizeLabel(size)))",
+                    measured: "\(formatFigure(eventBytes)) bytes by \(probe.method); token kept "
                         + "\(formatFigure(tokenBytes)); with 16 bytes of captures \(formatFigure(capturingBytes))",
                     met: eventBytes <= 48))
         }
@@ -149,56 +157,76 @@ struct RawSubscriptions {
     var handlers: [(Int) -> Void] = []
 }
 
-/// Bytes in use in the heap: chunks in use plus mmapped chunks (glibc's
-/// `mallinfo2().uordblks + .hblkhd`), or the resident set size where
-/// `mallinfo2` cannot be called.
-func heapBytesInUse() -> Int {
-    HeapStatistics.bytesInUse()
-}
+/// How this process reads the bytes in use in its heap.
+struct HeapProbe: Sendable {
+    /// What is read, for the report.
+    let method: String
+    /// The bytes in use now, or nil when the read failed.
+    let read: @Sendable () -> Int?
 
-/// How heap use is read. Swift's Glibc module does not import <malloc.h>, so
-/// `mallinfo2` is looked up with `dlsym` and called through its x86-64 SysV
-/// ABI: a function returning a struct in memory takes the result's address as
-/// a hidden first argument (and returns it), which is exactly the signature
-/// `(UnsafeMutableRawPointer) -> UnsafeMutableRawPointer?`. Elsewhere the
-/// resident set size from /proc/self/statm stands in (page granularity,
-/// blind to freed holes: coarser).
-enum HeapStatistics {
-    typealias MallInfo2 = @convention(c) (UnsafeMutableRawPointer) -> UnsafeMutableRawPointer?
+    /// This platform's probe, or nil when none works here (the scenario then
+    /// says so and reports no figure).
+    static let current: HeapProbe? = platformHeapProbe()
 
-    static let method: String = {
-        #if arch(x86_64)
-            if mallinfo2 != nil { return "mallinfo2 (uordblks + hblkhd)" }
-        #endif
-        return "resident set size (/proc/self/statm)"
-    }()
+    /// Bytes in use now. A probe that worked when chosen and fails later
+    /// stops the run loudly rather than report a wrong figure.
+    func bytesInUse() -> Int {
+        guard let bytes = read() else { Verification.fail("the heap probe (\(method)) could not be read") }
+        return bytes
+    }
 
-    private static let mallinfo2: MallInfo2? = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallinfo2") else { return nil }
-        return unsafeBitCast(symbol, to: MallInfo2.self)
-    }()
-
-    static func bytesInUse() -> Int {
-        #if arch(x86_64)
-            if let mallinfo2 {
-                // struct mallinfo2: ten size_t fields; uordblks is the 8th, hblkhd the 5th.
-                var fields = [Int](repeating: 0, count: 10)
-                fields.withUnsafeMutableBytes { _ = mallinfo2($0.baseAddress!) }
-                return fields[7] + fields[4]
-            }
-        #endif
-        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
-        let pages = text.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
-        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    /// Heap growth per observer across `register`, after a grace period so
+    /// that retired slot arrays (and earlier scenarios' boxes) are freed.
+    func bytesPerObserver(_ count: Int, _ register: () -> Void) -> Double {
+        try? ObserverCore.reclaimNow()
+        let before = bytesInUse()
+        register()
+        try? ObserverCore.reclaimNow()
+        return Double(bytesInUse() - before) / Double(count)
     }
 }
 
-/// Heap growth per observer across `register`, after a grace period so that
-/// retired slot arrays (and earlier scenarios' boxes) are freed.
-func bytesPerObserver(_ count: Int, _ register: () -> Void) -> Double {
-    try? ObserverCore.reclaimNow()
-    let before = heapBytesInUse()
-    register()
-    try? ObserverCore.reclaimNow()
-    return Double(heapBytesInUse() - before) / Double(count)
-}
+#if os(Linux)
+    /// Linux: glibc's `mallinfo2()`, bytes in chunks in use plus mmapped
+    /// chunks (`uordblks + hblkhd`, allocator overhead included). Swift's
+    /// Glibc module does not import <malloc.h>, so `mallinfo2` is looked up
+    /// with `dlsym` and called through its x86-64 SysV ABI: a function
+    /// returning a struct in memory takes the result's address as a hidden
+    /// first argument (and returns it), which is exactly the signature
+    /// `(UnsafeMutableRawPointer) -> UnsafeMutableRawPointer?`. Without it
+    /// (another architecture, a C library without `mallinfo2`) the resident
+    /// set size from /proc/self/statm stands in (page granularity, blind to
+    /// freed holes: coarser); nil when neither can be read.
+    private func platformHeapProbe() -> HeapProbe? {
+        #if arch(x86_64)
+            typealias MallInfo2 = @convention(c) (UnsafeMutableRawPointer) -> UnsafeMutableRawPointer?
+            if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallinfo2") {
+                let mallinfo2 = unsafeBitCast(symbol, to: MallInfo2.self)
+                return HeapProbe(method: "mallinfo2 (uordblks + hblkhd)") {
+                    // struct mallinfo2: ten size_t fields; uordblks is the 8th, hblkhd the 5th.
+                    var fields = [Int](repeating: 0, count: 10)
+                    fields.withUnsafeMutableBytes { _ = mallinfo2($0.baseAddress!) }
+                    return fields[7] + fields[4]
+                }
+            }
+        #endif
+        let residentBytes: @Sendable () -> Int? = {
+            guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+                let pages = text.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+            else { return nil }
+            return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+        }
+        guard residentBytes() != nil else { return nil }
+        return HeapProbe(method: "resident set size (/proc/self/statm)", read: residentBytes)
+    }
+#elseif canImport(Darwin)
+    /// Darwin: `malloc_zone_statistics` over every malloc zone (`size_in_use`,
+    /// bytes in the blocks in use).
+    private func platformHeapProbe() -> HeapProbe? {
+        HeapProbe(method: "malloc_zone_statistics (size_in_use, all zones)") {
+            var statistics = malloc_statistics_t()
+            malloc_zone_statistics(nil, &statistics)
+            return Int(statistics.size_in_use)
+        }
+    }
+#endif

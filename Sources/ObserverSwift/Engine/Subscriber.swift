@@ -33,8 +33,10 @@ class Subscriber: @unchecked Sendable {
     func isTarget(_ object: AnyObject) -> Bool { false }
 }
 
-/// State for boxes that can expire on their own: a deallocated target or an
-/// exhausted delivery limit. Knows its box's handle so it can remove it.
+/// State for boxes stored once in one list that can expire on their own: a
+/// deallocated target or an exhausted delivery limit. Knows its box's handle
+/// so it can remove it.
+@usableFromInline
 struct Expiry: ~Copyable {
     // The box's handle, in two atomics: `sequence` is 0 until `didAdd`;
     // `index` is stored before it and read after it (see `didAdd`).
@@ -47,12 +49,15 @@ struct Expiry: ~Copyable {
     // and `expire()` is only reached from a send or a writer of that list.
     private unowned(unsafe) let list: AnySlotList
 
+    @usableFromInline
     init(list: AnySlotList) {
         self.list = list
     }
 
+    @usableFromInline
     var isExpired: Bool { expired.load(ordering: .acquiring) }
 
+    @usableFromInline
     func didAdd(handle: SlotHandle) {
         // Dekker with `expire()`: both sides store then load, sequentially
         // consistent, so at least one of them sees the other and removes.
@@ -71,6 +76,7 @@ struct Expiry: ~Copyable {
     /// is still stored in `list`, that is, not cancelled. The caller passes
     /// the list it holds strongly (this one is unowned, and a queued delivery
     /// may outlive it).
+    @usableFromInline
     func isSubscribed(in list: AnySlotList) -> Bool {
         guard !isExpired else { return true }
         guard let handle = storedHandle() else { return false }
@@ -91,6 +97,7 @@ struct Expiry: ~Copyable {
     /// Marks the box expired and removes it without blocking. Called again
     /// (a later send met the box still stored, because the writer lock was
     /// busy the first time), it retries the removal until one succeeds.
+    @usableFromInline
     func expire() {
         if expired.exchange(true, ordering: .sequentiallyConsistent) {
             // Relaxed: a stale false only costs one more non-blocking try.

@@ -29,7 +29,7 @@ extension Event {
         reader.begin()
         for value in values {
             triggers.increment(by: reader)
-            slots.sendInSection { $0.receive(value) }
+            slots.sendInSection { $0.receive((), value) }
         }
         reader.end()
     }

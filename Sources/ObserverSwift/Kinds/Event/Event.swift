@@ -33,7 +33,7 @@ public final class Event<Value> {
     var triggerWords = TriggerCounter.Words()
 
     @usableFromInline
-    let slots = SlotList<EventSubscriber<Value>>()
+    let slots = SlotList<EventSubscriber<Void, Value>>()
 
     @usableFromInline
     var triggers: TriggerCounter { TriggerCounter(in: self) }
@@ -56,7 +56,7 @@ public final class Event<Value> {
     public func send(_ value: Value) {
         let reader = SectionReader.current
         triggers.increment(by: reader)
-        slots.send(as: reader) { $0.receive(value) }
+        slots.send(as: reader) { $0.receive((), value) }
     }
 
     // MARK: Subscribing closures
@@ -188,12 +188,13 @@ public final class Event<Value> {
         delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
-        let box: EventSubscriber<Value>
+        let box: EventSubscriber<Void, Value>
         if case .synchronous = delivery, limit == nil {
             box = ClosureSubscriber(handler)
         } else {
-            box = ConfiguredClosureSubscriber(
-                list: slots, delivery: delivery, limit: limit ?? Int.max, handler: handler)
+            box = QueuedOrLimitedSubscriber(
+                expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max
+            ) { _, value in handler(value) }
         }
         return Subscription(list: slots, handle: slots.add(box))
     }
@@ -204,7 +205,8 @@ public final class Event<Value> {
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
         let box = TargetSubscriber(
-            list: slots, target: target, delivery: delivery, limit: limit ?? Int.max, handler: handler)
+            target: target, expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max
+        ) { target, _, value in handler(target, value) }
         return Subscription(list: slots, handle: slots.add(box))
     }
 }

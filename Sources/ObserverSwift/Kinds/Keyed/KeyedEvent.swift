@@ -42,7 +42,7 @@ import Dispatch
 /// by a send that starts afterwards.
 public final class KeyedEvent<Key: Hashable, Value> {
     @usableFromInline
-    let lists = KeyedSlotLists<KeyedEventSubscriber<Key, Value>>()
+    let lists = KeyedSlotLists<EventSubscriber<Key, Value>>()
 
     /// Creates an event with no subscribers.
     public init() {}
@@ -71,7 +71,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
     ///   the result may not be ignored: keep it, or `store(in:)` a
     ///   ``SubscriptionBag`` or a `Set<Subscription>`.
     public func subscribe(key: Key, _ handler: @escaping @Sendable (Value) -> Void) -> Subscription {
-        register(CollectionOfOne(key), KeyedValueClosureSubscriber(handler))
+        register(CollectionOfOne(key), ClosureSubscriber(handler))
     }
 
     /// ``subscribe(key:_:)`` for at most `limit` deliveries, then cancelled
@@ -228,7 +228,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
 
     /// Stores `box` under each distinct key and returns its token.
     private func register(
-        _ keys: some Sequence<Key>, _ box: KeyedEventSubscriber<Key, Value>,
+        _ keys: some Sequence<Key>, _ box: EventSubscriber<Key, Value>,
         registration: KeyedRegistration<Key>? = nil
     ) -> Subscription {
         let registration = registration ?? KeyedRegistration(engine: lists)
@@ -249,8 +249,8 @@ public final class KeyedEvent<Key: Hashable, Value> {
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
         let registration = KeyedRegistration<Key>(engine: lists)
-        let box = KeyedConfiguredClosureSubscriber(
-            registration: registration, delivery: delivery, limit: limit ?? Int.max, handler: handler)
+        let box = QueuedOrLimitedSubscriber(
+            expiry: registration, delivery: delivery, limit: limit ?? Int.max, handler: handler)
         return register(keys, box, registration: registration)
     }
 
@@ -260,9 +260,8 @@ public final class KeyedEvent<Key: Hashable, Value> {
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
         let registration = KeyedRegistration<Key>(engine: lists)
-        let box = KeyedTargetSubscriber(
-            registration: registration, target: target, delivery: delivery, limit: limit ?? Int.max,
-            handler: handler)
+        let box = TargetSubscriber(
+            target: target, expiry: registration, delivery: delivery, limit: limit ?? Int.max, handler: handler)
         return register(keys, box, registration: registration)
     }
 }

@@ -1,0 +1,161 @@
+/// A box an event delivers to: `Event<Value>` stores `EventSubscriber<Void, Value>`
+/// boxes (its sends pass `()` as the key), `KeyedEvent<Key, Value>` stores
+/// `EventSubscriber<Key, Value>` boxes under each of their keys. Subclasses
+/// override ``receive(_:_:)``; the subclasses below are shared by both kinds,
+/// so a limit, a queued or main-actor delivery and a weak target are handled
+/// by one implementation.
+@usableFromInline
+class EventSubscriber<Key, Value>: Subscriber, @unchecked Sendable {
+    @usableFromInline
+    func receive(_ key: Key, _ value: Value) {}
+}
+
+/// A closure of the value alone, called synchronously for every send: the hot
+/// path (`Event.subscribe`, `KeyedEvent.subscribe(key:)`), holding nothing
+/// but the closure.
+@usableFromInline
+final class ClosureSubscriber<Key, Value>: EventSubscriber<Key, Value>, @unchecked Sendable {
+    let handler: (Value) -> Void
+
+    @usableFromInline
+    init(_ handler: @escaping (Value) -> Void) {
+        self.handler = handler
+    }
+
+    override func receive(_ key: Key, _ value: Value) {
+        handler(value)
+    }
+}
+
+/// A closure with a queued or main-actor delivery, or a delivery limit (shared
+/// by all of a keyed subscription's keys: `limit: n` means n deliveries in
+/// total). Ends on its own through `Ending` once the limit is spent.
+@usableFromInline
+final class QueuedOrLimitedSubscriber<Key, Value, Ending: SubscriptionExpiry & ~Copyable>:
+    EventSubscriber<Key, Value>, @unchecked Sendable
+where Ending.Key == Key {
+    let handler: (Key, Value) -> Void
+    let delivery: Delivery
+    let limit: DeliveryLimit
+    let expiry: Ending
+
+    /// - Parameter limit: `Int.max` for no limit.
+    @usableFromInline
+    init(expiry: consuming Ending, delivery: Delivery, limit: Int, handler: @escaping (Key, Value) -> Void) {
+        self.handler = handler
+        self.delivery = delivery
+        self.limit = DeliveryLimit(limit)
+        self.expiry = expiry
+    }
+
+    override func didAdd(handle: SlotHandle) { expiry.didAdd(handle: handle) }
+    override var isExpired: Bool { expiry.isExpired }
+
+    override func checkLiveness() -> Bool {
+        !expiry.isExpired && !limit.isSpent
+    }
+
+    override func receive(_ key: Key, _ value: Value) {
+        guard limit.admit(expiry) else { return }
+        if case .synchronous = delivery { return handler(key, value) }
+        deferDelivery(key, value)
+    }
+
+    /// Out of line, so that the synchronous path never looks up `Ending`'s
+    /// associated types.
+    @inline(never)
+    private func deferDelivery(_ key: Key, _ value: Value) {
+        let handler = handler
+        let scope = expiry.scope(forKey: key)
+        let isSubscribed = { [self] in expiry.isSubscribed(in: scope) }
+        delivery.run(ifSubscribed: isSubscribed) { handler(key, value) }
+    }
+}
+
+/// A handler bound to a target it does not keep alive: stops (and removes
+/// itself, from every key) once the target is deallocated; the handler
+/// receives the live target.
+@usableFromInline
+final class TargetSubscriber<Target: AnyObject, Key, Value, Ending: SubscriptionExpiry & ~Copyable>:
+    EventSubscriber<Key, Value>, @unchecked Sendable
+where Ending.Key == Key {
+    /// The target, taken strong for each call only while it lives (the
+    /// runtime's try-retain on native Swift objects; see `UnownedObserver`).
+    let target: UnownedObserver
+    let handler: (Target, Key, Value) -> Void
+    let delivery: Delivery
+    let limit: DeliveryLimit
+    let expiry: Ending
+
+    /// - Parameter limit: `Int.max` for no limit.
+    @usableFromInline
+    init(
+        target: Target, expiry: consuming Ending, delivery: Delivery, limit: Int,
+        handler: @escaping (Target, Key, Value) -> Void
+    ) {
+        self.target = UnownedObserver(target)
+        self.handler = handler
+        self.delivery = delivery
+        self.limit = DeliveryLimit(limit)
+        self.expiry = expiry
+    }
+
+    override var hasTarget: Bool { true }
+    override func isTarget(_ object: AnyObject) -> Bool { target.refers(to: object) && target.isAlive }
+    override func didAdd(handle: SlotHandle) { expiry.didAdd(handle: handle) }
+    override var isExpired: Bool { expiry.isExpired }
+
+    override func checkLiveness() -> Bool {
+        if expiry.isExpired || limit.isSpent { return false }
+        if !target.isAlive {
+            expiry.expire()
+            return false
+        }
+        return true
+    }
+
+    override func receive(_ key: Key, _ value: Value) {
+        let delivered = target.withLive(Target.self) { target -> Bool in
+            deliver(to: target, key, value)
+            return true
+        }
+        if delivered == nil { expiry.expire() }
+    }
+
+    @inline(__always)
+    private func deliver(to target: Target, _ key: Key, _ value: Value) {
+        guard limit.admit(expiry) else { return }
+        if case .synchronous = delivery { return handler(target, key, value) }
+        deferDelivery(key, value)
+    }
+
+    /// A queued or main-actor delivery. Out of line, so that the synchronous
+    /// path never looks up `Ending`'s associated types.
+    @inline(never)
+    private func deferDelivery(_ key: Key, _ value: Value) {
+        // Re-check the target where the handler runs: it may be gone by the
+        // time the queue gets to it.
+        let scope = expiry.scope(forKey: key)
+        let isSubscribed = { [self] in expiry.isSubscribed(in: scope) }
+        delivery.run(ifSubscribed: isSubscribed) { [self] in
+            _ = self.target.withLive(Target.self) { target in self.handler(target, key, value) }
+        }
+    }
+}
+
+extension DeliveryLimit {
+    /// Claims one delivery for a subscription that ends through `expiry`:
+    /// false once the budget is spent; the claim that spends it ends the
+    /// subscription (its own delivery still goes ahead).
+    @inline(__always)
+    func admit<Ending: SubscriptionExpiry & ~Copyable>(_ expiry: borrowing Ending) -> Bool {
+        guard isBounded else { return true }
+        let claim = claim()
+        guard claim.granted else {
+            expiry.expire()
+            return false
+        }
+        if claim.last { expiry.expire() }
+        return true
+    }
+}
