@@ -1,7 +1,6 @@
 import CNATS
 import Foundation
 import ObserverSwift
-import Synchronization
 
 /// Publishes one export's values: stamps each frame with the export's
 /// identity and next sequence number and hands it to cnats. Runs inside
@@ -14,9 +13,9 @@ final class ExportedPublisher<Value>: Sendable {
     let codec: NATSCodec<Value>
     let eventIdentity: ObjectIdentifier
     let publisher: UInt64
-    let sequence = Atomic<UInt64>(0)
+    let sequence = HeapAtomicWord<UInt64>(0)
     let status: Event<NATSStatus>
-    let failures = Atomic<Int>(0)
+    let failures = HeapAtomicWord<Int>(0)
 
     init(
         connection: NATSConnection, jetStream: JetStreamContext?, codec: NATSCodec<Value>,
@@ -41,7 +40,7 @@ final class ExportedPublisher<Value>: Sendable {
 
     func publish(_ value: Value, to subject: String) {
         if isRemoteEcho() { return }
-        let number = sequence.add(1, ordering: .relaxed).newValue
+        let number = sequence.wrappingAdd(1, ordering: .relaxed).newValue
         let header = FrameHeader(tag: codec.tag, publisher: publisher, sequence: number)
         codec.withFrame(value, FrameHeader.size) { frame in
             header.write(to: frame)
@@ -59,7 +58,7 @@ final class ExportedPublisher<Value>: Sendable {
     }
 
     func reportFailure(subject: String, _ result: natsStatus) {
-        failures.add(1, ordering: .relaxed)
+        failures.wrappingAdd(1, ordering: .relaxed)
         status.send(.publishFailed(subject: subject, error: String(cString: natsStatus_GetText(result))))
     }
 }

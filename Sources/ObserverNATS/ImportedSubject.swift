@@ -1,7 +1,6 @@
 import CNATS
 import Foundation
 import ObserverSwift
-import Synchronization
 
 /// One import's subscription: checks frames, tracks publishers' sequence
 /// numbers, and hands each good message to `deliver`, which sends it into
@@ -30,10 +29,10 @@ final class ImportedSubject: @unchecked Sendable {
     /// Decodes the payload and sends it into the event; false when it does not decode.
     let deliver: @Sendable (_ subject: UnsafePointer<CChar>, _ payload: UnsafeRawBufferPointer) -> Bool
 
-    let deliveredCount = Atomic<Int>(0)
-    let malformed = Atomic<Int>(0)
-    let missed = Atomic<Int>(0)
-    let duplicates = Atomic<Int>(0)
+    let deliveredCount = HeapAtomicWord<Int>(0)
+    let malformed = HeapAtomicWord<Int>(0)
+    let missed = HeapAtomicWord<Int>(0)
+    let duplicates = HeapAtomicWord<Int>(0)
     let completed = DispatchSemaphore(value: 0)
     let subscription = LockedState<OpaquePointer?>(nil)
 
@@ -89,14 +88,14 @@ final class ImportedSubject: @unchecked Sendable {
             trackGap(header)
         case .atLeastOnce:
             if !delivered[header.publisher, default: SequenceWindow()].insert(header.sequence) {
-                duplicates.add(1, ordering: .relaxed)
+                duplicates.wrappingAdd(1, ordering: .relaxed)
                 acknowledge(message)
                 return
             }
         }
         let payload = UnsafeRawBufferPointer(rebasing: frame[FrameHeader.size...])
         if deliver(natsMsg_GetSubject(message), payload) {
-            deliveredCount.add(1, ordering: .relaxed)
+            deliveredCount.wrappingAdd(1, ordering: .relaxed)
         } else {
             reportMalformed()
         }
@@ -116,12 +115,12 @@ final class ImportedSubject: @unchecked Sendable {
         recentSequence = max(last ?? 0, header.sequence)
         guard let last, header.sequence > last + 1 else { return }
         let gap = Int(header.sequence - last - 1)
-        missed.add(gap, ordering: .relaxed)
+        missed.wrappingAdd(gap, ordering: .relaxed)
         status.send(.gap(subject: subject, publisher: header.publisher, missed: gap))
     }
 
     private func reportMalformed() {
-        let count = malformed.add(1, ordering: .relaxed).newValue
+        let count = malformed.wrappingAdd(1, ordering: .relaxed).newValue
         status.send(.malformed(subject: subject, count: count))
     }
 

@@ -1,6 +1,6 @@
 import CNATS
 import Foundation
-import Synchronization
+import ObserverSwift
 
 /// A JetStream stream that at-least-once exports publish into and
 /// at-least-once imports consume from. ``NATSBridge`` creates it when it
@@ -58,10 +58,10 @@ final class JetStreamContext: @unchecked Sendable {
     }
 
     /// Set by `close()`: publishes after it fail with `NATS_CONNECTION_CLOSED`.
-    let isClosed = Atomic<Bool>(false)
+    let isClosed = HeapAtomicWord<Bool>(false)
     /// Publishes inside `js_PublishAsync` now: `close()` waits for none before destroying.
-    let publishing = Atomic<Int>(0)
-    let isDestroyed = Atomic<Bool>(false)
+    let publishing = HeapAtomicWord<Int>(0)
+    let isDestroyed = HeapAtomicWord<Bool>(false)
 
     deinit {
         if !isDestroyed.exchange(true, ordering: .relaxed) {
@@ -98,8 +98,8 @@ final class JetStreamContext: @unchecked Sendable {
     func publish(
         subject: UnsafePointer<CChar>, frame: UnsafeRawBufferPointer, publisher: UInt64, sequence: UInt64
     ) -> natsStatus {
-        publishing.add(1, ordering: .sequentiallyConsistent)
-        defer { publishing.subtract(1, ordering: .sequentiallyConsistent) }
+        publishing.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        defer { publishing.wrappingSubtract(1, ordering: .sequentiallyConsistent) }
         if isClosed.load(ordering: .sequentiallyConsistent) { return NATS_CONNECTION_CLOSED }
         var options = jsPubOptions()
         _ = jsPubOptions_Init(&options)

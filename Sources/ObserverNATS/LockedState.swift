@@ -1,7 +1,8 @@
 import Foundation
 
 /// State guarded by an `NSLock` (ThreadSanitizer sees its happens-before
-/// edges; it does not see `Synchronization.Mutex`'s on Linux). Used only off
+/// edges; it does not see the standard library `Mutex`'s on Linux, and
+/// `Mutex` needs macOS 15 / iOS 18). Used only off
 /// the send path: registering and closing imports and exports.
 final class LockedState<State>: @unchecked Sendable {
     // @unchecked: `state` is only read or written inside `withLock`, under `lock`.

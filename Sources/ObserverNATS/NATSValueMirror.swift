@@ -1,7 +1,6 @@
 import CNATS
 import Foundation
 import ObserverSwift
-import Synchronization
 
 /// A running mirror of an `ObservableValue` through a JetStream key-value
 /// bucket; see ``NATSBridge/mirror(_:bucket:key:codec:)``.
@@ -41,12 +40,12 @@ final class MirroredValueState: @unchecked Sendable {
     let bucket: String
     let key: String
     let publisher: UInt64
-    let sequence = Atomic<UInt64>(0)
-    let applied = Atomic<Int>(0)
-    let published = Atomic<Int>(0)
-    let malformed = Atomic<Int>(0)
-    let stopping = Atomic<Bool>(false)
-    let tearsDownItself = Atomic<Bool>(false)
+    let sequence = HeapAtomicWord<UInt64>(0)
+    let applied = HeapAtomicWord<Int>(0)
+    let published = HeapAtomicWord<Int>(0)
+    let malformed = HeapAtomicWord<Int>(0)
+    let stopping = HeapAtomicWord<Bool>(false)
+    let tearsDownItself = HeapAtomicWord<Bool>(false)
     let ended = DispatchSemaphore(value: 0)
     let status: Event<NATSStatus>
     var store: OpaquePointer?
@@ -170,12 +169,12 @@ extension NATSBridge {
             guard let header = FrameHeader(frame: frame, expectedTag: codec.tag),
                 let decoded = try? codec.decode(UnsafeRawBufferPointer(rebasing: frame[FrameHeader.size...]))
             else {
-                let count = state.malformed.add(1, ordering: .relaxed).newValue
+                let count = state.malformed.wrappingAdd(1, ordering: .relaxed).newValue
                 state.status.send(.malformed(subject: subject, count: count))
                 return
             }
             guard state.shouldApply(header) else { return }
-            state.applied.add(1, ordering: .relaxed)
+            state.applied.wrappingAdd(1, ordering: .relaxed)
             RemoteDelivery.applying(state.marker) { value.value = decoded }
         }
 
@@ -197,7 +196,7 @@ extension NATSBridge {
         }
 
         let publish: @Sendable (Value) -> Void = { newValue in
-            let number = state.sequence.add(1, ordering: .relaxed).newValue
+            let number = state.sequence.wrappingAdd(1, ordering: .relaxed).newValue
             state.recordOwnWrite(number)
             let header = FrameHeader(tag: codec.tag, publisher: state.publisher, sequence: number)
             codec.withFrame(newValue, FrameHeader.size) { frame in
@@ -207,7 +206,7 @@ extension NATSBridge {
                         subject: $0, frame: UnsafeRawBufferPointer(frame), publisher: state.publisher, sequence: number)
                 }
                 if result == NATS_OK {
-                    state.published.add(1, ordering: .relaxed)
+                    state.published.wrappingAdd(1, ordering: .relaxed)
                 } else {
                     state.status.send(
                         .publishFailed(subject: subject, error: String(cString: natsStatus_GetText(result))))
@@ -217,7 +216,7 @@ extension NATSBridge {
         if !sawValue {
             // The key is empty: write the local value and wait for the server, so that a mirror
             // made after this returns starts from it.
-            let number = state.sequence.add(1, ordering: .relaxed).newValue
+            let number = state.sequence.wrappingAdd(1, ordering: .relaxed).newValue
             state.recordOwnWrite(number)
             let header = FrameHeader(tag: codec.tag, publisher: state.publisher, sequence: number)
             var result = NATS_OK
@@ -230,7 +229,7 @@ extension NATSBridge {
                 state.tearDown()
                 throw error.asJetStream
             }
-            state.published.add(1, ordering: .relaxed)
+            state.published.wrappingAdd(1, ordering: .relaxed)
         }
         state.observer = value.addObserver { newValue in
             if RemoteDelivery.currentMirror == state.marker || state.stopping.load(ordering: .relaxed) { return }

@@ -71,6 +71,20 @@ final class AtomicWordTests: XCTestCase {
         XCTAssertEqual(MemoryLayout<ValueStorageWords>.offset(of: \.current), ValueStorageWords.currentOffset)
         XCTAssertEqual(MemoryLayout<ValueStorageWords>.offset(of: \.readers0), ValueStorageWords.readers0Offset)
         XCTAssertEqual(MemoryLayout<ValueStorageWords>.offset(of: \.readers1), ValueStorageWords.readers1Offset)
+        typealias Lock = RegistryLock.Words
+        XCTAssertEqual(MemoryLayout<Lock>.offset(of: \.owner), Lock.ownerOffset)
+        XCTAssertEqual(MemoryLayout<Lock>.offset(of: \.waiters), Lock.waitersOffset)
+        typealias Registry = ObserverRegistry.Words
+        XCTAssertEqual(MemoryLayout<Registry>.offset(of: \.viewHead), Registry.viewHeadOffset)
+        XCTAssertEqual(MemoryLayout<Registry>.offset(of: \.hasPendingAdds), Registry.hasPendingAddsOffset)
+        typealias Ending = Expiry.Words
+        XCTAssertEqual(MemoryLayout<Ending>.offset(of: \.sequence), Ending.sequenceOffset)
+        XCTAssertEqual(MemoryLayout<Ending>.offset(of: \.index), Ending.indexOffset)
+        XCTAssertEqual(MemoryLayout<Ending>.offset(of: \.expired), Ending.expiredOffset)
+        XCTAssertEqual(MemoryLayout<Ending>.offset(of: \.removed), Ending.removedOffset)
+        typealias Keyed = KeyedRegistration<Int>.Words
+        XCTAssertEqual(MemoryLayout<Keyed>.offset(of: \.ended), Keyed.endedOffset)
+        XCTAssertEqual(MemoryLayout<Keyed>.offset(of: \.expired), Keyed.expiredOffset)
     }
 
     /// The storage invariant: a host's first stored property is where the
@@ -124,6 +138,112 @@ final class AtomicWordTests: XCTestCase {
         XCTAssertEqual(storage.words.readers1.plainValue, 3)
         storage.readers1.wrappingSubtract(3, ordering: .relaxed)
         XCTAssertEqual(storage.read(), "first", "the copies, after the words, are intact")
+    }
+
+    /// The registry lock keeps `owner` and `waiters` first.
+    func testRegistryLockWordsAreTheLocksFirstStoredProperty() {
+        let lock = RegistryLock()
+        lock.lock()
+        XCTAssertNotEqual(lock.words.owner.plainValue, 0, "the holder's identifier went into RegistryLock.words")
+        lock.lock()
+        lock.unlock()
+        XCTAssertNotEqual(lock.words.owner.plainValue, 0, "still held: one unlock of two")
+        lock.unlock()
+        XCTAssertEqual(lock.words.owner.plainValue, 0)
+        XCTAssertEqual(lock.words.waiters.plainValue, 0)
+    }
+
+    /// A registry keeps its view list's head and pending flag first.
+    func testObserverRegistryWordsAreTheRegistrysFirstStoredProperty() {
+        final class Watcher: Sendable {}
+        let registry = ObserverRegistry()
+        XCTAssertNil(registry.words.viewHead.plainValue)
+        let watcher = Watcher()
+        registry.addObserver(watcher)
+        XCTAssertTrue(registry.words.hasPendingAdds.plainValue, "an add is pending until the next send")
+        var calls = 0
+        registry.withObservers { (_: Watcher) in calls += 1 }
+        XCTAssertEqual(calls, 1)
+        XCTAssertFalse(registry.words.hasPendingAdds.plainValue)
+        XCTAssertNotNil(registry.words.viewHead.plainValue, "the view's node went into ObserverRegistry.words")
+        withExtendedLifetime(watcher) {}
+    }
+
+    /// Every single-word host keeps its word first, and its other stored
+    /// properties intact after it.
+    func testSingleWordHostsKeepTheirWordFirst() {
+        let turn = NotificationTurn()
+        turn.waiters.wrappingAdd(3, ordering: .relaxed)
+        XCTAssertEqual(turn.waitersWord.plainValue, 3)
+        turn.waiters.wrappingSubtract(3, ordering: .relaxed)
+        turn.acquire(by: 42)
+        XCTAssertTrue(turn.isHeld(by: 42), "the claim word, after the waiters' word, is intact")
+        turn.release()
+
+        let parent = DeadObserverFlag()
+        let flag = DeadObserverFlag(parent: parent)
+        flag.set()
+        XCTAssertTrue(flag.isSetWord.plainValue)
+        XCTAssertTrue(parent.isSetWord.plainValue, "the parent reference, after the word, is intact")
+        XCTAssertTrue(flag.take())
+        XCTAssertFalse(flag.isSetWord.plainValue)
+
+        let observation = ValueObservation()
+        XCTAssertFalse(observation.armedWord.plainValue)
+        observation.access()
+        XCTAssertTrue(observation.armedWord.plainValue)
+        XCTAssertTrue(observation.isArmed)
+
+        let disconnected = Locked(0)
+        let disconnection = Disconnection { disconnected.withLock { $0 += 1 } }
+        XCTAssertTrue(disconnection.run())
+        XCTAssertFalse(disconnection.run())
+        XCTAssertTrue(disconnection.doneWord.plainValue)
+        XCTAssertEqual(disconnected.withLock { $0 }, 1, "the disconnect closure, after the word, ran once")
+
+        final class Owner {}
+        let gate = OwnerGate()
+        var owner: Owner? = Owner()
+        XCTAssertNil(gate.slotWord.plainValue)
+        XCTAssertTrue(gate.bind(to: owner!))
+        XCTAssertNotNil(gate.slotWord.plainValue)
+        XCTAssertFalse(gate.ownerIsGone)
+        owner = nil
+        XCTAssertTrue(gate.ownerIsGone)
+
+        let event = Event<Int>()
+        var tokens = Set<Subscription>()
+        let token = event.subscribe { _ in }
+        XCTAssertFalse(token.cancelsOnReleaseWord.plainValue)
+        token.store(in: &tokens)
+        XCTAssertTrue(token.cancelsOnReleaseWord.plainValue)
+        XCTAssertTrue(token.isActive, "the list and handle, after the word, are intact")
+        tokens.removeAll()
+    }
+
+    /// A keyed engine keeps its pending-removals flag first, a keyed
+    /// registration its `ended` and `expired` words.
+    func testKeyedHostsKeepTheirWordsFirst() {
+        let keyed = KeyedEvent<Int, Int>()
+        let token = keyed.subscribe(key: 1) { _ in }
+        XCTAssertFalse(keyed.lists.hasPendingRemovalsWord.plainValue)
+        keyed.lists.hasPendingRemovals.store(true, ordering: .relaxed)
+        XCTAssertTrue(keyed.lists.hasPendingRemovalsWord.plainValue)
+        keyed.lists.hasPendingRemovals.store(false, ordering: .relaxed)
+        XCTAssertEqual(keyed.subscribersCount(forKey: 1), 1, "the map pointer, after the word, is intact")
+
+        let registration = KeyedRegistration<Int>(engine: keyed.lists)
+        XCTAssertFalse(registration.words.ended.plainValue)
+        XCTAssertFalse(registration.cancelSubscription())
+        XCTAssertTrue(registration.words.ended.plainValue)
+        XCTAssertFalse(registration.words.expired.plainValue, "cancelled, not expired")
+        XCTAssertTrue(registration.isEnded)
+
+        let limited = KeyedEvent<Int, Int>()
+        let once = limited.subscribe(key: 7, limit: 1) { _ in }
+        limited.send(1, forKey: 7)
+        XCTAssertFalse(once.isActive, "a spent limit ends the registration through its words")
+        token.cancel()
     }
 
     /// Exact counts under contention: every increment lands once.

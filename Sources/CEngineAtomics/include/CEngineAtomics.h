@@ -1,7 +1,7 @@
 /*
- * CEngineAtomics: the atomic words ObserverSwift's engine uses (Swift's
- * `Synchronization.Atomic` needs macOS 15 / iOS 18; these need nothing but
- * a C11 compiler). A Swift-only internal module: ObserverSwift depends on
+ * CEngineAtomics: the atomic words ObserverSwift's engine uses (the Swift
+ * standard library's `Atomic` type needs macOS 15 / iOS 18; these need
+ * nothing but a C11 compiler). A Swift-only internal module: ObserverSwift depends on
  * it, it is not a product, and C or C++ embedders of CObserverCore never
  * see it.
  *

@@ -1,8 +1,8 @@
 import CEngineAtomics
 
-// The engine's atomics, on the C words of CEngineAtomics (Swift's
-// `Synchronization.Atomic` needs macOS 15 / iOS 18). The API mirrors
-// `Synchronization.Atomic`'s: `load(ordering:)`, `store(_:ordering:)`,
+// The engine's atomics, on the C words of CEngineAtomics (the standard
+// library's `Atomic` type needs macOS 15 / iOS 18, above the package's
+// floor). The API mirrors that type's: `load(ordering:)`, `store(_:ordering:)`,
 // `exchange(_:ordering:)`, `compareExchange(expected:desired:ordering:)`,
 // `wrappingAdd` / `wrappingSubtract`, with the same ordering names.
 //
@@ -28,6 +28,14 @@ import CEngineAtomics
 // checked by `AtomicWordTests` (every stated offset equals
 // `MemoryLayout.offset(of:)`, and the words seen through the views after
 // atomic updates equal the stored property read back directly).
+//
+// Where the invariant cannot hold (a subclass of a class with stored
+// properties, a struct such as `Expiry` or `DeliveryLimit` stored in such a
+// subclass, a static, another module of this package), the words get an
+// allocation of their own (`HeapAtomicWord`, or one allocation for a
+// struct's words), made with their owner and freed with it. Only a bounded
+// `limit:` reads such a word per delivery; the atomics of the other send
+// paths stay inline.
 
 /// The ordering of an atomic load.
 @frozen @usableFromInline
@@ -62,7 +70,7 @@ package struct AtomicUpdateOrdering {
     @inlinable package static var sequentiallyConsistent: Self { Self(EA_SEQ_CST) }
 }
 
-/// A memory fence (`Synchronization.atomicMemoryFence`'s spelling).
+/// A memory fence (the standard library's spelling of one).
 @inlinable @inline(__always)
 package func atomicMemoryFence(ordering: AtomicUpdateOrdering) {
     ea_fence(ordering.order)
@@ -263,8 +271,8 @@ enum AtomicWords {
     }
 }
 
-/// An atomic view of one `AtomicWordStorage`, with `Synchronization.Atomic`'s
-/// API. Holds no storage: copy it freely; it is valid while the object owning
+/// An atomic view of one `AtomicWordStorage`, with the standard library's
+/// `Atomic` API. Holds no storage: copy it freely; it is valid while the object owning
 /// the storage lives.
 @frozen @usableFromInline
 package struct AtomicWord<Value: AtomicWordValue>: @unchecked Sendable {

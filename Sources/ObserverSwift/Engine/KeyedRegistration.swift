@@ -1,5 +1,4 @@
 import CObserverCore
-import Synchronization
 
 /// The keys and handles of one keyed subscription: one box stored under
 /// each of its keys. Shared by the subscription's token (which cancels it)
@@ -14,6 +13,16 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
     // @unchecked: mutable state is behind `state`'s lock; `ended` is atomic;
     // the engine reference is weak (a token may outlive its source).
 
+    /// First stored property: the words of `ended` and `expired` (see `AtomicWord`).
+    var words = Words()
+
+    struct Words {
+        var ended = AtomicWordStorage<Bool>(false)
+        var expired = AtomicWordStorage<Bool>(false)
+        static var endedOffset: Int { 0 }
+        static var expiredOffset: Int { MemoryLayout<UInt8>.stride }
+    }
+
     private struct State {
         var entries: [KeyedSlot] = []
         var ended = false
@@ -24,10 +33,10 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
     /// on purpose: ThreadSanitizer misreports accesses to an empty `inout`
     /// value guarded by a lock as races.)
     private let state = Locked(State())
-    private let ended = Atomic<Bool>(false)
+    private var ended: AtomicWord<Bool> { AtomicWords.word(self, at: Words.endedOffset) }
     /// Set when it ended on its own (a spent limit, a dead target), not by
     /// a cancellation.
-    private let expired = Atomic<Bool>(false)
+    private var expired: AtomicWord<Bool> { AtomicWords.word(self, at: Words.expiredOffset) }
 
     init(engine: AnyKeyedSlotLists) {
         self.engine = engine

@@ -34,7 +34,7 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     /// taken); the next writer call does them. Their boxes have expired
     /// already, so they no longer deliver meanwhile.
     private let pendingRemovals = Locked<[KeyedSlot]>([])
-    private var hasPendingRemovals: AtomicWord<Bool> { AtomicWords.first(self) }
+    var hasPendingRemovals: AtomicWord<Bool> { AtomicWords.first(self) }
 
     fileprivate init() {
         guard let pointer = oc_keymap_create(keyBoxMatchesProbe, releaseKeyBox, releaseKeyedSubscriberBox) else {

@@ -1,14 +1,15 @@
 import Foundation
 
-/// A value guarded by a lock, with `Synchronization.Mutex`'s `withLock`
-/// shape.
+/// A value guarded by a lock, with the standard library's `Mutex`'s
+/// `withLock` shape.
 ///
-/// Why not `Mutex`: on Linux, ThreadSanitizer does not see the happens-before
-/// edges of `Mutex` (its futex-based lock), so every guarded access made
-/// from two threads is reported as a "Swift access race" — in this library
-/// and in its users' TSan runs. `NSLock` is a pthread mutex, which TSan
-/// understands. Writers are never on the send path, so the difference in
-/// cost does not matter here.
+/// Why not `Mutex`: it needs macOS 15 / iOS 18, above the package's floor;
+/// and on Linux, ThreadSanitizer does not see its happens-before edges (its
+/// futex-based lock), so every guarded access made from two threads is
+/// reported as a "Swift access race" — in this library and in its users'
+/// TSan runs. `NSLock` is a pthread mutex, which TSan understands, on every
+/// platform the package supports. Writers are never on the send path, so the
+/// difference in cost does not matter here.
 @usableFromInline
 final class Locked<Value>: @unchecked Sendable {
     // @unchecked: `value` is only touched while `lock` is held.

@@ -15,7 +15,7 @@ final class RegistryLock: @unchecked Sendable {
     // release); `condition` is thread-safe.
 
     /// First stored property: the words of `owner` and `waiters` (see `AtomicWord`).
-    private var words = Words()
+    var words = Words()
 
     struct Words {
         var owner = AtomicWordStorage<UInt>(0)

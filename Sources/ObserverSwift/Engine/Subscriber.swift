@@ -1,5 +1,4 @@
 import CObserverCore
-import Synchronization
 
 /// The root of every box stored in a slot. It has no stored properties, so
 /// the plainest subscription costs one object header plus its closure.
@@ -38,20 +37,48 @@ class Subscriber: @unchecked Sendable {
 /// so it can remove it.
 @usableFromInline
 struct Expiry: ~Copyable {
-    // The box's handle, in two atomics: `sequence` is 0 until `didAdd`;
-    // `index` is stored before it and read after it (see `didAdd`).
-    private let sequence = Atomic<UInt64>(0)
-    private let index = Atomic<UInt32>(0)
-    private let expired = Atomic<Bool>(false)
-    /// Set once this box's removal was done (or found done already).
-    private let removed = Atomic<Bool>(false)
+    /// The atomic words, in one allocation of their own: the boxes keeping
+    /// an expiry are subclasses whose first stored property is not theirs to
+    /// choose (see `AtomicWord`). Allocated with the box, freed with it.
+    private let words: UnsafeMutablePointer<Words>
     // Unowned: the list outlives every send (sends hold its event strongly),
     // and `expire()` is only reached from a send or a writer of that list.
     private unowned(unsafe) let list: AnySlotList
 
+    struct Words {
+        // The box's handle, in two atomics: `sequence` is 0 until `didAdd`;
+        // `index` is stored before it and read after it (see `didAdd`).
+        var sequence = AtomicWordStorage<UInt64>(0)
+        var index = AtomicWordStorage<UInt32>(0)
+        var expired = AtomicWordStorage<Bool>(false)
+        /// Set once this box's removal was done (or found done already).
+        var removed = AtomicWordStorage<Bool>(false)
+
+        // An 8-byte word, a 4-byte word, then two bytes.
+        static var sequenceOffset: Int { 0 }
+        static var indexOffset: Int { MemoryLayout<UInt64>.stride }
+        static var expiredOffset: Int { indexOffset + MemoryLayout<UInt32>.stride }
+        static var removedOffset: Int { expiredOffset + MemoryLayout<UInt8>.stride }
+    }
+
+    private func word<Value>(at offset: Int) -> AtomicWord<Value> {
+        AtomicWord(at: (UnsafeMutableRawPointer(words) + offset).assumingMemoryBound(to: AtomicWordStorage<Value>.self))
+    }
+
+    private var sequence: AtomicWord<UInt64> { word(at: Words.sequenceOffset) }
+    private var index: AtomicWord<UInt32> { word(at: Words.indexOffset) }
+    private var expired: AtomicWord<Bool> { word(at: Words.expiredOffset) }
+    private var removed: AtomicWord<Bool> { word(at: Words.removedOffset) }
+
     @usableFromInline
     init(list: AnySlotList) {
+        words = .allocate(capacity: 1)
+        words.initialize(to: Words())
         self.list = list
+    }
+
+    deinit {
+        words.deallocate()
     }
 
     @usableFromInline

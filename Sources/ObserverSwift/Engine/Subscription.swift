@@ -19,7 +19,7 @@ public final class Subscription: Hashable, @unchecked Sendable {
     // word is only accessed atomically.
 
     /// First stored property: `cancelsOnRelease`' word (see `AtomicWord`).
-    private var cancelsOnReleaseWord = AtomicWordStorage<Bool>(false)
+    var cancelsOnReleaseWord = AtomicWordStorage<Bool>(false)
 
     // Strong, not weak: a weak reference would give the list a side table and
     // send every retain/release of it down the runtime's slow path. A token

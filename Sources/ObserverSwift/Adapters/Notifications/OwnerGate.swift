@@ -19,7 +19,7 @@ final class OwnerGate: @unchecked Sendable {
     }
 
     /// First stored property: `slot`'s word (see `AtomicWord`).
-    private var slotWord = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
+    var slotWord = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
     /// nil until bound; then a +1 `WeakOwner`, released in deinit.
     private var slot: AtomicWord<UnsafeMutableRawPointer?> { AtomicWords.first(self) }
 

@@ -6,7 +6,7 @@ final class Disconnection: @unchecked Sendable {
     // cleared only by the one caller that won `done`, whose word is atomic.
 
     /// First stored property: `done`'s word (see `AtomicWord`).
-    private var doneWord = AtomicWordStorage<Bool>(false)
+    var doneWord = AtomicWordStorage<Bool>(false)
     private var done: AtomicWord<Bool> { AtomicWords.first(self) }
     private var disconnect: Disconnect?
 
