@@ -5,7 +5,7 @@ import Foundation
 import XCTest
 
 /// A list guarded by an `NSLock` (a pthread mutex, which ThreadSanitizer
-/// understands; it does not see `Synchronization.Mutex`'s edges on Linux).
+/// understands on every platform).
 final class LockedReleases: @unchecked Sendable {
     private let lock = NSLock()
     private var released: [Int] = []

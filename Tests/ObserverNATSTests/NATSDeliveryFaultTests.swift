@@ -2,7 +2,6 @@ import CNATS
 import Foundation
 import ObserverNATS
 import ObserverSwift
-import Synchronization
 import XCTest
 
 /// Bad payloads, slow handlers, and closing while messages are in flight.
@@ -126,18 +125,18 @@ final class NATSDeliveryFaultTests: XCTestCase {
             let subject = NATSTestEnvironment.uniqueSubject("close\(round)")
             let subscriber = try NATSBridge(options: try NATSTestEnvironment.options())
             let remote = Event<Int>()
-            let closed = Atomic<Bool>(false)
-            let lateCalls = Atomic<Int>(0)
-            let calls = Atomic<Int>(0)
+            let closed = HeapAtomicWord<Bool>(false)
+            let lateCalls = HeapAtomicWord<Int>(0)
+            let calls = HeapAtomicWord<Int>(0)
             let token = remote.subscribe { _ in
-                if closed.load(ordering: .acquiring) { lateCalls.add(1, ordering: .relaxed) }
-                calls.add(1, ordering: .relaxed)
+                if closed.load(ordering: .acquiring) { lateCalls.wrappingAdd(1, ordering: .relaxed) }
+                calls.wrappingAdd(1, ordering: .relaxed)
                 usleep(50)
             }
             try subscriber.import(subject, into: remote)
             let local = Event<Int>()
             let export = try publisher.export(local, to: subject)
-            let sending = Atomic<Bool>(true)
+            let sending = HeapAtomicWord<Bool>(true)
             let sender = Thread {
                 var value = 0
                 while sending.load(ordering: .relaxed) {

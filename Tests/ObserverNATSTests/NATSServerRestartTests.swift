@@ -1,7 +1,6 @@
 import Foundation
 import ObserverNATS
 import ObserverSwift
-import Synchronization
 import XCTest
 
 /// The server is killed (`kill -9`) and restarted on the same port while 100 000 events

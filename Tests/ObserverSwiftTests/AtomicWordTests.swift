@@ -27,7 +27,7 @@ private final class WordsHost: @unchecked Sendable {
 }
 
 final class AtomicWordTests: XCTestCase {
-    func testOperationsMatchSynchronizationAtomicSemantics() {
+    func testOperationsHaveTheStandardAtomicsSemantics() {
         let host = WordsHost()
         XCTAssertEqual(host.count.load(ordering: .relaxed), -1, "the view reads the value init stored")
         XCTAssertEqual(host.index.load(ordering: .acquiring), 7)

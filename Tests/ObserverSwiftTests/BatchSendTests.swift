@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import XCTest
 
 @testable import ObserverSwift
@@ -54,7 +53,7 @@ final class BatchSendTests: XCTestCase {
     func testLimitIsExactUnderConcurrentBatches() {
         for limit in [1, 7, 100] {
             let event = Event<Int>()
-            let delivered = Atomic<Int>(0)
+            let delivered = HeapAtomicWord<Int>(0)
             event.subscribe(limit: limit) { _ in delivered.wrappingAdd(1, ordering: .relaxed) }
             DispatchQueue.concurrentPerform(iterations: 4) { _ in
                 for _ in 0..<20 { event.send(contentsOf: 0..<64) }
@@ -126,9 +125,9 @@ final class BatchSendTests: XCTestCase {
 
     func testConcurrentBatchesWhileObserversComeAndGoDeliverToTheStableOnes() {
         let event = Event<Int>()
-        let stable = Atomic<Int>(0)
+        let stable = HeapAtomicWord<Int>(0)
         for _ in 0..<8 { _ = event.subscribe { stable.wrappingAdd($0, ordering: .relaxed) } }
-        let stop = Atomic<Bool>(false)
+        let stop = HeapAtomicWord<Bool>(false)
         let churn = spawnThread {
             while !stop.load(ordering: .relaxed) {
                 event.subscribe { _ in }.cancel()

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import XCTest
 
 @testable import ObserverSwift
@@ -115,7 +114,7 @@ final class EventTests: XCTestCase {
         for _ in 0..<200 {
             let event = Event<Int>()
             let token = event.subscribe { _ in }
-            let successes = Atomic<Int>(0)
+            let successes = HeapAtomicWord<Int>(0)
             DispatchQueue.concurrentPerform(iterations: 2) { _ in
                 if token.cancel() { successes.wrappingAdd(1, ordering: .relaxed) }
             }
@@ -176,7 +175,7 @@ final class EventTests: XCTestCase {
     func testLimitIsExactUnderConcurrentSends() {
         for limit in [1, 3, 50] {
             let event = Event<Int>()
-            let delivered = Atomic<Int>(0)
+            let delivered = HeapAtomicWord<Int>(0)
             let target = Screen()
             event.subscribe(limit: limit) { _ in delivered.wrappingAdd(1, ordering: .relaxed) }
             event.subscribe(target, limit: limit) { _, _ in delivered.wrappingAdd(1, ordering: .relaxed) }
@@ -352,7 +351,7 @@ final class EventTests: XCTestCase {
         let event = Event<Int>()
         let entered = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
-        let finished = Atomic<Bool>(false)
+        let finished = HeapAtomicWord<Bool>(false)
         let token = event.subscribe { _ in
             entered.signal()
             release.wait()
@@ -360,7 +359,7 @@ final class EventTests: XCTestCase {
         }
         let sender = spawnThread { event.send(1) }
         entered.wait()
-        let waiterReturned = Atomic<Bool>(false)
+        let waiterReturned = HeapAtomicWord<Bool>(false)
         let waiter = spawnThread {
             try? token.cancelAndWait()
             XCTAssertTrue(finished.load(ordering: .sequentiallyConsistent), "returned before the delivery ended")
@@ -452,7 +451,7 @@ final class EventTests: XCTestCase {
         let sendsPerSender = 20_000
         let counters = (0..<stableCount).map { _ in AtomicCounter() }
         let stableTokens = counters.map { counter in event.subscribe { _ in counter.increment() } }
-        let stop = Atomic<Bool>(false)
+        let stop = HeapAtomicWord<Bool>(false)
         let churn = spawnThread {
             var tokens: [Subscription] = []
             let target = Screen()

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import XCTest
 
 @testable import ObserverSwift
@@ -170,7 +169,7 @@ final class KeyedEventTests: XCTestCase {
 
     func testLimitIsSharedByAllKeysAndExactUnderConcurrentSends() throws {
         let event = KeyedEvent<Int, Int>()
-        let delivered = Atomic<Int>(0)
+        let delivered = HeapAtomicWord<Int>(0)
         let token = event.subscribe(keys: [1, 2], limit: 3) { _, _ in
             delivered.wrappingAdd(1, ordering: .relaxed)
         }
@@ -329,9 +328,9 @@ final class KeyedEventTests: XCTestCase {
         for key in 0..<stableKeys {
             tokens.append(event.subscribe(key: key) { _ in stable[key].increment() })
         }
-        let transientDeliveries = Atomic<Int>(0)
-        let stop = Atomic<Bool>(false)
-        let finishedSenders = Atomic<Int>(0)
+        let transientDeliveries = HeapAtomicWord<Int>(0)
+        let stop = HeapAtomicWord<Bool>(false)
+        let finishedSenders = HeapAtomicWord<Int>(0)
 
         DispatchQueue.concurrentPerform(iterations: 3) { worker in
             if worker == 2 {
@@ -356,7 +355,7 @@ final class KeyedEventTests: XCTestCase {
                 event.send(round, forKey: 1_000 + round % 50)
             }
             // The last sender to finish stops the churn.
-            if finishedSenders.add(1, ordering: .relaxed).newValue == 2 {
+            if finishedSenders.wrappingAdd(1, ordering: .relaxed).newValue == 2 {
                 stop.store(true, ordering: .relaxed)
             }
         }

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import ObserverSwift  // not @testable: written as a user's module would be
-import Synchronization
+import ObserverSwift
 import XCTest
 
 // Flowduino 2.x's keyed test, as its users write it: the key type is
@@ -71,11 +71,11 @@ final class KeyedTestLog<Element>: @unchecked Sendable {
 final class KeyedCountRecorder: KeyedCountObserver, @unchecked Sendable {
     // @unchecked: state behind a lock or atomic.
     let keys = KeyedTestLog<Int>()
-    let count = Atomic<Int>(0)
+    let count = HeapAtomicWord<Int>(0)
     let received = DispatchSemaphore(value: 0)
     func counted(_ key: Int) {
         keys.append(key)
-        count.add(1, ordering: .relaxed)
+        count.wrappingAdd(1, ordering: .relaxed)
         received.signal()
     }
     var recorded: [Int] { keys.all }
@@ -125,11 +125,11 @@ final class SensorDisplay: SensorReadingObserver, @unchecked Sendable {
 /// Sends to one key as fast as it can, counting its sends.
 final class KeyedBusyThread: KeyedObservableThread, @unchecked Sendable {
     // @unchecked: `sent` is atomic.
-    let sent = Atomic<Int>(0)
+    let sent = HeapAtomicWord<Int>(0)
     override func main() {
         while isExecuting {
             withKeyedObservers(key: 1) { (_, observer: KeyedCountObserver) in observer.counted(1) }
-            sent.add(1, ordering: .relaxed)
+            sent.wrappingAdd(1, ordering: .relaxed)
         }
     }
 }

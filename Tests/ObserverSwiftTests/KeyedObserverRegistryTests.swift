@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import XCTest
 
 @testable import ObserverSwift
@@ -427,7 +426,7 @@ final class KeyedObserverRegistryTests: XCTestCase {
         let ledger = LivenessLedger()
         let sends = 2_000
         let senders = 2
-        let running = Atomic<Int>(senders)
+        let running = HeapAtomicWord<Int>(senders)
         let box = UncheckedBox(registry)
         runOnThreads(senders + 2) { index in
             let registry = box.value
@@ -438,7 +437,7 @@ final class KeyedObserverRegistryTests: XCTestCase {
                     // A key that is created and freed over and over meanwhile.
                     registry.withKeyedObservers(key: "churn") { (_, observer: AlphaObserver) in observer.alpha(value) }
                 }
-                running.subtract(1, ordering: .releasing)
+                running.wrappingSubtract(1, ordering: .releasing)
             } else {
                 // Churn: transient observers on the stable keys and on a key
                 // of their own; some removed, the rest dropped (deallocated
@@ -486,7 +485,7 @@ final class KeyedObserverRegistryTests: XCTestCase {
         let registry = KeyedObserverRegistry()
         let ledger = LivenessLedger()
         let handOff = Locked<[TransientAlpha]>([])
-        let running = Atomic<Bool>(true)
+        let running = HeapAtomicWord<Bool>(true)
         let box = UncheckedBox(registry)
         runOnThreads(3) { index in
             let registry = box.value

@@ -1,6 +1,5 @@
 import Foundation
 import ObserverSwift
-import Synchronization
 import XCTest
 
 // Flowduino's README, as a user writes it (only `self.` added where Swift 6

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import XCTest
 
 @testable import ObserverSwift
@@ -46,16 +45,16 @@ final class RandomNumberObserverClass: RandomNumberObserver, @unchecked Sendable
 /// Counts its loop iterations; sleeps a minute between them.
 final class IterationThread: ObservableThread, @unchecked Sendable {
     // @unchecked: `iterations` is atomic; the rest is immutable.
-    let iterations = Atomic<Int>(0)
+    let iterations = HeapAtomicWord<Int>(0)
     let iterated = DispatchSemaphore(value: 0)
-    let sawItself = Atomic<Bool>(false)
-    let ownWaitResult = Atomic<Int>(-1)
+    let sawItself = HeapAtomicWord<Bool>(false)
+    let ownWaitResult = HeapAtomicWord<Int>(-1)
 
     override func main() {
         sawItself.store(ObservableThread.current === self, ordering: .relaxed)
         ownWaitResult.store(waitUntilFinished(timeout: 5) ? 1 : 0, ordering: .relaxed)
         while isExecuting {
-            let iteration = iterations.add(1, ordering: .relaxed).newValue
+            let iteration = iterations.wrappingAdd(1, ordering: .relaxed).newValue
             withObservers { (observer: AlphaObserver) in observer.alpha(iteration) }
             iterated.signal()
             Self.sleep(forTimeInterval: 60)
@@ -65,12 +64,12 @@ final class IterationThread: ObservableThread, @unchecked Sendable {
 
 /// Records whether `main()` ran and what `isExecuting` said then.
 final class OneShotThread: ObservableThread, @unchecked Sendable {
-    let runs = Atomic<Int>(0)
-    let executingInMain = Atomic<Bool>(false)
+    let runs = HeapAtomicWord<Int>(0)
+    let executingInMain = HeapAtomicWord<Bool>(false)
     let threadName = Locked<String?>(nil)
 
     override func main() {
-        runs.add(1, ordering: .relaxed)
+        runs.wrappingAdd(1, ordering: .relaxed)
         executingInMain.store(isExecuting, ordering: .relaxed)
         let name = ObservableThread.current?.name
         threadName.withLock { $0 = name }
@@ -106,8 +105,8 @@ final class ObservableThreadTests: XCTestCase {
         let thread = IterationThread()
         let observer = AlphaOnly("observer")
         thread.addObserver(observer)
-        let changes = Atomic<Int>(0)
-        let token = thread.changes.subscribe { changes.add(1, ordering: .relaxed) }
+        let changes = HeapAtomicWord<Int>(0)
+        let token = thread.changes.subscribe { changes.wrappingAdd(1, ordering: .relaxed) }
         thread.start()
         waitFor(thread.iterated, "first iteration")
         // The loop is (or is about to be) in a 60-second sleep.

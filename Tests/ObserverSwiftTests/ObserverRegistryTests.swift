@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import XCTest
 
 @testable import ObserverSwift
@@ -446,7 +445,7 @@ final class ObserverRegistryTests: XCTestCase {
         let ledger = LivenessLedger()
         let sends = 2_000
         let senders = 2
-        let running = Atomic<Int>(senders)
+        let running = HeapAtomicWord<Int>(senders)
         let box = UncheckedBox(registry)
 
         runOnThreads(senders + 2) { index in
@@ -455,7 +454,7 @@ final class ObserverRegistryTests: XCTestCase {
                 for value in 0..<sends {
                     registry.withObservers { (observer: AlphaObserver) in observer.alpha(value) }
                 }
-                running.subtract(1, ordering: .releasing)
+                running.wrappingSubtract(1, ordering: .releasing)
             } else {
                 // Churn: add transient observers, remove some, drop the rest
                 // (deallocated while sends run), until the senders finish.
@@ -498,7 +497,7 @@ final class ObserverRegistryTests: XCTestCase {
         let registry = ObserverRegistry()
         let ledger = LivenessLedger()
         let handOff = Locked<[TransientAlpha]>([])
-        let running = Atomic<Bool>(true)
+        let running = HeapAtomicWord<Bool>(true)
         let box = UncheckedBox(registry)
         runOnThreads(3) { index in
             let registry = box.value
@@ -630,7 +629,7 @@ final class ObserverRegistryDeferredAddTests: XCTestCase {
         let registry = ObserverRegistry()
         let stable = (0..<16).map { AlphaOnly("stable \($0)") }
         for observer in stable { registry.addObserver(observer) }
-        let stop = Atomic<Bool>(false)
+        let stop = HeapAtomicWord<Bool>(false)
         let churners = (0..<2).map { _ in
             spawnThread {
                 while !stop.load(ordering: .relaxed) {

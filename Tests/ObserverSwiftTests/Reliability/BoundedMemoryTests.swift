@@ -1,6 +1,5 @@
 import Dispatch
 import ObserverSwift
-import Synchronization
 import XCTest
 
 /// Subscribe/unsubscribe cycles (`OBSERVER_MEMORY_CYCLES`, 200k by default,
@@ -131,6 +130,6 @@ extension BoundedMemoryTests {
 
 /// A total the stable handler adds to, so that its work is not optimized away.
 final class DeliverySink: Sendable {
-    private let total = Atomic<Int>(0)
+    private let total = HeapAtomicWord<Int>(0)
     func add(_ amount: Int) { total.wrappingAdd(amount, ordering: .relaxed) }
 }

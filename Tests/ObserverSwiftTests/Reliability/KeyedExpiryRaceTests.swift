@@ -1,6 +1,5 @@
 import Dispatch
 import ObserverSwift
-import Synchronization
 import XCTest
 
 /// Keyed subscriptions that expire on a send (a spent `limit:`, a dead
@@ -14,9 +13,9 @@ final class KeyedExpiryRaceTests: XCTestCase {
     func testKeyedLimitAndTargetExpiryRacingSubscribeAndCancel() {
         let event = KeyedEvent<Int, Int>()
         let rounds = ReliabilityEnvironment.isSanitized ? 3_000 : 20_000
-        let overDelivered = Atomic<Int>(0)
-        let delivered = Atomic<Int>(0)
-        let stop = Atomic<Bool>(false)
+        let overDelivered = HeapAtomicWord<Int>(0)
+        let delivered = HeapAtomicWord<Int>(0)
+        let stop = HeapAtomicWord<Bool>(false)
         let group = DispatchGroup()
 
         DispatchQueue.global().async(group: group) {
@@ -28,10 +27,10 @@ final class KeyedExpiryRaceTests: XCTestCase {
         }
         DispatchQueue.global().async(group: group) {
             for round in 0..<rounds {
-                let calls = Atomic<Int>(0)
+                let calls = HeapAtomicWord<Int>(0)
                 let once = event.subscribe(keys: [0, 1], limit: 1) { _, _ in
-                    if calls.add(1, ordering: .relaxed).newValue > 1 { overDelivered.add(1, ordering: .relaxed) }
-                    delivered.add(1, ordering: .relaxed)
+                    if calls.wrappingAdd(1, ordering: .relaxed).newValue > 1 { overDelivered.wrappingAdd(1, ordering: .relaxed) }
+                    delivered.wrappingAdd(1, ordering: .relaxed)
                 }
                 var target: Target? = Target()
                 let bound = event.subscribe(target!, key: round & 1, limit: 2) { _, _ in }

@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import ObserverSwift
-import Synchronization
 import XCTest
 
 /// The reentrancy matrix, run for every observer kind in

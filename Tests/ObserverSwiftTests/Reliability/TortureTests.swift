@@ -1,6 +1,5 @@
 import Foundation
 import ObserverSwift
-import Synchronization
 import XCTest
 
 /// Two senders and two churn threads hammer one source for a fixed time
@@ -45,8 +44,8 @@ final class TortureTests: XCTestCase {
 
         let deadline = Date().addingTimeInterval(seconds)
         let sentPerSender = TortureCounters()
-        let churnViolations = Atomic<Int>(0)
-        let churnCycles = Atomic<Int>(0)
+        let churnViolations = HeapAtomicWord<Int>(0)
+        let churnCycles = HeapAtomicWord<Int>(0)
         let churnCheck: @Sendable ([TortureLedger]) -> Void = { ledgers in
             for ledger in ledgers where !ledger.isConsistentAfterRemoval {
                 churnViolations.wrappingAdd(1, ordering: .relaxed)
@@ -177,7 +176,7 @@ final class TortureTests: XCTestCase {
 private final class TortureState: Sendable {
     let source: any ReliabilitySource
     /// The number of the latest send that started.
-    let sendCounter = Atomic<Int>(0)
+    let sendCounter = HeapAtomicWord<Int>(0)
 
     init(source: any ReliabilitySource) {
         self.source = source
@@ -228,9 +227,9 @@ final class TortureLedger: @unchecked Sendable {
     // a grace period (`waitForDeliveriesInFlight`) or a join; the rest is atomic.
     private let last = UnsafeMutablePointer<Int>.allocate(capacity: 2)
     private let count = UnsafeMutablePointer<Int>.allocate(capacity: 2)
-    private let violations = Atomic<Int>(0)
-    private let highestNumber = Atomic<Int>(0)
-    private let removedAt = Atomic<Int>(Int.max)
+    private let violations = HeapAtomicWord<Int>(0)
+    private let highestNumber = HeapAtomicWord<Int>(0)
+    private let removedAt = HeapAtomicWord<Int>(Int.max)
 
     init() {
         last.initialize(repeating: 0, count: 2)

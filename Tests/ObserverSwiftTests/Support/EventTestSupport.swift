@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 @testable import ObserverSwift
 
@@ -14,7 +13,7 @@ final class Received<Value: Sendable>: Sendable {
 
 /// Counts instances alive, to prove a handler's captures are released.
 final class LifetimeTracker: Sendable {
-    static let alive = Atomic<Int>(0)
+    static let alive = HeapAtomicWord<Int>(0)
     let id: Int
 
     init(id: Int = 0) {
@@ -41,7 +40,7 @@ func spawnThread(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
 
 /// A shareable atomic counter.
 final class AtomicCounter: Sendable {
-    private let storage = Atomic<Int>(0)
+    private let storage = HeapAtomicWord<Int>(0)
     func increment() { storage.wrappingAdd(1, ordering: .relaxed) }
     var value: Int { storage.load(ordering: .relaxed) }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 @testable import ObserverSwift
 
@@ -14,7 +13,7 @@ struct CollidingKey: Hashable, Sendable {
 /// A reference-type key that counts its deinitializations, to prove that a
 /// removed key is released by the core.
 final class TrackedKey: Hashable, Sendable {
-    static let deinits = Atomic<Int>(0)
+    static let deinits = HeapAtomicWord<Int>(0)
     let id: Int
     init(_ id: Int) { self.id = id }
     deinit { TrackedKey.deinits.wrappingAdd(1, ordering: .relaxed) }
@@ -36,9 +35,9 @@ final class KeyedTarget: Sendable {
     let received = Received<String>()
 }
 
-/// A shareable atomic counter (an `Atomic` cannot live in an array).
+/// A shareable atomic counter (a `HeapAtomicWord` cannot live in an array).
 final class KeyedCounter: Sendable {
-    private let count = Atomic<Int>(0)
+    private let count = HeapAtomicWord<Int>(0)
     func increment() { count.wrappingAdd(1, ordering: .relaxed) }
     var value: Int { count.load(ordering: .relaxed) }
 }

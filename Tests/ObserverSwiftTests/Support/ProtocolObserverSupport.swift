@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 @testable import ObserverSwift
 
@@ -23,13 +22,13 @@ class RecordingObserver: @unchecked Sendable {
     // @unchecked: all state is in Locked/Atomic.
     let name: String
     let calls = Locked<[String]>([])
-    let count = Atomic<Int>(0)
+    let count = HeapAtomicWord<Int>(0)
 
     init(_ name: String) { self.name = name }
 
     func record(_ call: String) {
         calls.withLock { $0.append(call) }
-        count.add(1, ordering: .relaxed)
+        count.wrappingAdd(1, ordering: .relaxed)
     }
 
     var recorded: [String] { calls.withLock { $0 } }
@@ -56,15 +55,15 @@ final class Neither: RecordingObserver, @unchecked Sendable {}
 /// after its deinit has started.
 final class LivenessLedger: Sendable {
     private let alive = Locked<Set<ObjectIdentifier>>([])
-    let callsOnDead = Atomic<Int>(0)
-    let calls = Atomic<Int>(0)
+    let callsOnDead = HeapAtomicWord<Int>(0)
+    let calls = HeapAtomicWord<Int>(0)
 
     func born(_ object: AnyObject) { alive.withLock { _ = $0.insert(ObjectIdentifier(object)) } }
     func died(_ object: AnyObject) { alive.withLock { _ = $0.remove(ObjectIdentifier(object)) } }
     func called(_ object: AnyObject) {
-        calls.add(1, ordering: .relaxed)
+        calls.wrappingAdd(1, ordering: .relaxed)
         if !alive.withLock({ $0.contains(ObjectIdentifier(object)) }) {
-            callsOnDead.add(1, ordering: .relaxed)
+            callsOnDead.wrappingAdd(1, ordering: .relaxed)
         }
     }
 }

@@ -1,4 +1,4 @@
-import Synchronization
+import ObserverSwift
 
 /// Live-instance counting and poisoning for the reliability tests.
 ///
@@ -14,9 +14,9 @@ import Synchronization
 ///   delivery, instead of passing by luck.
 enum ReliabilityLiveInstances {
     /// Live `ReliabilityTrackedCapture` instances in the process.
-    static let count = Atomic<Int>(0)
+    static let count = HeapAtomicWord<Int>(0)
     /// Deliveries that found a poisoned (released) capture.
-    static let poisonedDeliveries = Atomic<Int>(0)
+    static let poisonedDeliveries = HeapAtomicWord<Int>(0)
 
     static var current: Int { count.load(ordering: .sequentiallyConsistent) }
     static var poisoned: Int { poisonedDeliveries.load(ordering: .sequentiallyConsistent) }
@@ -29,7 +29,7 @@ final class ReliabilityTrackedCapture: Sendable {
 
     // Atomic so a (buggy) concurrent deinit and a handler's check are a
     // detectable logic failure, not undefined behaviour in the test itself.
-    private let canary = Atomic<UInt64>(ReliabilityTrackedCapture.aliveCanary)
+    private let canary = HeapAtomicWord<UInt64>(ReliabilityTrackedCapture.aliveCanary)
 
     init() {
         ReliabilityLiveInstances.count.wrappingAdd(1, ordering: .sequentiallyConsistent)
