@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import ObserverSwift  // not @testable: written as a user's module would be
-import ObserverSwift
 import XCTest
 
 // Flowduino 2.x's keyed test, as its users write it: the key type is
@@ -68,14 +67,23 @@ final class KeyedTestLog<Element>: @unchecked Sendable {
     var all: [Element] { lock.withLock { elements } }
 }
 
+/// A counter behind an `NSLock`, for the same reason.
+final class KeyedTestCount: @unchecked Sendable {
+    // @unchecked: `count` is only touched while `lock` is held.
+    private let lock = NSLock()
+    private var count = 0
+    func increment() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
+}
+
 final class KeyedCountRecorder: KeyedCountObserver, @unchecked Sendable {
-    // @unchecked: state behind a lock or atomic.
+    // @unchecked: state behind locks.
     let keys = KeyedTestLog<Int>()
-    let count = HeapAtomicWord<Int>(0)
+    let count = KeyedTestCount()
     let received = DispatchSemaphore(value: 0)
     func counted(_ key: Int) {
         keys.append(key)
-        count.wrappingAdd(1, ordering: .relaxed)
+        count.increment()
         received.signal()
     }
     var recorded: [Int] { keys.all }
@@ -124,12 +132,12 @@ final class SensorDisplay: SensorReadingObserver, @unchecked Sendable {
 
 /// Sends to one key as fast as it can, counting its sends.
 final class KeyedBusyThread: KeyedObservableThread, @unchecked Sendable {
-    // @unchecked: `sent` is atomic.
-    let sent = HeapAtomicWord<Int>(0)
+    // @unchecked: `sent` is behind a lock.
+    let sent = KeyedTestCount()
     override func main() {
         while isExecuting {
             withKeyedObservers(key: 1) { (_, observer: KeyedCountObserver) in observer.counted(1) }
-            sent.wrappingAdd(1, ordering: .relaxed)
+            sent.increment()
         }
     }
 }
@@ -236,7 +244,7 @@ final class KeyedObservableClassTests: XCTestCase {
         thread.start()
         // Churn only once the thread sends (it may start late on a loaded machine).
         let started = DispatchTime.now().uptimeNanoseconds
-        while thread.sent.load(ordering: .relaxed) == 0
+        while thread.sent.value == 0
             && DispatchTime.now().uptimeNanoseconds - started < 10_000_000_000
         {
             usleep(100)
@@ -249,8 +257,8 @@ final class KeyedObservableClassTests: XCTestCase {
         thread.cancel()
         thread.join()
         // Every send called `stable` exactly once, whatever the churn did.
-        XCTAssertEqual(stable.count.load(ordering: .relaxed), thread.sent.load(ordering: .relaxed))
-        XCTAssertGreaterThan(thread.sent.load(ordering: .relaxed), 0)
+        XCTAssertEqual(stable.count.value, thread.sent.value)
+        XCTAssertGreaterThan(thread.sent.value, 0)
         XCTAssertEqual(thread.keyedObserverCount(key: 1), 1)
         XCTAssertEqual(thread.keyedObserverCount(key: 2), 0)
     }

@@ -148,7 +148,9 @@ extension UInt64: AtomicStorageWord {
 }
 
 extension UInt: AtomicStorageWord {
-    @inlinable package static func atomicLoad(_ w: UnsafeMutablePointer<Self>, _ o: Int32) -> Self { ea_word_load(w, o) }
+    @inlinable package static func atomicLoad(_ w: UnsafeMutablePointer<Self>, _ o: Int32) -> Self {
+        ea_word_load(w, o)
+    }
     @inlinable package static func atomicStore(_ w: UnsafeMutablePointer<Self>, _ v: Self, _ o: Int32) {
         ea_word_store(w, v, o)
     }
@@ -326,7 +328,9 @@ extension AtomicWord where Value: FixedWidthInteger {
     /// Subtracts `operand`, wrapping on overflow.
     @inlinable @inline(__always)
     @discardableResult
-    package func wrappingSubtract(_ operand: Value, ordering: AtomicUpdateOrdering) -> (oldValue: Value, newValue: Value) {
+    package func wrappingSubtract(_ operand: Value, ordering: AtomicUpdateOrdering) -> (
+        oldValue: Value, newValue: Value
+    ) {
         let old = Value.decode(Value.StorageWord.atomicFetchSubtract(word, Value.encode(operand), ordering.order))
         return (old, old &- operand)
     }
@@ -382,7 +386,9 @@ extension HeapAtomicWord where Value: FixedWidthInteger {
 
     @inlinable @inline(__always)
     @discardableResult
-    package func wrappingSubtract(_ operand: Value, ordering: AtomicUpdateOrdering) -> (oldValue: Value, newValue: Value) {
+    package func wrappingSubtract(_ operand: Value, ordering: AtomicUpdateOrdering) -> (
+        oldValue: Value, newValue: Value
+    ) {
         view.wrappingSubtract(operand, ordering: ordering)
     }
 }

@@ -29,7 +29,9 @@ final class KeyedExpiryRaceTests: XCTestCase {
             for round in 0..<rounds {
                 let calls = HeapAtomicWord<Int>(0)
                 let once = event.subscribe(keys: [0, 1], limit: 1) { _, _ in
-                    if calls.wrappingAdd(1, ordering: .relaxed).newValue > 1 { overDelivered.wrappingAdd(1, ordering: .relaxed) }
+                    if calls.wrappingAdd(1, ordering: .relaxed).newValue > 1 {
+                        overDelivered.wrappingAdd(1, ordering: .relaxed)
+                    }
                     delivered.wrappingAdd(1, ordering: .relaxed)
                 }
                 var target: Target? = Target()
