@@ -188,11 +188,18 @@ final class AtomicWordTests: XCTestCase {
         XCTAssertTrue(flag.take())
         XCTAssertFalse(flag.isSetWord.plainValue)
 
-        let observation = ValueObservation()
-        XCTAssertFalse(observation.armedWord.plainValue)
-        observation.access()
-        XCTAssertTrue(observation.armedWord.plainValue)
-        XCTAssertTrue(observation.isArmed)
+        if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
+            let observation = ValueObservation.make()
+            XCTAssertTrue(observation is RegisteredValueObservation, "Observation exists here")
+            XCTAssertFalse(observation.armedWord.plainValue)
+            observation.access()
+            XCTAssertTrue(observation.armedWord.plainValue)
+            XCTAssertTrue(observation.isArmed)
+        }
+
+        let withoutObservation = ValueObservation()
+        withoutObservation.access()
+        XCTAssertFalse(withoutObservation.isArmed, "the base (Apple systems without Observation) never arms")
 
         let disconnected = Locked(0)
         let disconnection = Disconnection { disconnected.withLock { $0 += 1 } }

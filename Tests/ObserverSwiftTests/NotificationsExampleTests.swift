@@ -51,6 +51,7 @@ private enum Tour {
     }
 
     /// Swift's own `@Observable` next to ours, unqualified.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Observable
     final class SwiftObservationModel {
         var count = 0
@@ -106,6 +107,7 @@ final class NotificationsExampleTests: XCTestCase {
         withExtendedLifetime(pagesObserver) {}
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     func testSwiftObservationCoexists() {
         let model = Tour.SwiftObservationModel()
         let changed = NotificationsSupport.Recorder<Bool>()

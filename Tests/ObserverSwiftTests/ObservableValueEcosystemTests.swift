@@ -32,6 +32,7 @@ final class ObservableValueEcosystemTests: XCTestCase {
         XCTAssertEqual(level.observersCount, 0)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     func testWithObservationTrackingSeesSets() {
         let title = ObservableValue("Inbox")
         let changed = ChangeFlag()
@@ -45,6 +46,7 @@ final class ObservableValueEcosystemTests: XCTestCase {
         XCTAssertTrue(changed.isSet)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     func testObservationModelReadingAnObservableValueIsTracked() {
         let model = ToolbarModel()
         let changed = ChangeFlag()
@@ -58,6 +60,7 @@ final class ObservableValueEcosystemTests: XCTestCase {
         XCTAssertEqual(model.caption, "3 items")
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     func testObservationTrackingIsToldOfASet() {
         let title = ObservableValue("Inbox")
         let changed = ChangeFlag()
@@ -71,6 +74,7 @@ final class ObservableValueEcosystemTests: XCTestCase {
         XCTAssertTrue(changed.isSet)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     func testSkippedDuplicatesStillTrackNothing() {
         let mode = ObservableValue("light", skipsDuplicates: true)
         let changed = ChangeFlag()
@@ -86,6 +90,7 @@ final class ObservableValueEcosystemTests: XCTestCase {
     }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 @Observable
 private final class ToolbarModel {
     let count = ObservableValue(0)

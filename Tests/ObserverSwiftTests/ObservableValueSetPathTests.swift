@@ -9,6 +9,7 @@ import XCTest
 /// setter that finds the turn taken waits for the round and then delivers
 /// in order, and replaced values are released.
 final class ObservableValueSetPathTests: XCTestCase {
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     func testTrackingAfterManyUntrackedSetsStillFires() {
         let level = ObservableValue(0)
         for value in 1...1_000 { level.value = value }
@@ -25,6 +26,7 @@ final class ObservableValueSetPathTests: XCTestCase {
         XCTAssertEqual(level.value, 1_001)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     func testTrackingInstalledAgainAfterEachChangeFiresEachTime() {
         let level = ObservableValue(0)
         for round in 1...5 {
@@ -39,6 +41,7 @@ final class ObservableValueSetPathTests: XCTestCase {
         }
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     func testTrackingFiresForASetFromAnotherThread() {
         let level = ObservableValue("a")
         let changed = DispatchSemaphore(value: 0)

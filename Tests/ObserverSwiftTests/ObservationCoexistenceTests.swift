@@ -5,14 +5,17 @@ import ObserverSwift
 import XCTest
 
 @MainActor
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 @Observable
 final class CoexistenceModel {
     var count = 0
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 private func isObservable<T: Observable>(_: T) -> Bool { true }
 
 final class ObservationCoexistenceTests: XCTestCase {
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     func testObservationAndObserverSwiftCompileTogetherUnqualified() {
         // XCTest runs tests on the main thread (a `@MainActor` test method
         // is not callable by XCTest on Linux).

@@ -59,6 +59,7 @@ final class WaitInsideReplayTests: XCTestCase {
         withExtendedLifetime(target) {}
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     func testWaitInsideAnObservationOnChangeThrows() {
         let value = ObservableValue(0)
         let other = value.addObserver { _ in }

@@ -1,6 +1,9 @@
 import Dispatch
 import Foundation
+
+#if canImport(Observation)
 import Observation
+#endif
 
 /// A value that notifies its observers whenever it is set: SwiftEvents'
 /// `Observable<T>` and the minimal `Observable<T>(value:)` recipe, on the
@@ -53,7 +56,7 @@ public final class ObservableValue<Value> {
     /// Makes ``value`` visible to Swift's Observation (`withObservationTracking`,
     /// SwiftUI): reads register access, sets announce the mutation.
     @usableFromInline
-    let observation = ValueObservation()
+    let observation = ValueObservation.make()
 
     /// Non-nil when sets of an equal value are skipped.
     @usableFromInline
@@ -210,10 +213,15 @@ public final class ObservableValue<Value> {
 
 extension ObservableValue: @unchecked Sendable where Value: Sendable {}
 
+#if canImport(Observation)
 /// `withObservationTracking { _ = value.value } onChange: { ... }` fires when
 /// the value is set, so Observation-based code (SwiftUI views, `@Observable`
-/// models reading it) sees ObserverSwift values change.
+/// models reading it) sees ObserverSwift values change. Where Observation
+/// exists: macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, and every
+/// other platform whose toolchain has the module.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension ObservableValue: Observation.Observable {}
+#endif
 // @unchecked: `storage` has one writer (the turn's holder) and lock-free
 // readers (see `ValueStorage`); `pending` and
 // `lastDelivered` are touched only by the thread holding `turn`; the
