@@ -37,6 +37,7 @@ enum ScenarioList {
         .protocolFanOut,
         .protocolAddRemove,
         .keyedSend,
+        .keyedTwoSenders,
         .emptyAndOneSend,
         .observableValueSet,
         .batchSend,

@@ -189,7 +189,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         let removed = entries
-        entries.removeAll()
+        entries = IdentityTable()
         pending.removeAll()
         hasPendingAdds.store(false, ordering: .releasing)
         for case .stored(let record) in removed.storedValues { removeLocked(record) }
