@@ -1,5 +1,5 @@
 #if canImport(Observation)
-import Observation
+    import Observation
 #endif
 
 /// What Swift's Observation sees of an ``ObservableValue``: reads of
@@ -36,9 +36,9 @@ class ValueObservation: @unchecked Sendable {
     @usableFromInline
     static func make() -> ValueObservation {
         #if canImport(Observation)
-        if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
-            return RegisteredValueObservation()
-        }
+            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
+                return RegisteredValueObservation()
+            }
         #endif
         return ValueObservation()
     }
@@ -65,40 +65,40 @@ class ValueObservation: @unchecked Sendable {
 }
 
 #if canImport(Observation)
-/// A ``ValueObservation`` with Observation's registrar: where the module's
-/// runtime exists.
-@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-@usableFromInline
-final class RegisteredValueObservation: ValueObservation, Observation.Observable, @unchecked Sendable {
-    // @unchecked: the registrar is thread-safe; `armed` is atomic.
-
-    /// Non-generic, so its key path is a constant instantiated once per
-    /// process (a key path into the generic `ObservableValue<Value>` would be
-    /// instantiated at run time on every use).
+    /// A ``ValueObservation`` with Observation's registrar: where the module's
+    /// runtime exists.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @usableFromInline
-    let registrar = ObservationRegistrar()
+    final class RegisteredValueObservation: ValueObservation, Observation.Observable, @unchecked Sendable {
+        // @unchecked: the registrar is thread-safe; `armed` is atomic.
 
-    /// The observed property: its key path names the value to Observation.
-    @usableFromInline
-    var value: Void { () }
+        /// Non-generic, so its key path is a constant instantiated once per
+        /// process (a key path into the generic `ObservableValue<Value>` would be
+        /// instantiated at run time on every use).
+        @usableFromInline
+        let registrar = ObservationRegistrar()
 
-    @usableFromInline
-    override func access() {
-        // Sequentially consistent, pairing with `isArmed`: a set that does
-        // not see this store comes before it in the single total order, so
-        // before any tracking this read belongs to could be installed.
-        if !armed.load(ordering: .relaxed) { armed.store(true, ordering: .sequentiallyConsistent) }
-        registrar.access(self, keyPath: \.value)
+        /// The observed property: its key path names the value to Observation.
+        @usableFromInline
+        var value: Void { () }
+
+        @usableFromInline
+        override func access() {
+            // Sequentially consistent, pairing with `isArmed`: a set that does
+            // not see this store comes before it in the single total order, so
+            // before any tracking this read belongs to could be installed.
+            if !armed.load(ordering: .relaxed) { armed.store(true, ordering: .sequentiallyConsistent) }
+            registrar.access(self, keyPath: \.value)
+        }
+
+        @usableFromInline
+        override func willSet() {
+            registrar.willSet(self, keyPath: \.value)
+        }
+
+        @usableFromInline
+        override func didSet() {
+            registrar.didSet(self, keyPath: \.value)
+        }
     }
-
-    @usableFromInline
-    override func willSet() {
-        registrar.willSet(self, keyPath: \.value)
-    }
-
-    @usableFromInline
-    override func didSet() {
-        registrar.didSet(self, keyPath: \.value)
-    }
-}
 #endif

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 
 #if canImport(Observation)
-import Observation
+    import Observation
 #endif
 
 /// A value that notifies its observers whenever it is set: SwiftEvents'
@@ -214,13 +214,13 @@ public final class ObservableValue<Value> {
 extension ObservableValue: @unchecked Sendable where Value: Sendable {}
 
 #if canImport(Observation)
-/// `withObservationTracking { _ = value.value } onChange: { ... }` fires when
-/// the value is set, so Observation-based code (SwiftUI views, `@Observable`
-/// models reading it) sees ObserverSwift values change. Where Observation
-/// exists: macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, and every
-/// other platform whose toolchain has the module.
-@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-extension ObservableValue: Observation.Observable {}
+    /// `withObservationTracking { _ = value.value } onChange: { ... }` fires when
+    /// the value is set, so Observation-based code (SwiftUI views, `@Observable`
+    /// models reading it) sees ObserverSwift values change. Where Observation
+    /// exists: macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, and every
+    /// other platform whose toolchain has the module.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    extension ObservableValue: Observation.Observable {}
 #endif
 // @unchecked: `storage` has one writer (the turn's holder) and lock-free
 // readers (see `ValueStorage`); `pending` and
