@@ -3,8 +3,12 @@ import PackageDescription
 
 let package = Package(
     name: "ObserverSwift",
-    // Synchronization's Atomic and Mutex set the floor on Apple platforms.
-    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    // The floor on Apple platforms is Swift Concurrency's (actors, tasks,
+    // async streams). Above it: ObservableValue's Observation conformance
+    // (macOS 14 / iOS 17 / tvOS 17 / watchOS 10) and ObserverNATS, whose
+    // options are Durations (macOS 13 / iOS 16 / tvOS 16 / watchOS 9), carry
+    // their own @available.
+    platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6), .visionOS(.v1)],
     products: [
         .library(name: "ObserverSwift", targets: ["ObserverSwift"]),
         .library(name: "CObserverCore", targets: ["CObserverCore"]),

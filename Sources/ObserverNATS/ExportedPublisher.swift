@@ -7,6 +7,7 @@ import ObserverSwift
 /// the local `send`, on the sending thread: one atomic increment, the
 /// encoding, and the cnats publish call (which copies the frame into the
 /// connection's buffer); no lock of the bridge's.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class ExportedPublisher<Value>: Sendable {
     let connection: NATSConnection
     let jetStream: JetStreamContext?

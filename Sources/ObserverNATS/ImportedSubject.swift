@@ -7,6 +7,7 @@ import ObserverSwift
 /// the local event. cnats holds a retained reference from subscribe until
 /// the subscription's on-complete callback, made after its last message
 /// callback has returned.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class ImportedSubject: @unchecked Sendable {
     // @unchecked: `delivered`, `latest` and `recent*` are read and written only by `receive`, which
     // cnats calls on the subscription's single dispatcher thread, one message
@@ -153,6 +154,7 @@ final class ImportedSubject: @unchecked Sendable {
 /// the middle of a publisher's numbers, so neither a maximum nor a floor
 /// from 1 would do. Memory grows with the holes (numbers not delivered yet
 /// while later ones were), not with the messages: in order, it is one range.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 struct SequenceWindow {
     /// Sorted, disjoint and not adjacent.
     private(set) var ranges: [ClosedRange<UInt64>] = []

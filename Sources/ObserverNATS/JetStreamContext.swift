@@ -5,6 +5,7 @@ import ObserverSwift
 /// A JetStream stream that at-least-once exports publish into and
 /// at-least-once imports consume from. ``NATSBridge`` creates it when it
 /// does not exist yet (file storage).
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public struct NATSStream: Sendable, Equatable {
     /// The stream's name: letters, digits, `-` and `_`.
     public var name: String
@@ -21,6 +22,7 @@ public struct NATSStream: Sendable, Equatable {
 }
 
 /// How an export publishes and how an import receives.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public enum NATSDelivery: Sendable, Equatable {
     /// Core NATS: fastest; a message published while no server holds the import's
     /// subscription is lost, and imports report every lost message as a
@@ -33,6 +35,7 @@ public enum NATSDelivery: Sendable, Equatable {
 }
 
 /// One `jsCtx` with asynchronous publishing that republishes until acknowledged.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class JetStreamContext: @unchecked Sendable {
     // @unchecked: `pointer` is immutable; cnats' jsCtx functions are thread-safe.
     let pointer: OpaquePointer
@@ -191,6 +194,7 @@ final class JetStreamContext: @unchecked Sendable {
     }
 }
 
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension NATSError {
     var asJetStream: NATSError {
         kind == .client ? NATSError(.jetStream, message, status: status) : self

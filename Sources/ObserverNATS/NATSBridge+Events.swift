@@ -1,6 +1,7 @@
 import CNATS
 import ObserverSwift
 
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension NATSBridge {
     // MARK: Exporting
 

@@ -20,6 +20,7 @@ import ObserverSwift
 /// is the "sending thread" of ObserverSwift's rules; observers given a queue
 /// or the main actor run there instead. ``status`` is sent on the client's
 /// callback thread, or on the delivery thread for gaps and malformed messages.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public final class NATSBridge: Sendable {
     /// Connection events, slow consumers, gaps and malformed messages (see ``NATSStatus``).
     public let status: Event<NATSStatus>

@@ -15,6 +15,7 @@ import Foundation
 /// A frame with another version, another tag, fewer than 18 bytes or a
 /// value that does not decode is malformed: the importer counts it and
 /// reports ``NATSStatus/malformed(subject:count:)``.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public struct NATSCodec<Value>: Sendable {
     /// The version byte every frame starts with.
     public static var formatVersion: UInt8 { 1 }
@@ -65,6 +66,7 @@ public struct NATSCodec<Value>: Sendable {
     }
 }
 
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension NATSCodec where Value: NATSWireValue {
     /// The binary encoding of ``NATSWireValue`` types.
     public static var binary: NATSCodec<Value> {
@@ -81,6 +83,7 @@ extension NATSCodec where Value: NATSWireValue {
     }
 }
 
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension NATSCodec where Value: Codable & SendableMetatype {
     /// JSON through `JSONEncoder` / `JSONDecoder`, for any `Codable` value (tag 64).
     public static var json: NATSCodec<Value> {
@@ -92,6 +95,7 @@ extension NATSCodec where Value: Codable & SendableMetatype {
 }
 
 /// The 18 bytes before a frame's value (see ``NATSCodec``).
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 struct FrameHeader: Equatable, Sendable {
     static let size = 18
     var tag: UInt8

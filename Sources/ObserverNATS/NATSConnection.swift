@@ -5,6 +5,7 @@ import ObserverSwift
 /// Owns one `natsConnection`: destroyed when the bridge and every export
 /// and import using it are gone. Publishing on it after
 /// ``NATSBridge/close()`` is safe: cnats answers `NATS_CONNECTION_CLOSED`.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class NATSConnection: @unchecked Sendable {
     // @unchecked: `pointer` is immutable and cnats' connection functions are
     // thread-safe (the connection has its own lock); it is destroyed in deinit,
@@ -35,6 +36,7 @@ final class NATSConnection: @unchecked Sendable {
 /// Receives the connection's callbacks (cnats' own callback thread) and
 /// turns them into ``NATSStatus`` values. cnats holds a retained reference
 /// from connect until its closed callback, the last one it makes.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class ConnectionCallbacks: Sendable {
     let status: Event<NATSStatus>
     let closedSignal = DispatchSemaphore(value: 0)

@@ -1,6 +1,7 @@
 import CNATS
 
 /// Why a bridge operation failed.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public struct NATSError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What went wrong, in the bridge's words.
     public enum Kind: Sendable, Equatable {

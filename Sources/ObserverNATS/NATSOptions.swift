@@ -8,6 +8,7 @@
 /// options.latency = .immediate
 /// options.connectTimeout = .seconds(2)
 /// ```
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public struct NATSOptions: Sendable, Equatable {
     /// Server URLs (`nats://host:port`, `tls://host:port`); the client picks one and
     /// fails over to the others, and on reconnect.
@@ -115,6 +116,7 @@ public struct NATSOptions: Sendable, Equatable {
     }
 }
 
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension Duration {
     var wholeMilliseconds: Int64 {
         let (seconds, attoseconds) = components

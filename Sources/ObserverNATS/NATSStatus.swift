@@ -1,4 +1,5 @@
 /// What a ``NATSBridge`` reports through ``NATSBridge/status``.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public enum NATSStatus: Sendable, Equatable {
     /// Connected to this server (sent once, by the initializer).
     case connected(url: String)

@@ -10,6 +10,7 @@
 ///
 /// To give keys several tokens (so that wildcards can select a level),
 /// conform your own type and return more than one token.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public protocol NATSSubjectKey: Hashable {
     /// The subject tokens of this key: each non-empty, without `.`, `*`, `>` or whitespace.
     var natsSubjectTokens: [Substring] { get }
@@ -17,6 +18,7 @@ public protocol NATSSubjectKey: Hashable {
     init?(natsSubjectTokens: [Substring])
 }
 
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension String: NATSSubjectKey {
     public var natsSubjectTokens: [Substring] { [Substring(NATSSubject.escapeToken(self))] }
 
@@ -26,6 +28,7 @@ extension String: NATSSubjectKey {
     }
 }
 
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension Int: NATSSubjectKey {
     public var natsSubjectTokens: [Substring] { [Substring(String(self))] }
 
@@ -36,6 +39,7 @@ extension Int: NATSSubjectKey {
 }
 
 /// Subject syntax: validation, escaping, matching.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public enum NATSSubject {
     /// Whether `subject` is a valid subject to publish to: non-empty tokens separated
     /// by `.`, no wildcards, no whitespace.

@@ -4,6 +4,7 @@ import ObserverSwift
 
 /// A running mirror of an `ObservableValue` through a JetStream key-value
 /// bucket; see ``NATSBridge/mirror(_:bucket:key:codec:)``.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public final class NATSMirror: Sendable {
     let mirrored: MirroredValueState
     weak let bridge: NATSBridge?
@@ -33,6 +34,7 @@ public final class NATSMirror: Sendable {
 }
 
 /// The watcher thread and the echo bookkeeping of one mirror.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class MirroredValueState: @unchecked Sendable {
     // @unchecked: `watcher` and `store` are set before the watcher thread starts and
     // destroyed after it has ended (or by it); `ownWrites` is guarded by its lock;
@@ -105,6 +107,7 @@ final class MirroredValueState: @unchecked Sendable {
     }
 }
 
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension NATSBridge {
     /// Mirrors `value` through `key` of the JetStream key-value `bucket` (created,
     /// with file storage, when it does not exist).

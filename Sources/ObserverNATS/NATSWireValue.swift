@@ -9,6 +9,7 @@ import Foundation
 /// `Data` its bytes. Every wire type has a one-byte tag that the frame
 /// carries, so a receiver expecting another type counts the message as
 /// malformed instead of misreading it.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public protocol NATSWireValue: SendableMetatype {
     /// Identifies the type on the wire; 1–63 are taken by the built-in types.
     static var natsWireTag: UInt8 { get }
@@ -21,6 +22,7 @@ public protocol NATSWireValue: SendableMetatype {
 }
 
 /// Why a payload could not be decoded.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public enum NATSWireError: Error, Equatable, Sendable {
     /// The payload is not the size this type has on the wire.
     case wrongSize(expected: Int, actual: Int)
@@ -29,8 +31,10 @@ public enum NATSWireError: Error, Equatable, Sendable {
 }
 
 /// Fixed-width integers: little-endian, `MemoryLayout<Self>.size` bytes.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public protocol NATSFixedWidthWireValue: NATSWireValue, FixedWidthInteger {}
 
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension NATSFixedWidthWireValue {
     @inlinable
     public var natsWireSize: Int { MemoryLayout<Self>.size }
@@ -49,17 +53,28 @@ extension NATSFixedWidthWireValue {
     }
 }
 
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension Int: NATSFixedWidthWireValue { public static var natsWireTag: UInt8 { 1 } }
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension Int8: NATSFixedWidthWireValue { public static var natsWireTag: UInt8 { 2 } }
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension Int16: NATSFixedWidthWireValue { public static var natsWireTag: UInt8 { 3 } }
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension Int32: NATSFixedWidthWireValue { public static var natsWireTag: UInt8 { 4 } }
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension Int64: NATSFixedWidthWireValue { public static var natsWireTag: UInt8 { 5 } }
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension UInt: NATSFixedWidthWireValue { public static var natsWireTag: UInt8 { 6 } }
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension UInt8: NATSFixedWidthWireValue { public static var natsWireTag: UInt8 { 7 } }
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension UInt16: NATSFixedWidthWireValue { public static var natsWireTag: UInt8 { 8 } }
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension UInt32: NATSFixedWidthWireValue { public static var natsWireTag: UInt8 { 9 } }
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension UInt64: NATSFixedWidthWireValue { public static var natsWireTag: UInt8 { 10 } }
 
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension Double: NATSWireValue {
     public static var natsWireTag: UInt8 { 11 }
     @inlinable
@@ -74,6 +89,7 @@ extension Double: NATSWireValue {
     }
 }
 
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension Float: NATSWireValue {
     public static var natsWireTag: UInt8 { 12 }
     @inlinable
@@ -88,6 +104,7 @@ extension Float: NATSWireValue {
     }
 }
 
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension Bool: NATSWireValue {
     public static var natsWireTag: UInt8 { 13 }
     @inlinable
@@ -107,6 +124,7 @@ extension Bool: NATSWireValue {
     }
 }
 
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension String: NATSWireValue {
     public static var natsWireTag: UInt8 { 14 }
     public var natsWireSize: Int { utf8.count }
@@ -124,6 +142,7 @@ extension String: NATSWireValue {
     }
 }
 
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension Data: NATSWireValue {
     public static var natsWireTag: UInt8 { 15 }
     public var natsWireSize: Int { count }

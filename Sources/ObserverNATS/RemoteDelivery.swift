@@ -6,6 +6,7 @@ import Foundation
 /// unpublished (no echo loop between two processes that both import and
 /// export one subject); imports read it to know when they are cancelled
 /// from their own handler, where waiting for the handler would never end.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 enum RemoteDelivery {
     static let key: pthread_key_t = {
         var key = pthread_key_t()

@@ -4,6 +4,7 @@ import ObserverSwift
 import XCTest
 
 /// Events across two connections: the same observers as local events, in order, exactly once.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class NATSBridgeEventTests: XCTestCase {
     final class Screen: Sendable {
         let shown = Collected<Int>()

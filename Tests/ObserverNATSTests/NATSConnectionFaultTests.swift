@@ -4,6 +4,7 @@ import ObserverSwift
 import XCTest
 
 /// Connecting: unreachable servers, refused credentials, several URLs, options.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class NATSConnectionFaultTests: XCTestCase {
     /// A loopback port with nothing listening.
     func closedPort() -> Int {

@@ -5,6 +5,7 @@ import ObserverSwift
 import XCTest
 
 /// Bad payloads, slow handlers, and closing while messages are in flight.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class NATSDeliveryFaultTests: XCTestCase {
     /// Publishes raw bytes with cnats itself, bypassing the bridge's framing.
     func publishRaw(_ payloads: [[UInt8]], to subject: String, url: String) throws {
@@ -187,6 +188,7 @@ final class NATSDeliveryFaultTests: XCTestCase {
     }
 }
 
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class LockedImport: @unchecked Sendable {
     // @unchecked: `stored` is only touched under `lock`.
     private let lock = NSLock()

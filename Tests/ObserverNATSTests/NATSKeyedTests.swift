@@ -4,6 +4,7 @@ import ObserverSwift
 import XCTest
 
 /// Keyed events: keys become subject tokens, wildcards select keys.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class NATSKeyedTests: XCTestCase {
     func testKeysWithReservedCharactersRoundTripThroughEscapedTokens() {
         let keys = ["plain", "", "%", "a.b", "*", ">", "a b", "tab\there", "line\nbreak", "100%", "é.ü", "%2E"]

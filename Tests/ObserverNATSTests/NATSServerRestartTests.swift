@@ -6,6 +6,7 @@ import XCTest
 /// The server is killed (`kill -9`) and restarted on the same port while 100 000 events
 /// are being sent: at-least-once loses none and duplicates none; at-most-once reports
 /// exactly how many did not arrive.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class NATSServerRestartTests: XCTestCase {
     static let eventCount = 100_000
     static let killAt = 30_000
@@ -132,6 +133,7 @@ final class NATSServerRestartTests: XCTestCase {
 }
 
 /// A value guarded by a lock.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class LockedValue<Value: Sendable>: @unchecked Sendable {
     // @unchecked: `stored` is only touched under `lock`.
     private let lock = NSLock()

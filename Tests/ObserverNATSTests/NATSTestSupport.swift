@@ -4,6 +4,7 @@ import ObserverSwift
 import XCTest
 
 /// The server `make test` starts (see `.ci/with-nats-server`).
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 enum NATSTestEnvironment {
     static let variable = "OBSERVER_NATS_URL"
 
@@ -32,6 +33,7 @@ enum NATSTestEnvironment {
 }
 
 /// Values collected from any thread.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class Collected<Element: Sendable>: @unchecked Sendable {
     // @unchecked: `storage` is only touched under `lock`.
     private let lock = NSLock()
@@ -54,6 +56,7 @@ final class Collected<Element: Sendable>: @unchecked Sendable {
 
 /// Polls `condition` every 5 ms until it holds or `timeout` passes; returns whether it held.
 @discardableResult
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 func waitUntil(timeout: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
@@ -65,6 +68,7 @@ func waitUntil(timeout: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
 
 /// A nats-server the test owns: loopback, started with a free port (kept across
 /// restarts), killed in `stop()` and by `deinit`.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class OwnedNATSServer: @unchecked Sendable {
     // @unchecked: used by one thread at a time (the test thread, or the thread a restart
     // test hands it to while the test thread only waits).
@@ -158,6 +162,7 @@ final class OwnedNATSServer: @unchecked Sendable {
 }
 
 /// Collects a bridge's statuses.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class StatusLog: Sendable {
     let statuses: Collected<NATSStatus>
     let event = Event<NATSStatus>()

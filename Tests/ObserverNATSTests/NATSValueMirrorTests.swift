@@ -4,6 +4,7 @@ import ObserverSwift
 import XCTest
 
 /// ObservableValue mirrored through a JetStream key-value bucket.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class NATSValueMirrorTests: XCTestCase {
     func uniqueKey(_ name: String = #function) -> String {
         "\(name.filter { $0.isLetter })\(UInt32.random(in: 0 ... .max))"

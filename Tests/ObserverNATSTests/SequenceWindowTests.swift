@@ -3,6 +3,7 @@ import XCTest
 @testable import ObserverNATS
 
 /// The receiver-side record of delivered sequence numbers (at-least-once de-duplication).
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class SequenceWindowTests: XCTestCase {
     func testEveryNumberIsAcceptedOnceInAnyOrderAndHolesCostOneRangeEach() {
         var generator = SystemRandomNumberGenerator()
