@@ -1,29 +1,29 @@
 /*
- * Keyed observer lists: a Concurrency Kit ck_hs hash set (SPMC) of entries
- * { hash, key_context, list }, one observer list per key. See oc_keymap.h
- * for the contract.
+ * Keyed observer lists: an open-addressing hash table of entries
+ * { hash, key_context, list }, one observer list per key, with lock-free
+ * lookups (one writer at a time, under the map lock). See oc_keymap.h for
+ * the contract.
  *
- * How ck_hs is used, and the quirks worked around:
- *   - Objects stored are entry pointers (CK_HS_MODE_OBJECT); the hash
- *     callback returns the entry's stored hash, so ck_hs never needs the
- *     key itself.
- *   - ck_hs passes its `key` argument to the compare callback both for
- *     lookups (our probe: hash + caller's key + equality callback) and for
- *     put/remove (the entry itself). A probe is laid out like an entry with
- *     a NULL list, which no entry has; comparing against an entry answers
- *     false, since ck_hs checks pointer identity itself first.
- *   - This libck is built without pointer packing (CK_MD_POINTER_PACK_
- *     DISABLE), so ck_hs does not filter slots by hash bits before calling
- *     compare: the callback compares the stored 64-bit hash first and calls
- *     the caller's (Swift) equality only on a hash match.
- *   - ck_hs never cleans tombstones nor shrinks on its own. After removals,
- *     once tombstones outnumber live entries (plus slack), the table is
- *     rebuilt into a fresh ck_hs sized for the live entries and published
- *     with one release store of `table`; the old one is retired. Amortized
- *     O(1) per removal.
- *   - Every array ck_hs allocates carries a retirement header (see
- *     oc_hs_malloc), so its free(p, size, defer=true) — the old array after
- *     growth, which readers may still probe — goes through oc__retire.
+ * The table:
+ *   - A power-of-two array of entry pointers: NULL is an empty slot,
+ *     OC_SLOT_REMOVED a removed entry (a tombstone). Linear probing from
+ *     the slot the multiplied hash picks. An entry's 64-bit hash is stored
+ *     in the entry, which never changes after publication: a lookup loads
+ *     a slot, compares the entry's hash, and calls the caller's equality
+ *     only on a match.
+ *   - Writers keep at most half of the slots non-empty (live + tombstones),
+ *     so every probe run ends at an empty slot, and never turn a non-empty
+ *     slot empty: a removal writes a tombstone. So a reader probing while a
+ *     writer works walks an unbroken run and finds every entry that was
+ *     linked before its lookup started and is still linked after it.
+ *   - Growth, and cleaning out tombstones once they outnumber live entries
+ *     (plus slack), rebuild the table: a fresh array filled with the live
+ *     entries, published with one release store of `table`; the old one is
+ *     retired, so readers still probing it finish safely. Amortized O(1).
+ *   - Publication: a writer initializes an entry, then stores its pointer
+ *     into the slot with release; readers load slots with acquire, so an
+ *     entry's fields are visible to whoever finds it (on x86 both are plain
+ *     moves; on ARM `stlr`/`ldar`).
  *
  * Key lifetime (the reason for `refs`): a key's list is written outside the
  * map lock, because list writers poll reclamation, and reclamation runs
@@ -40,31 +40,28 @@
 #define _POSIX_C_SOURCE 200809L
 #include "oc_internal.h"
 
-#include <ck_hs.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * No CK_HS_MODE_DELETE: its per-slot probe bounds live in a separate array,
- * one more cache miss per lookup of a cold key; tombstones are bounded by
- * the rebuild policy instead, so the global probe maximum stays short.
- */
-#define OC_KEYMAP_MODE (CK_HS_MODE_SPMC | CK_HS_MODE_OBJECT)
 #define OC_KEYMAP_MIN_CAPACITY 16ul
 /* Tombstones tolerated beyond the live entry count before a rebuild. */
 #define OC_KEYMAP_TOMBSTONE_SLACK 64ul
-
-/* A block allocated for ck_hs, with a header so it can be retired. */
-struct oc_hs_block {
-	struct oc_retired retired; /* first: released with free(block) */
-	size_t bytes;
-	max_align_t payload[];
-};
+/* A removed entry's slot: keeps probe runs unbroken for readers. */
+#define OC_SLOT_REMOVED ((const oc_key_entry_t *)(uintptr_t)1)
 
 struct oc_keymap_table {
-	ck_hs_t hs;
 	struct oc_retired retired;
+	/* Slots - 1; the slot count is a power of two. */
+	size_t mask;
+	/* 64 - log2(slots): the slot index is the multiplied hash's top bits. */
+	unsigned int shift;
+	/* Writer-only counts (map lock): linked entries and tombstones. */
+	size_t live;
+	size_t tombstones;
+	/* NULL, OC_SLOT_REMOVED or a linked entry. Written with release by
+	 * writers, loaded with acquire by readers. */
+	const oc_key_entry_t *slots[];
 };
 
 struct oc_keymap_entry {
@@ -105,132 +102,144 @@ struct oc_keymap {
 static uint64_t oc_keymap_live;
 
 /* ------------------------------------------------------------------------ */
-/* ck_hs callbacks                                                          */
-/* ------------------------------------------------------------------------ */
-
-static void *
-oc_hs_malloc(size_t bytes)
-{
-	struct oc_hs_block *block = oc__alloc(sizeof *block + bytes);
-
-	if (block == NULL)
-		return NULL;
-	/*
-	 * Zeroed: ck_hs_map_create (0.7.1) leaves the map's `tombstones`
-	 * counter uninitialized, and the rebuild policy reads it.
-	 */
-	memset(block, 0, sizeof *block + bytes);
-	block->bytes = sizeof *block + bytes;
-	return block->payload;
-}
-
-static struct oc_hs_block *
-oc_hs_block_of(void *pointer)
-{
-	return (struct oc_hs_block *)(void *)
-	    ((char *)pointer - offsetof(struct oc_hs_block, payload));
-}
-
-static void
-oc_hs_release_block(struct oc_retired *retired)
-{
-	free(retired);
-}
-
-/*
- * ck_hs frees with defer=true what readers may still see (the array
- * replaced by growth): retired, released after a grace period. defer=false
- * is only used for memory never published (a growth attempt that failed):
- * freed at once.
- */
-static void
-oc_hs_free(void *pointer, size_t bytes, bool defer)
-{
-	struct oc_hs_block *block;
-
-	(void)bytes;
-	if (pointer == NULL)
-		return;
-	block = oc_hs_block_of(pointer);
-	if (defer)
-		oc__retire(&block->retired, oc_hs_release_block, block->bytes);
-	else
-		free(block);
-}
-
-static struct ck_malloc oc_hs_allocator = {
-	.malloc = oc_hs_malloc,
-	.realloc = NULL,
-	.free = oc_hs_free
-};
-
-/* Only ever called with stored entries (growth, gc): their stored hash. */
-static unsigned long
-oc_hs_hash(const void *object, unsigned long seed)
-{
-	(void)seed;
-	return (unsigned long)((const oc_key_entry_t *)object)->hash;
-}
-
-static bool
-oc_hs_compare(const void *stored, const void *argument)
-{
-	const oc_key_entry_t *entry = stored;
-	const struct oc_keymap_probe *probe = argument;
-
-	/* Pairs with the release before ck_hs_put (see oc_entry_create). */
-	OC_TSAN_ACQUIRE(entry);
-	/* put/remove pass an entry: identity only, which ck_hs tests itself. */
-	if (probe->as_entry.list != NULL)
-		return false;
-	if (entry->hash != probe->as_entry.hash)
-		return false;
-	return probe->equal == NULL ||
-	    probe->equal(entry->key_context, probe->as_entry.key_context);
-}
-
-/* ------------------------------------------------------------------------ */
 /* Tables                                                                   */
 /* ------------------------------------------------------------------------ */
 
-static struct oc_keymap_table *
-oc_table_create(unsigned long capacity)
+static size_t
+oc_table_bytes(size_t slots)
 {
-	struct oc_keymap_table *table = oc__alloc(sizeof *table);
+	return sizeof(struct oc_keymap_table) + slots * sizeof(const oc_key_entry_t *);
+}
 
+/* An empty table of at least `capacity` slots (a power of two), or NULL. */
+static struct oc_keymap_table *
+oc_table_create(size_t capacity)
+{
+	struct oc_keymap_table *table;
+	size_t slots = OC_KEYMAP_MIN_CAPACITY;
+	unsigned int bits = 4;
+
+	while (slots < capacity) {
+		if (slots > (SIZE_MAX - sizeof *table) / (2 * sizeof table->slots[0]))
+			return NULL;
+		slots *= 2;
+		bits++;
+	}
+	table = oc__alloc(oc_table_bytes(slots));
 	if (table == NULL)
 		return NULL;
-	memset(table, 0, sizeof *table);
-	if (capacity < OC_KEYMAP_MIN_CAPACITY)
-		capacity = OC_KEYMAP_MIN_CAPACITY;
-	if (!ck_hs_init(&table->hs, OC_KEYMAP_MODE, oc_hs_hash, oc_hs_compare,
-	    &oc_hs_allocator, capacity, 0)) {
-		free(table);
-		return NULL;
-	}
+	memset(table, 0, oc_table_bytes(slots));
+	table->mask = slots - 1;
+	table->shift = 64 - bits;
 	return table;
+}
+
+/* The slot a probe for `hash` starts at. Multiplying spreads any bits of
+ * the hash (an embedder's may vary only in a few) into the top ones kept. */
+static size_t
+oc_table_home(const struct oc_keymap_table *table, uint64_t hash)
+{
+	return (size_t)((hash * UINT64_C(0x9E3779B97F4A7C15)) >> table->shift) & table->mask;
 }
 
 static void
 oc_table_release(struct oc_retired *retired)
 {
-	free((char *)retired - offsetof(struct oc_keymap_table, retired));
+	free(retired);
 }
 
-/* A table readers may have seen: its array and itself after a grace period. */
+/* A table readers may have seen: freed after a grace period. */
 static void
 oc_table_retire(struct oc_keymap_table *table)
 {
-	oc_hs_free(table->hs.map, 0, true);
-	oc__retire(&table->retired, oc_table_release, sizeof *table);
+	oc__retire(&table->retired, oc_table_release, oc_table_bytes(table->mask + 1));
 }
 
-/* A table never published. */
-static void
-oc_table_discard(struct oc_keymap_table *table)
+/* Whether one more entry keeps at most half of the slots non-empty. */
+static bool
+oc_table_has_room(const struct oc_keymap_table *table)
 {
-	oc_hs_free(table->hs.map, 0, false);
-	free(table);
+	return (table->live + table->tombstones + 1) * 2 <= table->mask + 1;
+}
+
+/*
+ * Links `entry` (writer, map lock held; the caller checked
+ * oc_table_has_room, and that no entry of the key is linked): the first
+ * empty or removed slot of its probe run.
+ */
+static void
+oc_table_put(struct oc_keymap_table *table, const oc_key_entry_t *entry)
+{
+	size_t index = oc_table_home(table, entry->hash);
+
+	while (table->slots[index] != NULL && table->slots[index] != OC_SLOT_REMOVED)
+		index = (index + 1) & table->mask;
+	if (table->slots[index] == OC_SLOT_REMOVED)
+		table->tombstones--;
+	table->live++;
+	/* Release: the entry's fields (initialized by the writer) are visible
+	 * to a reader that loads this pointer with acquire. */
+	__atomic_store_n(&table->slots[index], entry, __ATOMIC_RELEASE);
+}
+
+/* Unlinks `entry`, which is linked (writer, map lock held). */
+static void
+oc_table_remove(struct oc_keymap_table *table, const oc_key_entry_t *entry)
+{
+	size_t index = oc_table_home(table, entry->hash);
+
+	while (table->slots[index] != entry)
+		index = (index + 1) & table->mask;
+	table->live--;
+	table->tombstones++;
+	/* Relaxed: a reader that loads the tombstone reads nothing through it;
+	 * one that loaded the entry before keeps a valid entry until its read
+	 * section ends (entries are retired, not freed). */
+	__atomic_store_n(&table->slots[index], OC_SLOT_REMOVED, __ATOMIC_RELAXED);
+}
+
+/*
+ * Iterates the linked entries (writer, map lock held): start with
+ * *cursor = 0; returns NULL at the end. Removing the returned entry keeps
+ * the iteration valid (it only writes a tombstone).
+ */
+static const oc_key_entry_t *
+oc_table_next(const struct oc_keymap_table *table, size_t *cursor)
+{
+	while (*cursor <= table->mask) {
+		const oc_key_entry_t *entry = table->slots[(*cursor)++];
+
+		if (entry != NULL && entry != OC_SLOT_REMOVED)
+			return entry;
+	}
+	return NULL;
+}
+
+/*
+ * Replaces the table by a fresh one of at least `capacity` slots holding
+ * the live entries (writer, map lock held). False, the old table kept, when
+ * the allocation fails.
+ */
+static bool
+oc_table_rebuild_locked(struct oc_keymap *map, size_t capacity)
+{
+	struct oc_keymap_table *old = map->table;
+	struct oc_keymap_table *fresh = oc_table_create(capacity);
+	const oc_key_entry_t *entry;
+	size_t cursor = 0;
+
+	if (fresh == NULL)
+		return false;
+	while ((entry = oc_table_next(old, &cursor)) != NULL)
+		oc_table_put(fresh, entry);
+	/*
+	 * Release: a reader that acquires the new table pointer sees its slots
+	 * filled above. Readers still probing the old table find the same
+	 * entries there until it is reclaimed.
+	 */
+	__atomic_store_n(&map->table, fresh, __ATOMIC_RELEASE);
+	oc_table_retire(old);
+	return true;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -241,24 +250,26 @@ static const oc_key_entry_t *
 oc_find(const struct oc_keymap *map, uint64_t hash, const void *probe_key,
     oc_key_equal_fn *equal)
 {
-	struct oc_keymap_probe probe;
-	/* Acquire: pairs with the release store of a rebuilt table. A plain
-	 * load on x86; `ldar` on ARM, required there (the table's fields and
-	 * array are read through the pointer). */
-	struct oc_keymap_table *table = __atomic_load_n(&map->table, __ATOMIC_ACQUIRE);
+	/* Acquire: pairs with the release store of a rebuilt table (its mask
+	 * and slots are read through the pointer). */
+	const struct oc_keymap_table *table = __atomic_load_n(&map->table, __ATOMIC_ACQUIRE);
+	size_t index = oc_table_home(table, hash);
+	size_t probed;
 
-	probe.as_entry.hash = hash;
-	probe.as_entry.key_context = (void *)(uintptr_t)probe_key;
-	probe.as_entry.list = NULL;
-	probe.equal = equal;
-	{
-		const oc_key_entry_t *entry = ck_hs_get(&table->hs, (unsigned long)hash, &probe);
+	/* Bounded by the slot count as well: a run always ends at an empty
+	 * slot (at most half are non-empty), so this bound is never reached. */
+	for (probed = 0; probed <= table->mask; probed++) {
+		/* Acquire: pairs with the release store in oc_table_put. */
+		const oc_key_entry_t *entry = __atomic_load_n(&table->slots[index], __ATOMIC_ACQUIRE);
 
-		/* The caller reads the entry's fields: pairs with OC_TSAN_RELEASE. */
-		if (entry != NULL)
-			OC_TSAN_ACQUIRE(entry);
-		return entry;
+		if (entry == NULL)
+			return NULL;
+		if (entry != OC_SLOT_REMOVED && entry->hash == hash &&
+		    (equal == NULL || equal(entry->key_context, probe_key)))
+			return entry;
+		index = (index + 1) & table->mask;
 	}
+	return NULL;
 }
 
 /*
@@ -367,25 +378,17 @@ oc_entry_create_locked(struct oc_keymap *map, uint64_t hash, void *key_context,
 	entry->public.list = list;
 	entry->refs = 1;
 	entry->release_key = map->release_key;
-	/*
-	 * Release fence: the entry's fields and its list are initialized
-	 * before ck_hs_put publishes the pointer with a plain (ck_pr) store;
-	 * readers reach them through that pointer. On x86 the fence compiles
-	 * to nothing (stores are not reordered with stores); on ARM it is a
-	 * `dmb ish`, required there. Readers rely on the address dependency
-	 * from the loaded pointer to the fields (as every ck_hs reader does):
-	 * ARM and POWER hardware honour it, and no load here is speculated
-	 * through the pointer by the compiler, but it is the one place where
-	 * the ordering argument is a dependency rather than an acquire.
-	 */
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	/* The same edge for ThreadSanitizer, which does not follow fences. */
-	OC_TSAN_RELEASE(entry);
-	if (!ck_hs_put(&map->table->hs, (unsigned long)hash, entry)) {
+	/* Growth first, so that the put below always has room. A failed
+	 * allocation leaves the key absent (the add reports OC_ENOMEM). */
+	if (!oc_table_has_room(map->table) &&
+	    !oc_table_rebuild_locked(map, 4 * (map->table->live + 1))) {
 		free(entry);
 		*orphan = list;
 		return NULL;
 	}
+	/* Publishes the entry with release: its fields and list are visible
+	 * to every reader that finds it. */
+	oc_table_put(map->table, &entry->public);
 	oc_set_key_count_locked(map, map->head.key_count + 1);
 	__atomic_fetch_add(&oc_keymap_live, 1, __ATOMIC_RELAXED);
 	return entry;
@@ -397,7 +400,7 @@ oc_unlink_locked(struct oc_keymap *map, struct oc_keymap_entry *entry,
 {
 	/* A tombstone replaces the slot; a reader that already loaded the
 	 * entry pointer keeps a valid entry until its section ends. */
-	ck_hs_remove(&map->table->hs, (unsigned long)entry->public.hash, entry);
+	oc_table_remove(map->table, &entry->public);
 	oc_set_key_count_locked(map, map->head.key_count - 1);
 	entry->next_unlinked = *unlinked;
 	*unlinked = entry;
@@ -416,15 +419,15 @@ oc_drop_locked(struct oc_keymap *map, struct oc_keymap_entry *entry, uint64_t co
 static void
 oc_sweep_locked(struct oc_keymap *map, struct oc_keymap_entry **unlinked)
 {
-	ck_hs_iterator_t iterator = CK_HS_ITERATOR_INITIALIZER;
-	void *object;
+	const oc_key_entry_t *linked;
+	size_t cursor = 0;
 
 	/* Acquire: pairs with the release store after the refs decrement. */
 	if (!__atomic_exchange_n(&map->sweep_needed, false, __ATOMIC_ACQUIRE))
 		return;
-	/* ck_hs_remove only writes tombstones: the iteration stays valid. */
-	while (ck_hs_next(&map->table->hs, &iterator, &object)) {
-		struct oc_keymap_entry *entry = object;
+	/* Unlinking only writes tombstones: the iteration stays valid. */
+	while ((linked = oc_table_next(map->table, &cursor)) != NULL) {
+		struct oc_keymap_entry *entry = (struct oc_keymap_entry *)(uintptr_t)linked;
 
 		if (__atomic_load_n(&entry->refs, __ATOMIC_ACQUIRE) == 0)
 			oc_unlink_locked(map, entry, unlinked);
@@ -438,33 +441,11 @@ oc_sweep_locked(struct oc_keymap *map, struct oc_keymap_entry **unlinked)
 static void
 oc_maybe_rebuild_locked(struct oc_keymap *map)
 {
-	struct oc_keymap_table *old = map->table;
-	struct oc_keymap_table *fresh;
-	ck_hs_iterator_t iterator = CK_HS_ITERATOR_INITIALIZER;
-	struct ck_hs_stat stat;
-	void *object;
+	const struct oc_keymap_table *table = map->table;
 
-	ck_hs_stat(&old->hs, &stat);
-	if (stat.tombstones <= stat.n_entries + OC_KEYMAP_TOMBSTONE_SLACK)
+	if (table->tombstones <= table->live + OC_KEYMAP_TOMBSTONE_SLACK)
 		return;
-	fresh = oc_table_create(stat.n_entries * 2);
-	if (fresh == NULL)
-		return;
-	while (ck_hs_next(&old->hs, &iterator, &object)) {
-		const oc_key_entry_t *entry = object;
-
-		if (!ck_hs_put(&fresh->hs, (unsigned long)entry->hash, entry)) {
-			oc_table_discard(fresh);
-			return;
-		}
-	}
-	/*
-	 * Release: a reader that acquires the new table pointer sees the slots
-	 * filled above. Readers still probing the old table find the same
-	 * entries there until it is reclaimed.
-	 */
-	__atomic_store_n(&map->table, fresh, __ATOMIC_RELEASE);
-	oc_table_retire(old);
+	(void)oc_table_rebuild_locked(map, 4 * table->live);
 }
 
 /*
@@ -531,7 +512,7 @@ oc_keymap_create(oc_key_equal_fn *equal, oc_release_fn *release_key,
 		return NULL;
 	}
 	if (pthread_mutex_init(&map->lock, NULL) != 0) {
-		oc_table_discard(map->table);
+		free(map->table);
 		free(map);
 		return NULL;
 	}
@@ -550,18 +531,18 @@ oc_map_release(struct oc_retired *retired)
 void
 oc_keymap_destroy(oc_keymap_t *map)
 {
-	ck_hs_iterator_t iterator = CK_HS_ITERATOR_INITIALIZER;
 	struct oc_keymap_entry *unlinked = NULL;
 	struct oc_keymap_table *table;
-	void *object;
+	const oc_key_entry_t *linked;
+	size_t cursor = 0;
 
 	if (map == NULL)
 		return;
 	pthread_mutex_lock(&map->lock);
 	/* The whole table is retired: no need to remove entries from it. */
 	table = map->table;
-	while (ck_hs_next(&table->hs, &iterator, &object)) {
-		struct oc_keymap_entry *entry = object;
+	while ((linked = oc_table_next(table, &cursor)) != NULL) {
+		struct oc_keymap_entry *entry = (struct oc_keymap_entry *)(uintptr_t)linked;
 
 		entry->next_unlinked = unlinked;
 		unlinked = entry;
@@ -712,11 +693,10 @@ oc_keymap_remove_key_if(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 static struct oc_keymap_entry **
 oc_snapshot(struct oc_keymap *map, size_t *count)
 {
-	ck_hs_iterator_t iterator = CK_HS_ITERATOR_INITIALIZER;
 	struct oc_keymap_entry *unlinked = NULL;
 	struct oc_keymap_entry **entries = NULL;
-	size_t taken = 0;
-	void *object;
+	const oc_key_entry_t *linked;
+	size_t taken = 0, cursor = 0;
 
 	oc_lock(map, &unlinked);
 	if (map->head.key_count > 0) {
@@ -727,8 +707,8 @@ oc_snapshot(struct oc_keymap *map, size_t *count)
 			*count = SIZE_MAX;
 			return NULL;
 		}
-		while (ck_hs_next(&map->table->hs, &iterator, &object)) {
-			struct oc_keymap_entry *entry = object;
+		while ((linked = oc_table_next(map->table, &cursor)) != NULL) {
+			struct oc_keymap_entry *entry = (struct oc_keymap_entry *)(uintptr_t)linked;
 
 			__atomic_add_fetch(&entry->refs, 1, __ATOMIC_RELAXED);
 			entries[taken++] = entry;
@@ -846,7 +826,7 @@ oc_keymap_table_bytes(oc_keymap_t *map)
 	if (map == NULL)
 		return 0;
 	pthread_mutex_lock(&map->lock);
-	bytes = oc_hs_block_of(map->table->hs.map)->bytes;
+	bytes = oc_table_bytes(map->table->mask + 1);
 	pthread_mutex_unlock(&map->lock);
 	return bytes;
 }

@@ -10,11 +10,14 @@
  * key's observer list. Exact key comparison is the caller's callback
  * (oc_key_equal_fn), so two keys whose hashes collide stay distinct.
  *
- * The table is a Concurrency Kit ck_hs hash set in SPMC mode:
+ * The table is an open-addressing hash table of entry pointers (linear
+ * probing, at most half full, tombstones for removed entries), one writer
+ * at a time and lock-free readers:
  *   - Readers (the send path) look a key up with oc_keymap_find /
  *     oc_keymap_find_hash inside a read section (oc_read_begin). Lookups
  *     take no lock, never wait for a writer and cost O(1) expected
- *     regardless of how many keys exist (a bounded probe sequence).
+ *     regardless of how many keys exist (a probe run that always ends at an
+ *     empty slot).
  *   - Writers (add, remove, clear) are serialized per map by a mutex. That
  *     mutex is a leaf: it is never held while a list function runs, while
  *     reclamation polls, or while any callback other than oc_key_equal_fn
@@ -26,7 +29,7 @@
  * a clear, or a failed add). A removed entry, its list and its key_context
  * (released through the map's release_key callback) are retired through the
  * core's epoch reclamation: a reader that found the entry may keep using it,
- * its list and its key until its read section ends. Old ck_hs arrays
+ * its list and its key until its read section ends. Replaced tables
  * (growth, tombstone clean-up, shrinking) are retired the same way.
  *
  * Send semantics per key are those of the key's list (see oc_list.h),
@@ -139,11 +142,11 @@ oc_keymap_is_empty(const oc_keymap_t *map)
  * Never blocks, never allocates.
  *
  * Memory ordering: the table pointer is loaded with acquire (pairing with
- * the release store that publishes a rebuilt table); ck_hs_get loads each
- * slot with ck_pr_load_ptr and retries when a writer relocated an entry
- * meanwhile; an entry's fields are initialized before a release fence that
- * precedes its publication in the table, and are read through the loaded
- * pointer (an address dependency, as ck_hs readers rely on).
+ * the release store that publishes a rebuilt table); each slot is loaded
+ * with acquire, pairing with the release store that links an entry, whose
+ * fields are initialized before it and never change while it is linked.
+ * Writers never empty a slot (a removal leaves a tombstone), so a probe
+ * run stays unbroken while a reader walks it.
  */
 const oc_key_entry_t *OC_NULLABLE oc_keymap_find(const oc_keymap_t *map, uint64_t hash,
     const void *OC_NULLABLE probe_key);

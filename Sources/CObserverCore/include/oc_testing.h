@@ -45,7 +45,7 @@ uint64_t oc_testing_check_failures(void);
 size_t oc_list_capacity(const oc_list_t *OC_NULLABLE list);
 
 /*
- * oc_keymap_table_bytes: bytes of the map's current ck_hs slot array (it
+ * oc_keymap_table_bytes: bytes of the map's current table (it
  * shrinks again after mass removal). NULL map: 0.
  */
 size_t oc_keymap_table_bytes(oc_keymap_t *OC_NULLABLE map);
