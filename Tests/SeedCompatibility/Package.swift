@@ -7,6 +7,8 @@ import PackageDescription
 // requirements are enforced in Swift 6 mode only.
 let package = Package(
     name: "SeedCompatibility",
+    // The seed libraries' users' floor (Flowduino's), which ObserverSwift's is.
+    platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6), .visionOS(.v1)],
     dependencies: [.package(name: "ObserverSwift", path: "../..")],
     targets: [
         .executableTarget(
