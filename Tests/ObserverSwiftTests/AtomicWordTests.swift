@@ -253,6 +253,32 @@ final class AtomicWordTests: XCTestCase {
         token.cancel()
     }
 
+    /// A weak-target box and a limited box keep their expiry's words first:
+    /// `didAdd` stores the handle there, and expiring sets the flag there.
+    func testExpiringBoxesKeepTheirExpiryWordsFirst() {
+        final class Target: Sendable {}
+        let event = Event<Int>()
+        var target: Target? = Target()
+        _ = event.subscribe(target!) { _, _ in }
+        let limited = event.subscribe(limit: 1) { _ in }
+        var boxes: [Subscriber] = []
+        event.slots.forEachBox { boxes.append($0) }
+        XCTAssertEqual(boxes.count, 2)
+        typealias Targeted = TargetSubscriber<Target, Void, Int, Expiry>
+        typealias Limited = QueuedOrLimitedSubscriber<Void, Int, Expiry>
+        let targeted = unsafeDowncast(boxes[0], to: Targeted.self)
+        let limitedBox = unsafeDowncast(boxes[1], to: Limited.self)
+        XCTAssertNotEqual(targeted.expiryWords.sequence.plainValue, 0, "didAdd stored the handle in the box's words")
+        XCTAssertNotEqual(limitedBox.expiryWords.sequence.plainValue, 0)
+        XCTAssertFalse(targeted.expiryWords.expired.plainValue)
+        target = nil
+        event.send(1)
+        XCTAssertTrue(targeted.expiryWords.expired.plainValue, "the dead target's box expired through its words")
+        XCTAssertTrue(limitedBox.expiryWords.expired.plainValue, "the spent limit expired its box through its words")
+        XCTAssertFalse(limited.isActive)
+        XCTAssertEqual(event.subscribersCount, 0)
+    }
+
     /// Exact counts under contention: every increment lands once.
     func testConcurrentUpdatesAreAtomic() {
         let host = WordsHost()

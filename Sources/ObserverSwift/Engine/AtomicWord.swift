@@ -29,13 +29,13 @@ import CEngineAtomics
 // `MemoryLayout.offset(of:)`, and the words seen through the views after
 // atomic updates equal the stored property read back directly).
 //
-// Where the invariant cannot hold (a subclass of a class with stored
-// properties, a struct such as `Expiry` or `DeliveryLimit` stored in such a
-// subclass, a static, another module of this package), the words get an
-// allocation of their own (`HeapAtomicWord`, or one allocation for a
-// struct's words), made with their owner and freed with it. Only a bounded
-// `limit:` reads such a word per delivery; the atomics of the other send
-// paths stay inline.
+// A struct kept in such an object (`TriggerCounter`, `Expiry`) keeps its
+// words in the object the same way: the object declares the struct's words
+// first and the struct addresses them through the object. Where the
+// invariant cannot hold (a subclass of a class with stored properties, a
+// static, another module of this package, `DeliveryLimit`'s budget, which
+// only a bounded `limit:` allocates), the word gets an allocation of its own
+// (`HeapAtomicWord`), made with its owner and freed with it.
 
 /// The ordering of an atomic load.
 @frozen @usableFromInline

@@ -86,9 +86,9 @@ func deliverIfSubscribed(_ isSubscribed: () -> Bool, _ work: () -> Void) {
 /// A delivery budget for `limit:` subscriptions, exact under concurrent
 /// sends: `claim()` succeeds exactly `limit` times in total.
 struct DeliveryLimit: ~Copyable {
-    /// The budget left, in a word of its own (an owner that is a subclass
-    /// cannot keep it first); nil for `.unlimited`: then nothing is counted
-    /// and nothing is allocated.
+    /// The budget left, in a word of its own, allocated only for a bounded
+    /// limit (its owners' first stored property is their expiry's words); nil
+    /// for `.unlimited`: then nothing is counted and nothing is allocated.
     private let remaining: AtomicWord<Int>?
 
     /// Pass `Int.max` for no limit.

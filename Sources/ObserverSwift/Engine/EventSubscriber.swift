@@ -34,6 +34,9 @@ final class ClosureSubscriber<Key, Value>: EventSubscriber<Key, Value>, @uncheck
 final class QueuedOrLimitedSubscriber<Key, Value, Ending: SubscriptionExpiry & ~Copyable>:
     EventSubscriber<Key, Value>, @unchecked Sendable
 where Ending.Key == Key {
+    /// First stored property: the expiry's words (see `AtomicWord`;
+    /// `Subscriber` and `EventSubscriber` declare no stored properties).
+    var expiryWords: Ending.BoxWords
     let handler: (Key, Value) -> Void
     let delivery: Delivery
     let limit: DeliveryLimit
@@ -42,21 +45,22 @@ where Ending.Key == Key {
     /// - Parameter limit: `Int.max` for no limit.
     @usableFromInline
     init(expiry: consuming Ending, delivery: Delivery, limit: Int, handler: @escaping (Key, Value) -> Void) {
+        expiryWords = Ending.makeBoxWords()
         self.handler = handler
         self.delivery = delivery
         self.limit = DeliveryLimit(limit)
         self.expiry = expiry
     }
 
-    override func didAdd(handle: SlotHandle) { expiry.didAdd(handle: handle) }
-    override var isExpired: Bool { expiry.isExpired }
+    override func didAdd(handle: SlotHandle) { expiry.didAdd(handle: handle, of: self) }
+    override var isExpired: Bool { expiry.isExpired(of: self) }
 
     override func checkLiveness() -> Bool {
-        !expiry.isExpired && !limit.isSpent
+        !expiry.isExpired(of: self) && !limit.isSpent
     }
 
     override func receive(_ key: Key, _ value: Value) {
-        guard limit.admit(expiry) else { return }
+        guard limit.admit(expiry, of: self) else { return }
         if case .synchronous = delivery { return handler(key, value) }
         deferDelivery(key, value)
     }
@@ -67,7 +71,7 @@ where Ending.Key == Key {
     private func deferDelivery(_ key: Key, _ value: Value) {
         let handler = handler
         let scope = expiry.scope(forKey: key)
-        let isSubscribed = { [self] in expiry.isSubscribed(in: scope) }
+        let isSubscribed = { [self] in expiry.isSubscribed(in: scope, of: self) }
         delivery.run(ifSubscribed: isSubscribed) { handler(key, value) }
     }
 }
@@ -79,6 +83,9 @@ where Ending.Key == Key {
 final class TargetSubscriber<Target: AnyObject, Key, Value, Ending: SubscriptionExpiry & ~Copyable>:
     EventSubscriber<Key, Value>, @unchecked Sendable
 where Ending.Key == Key {
+    /// First stored property: the expiry's words (see `AtomicWord`;
+    /// `Subscriber` and `EventSubscriber` declare no stored properties).
+    var expiryWords: Ending.BoxWords
     /// The target, taken strong for each call only while it lives (the
     /// runtime's try-retain on native Swift objects; see `UnownedObserver`).
     let target: UnownedObserver
@@ -93,6 +100,7 @@ where Ending.Key == Key {
         target: Target, expiry: consuming Ending, delivery: Delivery, limit: Int,
         handler: @escaping (Target, Key, Value) -> Void
     ) {
+        expiryWords = Ending.makeBoxWords()
         self.target = UnownedObserver(target)
         self.handler = handler
         self.delivery = delivery
@@ -102,13 +110,13 @@ where Ending.Key == Key {
 
     override var hasTarget: Bool { true }
     override func isTarget(_ object: AnyObject) -> Bool { target.refers(to: object) && target.isAlive }
-    override func didAdd(handle: SlotHandle) { expiry.didAdd(handle: handle) }
-    override var isExpired: Bool { expiry.isExpired }
+    override func didAdd(handle: SlotHandle) { expiry.didAdd(handle: handle, of: self) }
+    override var isExpired: Bool { expiry.isExpired(of: self) }
 
     override func checkLiveness() -> Bool {
-        if expiry.isExpired || limit.isSpent { return false }
+        if expiry.isExpired(of: self) || limit.isSpent { return false }
         if !target.isAlive {
-            expiry.expire()
+            expiry.expire(of: self)
             return false
         }
         return true
@@ -119,12 +127,12 @@ where Ending.Key == Key {
             deliver(to: target, key, value)
             return true
         }
-        if delivered == nil { expiry.expire() }
+        if delivered == nil { expiry.expire(of: self) }
     }
 
     @inline(__always)
     private func deliver(to target: Target, _ key: Key, _ value: Value) {
-        guard limit.admit(expiry) else { return }
+        guard limit.admit(expiry, of: self) else { return }
         if case .synchronous = delivery { return handler(target, key, value) }
         deferDelivery(key, value)
     }
@@ -136,7 +144,7 @@ where Ending.Key == Key {
         // Re-check the target where the handler runs: it may be gone by the
         // time the queue gets to it.
         let scope = expiry.scope(forKey: key)
-        let isSubscribed = { [self] in expiry.isSubscribed(in: scope) }
+        let isSubscribed = { [self] in expiry.isSubscribed(in: scope, of: self) }
         delivery.run(ifSubscribed: isSubscribed) { [self] in
             _ = self.target.withLive(Target.self) { target in self.handler(target, key, value) }
         }
@@ -148,14 +156,14 @@ extension DeliveryLimit {
     /// false once the budget is spent; the claim that spends it ends the
     /// subscription (its own delivery still goes ahead).
     @inline(__always)
-    func admit<Ending: SubscriptionExpiry & ~Copyable>(_ expiry: borrowing Ending) -> Bool {
+    func admit<Ending: SubscriptionExpiry & ~Copyable>(_ expiry: borrowing Ending, of box: AnyObject) -> Bool {
         guard isBounded else { return true }
         let claim = claim()
         guard claim.granted else {
-            expiry.expire()
+            expiry.expire(of: box)
             return false
         }
-        if claim.last { expiry.expire() }
+        if claim.last { expiry.expire(of: box) }
         return true
     }
 }

@@ -35,16 +35,18 @@ class Subscriber: @unchecked Sendable {
 /// State for boxes stored once in one list that can expire on their own: a
 /// deallocated target or an exhausted delivery limit. Knows its box's handle
 /// so it can remove it.
+///
+/// Its atomic words (`Expiry.Words`) are its box's first stored property
+/// (see `AtomicWord`): every box that keeps an expiry derives from
+/// `Subscriber` through classes that declare no stored properties, declares
+/// the words first, and passes itself to each call (`of: self`).
 @usableFromInline
 struct Expiry: ~Copyable {
-    /// The atomic words, in one allocation of their own: the boxes keeping
-    /// an expiry are subclasses whose first stored property is not theirs to
-    /// choose (see `AtomicWord`). Allocated with the box, freed with it.
-    private let words: UnsafeMutablePointer<Words>
     // Unowned: the list outlives every send (sends hold its event strongly),
     // and `expire()` is only reached from a send or a writer of that list.
     private unowned(unsafe) let list: AnySlotList
 
+    @usableFromInline
     struct Words {
         // The box's handle, in two atomics: `sequence` is 0 until `didAdd`;
         // `index` is stored before it and read after it (see `didAdd`).
@@ -54,6 +56,9 @@ struct Expiry: ~Copyable {
         /// Set once this box's removal was done (or found done already).
         var removed = AtomicWordStorage<Bool>(false)
 
+        @usableFromInline
+        init() {}
+
         // An 8-byte word, a 4-byte word, then two bytes.
         static var sequenceOffset: Int { 0 }
         static var indexOffset: Int { MemoryLayout<UInt64>.stride }
@@ -61,38 +66,28 @@ struct Expiry: ~Copyable {
         static var removedOffset: Int { expiredOffset + MemoryLayout<UInt8>.stride }
     }
 
-    private func word<Value>(at offset: Int) -> AtomicWord<Value> {
-        AtomicWord(at: (UnsafeMutableRawPointer(words) + offset).assumingMemoryBound(to: AtomicWordStorage<Value>.self))
-    }
-
-    private var sequence: AtomicWord<UInt64> { word(at: Words.sequenceOffset) }
-    private var index: AtomicWord<UInt32> { word(at: Words.indexOffset) }
-    private var expired: AtomicWord<Bool> { word(at: Words.expiredOffset) }
-    private var removed: AtomicWord<Bool> { word(at: Words.removedOffset) }
+    private func sequence(of box: AnyObject) -> AtomicWord<UInt64> { AtomicWords.word(box, at: Words.sequenceOffset) }
+    private func index(of box: AnyObject) -> AtomicWord<UInt32> { AtomicWords.word(box, at: Words.indexOffset) }
+    private func expired(of box: AnyObject) -> AtomicWord<Bool> { AtomicWords.word(box, at: Words.expiredOffset) }
+    private func removed(of box: AnyObject) -> AtomicWord<Bool> { AtomicWords.word(box, at: Words.removedOffset) }
 
     @usableFromInline
     init(list: AnySlotList) {
-        words = .allocate(capacity: 1)
-        words.initialize(to: Words())
         self.list = list
     }
 
-    deinit {
-        words.deallocate()
-    }
+    @usableFromInline
+    func isExpired(of box: AnyObject) -> Bool { expired(of: box).load(ordering: .acquiring) }
 
     @usableFromInline
-    var isExpired: Bool { expired.load(ordering: .acquiring) }
-
-    @usableFromInline
-    func didAdd(handle: SlotHandle) {
+    func didAdd(handle: SlotHandle, of box: AnyObject) {
         // Dekker with `expire()`: both sides store then load, sequentially
         // consistent, so at least one of them sees the other and removes.
         // The index is stored first (relaxed); the sequentially consistent
         // store of the sequence releases it to whoever loads the sequence.
-        index.store(handle.index, ordering: .relaxed)
-        sequence.store(handle.sequence, ordering: .sequentiallyConsistent)
-        if expired.load(ordering: .sequentiallyConsistent) {
+        index(of: box).store(handle.index, ordering: .relaxed)
+        sequence(of: box).store(handle.sequence, ordering: .sequentiallyConsistent)
+        if expired(of: box).load(ordering: .sequentiallyConsistent) {
             list.remove(handle)
         }
     }
@@ -104,18 +99,18 @@ struct Expiry: ~Copyable {
     /// the list it holds strongly (this one is unowned, and a queued delivery
     /// may outlive it).
     @usableFromInline
-    func isSubscribed(in list: AnySlotList) -> Bool {
-        guard !isExpired else { return true }
-        guard let handle = storedHandle() else { return false }
+    func isSubscribed(in list: AnySlotList, of box: AnyObject) -> Bool {
+        guard !isExpired(of: box) else { return true }
+        guard let handle = storedHandle(of: box) else { return false }
         return list.contains(handle)
     }
 
     /// The box's handle, or nil before `didAdd`. Sequentially consistent:
     /// `expire()`'s side of the Dekker pairing with `didAdd`.
-    private func storedHandle() -> SlotHandle? {
-        let sequence = sequence.load(ordering: .sequentiallyConsistent)
+    private func storedHandle(of box: AnyObject) -> SlotHandle? {
+        let sequence = sequence(of: box).load(ordering: .sequentiallyConsistent)
         if sequence == 0 { return nil }
-        return SlotHandle(sequence: sequence, index: index.load(ordering: .relaxed))
+        return SlotHandle(sequence: sequence, index: index(of: box).load(ordering: .relaxed))
     }
 
     /// The list, strongly: only while a send or writer of it runs.
@@ -125,13 +120,13 @@ struct Expiry: ~Copyable {
     /// (a later send met the box still stored, because the writer lock was
     /// busy the first time), it retries the removal until one succeeds.
     @usableFromInline
-    func expire() {
-        if expired.exchange(true, ordering: .sequentiallyConsistent) {
+    func expire(of box: AnyObject) {
+        if expired(of: box).exchange(true, ordering: .sequentiallyConsistent) {
             // Relaxed: a stale false only costs one more non-blocking try.
-            if removed.load(ordering: .relaxed) { return }
+            if removed(of: box).load(ordering: .relaxed) { return }
         }
-        if let handle = storedHandle(), list.removeFromSendPath(handle) {
-            removed.store(true, ordering: .relaxed)
+        if let handle = storedHandle(of: box), list.removeFromSendPath(handle) {
+            removed(of: box).store(true, ordering: .relaxed)
         }
     }
 }

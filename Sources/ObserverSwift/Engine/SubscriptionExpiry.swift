@@ -4,6 +4,10 @@
 /// stored once, in one list: ``Expiry`` removes that slot. A `KeyedEvent`'s
 /// box is stored once under each of its keys: its ``KeyedRegistration``
 /// removes every one of them.
+///
+/// Every call names the box (`of: self`): an expiry may keep its atomic
+/// words in its box (``BoxWords``, the box's first stored property; see
+/// `AtomicWord`), so that they cost no allocation of their own.
 @usableFromInline
 protocol SubscriptionExpiry: ~Copyable {
     /// The key a box receives with each value (`Void` for `Event`).
@@ -11,17 +15,23 @@ protocol SubscriptionExpiry: ~Copyable {
     /// What a deferred delivery keeps to check, where it runs, that the
     /// subscription still wants it.
     associatedtype Scope
+    /// What the expiry keeps in its box, as the box's first stored property
+    /// (`Void` when it keeps nothing there).
+    associatedtype BoxWords
+
+    /// The box's words before the box is shared.
+    static func makeBoxWords() -> BoxWords
 
     /// True once the box will never deliver again and can be swept.
-    var isExpired: Bool { get }
+    func isExpired(of box: AnyObject) -> Bool
 
     /// Called once, right after the box has been stored under `handle`.
-    func didAdd(handle: SlotHandle)
+    func didAdd(handle: SlotHandle, of box: AnyObject)
 
     /// Ends the subscription from a send, without blocking. Called again (a
     /// later send met the box still stored because a writer lock was busy the
     /// first time), it retries the removal.
-    func expire()
+    func expire(of box: AnyObject)
 
     /// Taken on the sending thread for a delivery of `key` that runs later.
     func scope(forKey key: Key) -> Scope
@@ -30,11 +40,15 @@ protocol SubscriptionExpiry: ~Copyable {
     /// `Delivery.run(ifSubscribed:_:)`): the subscription ended on its own
     /// (its last deliveries were claimed before), or it is still stored
     /// where `scope` says, that is, not cancelled.
-    func isSubscribed(in scope: Scope) -> Bool
+    func isSubscribed(in scope: Scope, of box: AnyObject) -> Bool
 }
 
 extension Expiry: SubscriptionExpiry {
     @usableFromInline typealias Key = Void
+    @usableFromInline typealias BoxWords = Words
+
+    @usableFromInline
+    static func makeBoxWords() -> Words { Words() }
 
     /// The list, strongly: a deferred delivery may outlive the event, and
     /// `Expiry` holds its list unowned.
@@ -43,14 +57,20 @@ extension Expiry: SubscriptionExpiry {
 }
 
 extension KeyedRegistration: SubscriptionExpiry {
-    var isExpired: Bool { isEnded }
+    /// A registration is an object of its own, shared by the box's keys:
+    /// its words are its own (see `KeyedRegistration.Words`).
+    typealias BoxWords = Void
+
+    static func makeBoxWords() {}
+
+    func isExpired(of box: AnyObject) -> Bool { isEnded }
 
     /// A keyed box records each slot it is stored in through ``record(_:)``.
-    func didAdd(handle: SlotHandle) {}
+    func didAdd(handle: SlotHandle, of box: AnyObject) {}
 
-    func expire() { expireFromSendPath() }
+    func expire(of box: AnyObject) { expireFromSendPath() }
 
     func scope(forKey key: Key) -> Key { key }
 
-    func isSubscribed(in key: Key) -> Bool { isSubscribed(underKey: key) }
+    func isSubscribed(in key: Key, of box: AnyObject) -> Bool { isSubscribed(underKey: key) }
 }

@@ -4,6 +4,10 @@
 class AttachableSubscriber: Subscriber, @unchecked Sendable {
     // @unchecked: all stored state is atomic or immutable.
 
+    /// First stored property: the expiry's words (see `AtomicWord`;
+    /// `Subscriber` declares no stored properties).
+    var expiryWords = Expiry.Words()
+
     /// True between the token's `activate()` and `deactivate()`. Checked
     /// again where a queued handler runs, so that nothing is delivered after
     /// `deactivate()` returns.
@@ -15,13 +19,13 @@ class AttachableSubscriber: Subscriber, @unchecked Sendable {
         expiry = Expiry(list: list)
     }
 
-    override func didAdd(handle: SlotHandle) { expiry.didAdd(handle: handle) }
-    override var isExpired: Bool { expiry.isExpired }
+    override func didAdd(handle: SlotHandle) { expiry.didAdd(handle: handle, of: self) }
+    override var isExpired: Bool { expiry.isExpired(of: self) }
 
     override func checkLiveness() -> Bool {
-        if expiry.isExpired { return false }
+        if expiry.isExpired(of: self) { return false }
         if gate.ownerIsGone {
-            expiry.expire()
+            expiry.expire(of: self)
             return false
         }
         return true
@@ -46,7 +50,7 @@ final class PropertySubscriber<Value>: AttachableSubscriber, @unchecked Sendable
         if gate.ownerIsGone {
             // Permanently: the owner cannot come back. Leaves the send path
             // without blocking; re-activation keeps it out (see `Expiry`).
-            expiry.expire()
+            expiry.expire(of: self)
             return
         }
         guard attached.load(ordering: .relaxed) else { return }

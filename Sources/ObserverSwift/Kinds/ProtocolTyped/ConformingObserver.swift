@@ -49,6 +49,9 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     // (the expiry); the box is created under the registry's writer lock and
     // read by sending threads after the C core publishes it.
 
+    /// First stored property: the expiry's words (see `AtomicWord`;
+    /// `Subscriber` declares no stored properties).
+    var expiryWords = Expiry.Words()
     /// The observer, held without owning it (see ``UnownedObserver``).
     @usableFromInline let observer: UnownedObserver
     @usableFromInline let storage: ConformingObserverStorage
@@ -103,8 +106,8 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
         self.deadFlag = deadFlag
     }
 
-    override func didAdd(handle: SlotHandle) { expiry.didAdd(handle: handle) }
-    override var isExpired: Bool { expiry.isExpired }
+    override func didAdd(handle: SlotHandle) { expiry.didAdd(handle: handle, of: self) }
+    override var isExpired: Bool { expiry.isExpired(of: self) }
     override var hasTarget: Bool { true }
     // `observer` keeps the allocation (see RegisteredObserver.isTarget).
     override func isTarget(_ object: AnyObject) -> Bool {
@@ -112,7 +115,7 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     }
 
     override func checkLiveness() -> Bool {
-        if expiry.isExpired { return false }
+        if expiry.isExpired(of: self) { return false }
         if observer.isAlive { return true }
         observerDied()
         return false
@@ -167,7 +170,7 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     func deliverLater(_ body: @escaping (P) -> Void) {
         if !observer.isAlive { return observerDied() }
         let list = expiry.retainedList
-        let isSubscribed = { [self] in expiry.isSubscribed(in: list) }
+        let isSubscribed = { [self] in expiry.isSubscribed(in: list, of: self) }
         delivery.run(ifSubscribed: isSubscribed) { [self] in _ = self.call(body) }
     }
 
@@ -175,7 +178,7 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     /// registry to drop the observer from its other lists.
     @usableFromInline
     func observerDied() {
-        expiry.expire()
+        expiry.expire(of: self)
         deadFlag.set()
     }
 }
