@@ -381,7 +381,7 @@ oc_entry_create_locked(struct oc_keymap *map, uint64_t hash, void *key_context,
 	/* Growth first, so that the put below always has room. A failed
 	 * allocation leaves the key absent (the add reports OC_ENOMEM). */
 	if (!oc_table_has_room(map->table) &&
-	    !oc_table_rebuild_locked(map, 4 * (map->table->live + 1))) {
+	    !oc_table_rebuild_locked(map, 4 * map->table->live)) {
 		free(entry);
 		*orphan = list;
 		return NULL;

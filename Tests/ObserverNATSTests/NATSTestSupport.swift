@@ -112,7 +112,7 @@ final class OwnedNATSServer: @unchecked Sendable {
         self.process = process
         let found = waitUntil(timeout: 10) {
             guard let name = try? FileManager.default.contentsOfDirectory(atPath: portsDirectory.path).first,
-                let text = try? String(contentsOf: portsDirectory.appendingPathComponent(name), encoding: .utf8),
+                let text = readPortsFile(portsDirectory.appendingPathComponent(name).path),
                 let range = text.range(of: #"nats://127\.0\.0\.1:[0-9]+"#, options: .regularExpression),
                 let port = Int(text[range].split(separator: ":").last ?? "")
             else { return false }
@@ -177,4 +177,20 @@ final class StatusLog: Sendable {
     var values: [NATSStatus] { statuses.values }
 
     func count(where predicate: (NATSStatus) -> Bool) -> Int { values.filter(predicate).count }
+}
+
+/// The text of the server's ports file, read with POSIX calls: the server may
+/// be writing it while we poll, and Foundation's `String(contentsOf:)` was
+/// seen (under LeakSanitizer) leaking its 4 KiB read buffer on that path.
+/// Nil when the file cannot be opened or is not complete yet (the server
+/// writes one JSON object: complete once it ends with `}`).
+private func readPortsFile(_ path: String) -> String? {
+    let descriptor = open(path, O_RDONLY)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    var bytes = [UInt8](repeating: 0, count: 4096)
+    let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+    guard count > 0 else { return nil }
+    let text = String(decoding: bytes[0..<count], as: UTF8.self)
+    return text.trimmingCharacters(in: .whitespacesAndNewlines).hasSuffix("}") ? text : nil
 }
