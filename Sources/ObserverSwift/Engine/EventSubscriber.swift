@@ -34,9 +34,10 @@ final class ClosureSubscriber<Key, Value>: EventSubscriber<Key, Value>, @uncheck
 final class QueuedOrLimitedSubscriber<Key, Value, Ending: SubscriptionExpiry & ~Copyable>:
     EventSubscriber<Key, Value>, @unchecked Sendable
 where Ending.Key == Key {
-    /// First stored property: the expiry's words (see `AtomicWord`;
+    /// First stored property: the words of an `Expiry` (see `AtomicWord`;
     /// `Subscriber` and `EventSubscriber` declare no stored properties).
-    var expiryWords: Ending.BoxWords
+    /// Concrete whatever `Ending` is, so every field's offset is a constant.
+    var expiryWords = Expiry.Words()
     let handler: (Key, Value) -> Void
     let delivery: Delivery
     let limit: DeliveryLimit
@@ -45,7 +46,6 @@ where Ending.Key == Key {
     /// - Parameter limit: `Int.max` for no limit.
     @usableFromInline
     init(expiry: consuming Ending, delivery: Delivery, limit: Int, handler: @escaping (Key, Value) -> Void) {
-        expiryWords = Ending.makeBoxWords()
         self.handler = handler
         self.delivery = delivery
         self.limit = DeliveryLimit(limit)
@@ -83,9 +83,10 @@ where Ending.Key == Key {
 final class TargetSubscriber<Target: AnyObject, Key, Value, Ending: SubscriptionExpiry & ~Copyable>:
     EventSubscriber<Key, Value>, @unchecked Sendable
 where Ending.Key == Key {
-    /// First stored property: the expiry's words (see `AtomicWord`;
+    /// First stored property: the words of an `Expiry` (see `AtomicWord`;
     /// `Subscriber` and `EventSubscriber` declare no stored properties).
-    var expiryWords: Ending.BoxWords
+    /// Concrete whatever `Ending` is, so every field's offset is a constant.
+    var expiryWords = Expiry.Words()
     /// The target, taken strong for each call only while it lives (the
     /// runtime's try-retain on native Swift objects; see `UnownedObserver`).
     let target: UnownedObserver
@@ -100,7 +101,6 @@ where Ending.Key == Key {
         target: Target, expiry: consuming Ending, delivery: Delivery, limit: Int,
         handler: @escaping (Target, Key, Value) -> Void
     ) {
-        expiryWords = Ending.makeBoxWords()
         self.target = UnownedObserver(target)
         self.handler = handler
         self.delivery = delivery

@@ -5,9 +5,13 @@
 /// box is stored once under each of its keys: its ``KeyedRegistration``
 /// removes every one of them.
 ///
-/// Every call names the box (`of: self`): an expiry may keep its atomic
-/// words in its box (``BoxWords``, the box's first stored property; see
-/// `AtomicWord`), so that they cost no allocation of their own.
+/// Every call names the box (`of: self`): an ``Expiry`` keeps its atomic
+/// words in its box (`Expiry.Words`, the box's first stored property; see
+/// `AtomicWord`), so that they cost no allocation of their own. A box keeps
+/// those words whatever its expiry (a ``KeyedRegistration`` keeps its own
+/// and leaves them unused): a first stored property whose type depended on
+/// the expiry would make the offset of every later stored property a
+/// run-time lookup, on the send path too.
 @usableFromInline
 protocol SubscriptionExpiry: ~Copyable {
     /// The key a box receives with each value (`Void` for `Event`).
@@ -15,12 +19,6 @@ protocol SubscriptionExpiry: ~Copyable {
     /// What a deferred delivery keeps to check, where it runs, that the
     /// subscription still wants it.
     associatedtype Scope
-    /// What the expiry keeps in its box, as the box's first stored property
-    /// (`Void` when it keeps nothing there).
-    associatedtype BoxWords
-
-    /// The box's words before the box is shared.
-    static func makeBoxWords() -> BoxWords
 
     /// True once the box will never deliver again and can be swept.
     func isExpired(of box: AnyObject) -> Bool
@@ -45,10 +43,6 @@ protocol SubscriptionExpiry: ~Copyable {
 
 extension Expiry: SubscriptionExpiry {
     @usableFromInline typealias Key = Void
-    @usableFromInline typealias BoxWords = Words
-
-    @usableFromInline
-    static func makeBoxWords() -> Words { Words() }
 
     /// The list, strongly: a deferred delivery may outlive the event, and
     /// `Expiry` holds its list unowned.
@@ -56,13 +50,9 @@ extension Expiry: SubscriptionExpiry {
     func scope(forKey key: Void) -> AnySlotList { retainedList }
 }
 
+/// A registration is an object of its own, shared by the box's keys and its
+/// token: its words are its own (`KeyedRegistration.Words`), not the box's.
 extension KeyedRegistration: SubscriptionExpiry {
-    /// A registration is an object of its own, shared by the box's keys:
-    /// its words are its own (see `KeyedRegistration.Words`).
-    typealias BoxWords = Void
-
-    static func makeBoxWords() {}
-
     func isExpired(of box: AnyObject) -> Bool { isEnded }
 
     /// A keyed box records each slot it is stored in through ``record(_:)``.
