@@ -3,6 +3,8 @@ import XCTest
 
 @testable import ObserverSwift
 
+private protocol WordsPinged: AnyObject { func pinged() }
+
 /// A host keeping its words first, as the engine's owners do.
 private final class WordsHost: @unchecked Sendable {
     struct Words {
@@ -277,6 +279,34 @@ final class AtomicWordTests: XCTestCase {
         XCTAssertTrue(limitedBox.expiryWords.expired.plainValue, "the spent limit expired its box through its words")
         XCTAssertFalse(limited.isActive)
         XCTAssertEqual(event.subscribersCount, 0)
+    }
+
+    /// A protocol-typed box and a key-path observer's box keep their
+    /// expiry's words first too.
+    func testProtocolAndKeyPathBoxesKeepTheirExpiryWordsFirst() {
+        final class Watcher: WordsPinged, Sendable { func pinged() {} }
+        let registry = ObserverRegistry()
+        var watcher: Watcher? = Watcher()
+        registry.addObserver(watcher!)
+        registry.withObservers { (observer: WordsPinged) in observer.pinged() }
+        var conforming: [ConformingObserver<WordsPinged>] = []
+        registry.view(for: WordsPinged.self).conforming.forEach { conforming.append($0) }
+        XCTAssertEqual(conforming.count, 1)
+        XCTAssertNotEqual(conforming[0].expiryWords.sequence.plainValue, 0, "didAdd stored the handle in the box's words")
+        watcher = nil
+        registry.withObservers { (observer: WordsPinged) in observer.pinged() }
+        XCTAssertTrue(conforming[0].expiryWords.expired.plainValue, "the dead observer's box expired through its words")
+
+        let changes = PropertyChanges(0)
+        let observer = changes.observe { _, _ in }
+        var boxes: [PropertySubscriber<Int>] = []
+        changes.slots.forEach { boxes.append($0) }
+        XCTAssertEqual(boxes.count, 1)
+        XCTAssertNotEqual(boxes[0].expiryWords.sequence.plainValue, 0)
+        XCTAssertTrue(boxes[0].attached.load(ordering: .relaxed), "the heap word after the expiry's words")
+        boxes[0].expiry.expire(of: boxes[0])
+        XCTAssertTrue(boxes[0].expiryWords.expired.plainValue)
+        withExtendedLifetime(observer) {}
     }
 
     /// Exact counts under contention: every increment lands once.
