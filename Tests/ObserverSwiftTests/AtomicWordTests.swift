@@ -292,7 +292,8 @@ final class AtomicWordTests: XCTestCase {
         var conforming: [ConformingObserver<WordsPinged>] = []
         registry.view(for: WordsPinged.self).conforming.forEach { conforming.append($0) }
         XCTAssertEqual(conforming.count, 1)
-        XCTAssertNotEqual(conforming[0].expiryWords.sequence.plainValue, 0, "didAdd stored the handle in the box's words")
+        XCTAssertNotEqual(
+            conforming[0].expiryWords.sequence.plainValue, 0, "didAdd stored the handle in the box's words")
         watcher = nil
         registry.withObservers { (observer: WordsPinged) in observer.pinged() }
         XCTAssertTrue(conforming[0].expiryWords.expired.plainValue, "the dead observer's box expired through its words")
