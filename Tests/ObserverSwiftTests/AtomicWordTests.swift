@@ -70,6 +70,10 @@ final class AtomicWordTests: XCTestCase {
         XCTAssertEqual(MemoryLayout<Trigger>.offset(of: \.owned), Trigger.ownedOffset)
         XCTAssertEqual(MemoryLayout<Trigger>.offset(of: \.shared), Trigger.sharedOffset)
         XCTAssertEqual(MemoryLayout<Trigger>.offset(of: \.base), Trigger.baseOffset)
+        // Two senders write `owned` and `shared`: never one cache line.
+        XCTAssertGreaterThanOrEqual(Trigger.ownedOffset - Trigger.ownerOffset, 64)
+        XCTAssertGreaterThanOrEqual(Trigger.sharedOffset - Trigger.ownedOffset, 64)
+        XCTAssertGreaterThanOrEqual(MemoryLayout<Trigger>.size - Trigger.sharedOffset, 64)
         XCTAssertEqual(MemoryLayout<ValueStorageWords>.offset(of: \.current), ValueStorageWords.currentOffset)
         XCTAssertEqual(MemoryLayout<ValueStorageWords>.offset(of: \.readers0), ValueStorageWords.readers0Offset)
         XCTAssertEqual(MemoryLayout<ValueStorageWords>.offset(of: \.readers1), ValueStorageWords.readers1Offset)

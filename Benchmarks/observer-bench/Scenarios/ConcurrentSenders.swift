@@ -6,8 +6,8 @@ import ObserverSwift
 #endif
 
 extension Scenario {
-    /// Two threads sending to the same N = 1k observers while a third thread
-    /// subscribes and cancels at a fixed rate (`churnChangesPerSecond`
+    /// Two threads sending to the same N = 1 or N = 1k observers while a
+    /// third thread subscribes and cancels at a fixed rate (`churnChangesPerSecond`
     /// changes, a subscribe or a cancel each, paced by absolute deadlines so
     /// the rate does not depend on scheduling), against one sender alone
     /// with the same churn. Figures are wall time / all deliveries
@@ -15,7 +15,7 @@ extension Scenario {
     /// one; LOCKED is measured the same way beside it.
     static let concurrentSenders = Scenario(
         id: "two-senders-churn", title: "2 senders + 1 churn thread", presentation: .bars,
-        defaultSizes: [1_000], quickSizes: [1_000]
+        defaultSizes: [1, 1_000], quickSizes: [1, 1_000]
     ) { context in
         var report = ScenarioReport()
         for size in context.sizes {

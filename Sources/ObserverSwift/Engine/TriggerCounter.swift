@@ -13,24 +13,34 @@
 /// as its first stored property and hands itself to `init(in:)`.
 @usableFromInline
 struct TriggerCounter {
-    /// The counter's storage, kept by its owner.
+    /// The counter's storage, kept by its owner. Laid out so that two
+    /// threads sending at once never share a cache line: `owned` (written by
+    /// the owning thread on every send) and `shared` (added to by the others)
+    /// start at least 64 bytes from each other, from `owner` (read by every
+    /// send) and from whatever the owner stores after the words, so no 64-byte
+    /// line holds two of them wherever the allocation starts. (`base`,
+    /// written only by `reset()`, may share `owned`'s line.)
     @usableFromInline
     struct Words {
         @usableFromInline var owner = AtomicWordStorage<UInt>(0)
-        @usableFromInline var owned = AtomicWordStorage<Int>(0)
-        @usableFromInline var shared = AtomicWordStorage<Int>(0)
         /// Subtracted from the total: `reset()` moves it instead of zeroing the
         /// counters, so a reset never races with the owner's plain increments.
         @usableFromInline var base = AtomicWordStorage<Int>(0)
+        private var ownerLinePadding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
+        @usableFromInline var owned = AtomicWordStorage<Int>(0)
+        private var ownedLinePadding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0)
+        @usableFromInline var shared = AtomicWordStorage<Int>(0)
+        private var sharedLinePadding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0)
 
         @usableFromInline
         init() {}
 
-        /// Four word-sized words, in declaration order.
+        /// Word offsets: `owner` and `base` first, `owned` 64 bytes on,
+        /// `shared` 128 bytes on; 192 bytes in all.
         @inlinable static var ownerOffset: Int { 0 }
-        @inlinable static var ownedOffset: Int { MemoryLayout<AtomicWordStorage<UInt>>.stride }
-        @inlinable static var sharedOffset: Int { 2 * MemoryLayout<AtomicWordStorage<UInt>>.stride }
-        @inlinable static var baseOffset: Int { 3 * MemoryLayout<AtomicWordStorage<UInt>>.stride }
+        @inlinable static var baseOffset: Int { MemoryLayout<AtomicWordStorage<UInt>>.stride }
+        @inlinable static var ownedOffset: Int { 64 }
+        @inlinable static var sharedOffset: Int { 128 }
     }
 
     @usableFromInline let owner: AtomicWord<UInt>
