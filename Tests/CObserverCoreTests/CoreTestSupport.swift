@@ -57,3 +57,36 @@ let noHandle = oc_handle_none()
 func forgedHandle(sequence: UInt64, index: UInt32 = 0) -> oc_handle_t {
     oc_handle_t(sequence: sequence, index: index)
 }
+
+/// oc_key_equal_fn for `Int` keys: a key_context and a probe each point at an Int.
+func intKeyEquals(_ keyContext: UnsafeRawPointer, _ probe: UnsafeRawPointer?) -> Bool {
+    guard let probe else { return false }
+    return keyContext.load(as: Int.self) == probe.load(as: Int.self)
+}
+
+/// release_key for `Int` keys: poisons, then frees (a use after release shows).
+func releaseIntKey(_ keyContext: UnsafeMutableRawPointer) {
+    let key = keyContext.assumingMemoryBound(to: Int.self)
+    key.pointee = -999_999
+    key.deallocate()
+}
+
+/// Failures seen by a concurrent test's threads, behind a lock taken only
+/// when a check fails (a passing run adds no synchronization between them).
+final class ConcurrentFailures: @unchecked Sendable {
+    // @unchecked: `count` is only touched under `lock`.
+    private let lock = NSLock()
+    private var count = 0
+
+    func record() {
+        lock.lock()
+        count += 1
+        lock.unlock()
+    }
+
+    var total: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return count
+    }
+}

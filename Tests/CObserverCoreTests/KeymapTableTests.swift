@@ -13,7 +13,7 @@ final class KeymapTableTests: XCTestCase {
         let table = ChurnedTable()
         defer { table.destroy() }
         for key in 0..<ChurnedTable.stable { table.add(key) }
-        let misses = TableFailures()
+        let misses = ConcurrentFailures()
         let rounds = 3_000
         DispatchQueue.concurrentPerform(iterations: 3) { worker in
             if worker == 0 {
@@ -33,12 +33,12 @@ final class KeymapTableTests: XCTestCase {
                 misses.record()
             }
         }
-        XCTAssertEqual(misses.count, 0, "a linked key was not found, or another key's entry was")
+        XCTAssertEqual(misses.total, 0, "a linked key was not found, or another key's entry was")
         XCTAssertEqual(oc_keymap_key_count(table.map), ChurnedTable.stable)
     }
 
     func testLookupsOfAbsentKeysEndInFullAndTombstonedTables() {
-        let map = oc_keymap_create(tableKeyEquals, releaseTableKey, nil)!
+        let map = oc_keymap_create(intKeyEquals, releaseIntKey, nil)!
         defer {
             oc_keymap_destroy(map)
             XCTAssertEqual(oc_reclaim_barrier(), OC_OK)
@@ -78,7 +78,7 @@ final class KeymapTableTests: XCTestCase {
 private final class ChurnedTable: @unchecked Sendable {
     // @unchecked: the keymap is internally synchronized.
     static let stable = 8
-    let map = oc_keymap_create(tableKeyEquals, releaseTableKey, nil)!
+    let map = oc_keymap_create(intKeyEquals, releaseIntKey, nil)!
 
     func hash(_ key: Int) -> UInt64 { UInt64(key % Self.stable) }
 
@@ -114,26 +114,4 @@ private final class ChurnedTable: @unchecked Sendable {
         oc_keymap_destroy(map)
         precondition(oc_reclaim_barrier() == OC_OK)
     }
-}
-
-/// Failures seen by the concurrent test's threads (a lock taken only on a failure).
-private final class TableFailures: @unchecked Sendable {
-    // @unchecked: `failures` is only touched under `lock`.
-    private let lock = NSLock()
-    private var failures = 0
-    func record() { lock.withLock { failures += 1 } }
-    var count: Int { lock.withLock { failures } }
-}
-
-/// oc_key_equal_fn for `Int` keys.
-private func tableKeyEquals(_ keyContext: UnsafeRawPointer, _ probe: UnsafeRawPointer?) -> Bool {
-    guard let probe else { return false }
-    return keyContext.load(as: Int.self) == probe.load(as: Int.self)
-}
-
-/// release_key for `Int` keys: poisons, then frees.
-private func releaseTableKey(_ keyContext: UnsafeMutableRawPointer) {
-    let key = keyContext.assumingMemoryBound(to: Int.self)
-    key.pointee = -999_999
-    key.deallocate()
 }

@@ -274,7 +274,7 @@ final class KeymapTests: XCTestCase {
                         &adopted)
                     if !adopted { keyContext.deallocate() }
                     if oc_keymap_remove(map, hash, &probe, handle) != OC_OK {
-                        state.fail()
+                        state.failures.record()
                     }
                 }
                 return
@@ -287,54 +287,26 @@ final class KeymapTests: XCTestCase {
                 var key = Int(seed >> 40) % keys
                 let reader = oc_read_begin()
                 if let entry = oc_keymap_find(map, UInt64(key % 5), &key) {
-                    if entry.pointee.key_context.load(as: Int.self) != key { state.fail() }
+                    if entry.pointee.key_context.load(as: Int.self) != key { state.failures.record() }
                     let view = oc_list_view(entry.pointee.list)
                     for index in 0..<view.count {
                         if let context = oc_view_context(view, index), Int(bitPattern: context) != key + 1 {
-                            state.fail()
+                            state.failures.record()
                         }
                     }
                 }
                 oc_read_end(reader)
             }
         }
-        XCTAssertEqual(state.failures, 0)
+        XCTAssertEqual(state.failures.total, 0)
         XCTAssertEqual(oc_keymap_key_count(map), 0)
     }
 }
 
 /// What the concurrent test's threads share.
 private final class ConcurrentState: @unchecked Sendable {
-    // @unchecked: `map` is internally synchronized; `failureCount` is
-    // guarded by `lock` (taken only when a check fails, so a passing run
-    // adds no synchronization between the threads under test).
+    // @unchecked: `map` is internally synchronized; `failures` is.
     let map: OpaquePointer
-    private let lock = NSLock()
-    private var failureCount = 0
+    let failures = ConcurrentFailures()
     init(map: OpaquePointer) { self.map = map }
-
-    func fail() {
-        lock.lock()
-        failureCount += 1
-        lock.unlock()
-    }
-
-    var failures: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return failureCount
-    }
-}
-
-/// oc_key_equal_fn for `Int` keys.
-private func intKeyEquals(_ keyContext: UnsafeRawPointer, _ probe: UnsafeRawPointer?) -> Bool {
-    guard let probe else { return false }
-    return keyContext.load(as: Int.self) == probe.load(as: Int.self)
-}
-
-/// release_key for `Int` keys: poisons, then frees.
-private func releaseIntKey(_ keyContext: UnsafeMutableRawPointer) {
-    let key = keyContext.assumingMemoryBound(to: Int.self)
-    key.pointee = -999_999
-    key.deallocate()
 }

@@ -21,12 +21,18 @@ extension Scenario {
             let locked = LockedKeyedObservers()
             for key in 0..<size { locked.subscribe(key: key, handler) }
             let hot = Contender.hotKey(among: size)
-            let runs: [(name: String, send: (Int) -> Void)] = [
-                (Contender.keyedEventName, { value in event.send(value, forKey: hot) }),
-                ("LOCKED [key: [closure]]", { value in locked.send(value, forKey: hot) }),
+            // Two senders, no churn thread: the key's one observer counts
+            // each sender's deliveries in its own slot.
+            let runs = [
+                ChurnSubject(
+                    name: Contender.keyedEventName, churns: false,
+                    send: { value in event.send(value, forKey: hot) }, churnOnce: {}),
+                ChurnSubject(
+                    name: "LOCKED [key: [closure]]", churns: false,
+                    send: { value in locked.send(value, forKey: hot) }, churnOnce: {}),
             ]
             func run(_ index: Int, sends: Int) -> UInt64 {
-                measureKeyedSenders(runs[index].name, runs[index].send, sends: sends, counters: counters)
+                measureSenders(runs[index], observers: 1, senders: 2, sends: sends, counters: counters).elapsed
             }
             let sends = runs.indices.map { index in
                 calibrateSends(target: context.settings.repetitionNanoseconds) { run(index, sends: $0) }
@@ -62,34 +68,4 @@ extension Scenario {
         }
         return report
     }
-}
-
-/// Runs two threads each sending values 1...sends (tagged with the thread in
-/// the low bit) through `send`, from a common start; returns the wall time
-/// until both have finished and verifies every delivery of each sender.
-func measureKeyedSenders(
-    _ name: String, _ send: @escaping (Int) -> Void, sends: Int, counters: PerThreadCounters
-) -> UInt64 {
-    let line = StartLine()
-    let before = (0..<2).map(counters.stable)
-    let threads = (0..<2).map { thread in
-        BenchThread {
-            line.arriveAndWait()
-            for index in stride(from: 1, through: sends, by: 1) {
-                send(index << 1 | thread)
-            }
-        }
-    }
-    line.release(workers: 2)
-    let start = monotonicNanoseconds()
-    for thread in threads { thread.join() }
-    let elapsed = monotonicNanoseconds() &- start
-    for thread in 0..<2 {
-        // Sender t sent 2i + t for i in 1...sends to the one observer of the key.
-        let expected = expectedChecksum(sends: sends, deliveriesPerSend: 2) &+ thread &* sends
-        Verification.expect(
-            counters.stable(thread) &- before[thread], equals: expected,
-            "\(name): deliveries of sender \(thread) with 2 senders")
-    }
-    return elapsed
 }
