@@ -36,9 +36,6 @@ final class IdentityTableTests: XCTestCase {
         }
         XCTAssertEqual(Set(table.identifiers), Set(model.keys))
         XCTAssertEqual(table.storedValues.sorted(), model.values.sorted())
-        table.removeAll()
-        XCTAssertTrue(table.isEmpty)
-        XCTAssertNil(table[ObjectIdentifier(objects[0])])
     }
 
     func testReleasesItsValues() {

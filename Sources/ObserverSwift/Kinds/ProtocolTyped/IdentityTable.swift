@@ -114,15 +114,6 @@ final class IdentityTable<Value> {
         return removed
     }
 
-    /// Removes every value.
-    func removeAll() {
-        deinitializeAll()
-        keys.deallocate()
-        values.deallocate()
-        count = 0
-        (keys, values, mask, shift) = Self.allocate(capacity: 16)
-    }
-
     /// Every stored identifier, in no particular order.
     var identifiers: [ObjectIdentifier] {
         var result: [ObjectIdentifier] = []
