@@ -5,6 +5,7 @@ import ObserverSwift
 extension Contender {
     static let eventClosureName = "ObserverSwift Event"
     static let eventTargetName = "ObserverSwift Event (weak target)"
+    static let eventWeaklyReferencedTargetName = "ObserverSwift Event (weak target, also held by WEAK)"
 
     /// An `Event<Int>` with `count` closure subscriptions capturing `sink`.
     static func eventClosures(count: Int, sink: Sink) -> Contender {
@@ -18,13 +19,13 @@ extension Contender {
     }
 
     /// An `Event<Int>` with one weak-target subscription per target.
-    static func eventTargets(_ targets: [Target]) -> Contender {
+    static func eventTargets(_ targets: [Target], implementation: String = eventTargetName) -> Contender {
         let event = Event<Int>()
         for target in targets {
             event.subscribe(target) { target, value in target.total &+= value }
         }
         return Contender(
-            implementation: eventTargetName, deliveriesPerSend: targets.count,
+            implementation: implementation, deliveriesPerSend: targets.count,
             send: { sends in eventSend(event, sends: sends) },
             checksum: { targetsTotal(targets) },
             tearDown: { event.unsubscribeAll() })
