@@ -9,7 +9,9 @@
 //               exported, next to the raw cnats publish call of the same frame
 //
 // Release build, one warm-up run of each, then the median of repeated runs.
-// `--quick` runs smaller counts (a smoke test).
+// `--quick` runs smaller counts (a smoke test); `--only throughput|latency|local`
+// runs one part; `--only bridge-throughput` and `--only raw-throughput` run one
+// throughput loop alone (for profiling).
 import CNATSBaselines
 import Dispatch
 import Foundation
@@ -19,6 +21,10 @@ import Synchronization
 
 let quick = CommandLine.arguments.contains("--quick")
 let repetitions = quick ? 3 : 7
+let only: String? = CommandLine.arguments.firstIndex(of: "--only").flatMap { index in
+    CommandLine.arguments.indices.contains(index + 1) ? CommandLine.arguments[index + 1] : nil
+}
+func selected(_ part: String) -> Bool { only == nil || only == part }
 guard let url = ProcessInfo.processInfo.environment["OBSERVER_NATS_URL"] else {
     print("nats-bench: set OBSERVER_NATS_URL, or run `make bench-nats` (it starts a nats-server)")
     exit(1)
@@ -203,66 +209,85 @@ let sendCount = quick ? 200_000 : 1_000_000
 print("nats-bench: \(url), \(repetitions) runs after a warm-up, medians\(quick ? " (quick)" : "")")
 print("")
 
-// Throughput: the two loops alternate so that both see the same machine load.
-var rawRates: [Double] = []
-var rawFrameRates: [Double] = []
-var bridgeRates: [Double] = []
-_ = rawThroughput(count: throughputCount)
-_ = bridgeThroughput(count: throughputCount)
-for _ in 0..<repetitions {
-    rawRates.append(rawThroughput(count: throughputCount))
-    bridgeRates.append(bridgeThroughput(count: throughputCount))
-    rawFrameRates.append(rawThroughput(count: throughputCount, bytes: frameSize))
+if selected("throughput") {
+    // Throughput: the two loops alternate so that both see the same machine load.
+    var rawRates: [Double] = []
+    var rawFrameRates: [Double] = []
+    var bridgeRates: [Double] = []
+    _ = rawThroughput(count: throughputCount)
+    _ = bridgeThroughput(count: throughputCount)
+    for _ in 0..<repetitions {
+        rawRates.append(rawThroughput(count: throughputCount))
+        bridgeRates.append(bridgeThroughput(count: throughputCount))
+        rawFrameRates.append(rawThroughput(count: throughputCount, bytes: frameSize))
+    }
+    let rawRate = median(rawRates)
+    let bridgeRate = median(bridgeRates)
+    print("throughput, \(throughputCount) messages end to end (batched)")
+    print(String(format: "  raw cnats pub/sub (C, %d B)        %8.3f M msg/s", payloadSize, rawRate / 1e6))
+    print(String(format: "  Event<Int> export -> import (%d B) %8.3f M msg/s", frameSize, bridgeRate / 1e6))
+    print(
+        String(format: "  ratio bridge / raw                 %8.2f x   (issue: >= 0.9, goal 1.0)", bridgeRate / rawRate)
+    )
+    let rawFrameRate = median(rawFrameRates)
+    print(
+        String(
+            format: "  raw cnats pub/sub (C, %d B)        %8.3f M msg/s   (the bridge's frame size)", frameSize,
+            rawFrameRate / 1e6))
+    print(String(format: "  ratio bridge / raw of equal size   %8.2f x", bridgeRate / rawFrameRate))
+    print("")
 }
-let rawRate = median(rawRates)
-let bridgeRate = median(bridgeRates)
-print("throughput, \(throughputCount) messages end to end (batched)")
-print(String(format: "  raw cnats pub/sub (C, %d B)        %8.3f M msg/s", payloadSize, rawRate / 1e6))
-print(String(format: "  Event<Int> export -> import (%d B) %8.3f M msg/s", frameSize, bridgeRate / 1e6))
-print(String(format: "  ratio bridge / raw                 %8.2f x   (issue: >= 0.9, goal 1.0)", bridgeRate / rawRate))
-let rawFrameRate = median(rawFrameRates)
-print(
-    String(
-        format: "  raw cnats pub/sub (C, %d B)        %8.3f M msg/s   (the bridge's frame size)", frameSize,
-        rawFrameRate / 1e6))
-print(String(format: "  ratio bridge / raw of equal size   %8.2f x", bridgeRate / rawFrameRate))
-print("")
 
-var rawP50: [Double] = []
-var rawP99: [Double] = []
-var bridgeP50: [Double] = []
-var bridgeP99: [Double] = []
-_ = rawRoundTrips(count: latencyCount)
-_ = bridgeRoundTrips(count: latencyCount)
-for _ in 0..<repetitions {
-    let raw = rawRoundTrips(count: latencyCount)
-    rawP50.append(percentile(raw, 0.5))
-    rawP99.append(percentile(raw, 0.99))
-    let bridged = bridgeRoundTrips(count: latencyCount)
-    bridgeP50.append(percentile(bridged, 0.5))
-    bridgeP99.append(percentile(bridged, 0.99))
+if only == "bridge-throughput" {
+    let rates = measure { bridgeThroughput(count: throughputCount) }
+    print(String(format: "  Event<Int> export -> import (%d B) %8.3f M msg/s", frameSize, median(rates) / 1e6))
 }
-print("latency, \(latencyCount) round trips (immediate / SendAsap)")
-print(
-    String(
-        format: "  raw cnats request/reply (C)   p50 %7.1f us   p99 %7.1f us", median(rawP50) / 1e3,
-        median(rawP99) / 1e3))
-print(
-    String(
-        format: "  send -> remote handler -> reply p50 %7.1f us   p99 %7.1f us", median(bridgeP50) / 1e3,
-        median(bridgeP99) / 1e3))
-print(String(format: "  ratio p50 bridge / raw        %7.2f x   (issue: <= 1.2)", median(bridgeP50) / median(rawP50)))
-print(String(format: "  ratio p99 bridge / raw        %7.2f x", median(bridgeP99) / median(rawP99)))
-print("")
 
-let unexported = median(measure { localSendCost(count: sendCount, exported: false) })
-let exported = median(measure { localSendCost(count: sendCount, exported: true) })
-let publishCall = median(measure { rawPublishCallCost(count: sendCount) })
-print("local send, \(sendCount) sends, one closure observer")
-print(String(format: "  Event<Int>.send, not exported          %7.1f ns", unexported))
-print(String(format: "  Event<Int>.send, exported (batched)    %7.1f ns", exported))
-print(String(format: "  raw natsConnection_Publish, %d B (C)   %7.1f ns", frameSize, publishCall))
-print(
-    String(
-        format: "  exported - unexported - publish call   %7.1f ns   (the bridge's own cost: stamp + frame)",
-        exported - unexported - publishCall))
+if only == "raw-throughput" {
+    let rates = measure { rawThroughput(count: throughputCount, bytes: frameSize) }
+    print(String(format: "  raw cnats pub/sub (C, %d B)        %8.3f M msg/s", frameSize, median(rates) / 1e6))
+}
+
+if selected("latency") {
+    var rawP50: [Double] = []
+    var rawP99: [Double] = []
+    var bridgeP50: [Double] = []
+    var bridgeP99: [Double] = []
+    _ = rawRoundTrips(count: latencyCount)
+    _ = bridgeRoundTrips(count: latencyCount)
+    for _ in 0..<repetitions {
+        let raw = rawRoundTrips(count: latencyCount)
+        rawP50.append(percentile(raw, 0.5))
+        rawP99.append(percentile(raw, 0.99))
+        let bridged = bridgeRoundTrips(count: latencyCount)
+        bridgeP50.append(percentile(bridged, 0.5))
+        bridgeP99.append(percentile(bridged, 0.99))
+    }
+    print("latency, \(latencyCount) round trips (immediate / SendAsap)")
+    print(
+        String(
+            format: "  raw cnats request/reply (C)   p50 %7.1f us   p99 %7.1f us", median(rawP50) / 1e3,
+            median(rawP99) / 1e3))
+    print(
+        String(
+            format: "  send -> remote handler -> reply p50 %7.1f us   p99 %7.1f us", median(bridgeP50) / 1e3,
+            median(bridgeP99) / 1e3))
+    print(
+        String(format: "  ratio p50 bridge / raw        %7.2f x   (issue: <= 1.2)", median(bridgeP50) / median(rawP50)))
+    print(String(format: "  ratio p99 bridge / raw        %7.2f x", median(bridgeP99) / median(rawP99)))
+    print("")
+}
+
+if selected("local") {
+    let unexported = median(measure { localSendCost(count: sendCount, exported: false) })
+    let exported = median(measure { localSendCost(count: sendCount, exported: true) })
+    let publishCall = median(measure { rawPublishCallCost(count: sendCount) })
+    print("local send, \(sendCount) sends, one closure observer")
+    print(String(format: "  Event<Int>.send, not exported          %7.1f ns", unexported))
+    print(String(format: "  Event<Int>.send, exported (batched)    %7.1f ns", exported))
+    print(String(format: "  raw natsConnection_Publish, %d B (C)   %7.1f ns", frameSize, publishCall))
+    print(
+        String(
+            format: "  exported - unexported - publish call   %7.1f ns   (the bridge's own cost: stamp + frame)",
+            exported - unexported - publishCall))
+}

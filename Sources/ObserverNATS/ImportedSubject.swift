@@ -35,6 +35,9 @@ final class ImportedSubject: @unchecked Sendable {
     let missed = HeapAtomicWord<Int>(0)
     let duplicates = HeapAtomicWord<Int>(0)
     let completed = DispatchSemaphore(value: 0)
+    /// ``RemoteDelivery/key``, read once (a `static let` costs a `swift_once` on every read):
+    /// `onMessage` marks this import as the one delivering on its thread with it.
+    let remoteDeliveryKey = RemoteDelivery.key
     let subscription = LockedState<OpaquePointer?>(nil)
 
     /// At-least-once: what each publisher had delivered here.
@@ -64,8 +67,14 @@ final class ImportedSubject: @unchecked Sendable {
     /// cnats' message callback: `closure` is an `ImportedSubject`.
     static let onMessage: natsMsgHandler = { _, _, message, closure in
         guard let message, let closure else { return }
-        let imported = Unmanaged<ImportedSubject>.fromOpaque(closure).takeUnretainedValue()
-        RemoteDelivery.delivering(closure) { imported.receive(message) }
+        // cnats' reference keeps the import alive during the callback: no retain of ours.
+        Unmanaged<ImportedSubject>.fromOpaque(closure)._withUnsafeGuaranteedRef { imported in
+            let key = imported.remoteDeliveryKey
+            let outer = pthread_getspecific(key)
+            pthread_setspecific(key, closure)
+            imported.receive(message)
+            pthread_setspecific(key, outer)
+        }
         natsMsg_Destroy(message)
     }
 
@@ -96,7 +105,8 @@ final class ImportedSubject: @unchecked Sendable {
         }
         let payload = UnsafeRawBufferPointer(rebasing: frame[FrameHeader.size...])
         if deliver(natsMsg_GetSubject(message), payload) {
-            deliveredCount.wrappingAdd(1, ordering: .relaxed)
+            // Only this thread writes the count (see above): a plain increment, no read-modify-write.
+            deliveredCount.store(deliveredCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         } else {
             reportMalformed()
         }

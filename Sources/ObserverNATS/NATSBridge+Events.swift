@@ -15,6 +15,7 @@ extension NATSBridge {
     /// - Throws: ``NATSError/Kind/invalidSubject`` for a subject with wildcards,
     ///   empty tokens or whitespace; ``NATSError/Kind/closed`` after ``close()``;
     ///   a JetStream error when the stream of `.atLeastOnce` cannot be created.
+    @inlinable
     @discardableResult
     public func export<Value: NATSWireValue>(
         _ event: Event<Value>, to subject: String, delivery: NATSDelivery = .atMostOnce
@@ -23,26 +24,24 @@ extension NATSBridge {
     }
 
     /// ``export(_:to:delivery:)`` with an explicit codec (`.json` for `Codable` values).
+    ///
+    /// A value the codec cannot encode is not published: it counts in
+    /// ``NATSExport/failedPublishes`` and is reported as ``NATSStatus/publishFailed(subject:error:)``.
+    @inlinable
     @discardableResult
     public func export<Value>(
         _ event: Event<Value>, to subject: String, codec: NATSCodec<Value>, delivery: NATSDelivery = .atMostOnce
     ) throws(NATSError) -> NATSExport {
-        try checkOpen()
-        guard NATSSubject.isValidPublishSubject(subject) else {
-            throw NATSError(.invalidSubject, "\"\(subject)\" is not a subject to publish to (no wildcards, no spaces)")
-        }
-        let publisher = try makePublisher(for: event, codec: codec, delivery: delivery)
-        let subscription = event.subscribe { value in publisher.publish(value, to: subject) }
-        let export = NATSExport(
-            subscriptions: [subscription], publishers: [publisher.publisher],
-            failures: { publisher.failures.load(ordering: .relaxed) }, bridge: self)
-        try register(export)
-        return export
+        let publisher = try makePublisher(for: event, subject: subject, tag: codec.tag, delivery: delivery)
+        let withFrame = codec.withFrame
+        let subscription = event.subscribe { value in Self.publish(value, withFrame, publisher) }
+        return try register(subscriptions: [subscription], publishers: [publisher])
     }
 
     /// Publishes the values sent on `event` for each of `keys` to `prefix.<key tokens>`
     /// (see ``NATSSubjectKey`` for how keys become tokens). Keys are listed up front:
     /// a `KeyedEvent` is observed per key.
+    @inlinable
     @discardableResult
     public func export<Key: NATSSubjectKey, Value: NATSWireValue>(
         _ event: KeyedEvent<Key, Value>, keys: some Sequence<Key>, toPrefix prefix: String,
@@ -52,11 +51,51 @@ extension NATSBridge {
     }
 
     /// ``export(_:keys:toPrefix:delivery:)`` with an explicit codec.
+    @inlinable
     @discardableResult
     public func export<Key: NATSSubjectKey, Value>(
         _ event: KeyedEvent<Key, Value>, keys: some Sequence<Key>, toPrefix prefix: String, codec: NATSCodec<Value>,
         delivery: NATSDelivery = .atMostOnce
     ) throws(NATSError) -> NATSExport {
+        let keyed = try makePublishers(for: event, keys: keys, prefix: prefix, tag: codec.tag, delivery: delivery)
+        let withFrame = codec.withFrame
+        let subscriptions = keyed.map { key, publisher in
+            event.subscribe(key: key) { value in Self.publish(value, withFrame, publisher) }
+        }
+        return try register(subscriptions: subscriptions, publishers: keyed.map(\.publisher))
+    }
+
+    /// The body of every export's subscription, specialized where the export is made:
+    /// encodes `value` into a stack buffer after the header's room and publishes it.
+    @inlinable @inline(__always)
+    static func publish<Value>(
+        _ value: Value, _ withFrame: (Value, Int, (UnsafeMutableRawBufferPointer) -> Void) -> Bool,
+        _ publisher: ExportedPublisher
+    ) {
+        if publisher.isRemoteEcho() { return }
+        if !withFrame(value, FrameHeader.size, { frame in publisher.publish(frame) }) {
+            publisher.reportUnencodable()
+        }
+    }
+
+    /// The publisher of an export of `event` to `subject`, after checking that the bridge
+    /// is open and the subject is one to publish to.
+    @usableFromInline
+    func makePublisher(
+        for event: AnyObject, subject: String, tag: UInt8, delivery: NATSDelivery
+    ) throws(NATSError) -> ExportedPublisher {
+        try checkOpen()
+        guard NATSSubject.isValidPublishSubject(subject) else {
+            throw NATSError(.invalidSubject, "\"\(subject)\" is not a subject to publish to (no wildcards, no spaces)")
+        }
+        return try publisher(for: event, subject: subject, tag: tag, delivery: delivery)
+    }
+
+    /// One publisher per key, each with its subject under `prefix`.
+    @usableFromInline
+    func makePublishers<Key: NATSSubjectKey>(
+        for event: AnyObject, keys: some Sequence<Key>, prefix: String, tag: UInt8, delivery: NATSDelivery
+    ) throws(NATSError) -> [(key: Key, publisher: ExportedPublisher)] {
         try checkOpen()
         guard NATSSubject.isValidPublishSubject(prefix) else {
             throw NATSError(.invalidSubject, "\"\(prefix)\" is not a subject prefix (no wildcards, no spaces)")
@@ -71,23 +110,16 @@ extension NATSBridge {
         }
         // One publisher per key: each subject carries its own sequence numbers, so an import
         // of some of the keys sees every number of the publishers it receives.
-        var created: [ExportedPublisher<Value>] = []
-        for _ in subjects { created.append(try makePublisher(for: event, codec: codec, delivery: delivery)) }
-        let publishers = created
-        let subscriptions = zip(subjects, publishers).map { entry, publisher in
-            let subject = entry.1
-            return event.subscribe(key: entry.0) { value in publisher.publish(value, to: subject) }
+        var publishers: [(key: Key, publisher: ExportedPublisher)] = []
+        for (key, subject) in subjects {
+            publishers.append((key, try publisher(for: event, subject: subject, tag: tag, delivery: delivery)))
         }
-        let export = NATSExport(
-            subscriptions: subscriptions, publishers: publishers.map(\.publisher),
-            failures: { publishers.reduce(0) { $0 + $1.failures.load(ordering: .relaxed) } }, bridge: self)
-        try register(export)
-        return export
+        return publishers
     }
 
-    func makePublisher<Value>(
-        for event: AnyObject, codec: NATSCodec<Value>, delivery: NATSDelivery
-    ) throws(NATSError) -> ExportedPublisher<Value> {
+    func publisher(
+        for event: AnyObject, subject: String, tag: UInt8, delivery: NATSDelivery
+    ) throws(NATSError) -> ExportedPublisher {
         var jetStream: JetStreamContext?
         if case .atLeastOnce(let stream, _, _) = delivery {
             let context = try self.jetStream()
@@ -95,8 +127,18 @@ extension NATSBridge {
             jetStream = context
         }
         return ExportedPublisher(
-            connection: connection, jetStream: jetStream, codec: codec, eventIdentity: ObjectIdentifier(event),
-            status: status)
+            connection: connection, jetStream: jetStream, subject: subject, tag: tag,
+            eventIdentity: ObjectIdentifier(event), status: status)
+    }
+
+    /// Registers the export made of `subscriptions` (stopping them when the bridge is closed).
+    @usableFromInline
+    func register(subscriptions: [Subscription], publishers: [ExportedPublisher]) throws(NATSError) -> NATSExport {
+        let export = NATSExport(
+            subscriptions: subscriptions, publishers: publishers.map(\.publisher),
+            failures: { publishers.reduce(0) { $0 + $1.failures.load(ordering: .relaxed) } }, bridge: self)
+        try register(export)
+        return export
     }
 
     // MARK: Importing
@@ -106,6 +148,7 @@ extension NATSBridge {
     ///
     /// - Throws: ``NATSError/Kind/invalidSubject`` for a malformed pattern;
     ///   ``NATSError/Kind/closed`` after ``close()``; a JetStream error for `.atLeastOnce`.
+    @inlinable
     @discardableResult
     public func `import`<Value: NATSWireValue & Sendable>(
         _ subject: String, into event: Event<Value>, delivery: NATSDelivery = .atMostOnce
@@ -114,23 +157,18 @@ extension NATSBridge {
     }
 
     /// ``import(_:into:delivery:)`` with an explicit codec.
+    @inlinable
     @discardableResult
     public func `import`<Value: Sendable>(
         _ subject: String, into event: Event<Value>, codec: NATSCodec<Value>, delivery: NATSDelivery = .atMostOnce
     ) throws(NATSError) -> NATSImport {
-        guard NATSSubject.isValidPattern(subject) else {
-            throw NATSError(.invalidSubject, "\"\(subject)\" is not a subject or pattern")
-        }
         let decode = codec.decode
-        let imported = ImportedSubject(
-            subject: subject, connection: connection, eventIdentity: ObjectIdentifier(event),
-            expectedTag: codec.tag, guarantee: Self.guarantee(delivery), status: status
-        ) { _, payload in
-            guard let value = try? decode(payload) else { return false }
+        return try importFrames(subject, into: event, tag: codec.tag, delivery: delivery) { _, payload in
+            let value: Value
+            do { value = try decode(payload) } catch { return false }
             event.send(value)
             return true
         }
-        return try register(imported, subject: subject, delivery: delivery)
     }
 
     /// Sends every value published under `prefix` whose key tokens match `pattern`
@@ -139,6 +177,7 @@ extension NATSBridge {
     ///
     /// Every exported key has its own publisher identity and sequence numbers, so
     /// gaps are reported for any pattern.
+    @inlinable
     @discardableResult
     public func `import`<Key: NATSSubjectKey & Sendable, Value: NATSWireValue & Sendable>(
         prefix: String, matching pattern: String = ">", into event: KeyedEvent<Key, Value>,
@@ -148,30 +187,52 @@ extension NATSBridge {
     }
 
     /// ``import(prefix:matching:into:delivery:)`` with an explicit codec.
+    @inlinable
     @discardableResult
     public func `import`<Key: NATSSubjectKey & Sendable, Value: Sendable>(
         prefix: String, matching pattern: String = ">", into event: KeyedEvent<Key, Value>,
         codec: NATSCodec<Value>, delivery: NATSDelivery = .atMostOnce
     ) throws(NATSError) -> NATSImport {
-        let subject = prefix + "." + pattern
-        guard NATSSubject.isValidPublishSubject(prefix), NATSSubject.isValidPattern(subject) else {
-            throw NATSError(.invalidSubject, "\"\(prefix)\" + \"\(pattern)\" is not a subject pattern")
-        }
+        let subject = try keyedPattern(prefix: prefix, matching: pattern)
         let decode = codec.decode
         let prefixLength = prefix.utf8.count + 1
-        let imported = ImportedSubject(
-            subject: subject, connection: connection, eventIdentity: ObjectIdentifier(event),
-            expectedTag: codec.tag, guarantee: Self.guarantee(delivery), status: status
-        ) { subjectPointer, payload in
+        return try importFrames(subject, into: event, tag: codec.tag, delivery: delivery) { subjectPointer, payload in
             let received = String(cString: subjectPointer)
             guard received.utf8.count > prefixLength else { return false }
             let tokens = received.utf8.dropFirst(prefixLength).split(
                 separator: UInt8(ascii: "."), omittingEmptySubsequences: false
             ).map { Substring($0) }
-            guard let key = Key(natsSubjectTokens: tokens), let value = try? decode(payload) else { return false }
+            guard let key = Key(natsSubjectTokens: tokens) else { return false }
+            let value: Value
+            do { value = try decode(payload) } catch { return false }
             event.send(value, forKey: key)
             return true
         }
+    }
+
+    /// `prefix.pattern`, or an error when it is not a pattern under a publish subject.
+    @usableFromInline
+    func keyedPattern(prefix: String, matching pattern: String) throws(NATSError) -> String {
+        let subject = prefix + "." + pattern
+        guard NATSSubject.isValidPublishSubject(prefix), NATSSubject.isValidPattern(subject) else {
+            throw NATSError(.invalidSubject, "\"\(prefix)\" + \"\(pattern)\" is not a subject pattern")
+        }
+        return subject
+    }
+
+    /// Subscribes an import of `subject` whose frames carry `tag`; `deliver` decodes a
+    /// frame's payload and sends it into `event`, or returns false when it does not decode.
+    @usableFromInline
+    func importFrames(
+        _ subject: String, into event: AnyObject, tag: UInt8, delivery: NATSDelivery,
+        deliver: @escaping @Sendable (_ subject: UnsafePointer<CChar>, _ payload: UnsafeRawBufferPointer) -> Bool
+    ) throws(NATSError) -> NATSImport {
+        guard NATSSubject.isValidPattern(subject) else {
+            throw NATSError(.invalidSubject, "\"\(subject)\" is not a subject or pattern")
+        }
+        let imported = ImportedSubject(
+            subject: subject, connection: connection, eventIdentity: ObjectIdentifier(event), expectedTag: tag,
+            guarantee: Self.guarantee(delivery), status: status, deliver: deliver)
         return try register(imported, subject: subject, delivery: delivery)
     }
 

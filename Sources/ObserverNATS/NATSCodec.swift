@@ -23,10 +23,13 @@ public struct NATSCodec<Value>: Sendable {
     /// The frame's type tag.
     public let tag: UInt8
 
-    /// Calls `body` with a buffer holding `headerSize` free bytes followed by the encoded value.
-    let withFrame: @Sendable (Value, _ headerSize: Int, _ body: (UnsafeMutableRawBufferPointer) -> Void) -> Void
+    /// Calls `body` with a buffer holding `headerSize` free bytes followed by the encoded value;
+    /// false (and `body` not called) when the value does not encode.
+    @usableFromInline
+    let withFrame: @Sendable (Value, _ headerSize: Int, _ body: (UnsafeMutableRawBufferPointer) -> Void) -> Bool
 
     /// Decodes a value from a frame's payload.
+    @usableFromInline
     let decode: @Sendable (UnsafeRawBufferPointer) throws -> Value
 
     /// A codec from a tag and two functions: `encode` returns the payload
@@ -38,20 +41,22 @@ public struct NATSCodec<Value>: Sendable {
     ) {
         self.tag = tag
         self.withFrame = { value, headerSize, body in
-            guard let payload = try? encode(value) else { return }
+            guard let payload = try? encode(value) else { return false }
             Self.withStackBuffer(byteCount: headerSize + payload.count) { frame in
                 payload.copyBytes(
                     to: UnsafeMutableRawBufferPointer(rebasing: frame[headerSize...]).assumingMemoryBound(
                         to: UInt8.self), count: payload.count)
                 body(frame)
             }
+            return true
         }
         self.decode = { bytes in try decode(Data(bytes)) }
     }
 
+    @usableFromInline
     init(
         tag: UInt8,
-        withFrame: @escaping @Sendable (Value, Int, (UnsafeMutableRawBufferPointer) -> Void) -> Void,
+        withFrame: @escaping @Sendable (Value, Int, (UnsafeMutableRawBufferPointer) -> Void) -> Bool,
         decode: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Value
     ) {
         self.tag = tag
@@ -59,8 +64,8 @@ public struct NATSCodec<Value>: Sendable {
         self.decode = decode
     }
 
-    /// Frames up to 256 bytes live on the stack; larger ones on the heap.
-    @inline(__always)
+    /// Frames live on the stack (`withUnsafeTemporaryAllocation`), unless too large for it.
+    @inlinable @inline(__always)
     static func withStackBuffer(byteCount: Int, _ body: (UnsafeMutableRawBufferPointer) -> Void) {
         withUnsafeTemporaryAllocation(byteCount: byteCount, alignment: 8) { body($0) }
     }
@@ -69,6 +74,7 @@ public struct NATSCodec<Value>: Sendable {
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension NATSCodec where Value: NATSWireValue {
     /// The binary encoding of ``NATSWireValue`` types.
+    @inlinable
     public static var binary: NATSCodec<Value> {
         NATSCodec(
             tag: Value.natsWireTag,
@@ -78,6 +84,7 @@ extension NATSCodec where Value: NATSWireValue {
                     value.natsEncode(into: UnsafeMutableRawBufferPointer(rebasing: frame[headerSize...]))
                     body(frame)
                 }
+                return true
             },
             decode: { bytes in try Value(natsWire: bytes) })
     }
@@ -96,8 +103,10 @@ extension NATSCodec where Value: Codable & SendableMetatype {
 
 /// The 18 bytes before a frame's value (see ``NATSCodec``).
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+@usableFromInline
 struct FrameHeader: Equatable, Sendable {
-    static let size = 18
+    @inlinable
+    static var size: Int { 18 }
     var tag: UInt8
     var publisher: UInt64
     var sequence: UInt64

@@ -202,7 +202,7 @@ extension NATSBridge {
             let number = state.sequence.wrappingAdd(1, ordering: .relaxed).newValue
             state.recordOwnWrite(number)
             let header = FrameHeader(tag: codec.tag, publisher: state.publisher, sequence: number)
-            codec.withFrame(newValue, FrameHeader.size) { frame in
+            let encoded = codec.withFrame(newValue, FrameHeader.size) { frame in
                 header.write(to: frame)
                 let result = subject.withCString {
                     jetStream.publish(
@@ -215,6 +215,9 @@ extension NATSBridge {
                         .publishFailed(subject: subject, error: String(cString: natsStatus_GetText(result))))
                 }
             }
+            if !encoded {
+                state.status.send(.publishFailed(subject: subject, error: "the codec could not encode the value"))
+            }
         }
         if !sawValue {
             // The key is empty: write the local value and wait for the server, so that a mirror
@@ -223,7 +226,7 @@ extension NATSBridge {
             state.recordOwnWrite(number)
             let header = FrameHeader(tag: codec.tag, publisher: state.publisher, sequence: number)
             var result = NATS_OK
-            codec.withFrame(value.value, FrameHeader.size) { frame in
+            let encoded = codec.withFrame(value.value, FrameHeader.size) { frame in
                 header.write(to: frame)
                 var revision: UInt64 = 0
                 result = kvStore_Put(&revision, state.store, key, frame.baseAddress, Int32(frame.count))
@@ -232,7 +235,11 @@ extension NATSBridge {
                 state.tearDown()
                 throw error.asJetStream
             }
-            state.published.wrappingAdd(1, ordering: .relaxed)
+            if encoded {
+                state.published.wrappingAdd(1, ordering: .relaxed)
+            } else {
+                state.status.send(.publishFailed(subject: subject, error: "the codec could not encode the value"))
+            }
         }
         state.observer = value.addObserver { newValue in
             if RemoteDelivery.currentMirror == state.marker || state.stopping.load(ordering: .relaxed) { return }

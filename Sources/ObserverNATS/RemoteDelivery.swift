@@ -36,18 +36,9 @@ enum RemoteDelivery {
         return body()
     }
 
-    /// The import delivering on this thread, unretained.
+    /// The import delivering on this thread, unretained (set by `ImportedSubject.onMessage`).
     @inline(__always)
     static var current: UnsafeMutableRawPointer? {
         pthread_getspecific(key)
-    }
-
-    /// Runs `body` with `importer` marked as delivering on this thread.
-    @inline(__always)
-    static func delivering<Result>(_ importer: UnsafeMutableRawPointer, _ body: () -> Result) -> Result {
-        let outer = pthread_getspecific(key)
-        pthread_setspecific(key, importer)
-        defer { pthread_setspecific(key, outer) }
-        return body()
     }
 }

@@ -63,6 +63,48 @@ final class NATSDeliveryFaultTests: XCTestCase {
         XCTAssertEqual(reported, [1, 2, 3, 4, 5, 6])
     }
 
+    func testValuesTheCodecCannotEncodeAreCountedAsFailedPublishesAndOthersStillPublished() throws {
+        struct Odd: Error {}
+        // Odd numbers do not encode; even ones travel as their decimal text.
+        let evenOnly = NATSCodec<Int>(
+            tag: 100,
+            encode: { value in
+                guard value % 2 == 0 else { throw Odd() }
+                return Data(String(value).utf8)
+            },
+            decode: { data in
+                guard let value = Int(String(decoding: data, as: UTF8.self)) else { throw Odd() }
+                return value
+            })
+        let log = StatusLog()
+        let publisher = try NATSBridge(options: try NATSTestEnvironment.options(), status: log.event)
+        let subscriber = try NATSBridge(options: try NATSTestEnvironment.options())
+        defer {
+            publisher.close()
+            subscriber.close()
+        }
+        let subject = NATSTestEnvironment.uniqueSubject()
+        let remote = Event<Int>()
+        let received = Collected<Int>()
+        let token = remote.subscribe { received.append($0) }
+        defer { token.cancel() }
+        let imported = try subscriber.import(subject, into: remote, codec: evenOnly)
+        let local = Event<Int>()
+        let export = try publisher.export(local, to: subject, codec: evenOnly)
+
+        for value in 0..<10 { local.send(value) }
+        XCTAssertTrue(waitUntil { received.count == 5 })
+        XCTAssertEqual(received.values, [0, 2, 4, 6, 8])
+        XCTAssertEqual(export.failedPublishes, 5)
+        let failures = log.values.filter { status in
+            if case .publishFailed(subject, "the codec could not encode the value") = status { true } else { false }
+        }
+        XCTAssertEqual(failures.count, 5)
+        // The failures took no sequence numbers: the receiver saw no gap.
+        XCTAssertEqual(imported.missedCount, 0)
+        XCTAssertEqual(imported.malformedCount, 0)
+    }
+
     func testSlowHandlerGetsSlowConsumerStatusWithDroppedCountAndSendsNeverBlock() throws {
         let log = StatusLog()
         var options = try NATSTestEnvironment.options()
