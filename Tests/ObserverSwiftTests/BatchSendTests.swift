@@ -100,6 +100,66 @@ final class BatchSendTests: XCTestCase {
         event.unsubscribeAll()  // the handlers capture the event
     }
 
+    /// The only subscription cancels itself and subscribes another, which
+    /// may take the freed slot: the new one receives the following values,
+    /// the cancelled one none of them.
+    func testSoleSubscriptionReplacedByItsHandlerHandsOverAtTheNextValue() {
+        let event = Event<Int>()
+        let log = Received<String>()
+        let holder = TokenHolder()
+        let replacement = TokenHolder()
+        holder.token = event.subscribe { value in
+            log.append("first \(value)")
+            if value == 2 {
+                holder.token?.cancel()
+                replacement.token = event.subscribe { log.append("second \($0)") }
+            }
+        }
+        event.send(contentsOf: 1...4)
+        XCTAssertEqual(log.values, ["first 1", "first 2", "second 3", "second 4"])
+        XCTAssertEqual(event.triggersCount, 4)
+        event.unsubscribeAll()  // the handler captures the event
+    }
+
+    /// A sole subscription with a limit is not a plain closure: its limit
+    /// stays exact within the batch.
+    func testSoleLimitedSubscriptionStopsAtItsLimit() {
+        let event = Event<Int>()
+        let received = Received<Int>()
+        event.subscribe(limit: 3) { received.append($0) }
+        event.send(contentsOf: 1...10)
+        XCTAssertEqual(received.values, [1, 2, 3])
+        XCTAssertEqual(event.subscribersCount, 0)
+    }
+
+    /// One stable subscription while another thread subscribes and cancels:
+    /// the batch switches between the one-subscription path and the general
+    /// one, and the stable subscription gets every value exactly once.
+    func testSoleStableSubscriptionGetsEveryValueWhileOthersComeAndGo() {
+        let event = Event<Int>()
+        let stable = HeapAtomicWord<Int>(0)
+        let stableCount = HeapAtomicWord<Int>(0)
+        let token = event.subscribe { value in
+            stable.wrappingAdd(value, ordering: .relaxed)
+            stableCount.wrappingAdd(1, ordering: .relaxed)
+        }
+        let stop = HeapAtomicWord<Bool>(false)
+        let churn = spawnThread {
+            while !stop.load(ordering: .relaxed) {
+                event.subscribe { _ in }.cancel()
+            }
+        }
+        DispatchQueue.concurrentPerform(iterations: 2) { _ in
+            for _ in 0..<500 { event.send(contentsOf: 1...64) }
+        }
+        stop.store(true, ordering: .relaxed)
+        churn.wait()
+        XCTAssertEqual(stableCount.load(ordering: .relaxed), 2 * 500 * 64)
+        XCTAssertEqual(stable.load(ordering: .relaxed), 2 * 500 * (64 * 65 / 2))
+        XCTAssertEqual(event.triggersCount, 2 * 500 * 64)
+        token.cancel()
+    }
+
     func testHandlerMaySendAgain() {
         let event = Event<Int>()
         let log = Received<Int>()

@@ -12,7 +12,9 @@ extension Scenario {
     /// the rate does not depend on scheduling), against one sender alone
     /// with the same churn. Figures are wall time / all deliveries
     /// (aggregate). Target: 2 senders deliver ≥ 1.7× as much per second as
-    /// one; LOCKED is measured the same way beside it.
+    /// one; LOCKED is measured the same way beside it, and RAW with a list
+    /// of its own per sender (nothing shared, no churn) gives the machine's
+    /// own scaling of two busy threads.
     static let concurrentSenders = Scenario(
         id: "two-senders-churn", title: "2 senders + 1 churn thread", presentation: .bars,
         defaultSizes: [1, 1_000], quickSizes: [1, 1_000]
@@ -23,8 +25,9 @@ extension Scenario {
             let counters = PerThreadCounters()
             let subjects = [ChurnSubject.event(size, counters), ChurnSubject.locked(size, counters)]
             let raw = ChurnSubject.raw(size, counters)
+            let rawPerSender = ChurnSubject.rawPerSender(size, counters)
             let runs: [(subject: ChurnSubject, senders: Int)] =
-                [(raw, 1)] + subjects.flatMap { [($0, 1), ($0, 2)] }
+                [(raw, 1), (rawPerSender, 1), (rawPerSender, 2)] + subjects.flatMap { [($0, 1), ($0, 2)] }
             // Sends per thread so that each run takes about one repetition's time
             // (calibrating also warms every run up).
             let sends = runs.map { run in
@@ -49,12 +52,11 @@ extension Scenario {
                     cpuSamples[index].append(Double(result.cpu) / Double(deliveries))
                 }
             }
-            for subject in subjects { subject.tearDown() }
+            for subject in subjects + [rawPerSender] { subject.tearDown() }
             for (index, run) in runs.enumerated() {
                 let name =
-                    run.subject.name
-                    + (run.subject.churns
-                        ? ", \(run.senders) sender\(run.senders > 1 ? "s" : "")" : ", 1 sender, no churn")
+                    run.subject.name + ", \(run.senders) sender\(run.senders > 1 ? "s" : "")"
+                    + (run.subject.churns ? "" : ", no churn")
                 report.figures.append(
                     Figure(
                         scenario: context.scenario.id, size: size, implementation: name,
@@ -76,6 +78,9 @@ extension Scenario {
             }
             let eventScaling = scaling(Contender.eventClosureName)
             let lockedScaling = scaling("LOCKED")
+            let machineScaling =
+                report.figure("\(rawPerSender.name), 1 sender, no churn", size: size)!.median
+                / report.figure("\(rawPerSender.name), 2 senders, no churn", size: size)!.median
             // Aggregate deliveries per second, in millions.
             func throughput(_ name: String, _ senders: Int) -> Double {
                 let suffix = senders == 1 ? "1 sender" : "\(senders) senders"
@@ -92,7 +97,9 @@ extension Scenario {
                         + "2 senders \(formatFigure(throughput(Contender.eventClosureName, 2))) M/s "
                         + "(LOCKED \(formatFigure(lockedScaling))×); sender CPU ns/delivery "
                         + "2 vs 1 sender: \(formatFigure(cpuGrowth))× (LOCKED \(formatFigure(lockedCPUGrowth))×); "
-                        + "churn \(formatFigure(changesPerSecond)) changes/s (\(churnPairs) pairs); load \(loadAverage())",
+                        + "churn \(formatFigure(changesPerSecond)) changes/s (\(churnPairs) pairs); "
+                        + "machine: RAW with a list per sender, 2 threads vs 1: \(formatFigure(machineScaling))×; "
+                        + "load \(loadAverage())",
                     met: eventScaling >= 1.7))
         }
         return report
@@ -153,6 +160,20 @@ struct ChurnSubject {
             name: "LOCKED", churns: true,
             send: { value in observers.send(value) },
             churnOnce: { observers.unsubscribe(observers.subscribe(churnHandler)) })
+    }
+
+    /// RAW with a list of its own per sender (sender t sends to list t),
+    /// looping over the array's buffer and borrowing the list, so that no
+    /// reference count is written: nothing is shared, and one and two of
+    /// them measure how two busy threads scale on the machine.
+    static func rawPerSender(_ size: Int, _ counters: PerThreadCounters) -> ChurnSubject {
+        let lists = (0..<2).map { _ in RawObservers((0..<size).map { _ in handler(counters, base: 0) }) }
+        let borrowed = lists.map { Unmanaged.passUnretained($0) }
+        return ChurnSubject(
+            name: "RAW (buffer, a list per sender)", churns: false,
+            send: { value in borrowed[value & 1]._withUnsafeGuaranteedRef { $0.sendThroughBuffer(value) } },
+            churnOnce: {},
+            tearDown: { withExtendedLifetime(lists) {} })
     }
 
     /// RAW is not thread-safe: one sender, no churn; the reference.

@@ -15,7 +15,7 @@ class EventSubscriber<Key, Value>: Subscriber, @unchecked Sendable {
 /// but the closure.
 @usableFromInline
 final class ClosureSubscriber<Key, Value>: EventSubscriber<Key, Value>, @unchecked Sendable {
-    let handler: (Value) -> Void
+    @usableFromInline let handler: (Value) -> Void
 
     @usableFromInline
     init(_ handler: @escaping (Value) -> Void) {

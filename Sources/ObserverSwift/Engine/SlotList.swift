@@ -199,6 +199,73 @@ final class SlotList<Box: Subscriber>: AnySlotList, @unchecked Sendable {
     func forEach(_ body: (Box) -> Void) {
         withReadSection { forEachVisibleBox(in: pointer, as: Box.self, body) }
     }
+
+    /// For a caller inside a read section: the one box a send starting now
+    /// would call, when there is exactly one and it is a `Sole`; nil when
+    /// there are none, several, or one of another class. Stops scanning at a
+    /// second visible box.
+    @inlinable
+    @inline(__always)
+    func soleVisibleBox<Sole: AnyObject>(as _: Sole.Type) -> SoleVisibleBox<Sole>? {
+        if isEmpty { return nil }
+        let view = oc_list_view(pointer)
+        var found: (context: UnsafeMutableRawPointer, index: UInt32)?
+        var index: UInt32 = 0
+        while index < view.count {
+            if let context = oc_view_context(view, index) {
+                if found != nil { return nil }
+                found = (context, index)
+            }
+            index &+= 1
+        }
+        guard let found,
+            Unmanaged<Box>.fromOpaque(found.context)._withUnsafeGuaranteedRef({ $0 is Sole })
+        else { return nil }
+        return SoleVisibleBox(
+            box: Unmanaged<Sole>.fromOpaque(found.context), context: found.context, index: found.index,
+            slots: view.slots, sequence: view.sequence)
+    }
+
+    /// Whether a send starting now would still call `sole`'s box and nothing
+    /// else (same read section as ``soleVisibleBox(as:)``).
+    ///
+    /// The list's published sequence grows with every add, so an unchanged
+    /// sequence means no box became visible; the same slot array still
+    /// holding the box in its slot means it was not removed. The array
+    /// cannot be freed and its address reused within the section, which is
+    /// what makes comparing its address sound.
+    @inlinable
+    @inline(__always)
+    func stillHasOnly(_ sole: SoleVisibleBox<some AnyObject>) -> Bool {
+        let view = oc_list_view(pointer)
+        return view.sequence == sole.sequence && view.slots == sole.slots && sole.index < view.count
+            && oc_view_context(view, sole.index) == sole.context
+    }
+}
+
+/// The one box a slot list's sends call, as found inside a read section by
+/// ``SlotList/soleVisibleBox(as:)``: valid only within that section, and only
+/// while ``SlotList/stillHasOnly(_:)`` says so.
+@usableFromInline
+struct SoleVisibleBox<Sole: AnyObject> {
+    /// Borrowed: the section keeps the box alive.
+    @usableFromInline let box: Unmanaged<Sole>
+    @usableFromInline let context: UnsafeMutableRawPointer
+    @usableFromInline let index: UInt32
+    @usableFromInline let slots: UnsafePointer<oc_slot>
+    @usableFromInline let sequence: UInt64
+
+    @inlinable
+    init(
+        box: Unmanaged<Sole>, context: UnsafeMutableRawPointer, index: UInt32, slots: UnsafePointer<oc_slot>,
+        sequence: UInt64
+    ) {
+        self.box = box
+        self.context = context
+        self.index = index
+        self.slots = slots
+        self.sequence = sequence
+    }
 }
 
 /// The predicate of one `oc_list_remove_if` / `oc_keymap_remove_if` call,

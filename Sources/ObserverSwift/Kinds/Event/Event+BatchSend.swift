@@ -27,9 +27,26 @@ extension Event {
     public func send<Values: Sequence>(contentsOf values: Values) where Values.Element == Value {
         let reader = SectionReader.current
         reader.begin()
-        for value in values {
+        var remaining = values.makeIterator()
+        var next = remaining.next()
+        while let value = next {
             triggers.increment(by: reader)
-            slots.sendInSection { $0.receive((), value) }
+            if let sole = slots.soleVisibleBox(as: ClosureSubscriber<Void, Value>.self) {
+                // One plain closure subscription: call its closure directly
+                // for as long as the list holds that box alone, which is
+                // what a send of each value would call.
+                let handler = sole.box._withUnsafeGuaranteedRef { $0.handler }
+                handler(value)
+                next = remaining.next()
+                while let value = next, slots.stillHasOnly(sole) {
+                    triggers.increment(by: reader)
+                    handler(value)
+                    next = remaining.next()
+                }
+            } else {
+                slots.sendInSection { $0.receive((), value) }
+                next = remaining.next()
+            }
         }
         reader.end()
     }
