@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int64_t now_ns(void) {
+int64_t nbl_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
@@ -38,7 +38,7 @@ static void on_counted(natsConnection *nc, natsSubscription *sub, natsMsg *msg, 
     (void)nc;
     (void)sub;
     struct receive_count *count = closure;
-    atomic_store_explicit(&count->last_ns, now_ns(), memory_order_relaxed);
+    atomic_store_explicit(&count->last_ns, nbl_now_ns(), memory_order_relaxed);
     atomic_fetch_add_explicit(&count->received, 1, memory_order_relaxed);
     natsMsg_Destroy(msg);
 }
@@ -55,14 +55,14 @@ double nbl_publish_subscribe_rate(const char *url, const char *subject, int coun
     if (natsConnection_Subscribe(&subscription, subscriber, subject, on_counted, &received) != NATS_OK) goto done;
     natsSubscription_SetPendingLimits(subscription, 10000000, 1 << 30);
     if (natsConnection_FlushTimeout(subscriber, 5000) != NATS_OK) goto done;
-    int64_t started = now_ns();
+    int64_t started = nbl_now_ns();
     for (int i = 0; i < count; i++) {
         memcpy(payload, &i, sizeof i < (size_t)payload_size ? sizeof i : (size_t)payload_size);
         if (natsConnection_Publish(publisher, subject, payload, payload_size) != NATS_OK) goto done;
     }
     natsConnection_FlushTimeout(publisher, 5000);
-    int64_t deadline = now_ns() + 60LL * 1000000000;
-    while (atomic_load_explicit(&received.received, memory_order_relaxed) < count && now_ns() < deadline) {
+    int64_t deadline = nbl_now_ns() + 60LL * 1000000000;
+    while (atomic_load_explicit(&received.received, memory_order_relaxed) < count && nbl_now_ns() < deadline) {
         usleep(200);
     }
     if (atomic_load_explicit(&received.received, memory_order_relaxed) == count) {
@@ -101,9 +101,9 @@ int nbl_request_reply(const char *url, const char *subject, int count, int paylo
     if (natsConnection_FlushTimeout(responder, 5000) != NATS_OK) goto done;
     for (int i = 0; i < count; i++) {
         natsMsg *reply = NULL;
-        int64_t started = now_ns();
+        int64_t started = nbl_now_ns();
         if (natsConnection_Request(&reply, requester, subject, payload, payload_size, 5000) != NATS_OK) goto done;
-        round_trips[i] = (double)(now_ns() - started);
+        round_trips[i] = (double)(nbl_now_ns() - started);
         natsMsg_Destroy(reply);
     }
     result = 0;
@@ -123,11 +123,11 @@ double nbl_publish_call_ns(const char *url, const char *subject, int count, int 
     natsConnection *publisher = connect_to(url, 0);
     char *payload = calloc(1, (size_t)payload_size);
     if (!publisher || !payload) goto done;
-    int64_t started = now_ns();
+    int64_t started = nbl_now_ns();
     for (int i = 0; i < count; i++) {
         if (natsConnection_Publish(publisher, subject, payload, payload_size) != NATS_OK) goto done;
     }
-    cost = (double)(now_ns() - started) / count;
+    cost = (double)(nbl_now_ns() - started) / count;
     natsConnection_FlushTimeout(publisher, 5000);
 done:
     if (publisher) natsConnection_Destroy(publisher);

@@ -43,8 +43,9 @@ func percentile(_ values: [Double], _ fraction: Double) -> Double {
     return sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
 }
 
+/// The C loops' clock (CLOCK_MONOTONIC), so that a timestamp costs both sides the same.
 @Sendable func nanoseconds() -> Int64 {
-    Int64(DispatchTime.now().uptimeNanoseconds)
+    nbl_now_ns()
 }
 
 func bridge(_ latency: NATSOptions.Latency) -> NATSBridge {
@@ -57,16 +58,19 @@ func bridge(_ latency: NATSOptions.Latency) -> NATSBridge {
     }
 }
 
+/// A fresh subject per run. Loops compared with each other use one name, and the run
+/// number has a fixed width: cnats and the server parse subjects byte by byte, so a
+/// longer subject alone made a loop measurably slower.
 let runs = Atomic<Int>(0)
 func uniqueSubject(_ name: String) -> String {
     let run = runs.add(1, ordering: .relaxed).newValue
-    return "bench.\(name).\(ProcessInfo.processInfo.processIdentifier).\(run)"
+    return "bench.\(name).\(ProcessInfo.processInfo.processIdentifier).\(String(format: "%06d", run))"
 }
 
 // MARK: Throughput
 
 func rawThroughput(count: Int, bytes: Int = payloadSize) -> Double {
-    let rate = nbl_publish_subscribe_rate(url, uniqueSubject("raw"), Int32(count), Int32(bytes), 0)
+    let rate = nbl_publish_subscribe_rate(url, uniqueSubject("throughput"), Int32(count), Int32(bytes), 0)
     if rate < 0 {
         print("nats-bench: the raw publish/subscribe loop failed")
         exit(1)
@@ -81,7 +85,7 @@ func bridgeThroughput(count: Int) -> Double {
         publisher.close()
         subscriber.close()
     }
-    let subject = uniqueSubject("bridge")
+    let subject = uniqueSubject("throughput")
     let local = Event<Int>()
     let remote = Event<Int>()
     let received = Atomic<Int>(0)
@@ -113,7 +117,7 @@ func bridgeThroughput(count: Int) -> Double {
 
 func rawRoundTrips(count: Int) -> [Double] {
     var samples = [Double](repeating: 0, count: count)
-    guard nbl_request_reply(url, uniqueSubject("raw-request"), Int32(count), Int32(payloadSize), &samples) == 0 else {
+    guard nbl_request_reply(url, uniqueSubject("request"), Int32(count), Int32(payloadSize), &samples) == 0 else {
         print("nats-bench: the raw request/reply loop failed")
         exit(1)
     }
@@ -127,8 +131,8 @@ func bridgeRoundTrips(count: Int) -> [Double] {
         client.close()
         server.close()
     }
-    let pingSubject = uniqueSubject("ping")
-    let pongSubject = uniqueSubject("pong")
+    let pingSubject = uniqueSubject("request")
+    let pongSubject = uniqueSubject("reply")
     let ping = Event<Int>()
     let pong = Event<Int>()
     let serverPing = Event<Int>()
@@ -187,7 +191,7 @@ func localSendCost(count: Int, exported: Bool) -> Double {
 }
 
 func rawPublishCallCost(count: Int) -> Double {
-    let cost = nbl_publish_call_ns(url, uniqueSubject("unheard-raw"), Int32(count), Int32(frameSize))
+    let cost = nbl_publish_call_ns(url, uniqueSubject("unheard"), Int32(count), Int32(frameSize))
     if cost < 0 {
         print("nats-bench: the raw publish loop failed")
         exit(1)

@@ -5,6 +5,10 @@
 
 #include <stdint.h>
 
+// CLOCK_MONOTONIC in nanoseconds: the clock every loop here reads, which the
+// Swift side of the harness reads too, so both pay the same for a timestamp.
+int64_t nbl_now_ns(void);
+
 // Publishes `count` messages of `payload_size` bytes to `subject` on one
 // connection and receives them on another (an asynchronous subscription
 // counting in its callback). Returns messages per second from the first
