@@ -36,7 +36,8 @@ final class ImportedSubject: @unchecked Sendable {
     let duplicates = HeapAtomicWord<Int>(0)
     let completed = DispatchSemaphore(value: 0)
     /// ``RemoteDelivery/key``, read once (a `static let` costs a `swift_once` on every read):
-    /// `onMessage` marks this import as the one delivering on its thread with it.
+    /// `onMessage` marks this import as the one delivering on its thread with it, and
+    /// `onComplete` clears the mark.
     let remoteDeliveryKey = RemoteDelivery.key
     let subscription = LockedState<OpaquePointer?>(nil)
 
@@ -69,11 +70,11 @@ final class ImportedSubject: @unchecked Sendable {
         guard let message, let closure else { return }
         // cnats' reference keeps the import alive during the callback: no retain of ours.
         Unmanaged<ImportedSubject>.fromOpaque(closure)._withUnsafeGuaranteedRef { imported in
+            // The mark stays from the first message to `onComplete` (see RemoteDelivery.current):
+            // set once per thread, not twice per message.
             let key = imported.remoteDeliveryKey
-            let outer = pthread_getspecific(key)
-            pthread_setspecific(key, closure)
+            if pthread_getspecific(key) != closure { pthread_setspecific(key, closure) }
             imported.receive(message)
-            pthread_setspecific(key, outer)
         }
         natsMsg_Destroy(message)
     }
@@ -82,6 +83,10 @@ final class ImportedSubject: @unchecked Sendable {
     static let onComplete: natsOnCompleteCB = { closure in
         guard let closure else { return }
         let imported = Unmanaged<ImportedSubject>.fromOpaque(closure).takeRetainedValue()
+        // cnats calls this on the subscription's delivery thread, after its last message callback.
+        if pthread_getspecific(imported.remoteDeliveryKey) == closure {
+            pthread_setspecific(imported.remoteDeliveryKey, nil)
+        }
         imported.completed.signal()
     }
 

@@ -36,7 +36,13 @@ enum RemoteDelivery {
         return body()
     }
 
-    /// The import delivering on this thread, unretained (set by `ImportedSubject.onMessage`).
+    /// The import delivering on this thread, unretained.
+    ///
+    /// cnats gives each of the bridge's subscriptions a delivery thread of its own (the
+    /// bridge never turns on cnats' shared delivery pool), which runs nothing but that
+    /// subscription's message callbacks and, last, its on-complete callback. So
+    /// `ImportedSubject.onMessage` sets the mark on the first message and leaves it;
+    /// `onComplete` clears it. On every other thread it is nil.
     @inline(__always)
     static var current: UnsafeMutableRawPointer? {
         pthread_getspecific(key)

@@ -172,6 +172,48 @@ final class NATSBridgeEventTests: XCTestCase {
         XCTAssertTrue(waitUntil { secondImport.deliveredCount == 1 })
     }
 
+    func testAHandlerOfAnImportCanForwardToAnotherExportedEvent() throws {
+        let inbound = NATSTestEnvironment.uniqueSubject()
+        let outbound = NATSTestEnvironment.uniqueSubject()
+        let relay = try NATSBridge(options: try NATSTestEnvironment.options())
+        let ends = try NATSBridge(options: try NATSTestEnvironment.options())
+        let watcher = try NATSBridge(options: try NATSTestEnvironment.options())
+        defer {
+            relay.close()
+            ends.close()
+            watcher.close()
+        }
+        let source = Event<Int>()
+        let relayed = Event<Int>()
+        let doubled = Event<Int>()
+        let sink = Event<Int>()
+        let probe = Event<Int>()
+        let atSink = Collected<Int>()
+        let atProbe = Collected<Int>()
+        let tokens = [
+            relayed.subscribe { doubled.send($0 * 2) }, sink.subscribe { atSink.append($0) },
+            probe.subscribe { atProbe.append($0) },
+        ]
+        defer { tokens.forEach { $0.cancel() } }
+        try ends.export(source, to: inbound)
+        let relayImport = try relay.import(inbound, into: relayed)
+        // The relay also exports the event it imports into: those values must not go out again.
+        try relay.export(relayed, to: inbound)
+        try relay.export(doubled, to: outbound)
+        try ends.import(outbound, into: sink)
+        try watcher.import(inbound, into: probe)
+
+        // Sent from the relay's delivery thread, which stays marked as delivering `relayed`
+        // between messages: `doubled` is another event, so every value is published.
+        for value in 1...5 { source.send(value) }
+        XCTAssertTrue(waitUntil { atSink.count == 5 && atProbe.count == 5 })
+        XCTAssertEqual(atSink.values, [2, 4, 6, 8, 10])
+        // A value the relay published again would reach the watcher a second time.
+        usleep(200_000)
+        XCTAssertEqual(atProbe.values, [1, 2, 3, 4, 5])
+        XCTAssertEqual(relayImport.deliveredCount, 5)
+    }
+
     func testSubjectsThatNATSCannotUseAreRejected() throws {
         let bridge = try NATSBridge(options: try NATSTestEnvironment.options())
         defer { bridge.close() }
