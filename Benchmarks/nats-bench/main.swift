@@ -239,6 +239,13 @@ if selected("throughput") {
             format: "  raw cnats pub/sub (C, %d B)        %8.3f M msg/s   (the bridge's frame size)", frameSize,
             rawFrameRate / 1e6))
     print(String(format: "  ratio bridge / raw of equal size   %8.2f x", bridgeRate / rawFrameRate))
+    // Each repetition ran the three loops back to back: their own ratios share the machine's
+    // load of the moment, which drifts between repetitions on a shared VM.
+    print(
+        String(
+            format: "  paired: median of each run's ratio %8.2f x   (of equal size %.2f x)",
+            median(zip(bridgeRates, rawRates).map { $0 / $1 }), median(zip(bridgeRates, rawFrameRates).map { $0 / $1 }))
+    )
     print("")
 }
 
@@ -283,9 +290,17 @@ if selected("latency") {
 }
 
 if selected("local") {
-    let unexported = median(measure { localSendCost(count: sendCount, exported: false) })
-    let exported = median(measure { localSendCost(count: sendCount, exported: true) })
-    let publishCall = median(measure { rawPublishCallCost(count: sendCount) })
+    // The three loops alternate, as the throughput loops do.
+    let costs = measure {
+        (
+            unexported: localSendCost(count: sendCount, exported: false),
+            exported: localSendCost(count: sendCount, exported: true),
+            publishCall: rawPublishCallCost(count: sendCount)
+        )
+    }
+    let unexported = median(costs.map(\.unexported))
+    let exported = median(costs.map(\.exported))
+    let publishCall = median(costs.map(\.publishCall))
     print("local send, \(sendCount) sends, one closure observer")
     print(String(format: "  Event<Int>.send, not exported          %7.1f ns", unexported))
     print(String(format: "  Event<Int>.send, exported (batched)    %7.1f ns", exported))
@@ -294,4 +309,8 @@ if selected("local") {
         String(
             format: "  exported - unexported - publish call   %7.1f ns   (the bridge's own cost: stamp + frame)",
             exported - unexported - publishCall))
+    print(
+        String(
+            format: "  paired: median of each run's own cost %6.1f ns",
+            median(costs.map { $0.exported - $0.unexported - $0.publishCall })))
 }

@@ -18,7 +18,8 @@ public enum NATSStatus: Sendable, Equatable {
     /// An import received a message that is not a frame of its type; `count` is the
     /// import's total of malformed messages so far. The message was dropped.
     case malformed(subject: String, count: Int)
-    /// A publish failed (closed connection, reconnect buffer full, key without subject tokens).
+    /// A publish failed (closed connection, reconnect buffer full, key without subject tokens, a value the codec
+    /// could not encode).
     case publishFailed(subject: String, error: String)
     /// Any other asynchronous error the client reported.
     case error(String)
