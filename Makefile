@@ -225,7 +225,7 @@ examples: deps
 clean:
 	$(SWIFT) package clean
 	$(SWIFT) package --package-path Benchmarks clean
-	rm -rf build-c docs-site bench-results.json bench-results.svg bench-callgrind.json
+	rm -rf build-c docs-site docs-site-nats bench-results.json bench-results.svg bench-callgrind.json
 
 # Swift 6 strict concurrency with every warning an error (package, tests and
 # the benchmarks' package).
@@ -248,7 +248,19 @@ docs: deps
 		--additional-symbol-graph-dir .build/symbol-graphs \
 		--fallback-display-name ObserverSwift --fallback-bundle-identifier org.observerswift.ObserverSwift \
 		--transform-for-static-hosting --output-path docs-site --warnings-as-errors
-	@echo "docs: static site in docs-site/"
+	@# The NATS bridge's catalog, from its own module's symbol graphs.
+	rm -rf .build/symbol-graphs-nats .build/symbol-graphs-nats-own docs-site-nats
+	mkdir -p .build/symbol-graphs-nats .build/symbol-graphs-nats-own
+	$(SWIFT) build --target ObserverNATS -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc .build/symbol-graphs-nats
+	@test -f .build/symbol-graphs-nats/ObserverNATS.symbols.json || { \
+		touch Sources/ObserverNATS/NATSBridge.swift && \
+		$(SWIFT) build --target ObserverNATS -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc .build/symbol-graphs-nats; }
+	cp .build/symbol-graphs-nats/ObserverNATS*.symbols.json .build/symbol-graphs-nats-own/
+	docc convert Sources/ObserverNATS/ObserverNATS.docc \
+		--additional-symbol-graph-dir .build/symbol-graphs-nats-own \
+		--fallback-display-name ObserverNATS --fallback-bundle-identifier org.observerswift.ObserverNATS \
+		--transform-for-static-hosting --output-path docs-site-nats --warnings-as-errors
+	@echo "docs: static sites in docs-site/ (ObserverSwift) and docs-site-nats/ (ObserverNATS)"
 
 # swift-format (from the toolchain) with the repository's .swift-format, and
 # no `import Glibc` outside `#if canImport(Glibc)` / `#if os(Linux)` (Darwin).

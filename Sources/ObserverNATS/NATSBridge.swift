@@ -50,8 +50,10 @@ public final class NATSBridge: Sendable {
     /// when no server answers, ``NATSError/Kind/authorizationFailed`` when the server refuses
     /// the credentials.
     ///
-    /// - Parameter status: the event to report on; pass your own to observe the first
-    ///   ``NATSStatus/connected(url:)``, which is sent before the initializer returns.
+    /// - Parameters:
+    ///   - options: the servers, credentials, TLS, latency mode, limits and timeouts.
+    ///   - status: the event to report on; pass your own to observe the first
+    ///     ``NATSStatus/connected(url:)``, which is sent before the initializer returns.
     public init(options: NATSOptions = NATSOptions(), status: Event<NATSStatus> = Event()) throws(NATSError) {
         self.status = status
         self.options = options

@@ -28,7 +28,7 @@ public struct NATSOptions: Sendable, Equatable {
     /// Whether this connection receives what it publishes itself. Off by default,
     /// so that a process importing the subjects it exports sees its own events once.
     public var echo: Bool
-    /// How long connecting may take before ``NATSBridge/init(options:)`` throws.
+    /// How long connecting may take before ``NATSBridge/init(options:status:)`` throws.
     public var connectTimeout: Duration
     /// The pause between reconnect attempts to the same server.
     public var reconnectWait: Duration
