@@ -1,5 +1,4 @@
 import CObserverCore
-
 import Foundation
 
 /// Errors reported by ObserverSwift.
@@ -39,6 +38,13 @@ public enum ObserverCore {
         /// Subscriptions never released because memory ran out while
         /// cancelling from inside a delivery (0 unless allocation failed).
         public var leakedSubscriptions: Int
+        /// Values received by actor subscriptions (`subscribe(isolatedTo:)`,
+        /// `bind(isolatedTo:)`) and not yet delivered: the backlog of actors
+        /// that do not keep up. Senders never wait for it.
+        public var queuedActorDeliveries: Int = 0
+        /// Values actor subscriptions dropped under a `bufferingPolicy` other
+        /// than `.unbounded`, since the process started.
+        public var droppedActorDeliveries: Int = 0
     }
 
     /// A snapshot of the core's counters.
@@ -50,7 +56,9 @@ public enum ObserverCore {
             pendingBytes: Int(stats.pending_bytes),
             reclaimedObjects: Int(stats.reclaimed_objects),
             epochRecords: Int(stats.epoch_records),
-            leakedSubscriptions: Int(stats.leaked_contexts))
+            leakedSubscriptions: Int(stats.leaked_contexts),
+            queuedActorDeliveries: ActorMailboxCounters.queued.load(ordering: .relaxed),
+            droppedActorDeliveries: ActorMailboxCounters.dropped.load(ordering: .relaxed))
     }
 
     /// Waits until every send running on any thread when called has ended.

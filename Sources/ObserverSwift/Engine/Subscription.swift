@@ -90,6 +90,13 @@ public final class Subscription: Hashable, @unchecked Sendable {
         try ObserverCore.waitForDeliveriesInFlight()
     }
 
+    /// What identifies the subscription, without the token: for an owner
+    /// that must check or end it without keeping the token alive (an actor
+    /// mailbox: the token's release may be what cancels).
+    var reference: SubscriptionReference {
+        SubscriptionReference(list: list, handle: handle, canceller: canceller)
+    }
+
     /// Adds this subscription to `bag`, which cancels it when deallocated.
     public func store(in bag: SubscriptionBag) {
         bag.insert(self)
@@ -114,6 +121,27 @@ public final class Subscription: Hashable, @unchecked Sendable {
     public static func == (lhs: Subscription, rhs: Subscription) -> Bool { lhs === rhs }
     /// Hashes the token's identity, so tokens can be kept in a `Set`.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+/// A subscription as its token sees it, without the token: the same
+/// `isActive` and `cancel()`.
+struct SubscriptionReference: Sendable {
+    fileprivate let list: AnySlotList?
+    fileprivate let handle: SlotHandle
+    fileprivate let canceller: (any SubscriptionCanceller)?
+
+    /// Same contract as ``Subscription/isActive``.
+    var isActive: Bool {
+        if let canceller { return canceller.isSubscriptionActive }
+        return list?.contains(handle) ?? false
+    }
+
+    /// Same contract as ``Subscription/cancel()``.
+    @discardableResult
+    func cancel() -> Bool {
+        if let canceller { return canceller.cancelSubscription() }
+        return list?.remove(handle) ?? false
+    }
 }
 
 /// What a ``Subscription`` cancels when it is not one slot of a `AnySlotList`.

@@ -54,7 +54,8 @@ extension Event where Value: Sendable {
     // MARK: On the main actor
 
     /// Subscribes a main-actor handler. It runs synchronously when the send
-    /// happens on the main thread and is enqueued on the main queue otherwise.
+    /// happens on the main actor and is enqueued on the main queue otherwise
+    /// (behind any main-actor delivery still queued: see ``Delivery/mainActor``).
     ///
     /// Selected by marking the closure: `event.subscribe { @MainActor value in ... }`.
     /// An unmarked closure selects ``subscribe(_:)``, whose handler runs on the
@@ -102,27 +103,39 @@ extension Event where Value: Sendable {
     /// }
     /// ```
     ///
+    /// Senders never wait for the actor. Values it has not taken yet wait in
+    /// the subscription's mailbox, which the actor drains a few at a time
+    /// between its other work; `bufferingPolicy` bounds that backlog
+    /// (``ObserverCore/statistics`` counts what waits and what was dropped).
+    ///
     /// - Parameters:
     ///   - actor: where the handler runs; held weakly.
-    ///   - limit: deliver at most this many values, then cancel. `nil` (the
-    ///     default) means no limit; zero or less subscribes nothing.
+    ///   - limit: deliver at most this many values, then cancel: exactly the
+    ///     first `limit` values sent, whenever the actor runs them. `nil`
+    ///     (the default) means no limit; zero or less subscribes nothing.
+    ///   - bufferingPolicy: how many values may wait for the actor:
+    ///     `.unbounded` (the default) keeps all of them;
+    ///     `.bufferingNewest(n)` / `.bufferingOldest(n)` keep `n` and drop
+    ///     the oldest / the newest beyond them.
     ///   - handler: receives the isolated actor and each value.
     /// - Returns: a token; the subscription also ends with the actor.
     @discardableResult
     public func subscribe<A: Actor>(
-        isolatedTo actor: A, limit: Int? = nil,
+        isolatedTo actor: A, limit: Int? = nil, bufferingPolicy: ObserverBufferingPolicy = .unbounded,
         handler: @escaping @Sendable (isolated A, Value) -> Void
     ) -> Subscription {
-        subscribeActor(actor, limit: limit, handler: handler).subscription
+        subscribeActor(actor, limit: limit, bufferingPolicy: bufferingPolicy, handler: handler).subscription
     }
 
     /// The actor subscription and its mailbox (nil for an inactive token),
     /// so a replaying bind can put the current value first.
     func subscribeActor<A: Actor>(
-        _ actor: A, limit: Int?, handler: @escaping @Sendable (isolated A, Value) -> Void
+        _ actor: A, limit: Int?, bufferingPolicy: ObserverBufferingPolicy,
+        handler: @escaping @Sendable (isolated A, Value) -> Void
     ) -> (subscription: Subscription, mailbox: ActorMailbox<A, Value>?) {
         if let limit, limit <= 0 { return (Subscription.inactive, nil) }
-        let mailbox = ActorMailbox(actor: actor, limit: limit ?? Int.max, handler: handler)
+        let mailbox = ActorMailbox(
+            actor: actor, limit: limit ?? Int.max, policy: bufferingPolicy, handler: handler)
         let subscription = subscribeTarget(actor, delivery: .synchronous, limit: nil) { _, value in
             mailbox.receive(value)
         }

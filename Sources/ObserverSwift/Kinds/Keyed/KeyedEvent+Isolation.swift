@@ -76,8 +76,9 @@ extension KeyedEvent where Key: Sendable, Value: Sendable {
     // MARK: On the main actor
 
     /// Subscribes a main-actor handler to one key. It runs synchronously when
-    /// the send happens on the main thread and is enqueued on the main queue
-    /// otherwise. The token must be kept: nothing else ends it.
+    /// the send happens on the main actor and is enqueued on the main queue
+    /// otherwise (see ``Delivery/mainActor``). The token must be kept:
+    /// nothing else ends it.
     public func subscribeOnMainActor(
         key: Key, _ handler: @escaping @MainActor (Value) -> Void
     ) -> Subscription {
@@ -136,25 +137,32 @@ extension KeyedEvent where Key: Sendable, Value: Sendable {
     ///     }
     /// }
     /// ```
+    ///
+    /// The limit and the backlog behave as in
+    /// ``Event/subscribe(isolatedTo:limit:bufferingPolicy:handler:)``.
     @discardableResult
     public func subscribe<A: Actor>(
-        isolatedTo actor: A, key: Key, limit: Int? = nil,
+        isolatedTo actor: A, key: Key, limit: Int? = nil, bufferingPolicy: ObserverBufferingPolicy = .unbounded,
         handler: @escaping @Sendable (isolated A, Value) -> Void
     ) -> Subscription {
-        subscribe(isolatedTo: actor, keys: CollectionOfOne(key), limit: limit) { actor, _, value in
+        subscribe(isolatedTo: actor, keys: CollectionOfOne(key), limit: limit, bufferingPolicy: bufferingPolicy) {
+            actor, _, value in
             handler(actor, value)
         }
     }
 
-    /// ``subscribe(isolatedTo:key:limit:handler:)`` over several keys; the
-    /// handler also receives the key.
+    /// ``subscribe(isolatedTo:key:limit:bufferingPolicy:handler:)`` over
+    /// several keys; the handler also receives the key.
     @discardableResult
     public func subscribe<A: Actor>(
         isolatedTo actor: A, keys: some Sequence<Key>, limit: Int? = nil,
+        bufferingPolicy: ObserverBufferingPolicy = .unbounded,
         handler: @escaping @Sendable (isolated A, Key, Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
-        let mailbox = ActorMailbox<A, (Key, Value)>(actor: actor, limit: limit ?? Int.max) { actor, item in
+        let mailbox = ActorMailbox<A, (Key, Value)>(
+            actor: actor, limit: limit ?? Int.max, policy: bufferingPolicy
+        ) { actor, item in
             handler(actor, item.0, item.1)
         }
         let subscription = subscribeTarget(actor, keys, delivery: .synchronous, limit: nil) { _, key, value in

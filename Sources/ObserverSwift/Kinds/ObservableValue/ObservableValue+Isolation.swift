@@ -32,8 +32,9 @@ extension ObservableValue where Value: Sendable {
     }
 
     /// ``bind(_:replay:handler:)-(_,_,(Target,Value)->Void)`` with a main-actor handler: it runs
-    /// synchronously when the value is set on the main thread, and is
-    /// enqueued on the main queue otherwise.
+    /// synchronously when the value is set on the main actor, and is
+    /// enqueued on the main queue otherwise (behind any main-actor delivery
+    /// still queued, so it sees the sets in set order).
     @discardableResult
     public func bindOnMainActor<Target: AnyObject & Sendable>(
         _ target: Target, replay: Bool = false,
@@ -63,20 +64,26 @@ extension ObservableValue where Value: Sendable {
     /// }
     /// ```
     ///
+    /// Sets never wait for the actor: the backlog behaves as in
+    /// ``Event/subscribe(isolatedTo:limit:bufferingPolicy:handler:)``
+    /// (`.bufferingNewest(1)` keeps only the latest value).
+    ///
     /// - Parameters:
     ///   - actor: where the handler runs; held weakly.
     ///   - replay: when true, the current value is delivered first.
+    ///   - bufferingPolicy: how many values may wait for the actor.
     ///   - handler: receives the isolated actor and each value.
     @discardableResult
     public func bind<A: Actor>(
-        isolatedTo actor: A, replay: Bool = false,
+        isolatedTo actor: A, replay: Bool = false, bufferingPolicy: ObserverBufferingPolicy = .unbounded,
         handler: @escaping @Sendable (isolated A, Value) -> Void
     ) -> Subscription {
         guard replay else {
-            return changes.subscribe(isolatedTo: actor, handler: handler)
+            return changes.subscribe(isolatedTo: actor, bufferingPolicy: bufferingPolicy, handler: handler)
         }
         return withTurn { current in
-            let (subscription, mailbox) = changes.subscribeActor(actor, limit: nil, handler: handler)
+            let (subscription, mailbox) = changes.subscribeActor(
+                actor, limit: nil, bufferingPolicy: bufferingPolicy, handler: handler)
             // Holding the turn: no set can deliver between these two lines,
             // so the current value is first in the mailbox.
             mailbox?.enqueue(current)
