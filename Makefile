@@ -11,7 +11,7 @@ CORE_SOURCES = Sources/CObserverCore/oc_epoch.c Sources/CObserverCore/oc_list.c 
 CORE_INCLUDES = -ISources/CObserverCore/include -ISources/CObserverCore
 CORE_OBJECTS = $(patsubst Sources/CObserverCore/%.c,build-c/%.o,$(CORE_SOURCES))
 
-.PHONY: deps build strict test c-test seed-compat snippets demo demo-nats bench bench-nats bench-quick bench-callgrind bench-build torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs lint format clean
+.PHONY: deps build strict test program-shapes c-test seed-compat snippets demo demo-nats bench bench-nats bench-quick bench-callgrind bench-build torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs lint format clean
 
 # Installs what the package builds and tests with when it is missing:
 # Concurrency Kit (Debian libck-dev), the NATS C client (libnats-dev) and
@@ -46,7 +46,20 @@ build: deps
 
 test: deps c-warnings examples c-test seed-compat snippets bench-build
 	$(SWIFT) build --build-tests
+	$(MAKE) --no-print-directory program-shapes
 	$(WITH_NATS_SERVER) $(SWIFT) test --skip-build
+
+# Main-actor delivery in each shape a program's main actor can have: top-level
+# code with a run loop, `dispatchMain()`, and top-level code after `await`
+# (on Linux the last two drain the main queue off the main thread).
+# Tests/ProgramShapes; each program exits non-zero when a check fails.
+program-shapes: deps
+	$(SWIFT) build --product shape-sync
+	$(SWIFT) build --product shape-async
+	bin=$$($(SWIFT) build --show-bin-path); \
+		timeout 60 "$$bin/shape-sync" run-loop && \
+		timeout 60 "$$bin/shape-sync" dispatch-main && \
+		timeout 60 "$$bin/shape-async"
 
 # Two processes over NATS: one publishes a keyed event, the other observes
 # some of its keys with a wildcard and prints what arrived.

@@ -55,6 +55,24 @@ let package = Package(
             dependencies: ["ObserverSwift"],
             path: "Examples/observer-demo"
         ),
+        // Programs of each shape a main actor can have (top-level code with
+        // and without `await`, a run loop, `dispatchMain()`), run by
+        // `make program-shapes`: main-actor delivery must hold in each.
+        .target(
+            name: "ProgramShapeChecks",
+            dependencies: ["ObserverSwift"],
+            path: "Tests/ProgramShapes/Checks"
+        ),
+        .executableTarget(
+            name: "shape-sync",
+            dependencies: ["ProgramShapeChecks"],
+            path: "Tests/ProgramShapes/sync"
+        ),
+        .executableTarget(
+            name: "shape-async",
+            dependencies: ["ProgramShapeChecks"],
+            path: "Tests/ProgramShapes/async"
+        ),
         .testTarget(
             name: "ObserverSwiftTests",
             dependencies: ["ObserverSwift"]

@@ -12,7 +12,8 @@ public enum Delivery: Sendable {
     /// Asynchronously on the given queue, in the order the sends enqueued.
     case queue(DispatchQueue)
     /// On the main actor: synchronously when the send already runs on the
-    /// main thread, otherwise enqueued on the main queue.
+    /// main actor and no earlier main-actor delivery is still queued,
+    /// otherwise enqueued on the main queue (behind those, in order).
     case mainActor
 
     /// `.queue(queue)` when a queue is given, `.synchronous` otherwise
@@ -33,8 +34,8 @@ struct UncheckedSendable<Wrapped>: @unchecked Sendable {
 
 extension Delivery {
     /// Runs `work` where this delivery says: at once when synchronous (or
-    /// main-actor on the main thread, inside the caller's send), otherwise
-    /// enqueued.
+    /// main-actor on the main actor, inside the caller's send, when nothing
+    /// queued for the main actor would be overtaken), otherwise enqueued.
     ///
     /// Every observer kind's queued and main-queue deliveries go through
     /// here, and this is where cancellation reaches them: where the work
@@ -52,12 +53,53 @@ extension Delivery {
             let job = UncheckedSendable(QueuedDelivery(isSubscribed: isSubscribed, work: work))
             queue.async { job.wrapped.run() }
         case .mainActor:
-            if Thread.isMainThread {
+            if MainActorDeliveries.mayRunInline {
                 work()
             } else {
-                let job = UncheckedSendable(QueuedDelivery(isSubscribed: isSubscribed, work: work))
-                DispatchQueue.main.async { job.wrapped.run() }
+                MainActorDeliveries.enqueue(QueuedDelivery(isSubscribed: isSubscribed, work: work))
             }
+        }
+    }
+}
+
+/// Main-actor deliveries: run at once when the send is on the main actor,
+/// unless one enqueued earlier has not run yet, which keeps every observer's
+/// values in order (a set on a background thread enqueues; a later set on
+/// the main actor must not overtake it).
+enum MainActorDeliveries {
+    /// Deliveries enqueued on the main queue that have not started.
+    /// Incremented before the enqueue, decremented when the job starts (on
+    /// the main actor). Acquire/release: a sender that is ordered after an
+    /// enqueue (an `ObservableValue`'s turn orders its sets) sees the count.
+    static let queued = HeapAtomicWord<Int>(0)
+
+    /// Set on the main queue: true wherever the main queue's work runs.
+    /// On Linux that is not always the main thread: after a top-level `await`
+    /// in `main.swift`, the main thread parks in `dispatch_main()` and the
+    /// main queue (the main actor's executor) is drained on another thread.
+    static let mainQueueKey: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
+    /// Whether the calling code runs on the main actor: on the main thread
+    /// (top-level code, a run loop) or inside the main queue's work.
+    static var isOnMainActor: Bool {
+        Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
+    }
+
+    /// On the main actor with nothing queued for it.
+    static var mayRunInline: Bool {
+        isOnMainActor && queued.load(ordering: .acquiring) == 0
+    }
+
+    static func enqueue(_ delivery: QueuedDelivery) {
+        queued.wrappingAdd(1, ordering: .releasing)
+        let job = UncheckedSendable(delivery)
+        DispatchQueue.main.async {
+            queued.wrappingSubtract(1, ordering: .releasing)
+            job.wrapped.run()
         }
     }
 }
