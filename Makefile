@@ -287,7 +287,20 @@ docs: deps
 		--additional-symbol-graph-dir .build/symbol-graphs-nats-own \
 		--fallback-display-name ObserverNATS --fallback-bundle-identifier org.observerswift.ObserverNATS \
 		--transform-for-static-hosting --output-path docs-site-nats --warnings-as-errors
-	@echo "docs: static sites in docs-site/ (ObserverSwift) and docs-site-nats/ (ObserverNATS)"
+	@echo "docs: static sites in docs-site/ (ObserverSwift) and docs-site-nats/ (ObserverNATS)."
+	@echo "docs: they need an HTTP server (not file://): make docs-preview, then open"
+	@echo "      http://127.0.0.1:$(DOCS_PORT)/documentation/observerswift/ (the bridge: make docs-preview DOCS_SITE=docs-site-nats,"
+	@echo "      http://127.0.0.1:$(DOCS_PORT)/documentation/observernats/)"
+
+# Serves a site `make docs` built (DOCS_SITE: docs-site or docs-site-nats) on
+# the loopback interface only, until interrupted; builds it first if missing.
+DOCS_SITE ?= docs-site
+DOCS_PORT ?= 8000
+docs-preview:
+	@test -d $(DOCS_SITE) || $(MAKE) --no-print-directory docs
+	@case "$(DOCS_SITE)" in *nats*) site=observernats;; *) site=observerswift;; esac; \
+		echo "docs-preview: http://127.0.0.1:$(DOCS_PORT)/documentation/$$site/ (Ctrl-C stops)"
+	python3 -m http.server $(DOCS_PORT) --bind 127.0.0.1 --directory $(DOCS_SITE)
 
 # swift-format (from the toolchain) with the repository's .swift-format, and
 # no `import Glibc` outside `#if canImport(Glibc)` / `#if os(Linux)` (Darwin).
