@@ -10,9 +10,9 @@ import PackageDescription
 // supplies the paths. libnats' pkg-config flags are only default paths and
 // `-lnats`, which SwiftPM accepts silently, so CNATS keeps `pkgConfig`.
 #if os(Linux)
-let concurrencyKitPkgConfig: String? = nil
+    let concurrencyKitPkgConfig: String? = nil
 #else
-let concurrencyKitPkgConfig: String? = "ck"
+    let concurrencyKitPkgConfig: String? = "ck"
 #endif
 
 let package = Package(
@@ -25,6 +25,10 @@ let package = Package(
     platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6), .visionOS(.v1)],
     products: [
         .library(name: "ObserverSwift", targets: ["ObserverSwift"]),
+        // The seed libraries' spellings (SwiftEvents, Flowduino Observable,
+        // IndefiniteObservable, HSObserver) over ObserverSwift, which it
+        // re-exports: migrating code changes its import to this.
+        .library(name: "ObserverSwiftCompat", targets: ["ObserverSwiftCompat"]),
         .library(name: "CObserverCore", targets: ["CObserverCore"]),
         .library(name: "ObserverNATS", targets: ["ObserverNATS"]),
         .executable(name: "observer-demo", targets: ["observer-demo"]),
@@ -52,6 +56,10 @@ let package = Package(
             name: "ObserverSwift",
             dependencies: ["CObserverCore", "CSwiftRuntime", "CEngineAtomics"]
         ),
+        .target(
+            name: "ObserverSwiftCompat",
+            dependencies: ["ObserverSwift"]
+        ),
         // The NATS bridge: its own product, so that ObserverSwift alone never links libnats.
         .systemLibrary(
             name: "CNATS",
@@ -69,12 +77,16 @@ let package = Package(
         ),
         .executableTarget(
             name: "observer-demo",
-            dependencies: ["ObserverSwift"],
+            dependencies: ["ObserverSwiftCompat"],
             path: "Examples/observer-demo"
         ),
         .testTarget(
             name: "ObserverSwiftTests",
             dependencies: ["ObserverSwift"]
+        ),
+        .testTarget(
+            name: "ObserverSwiftCompatTests",
+            dependencies: ["ObserverSwiftCompat"]
         ),
         .testTarget(
             name: "ObserverNATSTests",

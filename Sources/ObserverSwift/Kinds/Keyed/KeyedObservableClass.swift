@@ -25,7 +25,7 @@
 /// ```
 ///
 /// The key type is inferred at each call (any `Hashable`). Every method is
-/// thread-safe, so ``KeyedObservableThreadSafeClass`` is the same class;
+/// thread-safe, so ObserverSwiftCompat's `KeyedObservableThreadSafeClass` is the same class;
 /// see ``KeyedObserverRegistry`` for the exact guarantees. Classes that
 /// cannot inherit hold a ``KeyedObserverRegistry`` and adopt
 /// ``KeyedProtocolObservable`` instead.

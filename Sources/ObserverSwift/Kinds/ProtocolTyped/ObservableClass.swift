@@ -24,7 +24,7 @@
 /// dummy.foo = "Test 1"                   // calls onFooChanged
 /// ```
 ///
-/// Every method is thread-safe (so ``ObservableThreadSafeClass`` is the
+/// Every method is thread-safe (so ObserverSwiftCompat's `ObservableThreadSafeClass` is the
 /// same class); see ``ObserverRegistry`` for the exact guarantees. Classes
 /// that cannot inherit hold an ``ObserverRegistry`` and adopt
 /// ``ProtocolObservable`` instead.
