@@ -1,5 +1,5 @@
 import Foundation
-import ObserverSwift
+import ObserverSwiftCompat
 
 // Flowduino/Observable's README. Two changes, both because the README does
 // not compile as printed anywhere: its observer class repeats the protocol's
