@@ -118,6 +118,16 @@ final class SeedSpellingTests: XCTestCase {
 
     // MARK: HSObserver
 
+    func testHSObserverCentreAndStaticPostByName() {
+        let name = Notification.Name("SeedSpellingTests.post")
+        let received = SharedVariable(0)
+        let observer = HSObserver(forName: name, queue: nil, activate: true) { _ in received.update { $0 += 1 } }
+        XCTAssertTrue(observer.centre === NotificationCenter.default)
+        NotificationCenter.post(name: name)
+        NotificationCenter.post(name: name, object: nil, userInfo: ["k": 1])
+        XCTAssertEqual(received.value, 2)
+    }
+
     func testHSObserverNamesAreTheNotificationAdapters() {
         XCTAssertTrue(HSObserver.self == NotificationObserver.self)
         XCTAssertTrue((any HSHasObservers).self == (any HasObservers).self)

@@ -32,7 +32,8 @@ open class ObservableClass: ProtocolObservable {
     /// The registry holding this object's observers.
     public let observerRegistry = ObserverRegistry()
 
-    /// Creates an observable with no observers. `required`, as in
-    /// Flowduino, so subclasses written for it compile unchanged.
+    /// Creates an observable with no observers. `required`, so that generic
+    /// code can create instances (`T.init()`). Flowduino's `init()` is not:
+    /// a subclass written for it that overrides `init()` marks it `required`.
     public required init() {}
 }
