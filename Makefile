@@ -11,7 +11,7 @@ CORE_SOURCES = Sources/CObserverCore/oc_epoch.c Sources/CObserverCore/oc_list.c 
 CORE_INCLUDES = -ISources/CObserverCore/include -ISources/CObserverCore
 CORE_OBJECTS = $(patsubst Sources/CObserverCore/%.c,build-c/%.o,$(CORE_SOURCES))
 
-.PHONY: deps build strict test program-shapes c-test seed-compat snippets demo demo-nats bench bench-nats bench-quick bench-callgrind bench-build torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs lint format clean
+.PHONY: deps build strict test program-shapes c-test seed-compat snippets demo demo-nats bench bench-nats bench-quick bench-callgrind bench-build torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs docs-preview lint format clean
 
 # Installs what the package builds and tests with when it is missing:
 # Concurrency Kit (Debian libck-dev), the NATS C client (libnats-dev) and
@@ -35,6 +35,33 @@ deps:
 	fi
 	@pkg-config --exists ck || { echo "deps: pkg-config still cannot find ck"; exit 1; }
 	@pkg-config --exists libnats || { echo "deps: pkg-config still cannot find libnats"; exit 1; }
+	@$(NATS_SERVICE_OFF)
+
+# Debian's nats-server package enables its system service (a symlink under
+# /etc/systemd/system) and, where systemd runs, starts it on port 4222. The
+# tests and benchmarks start servers of their own (loopback, free port, see
+# .ci/with-nats-server), so deps turns that service off again, whoever
+# installed the package: `systemctl disable --now` where systemd runs, and
+# `systemctl disable` (which removes the symlink without a running systemd,
+# as in a container) elsewhere. A package upgrade does not enable it again
+# (its postinst enables only a unit that was enabled). Installing cannot
+# prevent the start without replacing the machine's /usr/sbin/policy-rc.d, so
+# deps undoes it right after. KEEP_NATS_SERVICE=1 leaves the service alone.
+KEEP_NATS_SERVICE ?=
+NATS_SERVICE_OFF = \
+	if [ -z "$(KEEP_NATS_SERVICE)" ] && command -v systemctl >/dev/null 2>&1 \
+		&& { systemctl is-enabled --quiet nats-server.service 2>/dev/null \
+			|| systemctl is-active --quiet nats-server.service 2>/dev/null; }; then \
+		if [ "$$(id -u)" = 0 ]; then sudo=; elif command -v sudo >/dev/null 2>&1; then sudo=sudo; \
+		else echo "deps: the nats-server system service is on; turn it off as root:" \
+			"systemctl disable --now nats-server"; exit 0; fi; \
+		echo "deps: turning off the nats-server system service Debian's package enables (the tests start their own)"; \
+		if [ -d /run/systemd/system ]; then $$sudo systemctl disable --quiet --now nats-server.service; \
+		else $$sudo systemctl disable --quiet nats-server.service; fi; \
+		if systemctl is-enabled --quiet nats-server.service 2>/dev/null \
+			|| systemctl is-active --quiet nats-server.service 2>/dev/null; then \
+			echo "deps: the nats-server system service is still on"; exit 1; fi; \
+	fi
 
 # Runs a command beside a nats-server of its own (loopback, free port,
 # JetStream); the command reads its URL from OBSERVER_NATS_URL. Without that
@@ -81,7 +108,7 @@ seed-compat: deps
 # command) and the snippets of Tests/CompileChecks (accept/ must compile, reject/
 # must fail with the expected error), against the debug build's modules.
 # Tests/CompileChecks/check.sh states the rules.
-LIBRARY_TARGETS = ObserverSwift $(notdir $(wildcard Sources/ObserverNATS))
+LIBRARY_TARGETS = ObserverSwift ObserverSwiftCompat $(notdir $(wildcard Sources/ObserverNATS))
 snippets: deps
 	for target in $(LIBRARY_TARGETS); do $(SWIFT) build --target $$target || exit 1; done
 	SWIFTC="$(SWIFTC)" CC="$(CC)" BIN_PATH="$$($(SWIFT) build --show-bin-path)" Tests/CompileChecks/check.sh
@@ -273,7 +300,20 @@ docs: deps
 		--additional-symbol-graph-dir .build/symbol-graphs-nats-own \
 		--fallback-display-name ObserverNATS --fallback-bundle-identifier org.observerswift.ObserverNATS \
 		--transform-for-static-hosting --output-path docs-site-nats --warnings-as-errors
-	@echo "docs: static sites in docs-site/ (ObserverSwift) and docs-site-nats/ (ObserverNATS)"
+	@echo "docs: static sites in docs-site/ (ObserverSwift) and docs-site-nats/ (ObserverNATS)."
+	@echo "docs: they need an HTTP server (not file://): make docs-preview, then open"
+	@echo "      http://127.0.0.1:$(DOCS_PORT)/documentation/observerswift/ (the bridge: make docs-preview DOCS_SITE=docs-site-nats,"
+	@echo "      http://127.0.0.1:$(DOCS_PORT)/documentation/observernats/)"
+
+# Serves a site `make docs` built (DOCS_SITE: docs-site or docs-site-nats) on
+# the loopback interface only, until interrupted; builds it first if missing.
+DOCS_SITE ?= docs-site
+DOCS_PORT ?= 8000
+docs-preview:
+	@test -d $(DOCS_SITE) || $(MAKE) --no-print-directory docs
+	@case "$(DOCS_SITE)" in *nats*) site=observernats;; *) site=observerswift;; esac; \
+		echo "docs-preview: http://127.0.0.1:$(DOCS_PORT)/documentation/$$site/ (Ctrl-C stops)"
+	python3 -m http.server $(DOCS_PORT) --bind 127.0.0.1 --directory $(DOCS_SITE)
 
 # swift-format (from the toolchain) with the repository's .swift-format, and
 # no `import Glibc` outside `#if canImport(Glibc)` / `#if os(Linux)` (Darwin).

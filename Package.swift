@@ -1,6 +1,20 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// Concurrency Kit's pkg-config name. On Linux none: Debian's (and Ubuntu's)
+// `ck.pc` emits `-D__x86_64__`, which SwiftPM drops with a "prohibited
+// flag(s)" warning printed on every build of every package depending on
+// this one, and libck-dev installs its headers in /usr/include and the
+// library in the linker's default path, where a system library is found
+// without pkg-config. Elsewhere (Homebrew on macOS: /opt/homebrew) pkg-config
+// supplies the paths. libnats' pkg-config flags are only default paths and
+// `-lnats`, which SwiftPM accepts silently, so CNATS keeps `pkgConfig`.
+#if os(Linux)
+    let concurrencyKitPkgConfig: String? = nil
+#else
+    let concurrencyKitPkgConfig: String? = "ck"
+#endif
+
 let package = Package(
     name: "ObserverSwift",
     // The floor on Apple platforms is Swift Concurrency's (actors, tasks,
@@ -11,6 +25,10 @@ let package = Package(
     platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6), .visionOS(.v1)],
     products: [
         .library(name: "ObserverSwift", targets: ["ObserverSwift"]),
+        // The seed libraries' spellings (SwiftEvents, Flowduino Observable,
+        // IndefiniteObservable, HSObserver) over ObserverSwift, which it
+        // re-exports: migrating code changes its import to this.
+        .library(name: "ObserverSwiftCompat", targets: ["ObserverSwiftCompat"]),
         .library(name: "CObserverCore", targets: ["CObserverCore"]),
         .library(name: "ObserverNATS", targets: ["ObserverNATS"]),
         .executable(name: "observer-demo", targets: ["observer-demo"]),
@@ -19,12 +37,15 @@ let package = Package(
     targets: [
         .systemLibrary(
             name: "CConcurrencyKit",
-            pkgConfig: "ck",
+            pkgConfig: concurrencyKitPkgConfig,
             providers: [.apt(["libck-dev"]), .brew(["concurrencykit"])]
         ),
         .target(
             name: "CObserverCore",
-            dependencies: ["CConcurrencyKit"]
+            dependencies: ["CConcurrencyKit"],
+            // The core's C code calls libck itself; without pkg-config (Linux,
+            // above) nothing else puts `-lck` on the link line.
+            linkerSettings: [.linkedLibrary("ck", .when(platforms: [.linux]))]
         ),
         // Swift runtime entry points ObserverSwift calls (swift_tryRetain):
         // internal, not a product, so C/C++ embedders never see them.
@@ -34,6 +55,10 @@ let package = Package(
         .target(
             name: "ObserverSwift",
             dependencies: ["CObserverCore", "CSwiftRuntime", "CEngineAtomics"]
+        ),
+        .target(
+            name: "ObserverSwiftCompat",
+            dependencies: ["ObserverSwift"]
         ),
         // The NATS bridge: its own product, so that ObserverSwift alone never links libnats.
         .systemLibrary(
@@ -52,7 +77,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "observer-demo",
-            dependencies: ["ObserverSwift"],
+            dependencies: ["ObserverSwiftCompat"],
             path: "Examples/observer-demo"
         ),
         // Programs of each shape a main actor can have (top-level code with
@@ -76,6 +101,10 @@ let package = Package(
         .testTarget(
             name: "ObserverSwiftTests",
             dependencies: ["ObserverSwift"]
+        ),
+        .testTarget(
+            name: "ObserverSwiftCompatTests",
+            dependencies: ["ObserverSwiftCompat"]
         ),
         .testTarget(
             name: "ObserverNATSTests",

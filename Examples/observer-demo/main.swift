@@ -1,6 +1,6 @@
 // `make demo`: a tour of ObserverSwift that prints what it observed.
 import Foundation
-import ObserverSwift
+import ObserverSwiftCompat  // ObserverSwift, and the producer streams of the tour's last part
 
 func section(_ title: String) { print("\n== \(title)") }
 
@@ -30,7 +30,7 @@ func eventTour() {
     let tally = Tally()
     inbox.didReceive.subscribe(isolatedTo: tally) { tally, message in tally.count(message) }
     inbox.didReceive.send("hello")
-    inbox.didReceive.trigger("again")
+    inbox.didReceive.send("again")
     print("view saw:", view!.lines)
     print("subscribers:", inbox.didReceive.subscribersCount, "triggers:", inbox.didReceive.triggersCount)
     token.cancel()
@@ -78,7 +78,7 @@ func valueTour() {
 // MARK: Producer streams
 
 func streamTour() {
-    section("IndefiniteObservable")
+    section("IndefiniteObservable (ObserverSwiftCompat)")
     let clicks = Event<Int>()
     let stream = ValueObservable<Int> { observer in
         observer.next(0)

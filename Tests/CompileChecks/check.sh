@@ -6,7 +6,8 @@
 #
 # Documentation: README.md and every DocC article (Sources/*/*.docc/*.md).
 #   - Every ```swift block is compiled against the debug build's modules
-#     (ObserverSwift and the package's other libraries), Swift 6 language mode, warnings as errors, with -emit-sil: the
+#     (ObserverSwift, ObserverSwiftCompat for the seed spellings, and the
+#     package's other libraries), Swift 6 language mode, warnings as errors, with -emit-sil: the
 #     region-based data-race diagnostics come from SIL passes, which
 #     -typecheck skips.
 #   - The blocks of one document form one program, in document order: a block
@@ -112,10 +113,12 @@ fi
 
 started=$SECONDS
 BIN_PATH="${BIN_PATH:-$(cd "$ROOT" && swift build --show-bin-path)}"
-if [ ! -f "$BIN_PATH/Modules/ObserverSwift.swiftmodule" ]; then
-	echo "check.sh: no ObserverSwift module in $BIN_PATH/Modules: build it first (swift build --target ObserverSwift)" >&2
-	exit 2
-fi
+for module in ObserverSwift ObserverSwiftCompat; do
+	if [ ! -f "$BIN_PATH/Modules/$module.swiftmodule" ]; then
+		echo "check.sh: no $module module in $BIN_PATH/Modules: build it first (swift build --target $module)" >&2
+		exit 2
+	fi
+done
 SWIFT_ROOT="$(dirname "$(dirname "$(command -v "$SWIFTC")")")"
 MANIFEST_API="$SWIFT_ROOT/lib/swift/pm/ManifestAPI"
 WORK="$BIN_PATH/../compile-checks"

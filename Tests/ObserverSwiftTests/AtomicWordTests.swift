@@ -207,13 +207,6 @@ final class AtomicWordTests: XCTestCase {
         withoutObservation.access()
         XCTAssertFalse(withoutObservation.isArmed, "the base (Apple systems without Observation) never arms")
 
-        let disconnected = Locked(0)
-        let disconnection = Disconnection { disconnected.withLock { $0 += 1 } }
-        XCTAssertTrue(disconnection.run())
-        XCTAssertFalse(disconnection.run())
-        XCTAssertTrue(disconnection.doneWord.plainValue)
-        XCTAssertEqual(disconnected.withLock { $0 }, 1, "the disconnect closure, after the word, ran once")
-
         final class Owner {}
         let gate = OwnerGate()
         var owner: Owner? = Owner()

@@ -10,13 +10,13 @@ final class Screen: Sendable {
 }
 
 final class EventTests: XCTestCase {
-    // MARK: SwiftEvents API
+    // MARK: Weak targets, counts
 
     func testTargetSubscriptionReceivesTheLiveTarget() {
         let event = Event<String>()
         let screen = Screen()
         event.subscribe(screen) { screen, title in screen.titles.append(title) }
-        event.trigger("Inbox")
+        event.send("Inbox")
         event.send("Drafts")
         XCTAssertEqual(screen.titles.values, ["Inbox", "Drafts"])
         XCTAssertEqual(event.subscribersCount, 1)
@@ -64,18 +64,18 @@ final class EventTests: XCTestCase {
         let second = Screen()
         event.subscribe(first) { screen, value in screen.titles.append("a\(value)") }
         event.subscribe(first) { screen, value in screen.titles.append("b\(value)") }
-        event.addSubscriber(second) { screen, value in screen.titles.append("c\(value)") }
+        event.subscribe(second) { screen, value in screen.titles.append("c\(value)") }
         XCTAssertEqual(event.unsubscribe(first), 2)
         XCTAssertEqual(event.unsubscribe(first), 0, "unsubscribing twice is a no-op")
         XCTAssertEqual(event.unsubscribe(Screen()), 0, "a target never subscribed is a no-op")
         event.send(1)
         XCTAssertEqual(first.titles.values, [])
         XCTAssertEqual(second.titles.values, ["c1"])
-        XCTAssertEqual(event.removeSubscriber(second), 1)
+        XCTAssertEqual(event.unsubscribe(second), 1)
         XCTAssertEqual(event.subscribersCount, 0)
     }
 
-    func testUnsubscribeAllAndItsAlias() {
+    func testUnsubscribeAll() {
         let event = Event<Int>()
         let received = Received<Int>()
         for _ in 0..<5 { _ = event.subscribe { received.append($0) } }
@@ -83,7 +83,7 @@ final class EventTests: XCTestCase {
         event.send(1)
         XCTAssertEqual(received.count, 0)
         _ = event.subscribe { received.append($0) }
-        XCTAssertEqual(event.removeAllSubscribers(), 1)
+        XCTAssertEqual(event.unsubscribeAll(), 1)
         XCTAssertEqual(event.unsubscribeAll(), 0)
     }
 

@@ -190,25 +190,6 @@ final class IsolationTests: XCTestCase {
             "cannot wait for in-flight deliveries from inside a delivery on the same thread")
     }
 
-    // MARK: SwiftEvents 2 spellings
-
-    func testTargetBoundedValueOnlyHandlersAndNotify() {
-        let event = Event<Int>()
-        let value = ObservableValue(0)
-        var owner: ProgressSink? = ProgressSink()
-        let received = Received<Int>()
-        event.subscribe(owner!) { received.append($0) }
-        value.bind(owner!) { received.append($0 * 10) }
-        event.notify(1)
-        value.value = 2
-        owner = nil
-        event.notify(3)
-        value.value = 4
-        XCTAssertEqual(received.values, [1, 20], "the target bounds the subscription's life")
-        XCTAssertEqual(event.subscribersCount, 0)
-        XCTAssertEqual(value.observersCount, 0)
-    }
-
     // MARK: Protocol-typed observers
 
     func testWithObserversCallsSynchronousObserversOnlyAndDispatchReachesAll() {

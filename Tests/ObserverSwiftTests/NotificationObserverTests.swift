@@ -15,7 +15,6 @@ final class NotificationObserverTests: XCTestCase {
         let observer = NotificationObserver(forName: .init("defaults")) { _ in }
         XCTAssertTrue(observer.queue === OperationQueue.main)
         XCTAssertTrue(observer.center === NotificationCenter.default)
-        XCTAssertTrue(observer.centre === NotificationCenter.default)
         XCTAssertNil(observer.object)
         XCTAssertEqual(observer.names, [.init("defaults")])
         XCTAssertEqual(observer.name, .init("defaults"))

@@ -57,8 +57,8 @@ final class DummyObserver: DummyObserverProtocol, @unchecked Sendable {
     }
 }
 
-/// Flowduino's thread-safe variant, subclassed the same way.
-class ThreadSafeDummy: ObservableThreadSafeClass {
+/// A subclass that notifies from a property observer.
+class NotifyingDummy: ObservableClass {
     var value = 0 {
         didSet {
             let value = self.value
@@ -135,8 +135,8 @@ final class ObservableClassTests: XCTestCase {
         XCTAssertEqual(multi.removeAllObservers(), 1)
     }
 
-    func testThreadSafeClassSubclassAndRequiredInit() {
-        let dummy = ThreadSafeDummy()
+    func testSubclassWithPropertyObserverAndRequiredInit() {
+        let dummy = NotifyingDummy()
         let counting = CountingDummy()
         let alpha = AlphaOnly("alpha")
         dummy.addObserver(alpha)
@@ -161,7 +161,7 @@ final class ObservableClassTests: XCTestCase {
     }
 
     func testObservableClassIsSafeToUseFromManyThreads() {
-        let dummy = ThreadSafeDummy()
+        let dummy = NotifyingDummy()
         let stable = (0..<16).map { AlphaOnly("stable \($0)") }
         dummy.addObserver(stable)
         let box = UncheckedBox(dummy)

@@ -2,9 +2,10 @@
 import PackageDescription
 
 // The seed libraries' README flows, compiled in Swift 5 language mode against
-// ObserverSwift as a user's package would (`make seed-compat`, run by
-// `make test`). They must compile unchanged: ObserverSwift's Sendable
-// requirements are enforced in Swift 6 mode only.
+// the ObserverSwiftCompat product as a migrating user's package would
+// (`make seed-compat`, run by `make test`). They must compile unchanged but
+// for the import and the renames the migration guides list: ObserverSwift's
+// Sendable requirements are enforced in Swift 6 mode only.
 let package = Package(
     name: "SeedCompatibility",
     // The seed libraries' users' floor (Flowduino's), which ObserverSwift's is.
@@ -13,7 +14,7 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "seed-flows",
-            dependencies: [.product(name: "ObserverSwift", package: "ObserverSwift")]
+            dependencies: [.product(name: "ObserverSwiftCompat", package: "ObserverSwift")]
         )
     ],
     swiftLanguageModes: [.v5]

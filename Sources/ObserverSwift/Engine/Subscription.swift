@@ -29,7 +29,8 @@ public final class Subscription: Hashable, @unchecked Sendable {
     let handle: SlotHandle
     /// Set instead of `list` for subscriptions that are not one slot of one
     /// list: a keyed subscription spans one slot per key; a producer
-    /// stream's token (`IndefiniteObservable`) runs its disconnect once.
+    /// stream's token (ObserverSwiftCompat's `IndefiniteObservable`) runs its
+    /// disconnect once.
     private let canceller: (any SubscriptionCanceller)?
     /// Set by `store(in: &set)`. Relaxed: read only by `deinit`, which the
     /// release of the last reference orders after every store.
@@ -42,7 +43,10 @@ public final class Subscription: Hashable, @unchecked Sendable {
         self.canceller = nil
     }
 
-    init(canceller: any SubscriptionCanceller) {
+    /// A token that cancels through `canceller` (ObserverSwiftCompat's
+    /// producer streams).
+    @_spi(Compatibility)
+    public init(canceller: any SubscriptionCanceller) {
         self.list = nil
         self.handle = SlotHandle.notAdded
         self.canceller = canceller
@@ -145,7 +149,8 @@ struct SubscriptionReference: Sendable {
 }
 
 /// What a ``Subscription`` cancels when it is not one slot of a `AnySlotList`.
-protocol SubscriptionCanceller: AnyObject, Sendable {
+@_spi(Compatibility)
+public protocol SubscriptionCanceller: AnyObject, Sendable {
     /// Same contract as ``Subscription/cancel()``.
     func cancelSubscription() -> Bool
     /// Same contract as ``Subscription/isActive``.

@@ -1,7 +1,7 @@
 // Sendable weak targets (immutable, locked, or an actor) need no token.
 import Dispatch
 import Foundation
-import ObserverSwift
+import ObserverSwiftCompat  // ObserverSwift, and SwiftEvents 2's value-only target form (line 16)
 
 final class Printer: Sendable {
     let prefix: String

@@ -1,6 +1,6 @@
 // expect-error: mutation of captured var 'sum' in concurrently-executing code
 // A producer calls its observers on whatever thread it produces on.
-import ObserverSwift
+import ObserverSwiftCompat
 
 func total(_ stream: ValueObservable<Int>) -> Subscription {
     var sum = 0

@@ -34,7 +34,6 @@ final class AddressReuseTests: XCTestCase {
             subscribedBy: { event.subscribe($0) { _, _ in } },
             check: { newcomer in
                 XCTAssertEqual(event.unsubscribe(newcomer), 0, "an object that never subscribed was unsubscribed")
-                XCTAssertEqual(event.removeSubscriber(newcomer), 0)
             }
         )
         XCTAssertEqual(event.subscribersCount, 0)

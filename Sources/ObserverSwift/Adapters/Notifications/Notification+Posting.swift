@@ -26,12 +26,6 @@ extension NotificationCenter {
         NotificationCenter.default.post(name: name, object: object, userInfo: userInfo)
     }
 
-    /// HSObserver's spelling: `NotificationCenter.post(name: .wave)` posts to
-    /// the default center.
-    public static func post(name: Notification.Name, object: Any? = nil, userInfo: [AnyHashable: Any]? = nil) {
-        NotificationCenter.default.post(name: name, object: object, userInfo: userInfo)
-    }
-
     /// Posts to this center with optional object and user info:
     /// `center.post(.wave)`.
     public func post(_ name: Notification.Name, object: Any? = nil, userInfo: [AnyHashable: Any]? = nil) {

@@ -55,8 +55,6 @@ public final class NotificationObserver: Observes, CustomStringConvertible, @unc
     public let queue: OperationQueue?
     /// The center the observer registers with.
     public let center: NotificationCenter
-    /// HSObserver's spelling of ``center``.
-    public var centre: NotificationCenter { center }
 
     private let handler: @Sendable (Notification) -> Void
     let ownerGate = OwnerGate()

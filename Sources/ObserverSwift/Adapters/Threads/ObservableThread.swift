@@ -77,8 +77,9 @@ open class ObservableThread: ProtocolObservable {
     private var threadStackSize = 0
     private var threadQuality = QualityOfService.default
 
-    /// Creates a thread that is not started yet. `required`, as in
-    /// Flowduino, so subclasses written for it compile unchanged.
+    /// Creates a thread that is not started yet. `required`, so that generic
+    /// code can create instances (`T.init()`). Flowduino's `init()` is not:
+    /// a subclass written for it that overrides `init()` marks it `required`.
     public required init() {}
 
     // MARK: Lifecycle

@@ -2,9 +2,10 @@ import Dispatch
 
 /// A typed event: observers subscribe closures, senders call ``send(_:)``.
 ///
-/// `Event` keeps SwiftEvents' names (`subscribe`, `trigger`, `unsubscribe`,
-/// `subscribersCount`, `triggersCount`, ...) so code written for it compiles
-/// after changing the import.
+/// `Event` keeps SwiftEvents' names (`subscribe`, `unsubscribe`,
+/// `subscribersCount`, `triggersCount`, ...); with the ObserverSwiftCompat
+/// product's `trigger`, `notify` and `EventTS`, code written for SwiftEvents
+/// compiles after changing its import to `import ObserverSwiftCompat`.
 ///
 /// ```swift
 /// final class Screen {
@@ -171,7 +172,7 @@ public final class Event<Value> {
     /// limit not spent. Reading it also frees slots of dead targets.
     public var subscribersCount: Int { slots.liveCount }
 
-    /// How many times ``send(_:)`` / ``trigger(_:)`` was called.
+    /// How many times ``send(_:)`` was called.
     public var triggersCount: Int { triggers.value }
 
     /// Sets ``triggersCount`` back to zero.

@@ -25,7 +25,7 @@
 /// ```
 ///
 /// The key type is inferred at each call (any `Hashable`). Every method is
-/// thread-safe, so ``KeyedObservableThreadSafeClass`` is the same class;
+/// thread-safe, so ObserverSwiftCompat's `KeyedObservableThreadSafeClass` is the same class;
 /// see ``KeyedObserverRegistry`` for the exact guarantees. Classes that
 /// cannot inherit hold a ``KeyedObserverRegistry`` and adopt
 /// ``KeyedProtocolObservable`` instead.
@@ -33,8 +33,9 @@ open class KeyedObservableClass: ObservableClass, KeyedProtocolObservable {
     /// The registry holding this object's keyed observers.
     public let keyedObserverRegistry = KeyedObserverRegistry()
 
-    /// Creates an observable with no observers. `required`, as in
-    /// Flowduino, so subclasses written for it compile unchanged.
+    /// Creates an observable with no observers. `required`, so that generic
+    /// code can create instances (`T.init()`). Flowduino's `init()` is not:
+    /// a subclass written for it that overrides `init()` marks it `required`.
     public required init() {
         super.init()
     }

@@ -24,7 +24,7 @@
 /// dummy.foo = "Test 1"                   // calls onFooChanged
 /// ```
 ///
-/// Every method is thread-safe (so ``ObservableThreadSafeClass`` is the
+/// Every method is thread-safe (so ObserverSwiftCompat's `ObservableThreadSafeClass` is the
 /// same class); see ``ObserverRegistry`` for the exact guarantees. Classes
 /// that cannot inherit hold an ``ObserverRegistry`` and adopt
 /// ``ProtocolObservable`` instead.
@@ -32,7 +32,8 @@ open class ObservableClass: ProtocolObservable {
     /// The registry holding this object's observers.
     public let observerRegistry = ObserverRegistry()
 
-    /// Creates an observable with no observers. `required`, as in
-    /// Flowduino, so subclasses written for it compile unchanged.
+    /// Creates an observable with no observers. `required`, so that generic
+    /// code can create instances (`T.init()`). Flowduino's `init()` is not:
+    /// a subclass written for it that overrides `init()` marks it `required`.
     public required init() {}
 }

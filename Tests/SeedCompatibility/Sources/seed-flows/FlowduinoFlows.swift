@@ -1,10 +1,13 @@
 import Foundation
-import ObserverSwift
+import ObserverSwiftCompat
 
-// Flowduino/Observable's README. Two changes, both because the README does
-// not compile as printed anywhere: its observer class repeats the protocol's
-// name (`class DummyObserver: DummyObserver`), and `objectWillChange.send()`
-// needs Combine, which Linux lacks.
+// Flowduino/Observable's README. Its observer class repeats the protocol's
+// name (`class DummyObserver: DummyObserver`) and its thread's `init()` calls
+// `self.start()` before `super.init()`: neither compiles as printed anywhere,
+// so the class is renamed and `super.init()` added. `objectWillChange.send()`
+// needs Combine, which Linux lacks. One change is ObserverSwift's: the
+// thread's `init()` is marked `required`, because ObservableThread's is (the
+// Flowduino migration guide lists it).
 
 /// Protocol defining what Methods the Obverable Class can invoke on any Observer
 protocol DummyObserver: AnyObject {  // It's extremely important that this Protocol be constrained to AnyObject

@@ -1,18 +1,19 @@
 import Foundation
-import ObserverSwift
+import ObserverSwiftCompat
 
-// HSObserver's README, with `HSObserver`/`HSHasObservers` spelled
-// `NotificationObserver`/`HasObservers` and an NSViewController replaced by a
-// plain class.
+// HSObserver's README with its own names (ObserverSwiftCompat's aliases of
+// `NotificationObserver` / `HasObservers`), an NSViewController replaced by a
+// plain class, and `queue: nil` (delivery on the posting thread) so that a
+// command-line program sees the calls without running the main queue.
 
 class Watcher {
     static let wave = NSNotification.Name.init("waveNotification")
     static let hello = NSNotification.Name.init("helloNotification")
 
     var waves = 0
-    var waveObserver: NotificationObserver!
+    var waveObserver: HSObserver!
     init() {
-        waveObserver = NotificationObserver.init(
+        waveObserver = HSObserver.init(
             forName: Watcher.wave,
             queue: nil,
             activate: true,
@@ -22,12 +23,12 @@ class Watcher {
     }
 }
 
-class ViewController: HasObservers {
+class ViewController: HSHasObservers {
     var calls = 0
 
     func viewDidLoad() {
         //Add manually
-        let waveObserver = NotificationObserver.init(
+        let waveObserver = HSObserver.init(
             forName: Watcher.wave, queue: nil,
             using: { [weak self] (notif) in
                 self?.calls += 1
@@ -35,7 +36,7 @@ class ViewController: HasObservers {
         self.add(observer: waveObserver)
 
         //Or by chaining
-        NotificationObserver.init(
+        HSObserver.init(
             forName: Watcher.hello, queue: nil,
             using: { [weak self] (notif) in
                 self?.calls += 10
@@ -63,7 +64,7 @@ func hsObserverFlows() {
     check(controller.calls == 11, "HSHasObservers activate / deactivate")
 
     var many = 0
-    let manyThingsObserver = NotificationObserver.init(
+    let manyThingsObserver = HSObserver.init(
         forNames: [Watcher.wave, Watcher.hello], queue: nil,
         activate: true,
         using: { (notif) in

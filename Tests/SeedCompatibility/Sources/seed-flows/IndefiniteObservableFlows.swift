@@ -1,32 +1,26 @@
 import Foundation
-import ObserverSwift
+import ObserverSwiftCompat
 
 // IndefiniteObservable's README ("How to make an observable" and the guides
-// after it). One change: ObserverSwift's `Observer` requires `func next(_:)`
-// where the README stores a closure property named `next`. The README defines
-// its own `ValueObserver`/`ValueObservable`; a user's own types shadow
-// ObserverSwift's ready-made ones, so they are namespaced here only to keep
-// this file's other flows apart.
+// after it), as printed: the README's own `ValueObserver` stores its `next`
+// closure in a `let`, which satisfies `Observer`'s requirement. A user's own
+// types shadow ObserverSwiftCompat's ready-made ones of the same names, as
+// here. Left out: "How to create a synchronous stream using objects", which
+// needs UIKit.
 
-enum OwnTypes {
-    final class ValueObserver<T>: Observer {
-        typealias Value = T
+final class ValueObserver<T>: Observer {
+    typealias Value = T
 
-        init(_ next: @escaping (T) -> Void) {
-            self.nextHandler = next
-        }
-
-        func next(_ value: T) {
-            nextHandler(value)
-        }
-
-        let nextHandler: (T) -> Void
+    init(_ next: @escaping (T) -> Void) {
+        self.next = next
     }
 
-    final class ValueObservable<T>: IndefiniteObservable<ValueObserver<T>> {
-        func subscribe(_ next: @escaping (T) -> Void) -> Subscription {
-            return super.subscribe(observer: ValueObserver(next))
-        }
+    let next: (T) -> Void
+}
+
+final class ValueObservable<T>: IndefiniteObservable<ValueObserver<T>> {
+    func subscribe(_ next: @escaping (T) -> Void) -> Subscription {
+        return super.subscribe(observer: ValueObserver(next))
     }
 }
 
@@ -48,7 +42,7 @@ final class CallbackRegistry {
 
 func indefiniteObservableFlows() {
     var seen: [Int] = []
-    let observable = OwnTypes.ValueObservable<Int> { observer in
+    let observable = ValueObservable<Int> { observer in
         observer.next(5)
         return noopDisconnect
     }
@@ -56,16 +50,18 @@ func indefiniteObservableFlows() {
         seen.append(value)
     }
     first.unsubscribe()
-    check(seen == [5], "IndefiniteObservable synchronous stream with the README's own types")
+    check(seen == [5], "IndefiniteObservable synchronous stream with the README's own types (let next)")
 
     let registry = CallbackRegistry()
+    func registerSomeCallback(_ callback: @escaping (Int) -> Void) -> Int { registry.register(callback) }
+    func unregisterCallback(_ token: Int) { registry.unregister(token) }
     let asynchronous = ValueObservable<Int> { observer in
-        let someToken = registry.register { callbackValue in
+        let someToken = registerSomeCallback { callbackValue in
             observer.next(callbackValue)
         }
 
         return {
-            registry.unregister(someToken)
+            unregisterCallback(someToken)
         }
     }
     var values: [Int] = []
@@ -76,4 +72,13 @@ func indefiniteObservableFlows() {
     subscription.unsubscribe()
     registry.fire(8)
     check(values == [7] && registry.count == 0, "IndefiniteObservable asynchronous stream and unsubscribe")
+
+    // The library's ready-made pair, as ObserverSwiftCompat ships it.
+    var library: [Int] = []
+    let ready = ObserverSwiftCompat.ValueObservable<Int> { observer in
+        observer.next(1)
+        return noopDisconnect
+    }
+    ready.subscribe { library.append($0) }.unsubscribe()
+    check(library == [1], "ObserverSwiftCompat's ValueObservable")
 }

@@ -1,8 +1,9 @@
 import Foundation
-import ObserverSwift
+import ObserverSwiftCompat
 
 // SwiftEvents' README (versions 1 and 2), with UIKit types replaced by plain
-// classes and SwiftEvents' `Observable<T>` spelled `ObservableValue<T>`.
+// classes and SwiftEvents' `Observable<T>` spelled `ObservableValue<T>` (the
+// migration guide's one rename: `Observable` is Swift's Observation protocol).
 
 struct SomeItem {}
 
@@ -97,6 +98,17 @@ func swiftEventsFlows() {
 
     someEvent.subscribe(owner, queue: .main) { [weak owner] in owner?.titles.append("main \($0)") }
     someObservable.bind(owner, queue: .main) { [weak owner] in owner?.titles.append("main v\($0)") }
+
+    // SwiftEvents 2.x's thread-safe classes.
+    let shared = EventTS<Int>()
+    let level = ObservableTS(0)
+    let collector = Screen()
+    shared.subscribe(collector) { [weak collector] in collector?.titles.append("ts \($0)") }
+    level.bind(collector) { [weak collector] in collector?.titles.append("level \($0)") }
+    shared.notify(1)
+    level <<< 2
+    check(collector.titles == ["ts 1", "level 2"], "SwiftEvents EventTS / ObservableTS")
+    check(shared.subscribersCount == 1 && level.observersCount == 1, "SwiftEvents EventTS / ObservableTS counts")
 
     let screen = Screen()
     screen.start()

@@ -1,5 +1,5 @@
 import Foundation
-import ObserverSwift
+import ObserverSwiftCompat
 
 // The minimal `Observable<T>` recipe, as blog posts write it.
 final class LoginViewModel {

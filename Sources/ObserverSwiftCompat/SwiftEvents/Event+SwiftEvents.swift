@@ -1,16 +1,16 @@
 import Dispatch
+import ObserverSwift
 
-/// The seed libraries' spellings (SwiftEvents 1 and 2), so that code written
-/// for them compiles after changing the import. Each forwards to the
-/// ObserverSwift name it documents.
+/// SwiftEvents' spellings (versions 1 and 2). Each forwards to the
+/// ObserverSwift call it names.
 extension Event {
-    /// SwiftEvents' spelling of ``send(_:)``.
+    /// SwiftEvents 1's spelling of `send(_:)`.
     @inlinable
     public func trigger(_ value: Value) {
         send(value)
     }
 
-    /// SwiftEvents 2's spelling of ``send(_:)``.
+    /// SwiftEvents 2's spelling of `send(_:)`.
     @inlinable
     public func notify(_ value: Value) {
         send(value)
@@ -22,14 +22,17 @@ extension Event {
     /// ```swift
     /// model.didDownload.subscribe(self) { [weak self] image in self?.show(image) }
     /// ```
+    @inlinable
     @discardableResult
     public func subscribe<Target: AnyObject & Sendable>(
         _ target: Target, handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        subscribeTarget(target, delivery: .synchronous, limit: nil) { _, value in handler(value) }
+        subscribe(target) { _, value in handler(value) }
     }
 
-    /// SwiftEvents' alias of ``subscribe(_:limit:handler:)-(_,_,(Target,Value)->Void)``.
+    /// SwiftEvents 1's spelling of `subscribe(_:handler:)` with a handler
+    /// that receives the live target.
+    @inlinable
     @discardableResult
     public func addSubscriber<Target: AnyObject & Sendable>(
         _ target: Target, handler: @escaping @Sendable (Target, Value) -> Void
@@ -37,13 +40,13 @@ extension Event {
         subscribe(target, handler: handler)
     }
 
-    /// SwiftEvents' alias of ``unsubscribe(_:)``.
+    /// SwiftEvents 1's spelling of `unsubscribe(_:)`.
     @discardableResult
     public func removeSubscriber(_ target: AnyObject) -> Int {
         unsubscribe(target)
     }
 
-    /// SwiftEvents' alias of ``unsubscribeAll()``.
+    /// SwiftEvents 1's spelling of `unsubscribeAll()`.
     @discardableResult
     public func removeAllSubscribers() -> Int {
         unsubscribeAll()
@@ -52,15 +55,17 @@ extension Event {
 
 extension Event where Value: Sendable {
     /// SwiftEvents 2's form with a queue: `target` only bounds the
-    /// subscription's life; the handler receives the value alone.
+    /// subscription's life; the handler receives the value alone, on `queue`
+    /// (`nil`: on the sending thread).
     @discardableResult
     public func subscribe<Target: AnyObject & Sendable>(
         _ target: Target, queue: DispatchQueue?, handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        subscribeTarget(target, delivery: Delivery(queue: queue), limit: nil) { _, value in handler(value) }
+        subscribe(target, queue: queue) { _, value in handler(value) }
     }
 
-    /// SwiftEvents' alias of ``subscribe(_:queue:limit:handler:)``.
+    /// SwiftEvents 1's spelling of `subscribe(_:queue:handler:)` with a
+    /// handler that receives the live target.
     @discardableResult
     public func addSubscriber<Target: AnyObject & Sendable>(
         _ target: Target, queue: DispatchQueue?, handler: @escaping @Sendable (Target, Value) -> Void

@@ -1,5 +1,7 @@
+import ObserverSwift
+
 extension Subscription {
-    /// IndefiniteObservable's spelling of ``cancel()``: for a stream
+    /// IndefiniteObservable's spelling of `cancel()`: for a stream
     /// subscription, calls the producer's disconnect (exactly once, even
     /// when called again or from two threads at once); for any other
     /// subscription, removes it.

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import ObserverSwift
+import ObserverSwiftCompat
 import XCTest
 
 /// A producer that counts its connections and disconnections.
@@ -123,7 +123,7 @@ final class IndefiniteObservableTests: XCTestCase {
         let producer = CountingProducer()
         let seen = ValueTestRecorder<Int>()
         var bag: SubscriptionBag? = SubscriptionBag()
-        ValueObservable<Int> { observer in producer.stream.subscribe(observer.next(_:)).unsubscribe }
+        ValueObservable<Int> { observer in producer.stream.subscribe { observer.next($0) }.unsubscribe }
             .subscribe { seen.append($0) }
             .store(in: bag!)
         producer.emit(1)

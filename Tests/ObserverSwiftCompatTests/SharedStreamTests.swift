@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import ObserverSwift
+import ObserverSwiftCompat
 import XCTest
 
 /// A producer with one upstream callback list that counts connections.

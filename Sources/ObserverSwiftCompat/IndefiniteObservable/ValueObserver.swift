@@ -16,8 +16,6 @@ public final class ValueObserver<T>: Observer, Sendable {
         self.handler = next
     }
 
-    /// Calls the closure, on the producer's thread.
-    public func next(_ value: T) {
-        handler(value)
-    }
+    /// The closure, called on the producer's thread.
+    public var next: (T) -> Void { handler }
 }

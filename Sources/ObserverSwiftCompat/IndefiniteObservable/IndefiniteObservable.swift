@@ -1,3 +1,5 @@
+@_spi(Compatibility) import ObserverSwift
+
 /// A stream of values with no completion and no failure, produced on demand
 /// (material-motion's IndefiniteObservable, same names).
 ///
@@ -21,9 +23,8 @@
 ///
 /// ```swift
 /// final class MyObserver<T>: Observer {
-///     init(_ next: @escaping (T) -> Void) { self.handler = next }
-///     func next(_ value: T) { handler(value) }
-///     private let handler: (T) -> Void
+///     init(_ next: @escaping (T) -> Void) { self.next = next }
+///     let next: (T) -> Void
 /// }
 /// final class MyObservable<T>: IndefiniteObservable<MyObserver<T>> {
 ///     func subscribe(_ next: @escaping (T) -> Void) -> Subscription {

@@ -1,11 +1,10 @@
-import ObserverSwift
+import ObserverSwiftCompat
 import XCTest
 
 // IndefiniteObservable's README, "How to make an observable", as a user
-// writes it. The changes: our `Observer` requires `func next(_:)` (the
-// issue's contract) where IndefiniteObservable's README stores a closure
-// property named `next`; and in Swift 6 mode the closures are `@Sendable`
-// (values may arrive on any thread) and the producer object is `Sendable`.
+// writes it in Swift 6 mode: the closures are `@Sendable` (values may arrive
+// on any thread) and the producer object is `Sendable`. (The README as
+// printed, in Swift 5 mode, is Tests/SeedCompatibility's.)
 // These file-private types shadow ObserverSwift's ready-made
 // `ValueObserver` / `ValueObservable` in this file only, as a user's own
 // types would in their module.
@@ -14,14 +13,10 @@ private final class ValueObserver<T>: Observer, Sendable {
     typealias Value = T
 
     init(_ next: @escaping @Sendable (T) -> Void) {
-        self.nextHandler = next
+        self.next = next
     }
 
-    func next(_ value: T) {
-        nextHandler(value)
-    }
-
-    let nextHandler: @Sendable (T) -> Void
+    let next: @Sendable (T) -> Void
 }
 
 private final class ValueObservable<T>: IndefiniteObservable<ValueObserver<T>> {

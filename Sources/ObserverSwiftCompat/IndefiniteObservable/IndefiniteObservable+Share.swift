@@ -1,3 +1,5 @@
+import ObserverSwift
+
 extension IndefiniteObservable {
     /// A stream sharing one connection of this one among all its
     /// subscribers.

@@ -1,3 +1,5 @@
+import ObserverSwift
+
 /// A stream of values observed with closures: the ready-made
 /// ``IndefiniteObservable``.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import ObserverSwift
 
 /// One upstream connection shared by many subscribers: connects on the first
 /// subscriber, fans values out through the core (an ``Event``, so one slot
