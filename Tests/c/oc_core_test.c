@@ -135,6 +135,27 @@ send_once(oc_list_t *list)
 	return delivered;
 }
 
+/* One send over contexts nothing dereferences: how many it visits. */
+static uint32_t
+send_count(oc_list_t *list)
+{
+	oc_reader_t *reader;
+	oc_view_t view;
+	uint32_t visited = 0;
+	uint32_t index;
+
+	if (oc_list_is_empty(list))
+		return 0;
+	reader = oc_read_begin();
+	view = oc_list_view(list);
+	for (index = 0; index < view.count; index++) {
+		if (oc_view_context(view, index) != NULL)
+			visited++;
+	}
+	oc_read_end(reader);
+	return visited;
+}
+
 struct adder_args {
 	oc_list_t *list;
 	unsigned long base;
@@ -665,6 +686,117 @@ test_thread_records_are_recycled(void)
 	CHECK(oc_reclaim_barrier() == OC_OK);
 }
 
+/*
+ * Issue 19 item 7: fill one list to OC_LIST_MAX_SLOTS contexts (no release
+ * function), remove the last and add it again, clear, destroy, barrier; in
+ * a loop (OC_TEST_FULL_LIST_ROUNDS rounds, default 3). A slot array or list
+ * that both a retirement and a free could reach is a double free under
+ * ASan/memcheck; here the exact count of retired objects released also
+ * shows any object retired twice or never. The contexts are tagged pointers
+ * nothing dereferences (release NULL).
+ */
+static void *
+tagged_context(uint32_t index)
+{
+	return (void *)(((uintptr_t)index + 1) * 16);
+}
+
+/* Resizes between 16 slots (the minimum) and `slots`: halvings down to 16. */
+static uint64_t
+resizes_between_16_and(uint32_t slots)
+{
+	uint64_t resizes = 0;
+
+	while (slots > 16) {
+		slots /= 2;
+		resizes++;
+	}
+	return resizes;
+}
+
+static unsigned long
+full_list_rounds(void)
+{
+	const char *text = getenv("OC_TEST_FULL_LIST_ROUNDS");
+	char *end;
+	unsigned long rounds;
+
+	if (text == NULL || *text == '\0')
+		return 3;
+	rounds = strtoul(text, &end, 10);
+	if (*end != '\0' || rounds == 0 || rounds > 1000) {
+		fprintf(stderr, "OC_TEST_FULL_LIST_ROUNDS: expected 1...1000, got '%s'\n", text);
+		exit(2);
+	}
+	return rounds;
+}
+
+static void
+test_full_list_clear_destroy_barrier(void)
+{
+	unsigned long rounds = full_list_rounds();
+	unsigned long round;
+	const uint32_t slots = OC_LIST_MAX_SLOTS;
+
+	for (round = 0; round < rounds; round++) {
+		oc_list_t *list;
+		oc_handle_t handle;
+		oc_handle_t last = oc_handle_none();
+		uint64_t reclaimed_before;
+		uint64_t expected;
+		uint32_t index;
+		bool all_added = true;
+
+		CHECK(oc_reclaim_barrier() == OC_OK);
+		CHECK(oc_stats().pending_objects == 0);
+		reclaimed_before = oc_stats().reclaimed_objects;
+		list = oc_list_create(NULL);
+		CHECK(list != NULL);
+		if (list == NULL)
+			return;
+		for (index = 0; index < slots && all_added; index++) {
+			all_added = oc_list_add(list, tagged_context(index), &handle) == OC_OK;
+			if (all_added && handle.index != index)
+				all_added = false;
+			last = handle;
+		}
+		CHECK(all_added);
+		CHECK(oc_list_count(list) == slots);
+		CHECK(oc_list_capacity(list) == slots);
+		CHECK(oc_list_add(list, tagged_context(slots), &handle) == OC_EFULL);
+		CHECK(send_count(list) == slots);
+
+		/* The last out and in again: the same (highest) slot. */
+		CHECK(oc_list_remove(list, last) == OC_OK);
+		CHECK(oc_list_count(list) == slots - 1);
+		CHECK(oc_list_add(list, tagged_context(slots - 1), &handle) == OC_OK);
+		CHECK(handle.index == slots - 1);
+		CHECK(oc_list_add(list, tagged_context(slots), &last) == OC_EFULL);
+		CHECK(send_count(list) == slots);
+
+		CHECK(oc_list_clear(list) == slots);
+		CHECK(oc_list_count(list) == 0);
+		CHECK(oc_list_capacity(list) == 16);
+		CHECK(send_count(list) == 0);
+		oc_list_destroy(list);
+		CHECK(oc_reclaim_barrier() == OC_OK);
+
+		/*
+		 * Released exactly once each: every context (slots of them, plus
+		 * the one removed and added again), each array the growth to
+		 * `slots` and the shrink back to 16 replaced, the final array
+		 * and the list itself.
+		 */
+		expected = (uint64_t)slots + 1 + 2 * resizes_between_16_and(slots) + 2;
+		CHECK(oc_stats().pending_objects == 0);
+		CHECK(oc_stats().reclaimed_objects - reclaimed_before == expected);
+		if (oc_stats().reclaimed_objects - reclaimed_before != expected)
+			fprintf(stderr, "full list round %lu: released %llu, expected %llu\n", round,
+			    (unsigned long long)(oc_stats().reclaimed_objects - reclaimed_before),
+			    (unsigned long long)expected);
+	}
+}
+
 int
 main(void)
 {
@@ -674,6 +806,7 @@ main(void)
 	test_bad_input();
 	test_allocation_failures();
 	test_thread_records_are_recycled();
+	test_full_list_clear_destroy_barrier();
 	test_handles_never_repeat();
 	test_sequence_exhaustion();
 	test_fork_while_a_reader_is_inside();
