@@ -8,7 +8,11 @@
  * and an invalid access if one is released while a reader can still see it
  * or released twice. Deliveries are counted exactly.
  */
+#if defined(__linux__)
+#define _GNU_SOURCE
+#else
 #define _POSIX_C_SOURCE 200809L
+#endif
 #include "CObserverCore.h"
 #include "oc_testing.h"
 
@@ -21,6 +25,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#if defined(__linux__)
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#endif
 
 #if !OC_DEBUG_CHECKS
 #error "oc_core_test checks the debug consistency checks: build it with -DOC_DEBUG_CHECKS=1"
@@ -797,9 +806,122 @@ test_full_list_clear_destroy_barrier(void)
 	}
 }
 
-int
-main(void)
+/*
+ * Issue 22 item 3: how read sections are ordered. With
+ * OBSERVER_CORE_MEMBARRIER=0 the core must keep the fence; otherwise, on a
+ * Linux kernel that offers the private expedited membarrier (asked here
+ * directly), it must use it. Either way membarriers are issued per poll or
+ * grace period: none for sends, at most one per writer poll (one per 64
+ * retirements) for subscribe/cancel churn, one per barrier.
+ */
+static bool
+fallback_forced(void)
 {
+	const char *setting = getenv("OBSERVER_CORE_MEMBARRIER");
+
+	return setting != NULL && strcmp(setting, "0") == 0;
+}
+
+static bool
+kernel_offers_membarrier(void)
+{
+#if defined(__linux__)
+	long commands = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0);
+
+	return commands >= 0 && (commands & MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0;
+#else
+	return false;
+#endif
+}
+
+static void
+test_read_side_mode_and_membarrier_count(void)
+{
+	bool membarrier = oc_testing_sections_use_membarrier();
+	oc_list_t *list;
+	oc_handle_t handle;
+	uint64_t before;
+	int i;
+
+	releases = 0;
+	list = oc_list_create(release_probe);
+	CHECK(membarrier == (!fallback_forced() && kernel_offers_membarrier()));
+	printf("oc_core_test: read sections %s\n",
+	    membarrier ? "without a fence (writers issue membarrier)" : "with a store-load fence");
+	CHECK(list != NULL);
+	CHECK(oc_reclaim_barrier() == OC_OK);
+
+	/* Sends: never a membarrier, also while objects wait for reclamation. */
+	CHECK(oc_list_add(list, new_probe(1), &handle) == OC_OK);
+	CHECK(oc_list_remove(list, handle) == OC_OK);
+	CHECK(oc_list_add(list, new_probe(2), &handle) == OC_OK);
+	before = oc_testing_membarriers();
+	for (i = 0; i < 100000; i++)
+		CHECK(send_once(list) == 1);
+	CHECK(oc_testing_membarriers() - before <= 1);
+
+	/* 6400 subscribe/cancel pairs: 6400 retirements, at most one writer
+	 * poll (and membarrier) per 64 of them, plus the senders' one above. */
+	before = oc_testing_membarriers();
+	for (i = 0; i < 6400; i++) {
+		oc_handle_t churned;
+
+		CHECK(oc_list_add(list, new_probe(3), &churned) == OC_OK);
+		CHECK(oc_list_remove(list, churned) == OC_OK);
+	}
+	if (membarrier)
+		CHECK(oc_testing_membarriers() - before >= 1);
+	else
+		CHECK(oc_testing_membarriers() == before);
+	CHECK(oc_testing_membarriers() - before <= 6400 / 64 + 1);
+
+	/* A barrier and a synchronize: one each. */
+	before = oc_testing_membarriers();
+	CHECK(oc_reclaim_barrier() == OC_OK);
+	CHECK(oc_synchronize() == OC_OK);
+	CHECK(oc_testing_membarriers() - before == (membarrier ? 2 : 0));
+	oc_list_destroy(list);
+	CHECK(oc_reclaim_barrier() == OC_OK);
+	/* Every probe released exactly once (the tests after count from 0). */
+	CHECK(__atomic_load_n(&releases, __ATOMIC_RELAXED) == 2 + 6400);
+	releases = 0;
+}
+
+/*
+ * Runs this program again with OBSERVER_CORE_MEMBARRIER=0 (fenced read
+ * sections, the fallback where membarrier is missing) and one full-list
+ * round; true when that run passed. Only from a run that did not force it.
+ */
+static bool
+passes_with_fallback_forced(const char *program)
+{
+	pid_t child;
+	int status = 0;
+
+	fflush(stdout);
+	fflush(stderr);
+	child = fork();
+	if (child < 0) {
+		perror("fork");
+		return false;
+	}
+	if (child == 0) {
+		setenv("OBSERVER_CORE_MEMBARRIER", "0", 1);
+		setenv("OC_TEST_FULL_LIST_ROUNDS", "1", 1);
+		execl(program, program, (char *)NULL);
+		perror("execl");
+		_exit(127);
+	}
+	if (waitpid(child, &status, 0) != child)
+		return false;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	(void)argc;
+	test_read_side_mode_and_membarrier_count();
 	test_concurrent_adds_sends_removes();
 	test_exact_delivery_counts();
 	test_remove_if_and_try_remove();
@@ -821,5 +943,12 @@ main(void)
 	printf("oc_core_test: all checks passed (records %llu, reclaimed %llu)\n",
 	    (unsigned long long)oc_stats().epoch_records,
 	    (unsigned long long)oc_stats().reclaimed_objects);
+	if (!fallback_forced()) {
+		if (!passes_with_fallback_forced(argv[0])) {
+			fprintf(stderr, "oc_core_test: the run with OBSERVER_CORE_MEMBARRIER=0 failed\n");
+			return 1;
+		}
+		printf("oc_core_test: all checks passed again with OBSERVER_CORE_MEMBARRIER=0\n");
+	}
 	return 0;
 }

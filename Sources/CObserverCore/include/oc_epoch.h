@@ -120,18 +120,46 @@ oc__epoch_observe(ck_epoch_record_t *record)
 }
 
 /*
+ * oc__membarrier_active: true when the reclaimer issues
+ * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) before every scan of the
+ * epoch records, so that read sections need no store-load fence of their
+ * own (Linux, where registering for it succeeded at core initialization and
+ * OBSERVER_CORE_MEMBARRIER=0 did not force the fence). Written only at
+ * initialization, before any thread can enter a section (pthread_once
+ * orders it before every reader's first section), and in the child of a
+ * fork (single-threaded then); readers load it relaxed: it never changes
+ * while they run.
+ */
+#if defined(__linux__)
+#define OC__MEMBARRIER_POSSIBLE 1
+extern bool oc__membarrier_active;
+#else
+#define OC__MEMBARRIER_POSSIBLE 0
+#endif
+
+/*
  * oc__section_enter: ck_epoch_begin of Concurrency Kit 0.7.1 (no section
- * object), with the acquire load of oc__epoch_observe.
+ * object), with the acquire load of oc__epoch_observe, and without the
+ * store-load fence where the reclaimer issues membarrier instead.
  *
- * Memory ordering, outermost entry: the store of "active" must be visible
- * to the reclaimer's scan before any load of the section is performed (the
- * store-buffering pair: either the scan sees this section active, or the
- * section's loads see the unlink that preceded the retirement). On x86
- * (CK_MD_TSO) that store-load fence is the `xchg` of ck_pr_fas_uint (a
- * locked instruction, a full barrier); elsewhere a plain store then
- * ck_pr_fence_memory (`dmb ish` on ARM). Nested entry: only this thread
- * reads its depth, a plain increment (the outermost entry ordered
- * everything).
+ * Memory ordering, outermost entry: either the reclaimer's scan sees this
+ * section active, or the section's loads see the unlink that preceded the
+ * retirement (a store-buffering pair: the section stores "active" then
+ * loads the lists, the reclaimer has unlinked then loads "active").
+ *  - Fenced (no membarrier): the store of "active" is followed by a
+ *    store-load fence. On x86 (CK_MD_TSO) the `xchg` of ck_pr_fas_uint (a
+ *    locked instruction, a full barrier); elsewhere a plain store then
+ *    ck_pr_fence_memory (`dmb ish` on ARM).
+ *  - membarrier (oc__membarrier_active): a plain store and a compiler
+ *    barrier only. The reclaimer's membarrier, issued after every
+ *    retirement it hands to ck_epoch and before it scans the records, runs
+ *    a full barrier on every CPU executing one of our threads at some point
+ *    P of this thread's execution: if the store of "active" precedes P, the
+ *    scan sees it; if it follows P, every load of the section follows P and
+ *    sees the unlinks made before the membarrier. The compiler barrier keeps
+ *    the compiler from moving the section's loads above the store.
+ * Nested entry: only this thread reads its depth, a plain increment (the
+ * outermost entry ordered everything).
  */
 static inline void
 oc__section_enter(ck_epoch_record_t *record)
@@ -139,6 +167,14 @@ oc__section_enter(ck_epoch_record_t *record)
 	unsigned int active = ck_pr_load_uint(&record->active);
 
 	if (CK_CC_LIKELY(active == 0)) {
+#if OC__MEMBARRIER_POSSIBLE
+		if (CK_CC_LIKELY(__atomic_load_n(&oc__membarrier_active, __ATOMIC_RELAXED))) {
+			ck_pr_store_uint(&record->active, 1);
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			oc__epoch_observe(record);
+			return;
+		}
+#endif
 #if defined(CK_MD_TSO)
 		ck_pr_fas_uint(&record->active, 1);
 		ck_pr_fence_atomic_load();
