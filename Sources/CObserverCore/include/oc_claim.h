@@ -63,7 +63,10 @@ oc_claim_release(uintptr_t *word)
  * serialization oc__section_enter otherwise gets from its own exchange; the
  * steps are oc__section_enter's, in its order, and the epoch is loaded with
  * acquire by oc__epoch_observe (a plain `mov` on x86). Elsewhere it is
- * oc__section_enter followed by the claim.
+ * oc__section_enter followed by the claim. Where the reclaimer issues
+ * membarrier (oc__membarrier_active) the section needs no fence of its
+ * own; the compare-exchange stays, being the claim, and its barrier is then
+ * simply more than the section needs.
  */
 static inline bool
 oc_read_begin_claiming(oc_reader_t *reader, uintptr_t *word, uintptr_t claimer)
