@@ -848,6 +848,8 @@ test_read_side_mode_and_membarrier_count(void)
 	CHECK(membarrier == (!fallback_forced() && kernel_offers_membarrier()));
 	printf("oc_core_test: read sections %s\n",
 	    membarrier ? "without a fence (writers issue membarrier)" : "with a store-load fence");
+	/* The fork tests' children must not print it again. */
+	fflush(stdout);
 	CHECK(list != NULL);
 	CHECK(oc_reclaim_barrier() == OC_OK);
 
