@@ -29,6 +29,8 @@ deps:
 	elif command -v apt-get >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1; then \
 		echo "deps: installing $(DEBIAN_PACKAGES) with sudo apt-get"; \
 		sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_PACKAGES) >/dev/null; \
+	elif pkg-config --exists ck libnats 2>/dev/null && [ -x "$(NATS_SERVER)" ]; then \
+		echo "deps: liburcu is missing: everything but bench-read-section works (brew install userspace-rcu)"; \
 	else \
 		echo "deps: Concurrency Kit, cnats or nats-server is missing. Install them first:"; \
 		echo "  Debian/Ubuntu: apt-get install $(DEBIAN_PACKAGES)   (as root)"; \
@@ -37,7 +39,6 @@ deps:
 	fi
 	@pkg-config --exists ck || { echo "deps: pkg-config still cannot find ck"; exit 1; }
 	@pkg-config --exists libnats || { echo "deps: pkg-config still cannot find libnats"; exit 1; }
-	@pkg-config --exists liburcu-memb || { echo "deps: pkg-config still cannot find liburcu-memb"; exit 1; }
 
 # Runs a command beside a nats-server of its own (loopback, free port,
 # JetStream); the command reads its URL from OBSERVER_NATS_URL. Without that
@@ -108,6 +109,7 @@ bench-quick: deps
 # --iterations N. OBSERVER_CORE_MEMBARRIER=0 measures the fenced fallback.
 READ_SECTION_ARGS ?=
 bench-read-section: deps
+	@pkg-config --exists liburcu-memb || { echo "bench-read-section: liburcu-memb is missing (Debian liburcu-dev, macOS userspace-rcu)"; exit 1; }
 	@mkdir -p build-c
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror $(CK_CFLAGS) $(CORE_INCLUDES) $$(pkg-config --cflags liburcu-memb) \
 		Benchmarks/read-section/read_section_bench.c $(CORE_SOURCES) -o build-c/read-section-bench \
