@@ -11,26 +11,30 @@ CORE_SOURCES = Sources/CObserverCore/oc_epoch.c Sources/CObserverCore/oc_list.c 
 CORE_INCLUDES = -ISources/CObserverCore/include -ISources/CObserverCore
 CORE_OBJECTS = $(patsubst Sources/CObserverCore/%.c,build-c/%.o,$(CORE_SOURCES))
 
-.PHONY: deps build strict test program-shapes c-test seed-compat snippets demo demo-nats bench bench-nats bench-quick bench-callgrind bench-build torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs docs-preview lint format clean
+.PHONY: deps build strict test program-shapes c-test seed-compat snippets demo demo-nats bench bench-nats bench-read-section bench-quick bench-callgrind bench-build torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs docs-preview lint format clean
 
 # Installs what the package builds and tests with when it is missing:
-# Concurrency Kit (Debian libck-dev), the NATS C client (libnats-dev) and
-# nats-server (the bridge tests and benchmarks start their own).
-DEBIAN_PACKAGES = libck-dev libnats-dev nats-server pkg-config
+# Concurrency Kit (Debian libck-dev), the NATS C client (libnats-dev),
+# nats-server (the bridge tests and benchmarks start their own) and liburcu
+# (liburcu-dev: the read-section benchmark's baseline only; the library never
+# links it).
+DEBIAN_PACKAGES = libck-dev libnats-dev nats-server pkg-config liburcu-dev
 NATS_SERVER ?= $(shell command -v nats-server 2>/dev/null || echo /usr/sbin/nats-server)
 deps:
-	@if pkg-config --exists ck libnats 2>/dev/null && [ -x "$(NATS_SERVER)" ]; then \
-		echo "deps: Concurrency Kit $$(pkg-config --modversion ck), cnats $$(pkg-config --modversion libnats), $(NATS_SERVER)"; \
+	@if pkg-config --exists ck libnats liburcu-memb 2>/dev/null && [ -x "$(NATS_SERVER)" ]; then \
+		echo "deps: Concurrency Kit $$(pkg-config --modversion ck), cnats $$(pkg-config --modversion libnats), liburcu $$(pkg-config --modversion liburcu-memb), $(NATS_SERVER)"; \
 	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 		echo "deps: installing $(DEBIAN_PACKAGES) with apt-get"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_PACKAGES) >/dev/null; \
 	elif command -v apt-get >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1; then \
 		echo "deps: installing $(DEBIAN_PACKAGES) with sudo apt-get"; \
 		sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_PACKAGES) >/dev/null; \
+	elif pkg-config --exists ck libnats 2>/dev/null && [ -x "$(NATS_SERVER)" ]; then \
+		echo "deps: liburcu is missing: everything but bench-read-section works (brew install userspace-rcu)"; \
 	else \
 		echo "deps: Concurrency Kit, cnats or nats-server is missing. Install them first:"; \
 		echo "  Debian/Ubuntu: apt-get install $(DEBIAN_PACKAGES)   (as root)"; \
-		echo "  macOS:         brew install concurrencykit cnats nats-server pkg-config"; \
+		echo "  macOS:         brew install concurrencykit cnats nats-server pkg-config userspace-rcu"; \
 		exit 1; \
 	fi
 	@pkg-config --exists ck || { echo "deps: pkg-config still cannot find ck"; exit 1; }
@@ -131,11 +135,26 @@ bench: deps
 	$(BENCH_BUILD) --product observer-bench
 	$(BENCH_BIN) --json bench-results.json --svg bench-results.svg $(BENCH_ARGS)
 	$(MAKE) --no-print-directory bench-nats
+	$(MAKE) --no-print-directory bench-read-section
 
 bench-quick: deps
 	$(BENCH_BUILD) --product observer-bench
 	$(BENCH_BIN) --quick --json bench-results.json --svg bench-results.svg $(BENCH_ARGS)
 	$(MAKE) --no-print-directory bench-nats NATS_BENCH_ARGS=--quick
+	$(MAKE) --no-print-directory bench-read-section READ_SECTION_ARGS=--quick
+
+# The core's read section around a one-observer send beside liburcu's memb
+# flavor and a raw function-pointer call, in C (Benchmarks/read-section): the
+# only program that links liburcu. READ_SECTION_ARGS: --quick, --rounds N,
+# --iterations N. OBSERVER_CORE_MEMBARRIER=0 measures the fenced fallback.
+READ_SECTION_ARGS ?=
+bench-read-section: deps
+	@pkg-config --exists liburcu-memb || { echo "bench-read-section: liburcu-memb is missing (Debian liburcu-dev, macOS userspace-rcu)"; exit 1; }
+	@mkdir -p build-c
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror $(CK_CFLAGS) $(CORE_INCLUDES) $$(pkg-config --cflags liburcu-memb) \
+		Benchmarks/read-section/read_section_bench.c $(CORE_SOURCES) -o build-c/read-section-bench \
+		-lpthread $(CK_LIBS) $$(pkg-config --libs liburcu-memb)
+	./build-c/read-section-bench $(READ_SECTION_ARGS)
 
 # The NATS bridge against raw cnats loops in C (Benchmarks/nats-bench), beside
 # a nats-server of its own. A separate executable: observer-bench does not link libnats.

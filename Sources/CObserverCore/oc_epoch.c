@@ -12,13 +12,13 @@
  *     (C11 atomics, so ThreadSanitizer sees the hand-off). Writers call it,
  *     also from inside observer callbacks (inside read sections).
  *   - Whoever holds `reclaim_lock` (pollers take it with trylock, the barrier
- *     blocks on it) moves `incoming` onto the reclaim record with
+ *     and oc_synchronize block on it) moves `incoming` onto the reclaim record with
  *     ck_epoch_call and lets ck_epoch decide what is ready. Ready objects are
  *     collected under the lock and released after it is dropped, because a
  *     release may run a Swift deinit that calls back into the core.
- * The barrier may hold `reclaim_lock` while it waits for a grace period: no
- * thread inside a read section ever blocks on that lock, so it cannot wait
- * for the barrier's own readers.
+ * The barrier and oc_synchronize hold `reclaim_lock` while they wait for a
+ * grace period: no thread inside a read section ever blocks on that lock, so
+ * they cannot wait for their own readers.
  *
  * ck_epoch_call is made only by the holder of `reclaim_lock`, on a record
  * that is never unregistered: ck_epoch_unregister drops a record's pending
@@ -28,14 +28,38 @@
  * fork(): a pthread_atfork child handler (oc_atfork_child) unregisters the
  * records of every thread but the forking one, so that a section another
  * thread was in at the fork does not block grace periods in the child.
+ *
+ * membarrier (Linux): when MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED
+ * succeeds at initialization, read sections drop their store-load fence
+ * (oc__section_enter) and every holder of `reclaim_lock` issues
+ * MEMBARRIER_CMD_PRIVATE_EXPEDITED after handing retirements to ck_epoch and
+ * before ck_epoch scans the records (oc_membarrier_before_scan): once per
+ * poll or grace-period wait, never per send or per retirement. Every scan
+ * that can advance the epoch or release anything runs under `reclaim_lock`
+ * (oc_synchronize takes it too), so each such scan follows a membarrier
+ * issued after every retirement already handed to ck_epoch; the argument is
+ * in oc_epoch.h (oc__section_enter) and the MemoryOrdering article.
+ * OBSERVER_CORE_MEMBARRIER=0 in the environment at initialization keeps the
+ * fence (the fallback everywhere registration fails, and on other systems).
  */
+#if defined(__linux__)
+#define _GNU_SOURCE
+#else
 #define _POSIX_C_SOURCE 200809L
+#endif
 #include "oc_internal.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__linux__)
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 __thread struct oc_thread *oc__current_thread;
 
@@ -86,10 +110,12 @@ static ck_epoch_t oc_epoch;
 static pthread_once_t oc_once = PTHREAD_ONCE_INIT;
 static pthread_key_t oc_thread_key;
 
-/* Serializes ck_epoch_call / poll / reclaim on the reclaim record. */
+/*
+ * Serializes ck_epoch_call / poll / reclaim on the reclaim record and every
+ * grace-period wait: every scan of the epoch records that can advance the
+ * epoch happens under it.
+ */
 static pthread_mutex_t oc_reclaim_lock = PTHREAD_MUTEX_INITIALIZER;
-/* Serializes grace-period waits (lock order: reclaim_lock, then this). */
-static pthread_mutex_t oc_synchronize_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Under oc_reclaim_lock. */
 static struct oc_thread *oc_reclaim_thread;
 static struct oc_retired *oc_ready;
@@ -126,6 +152,13 @@ static uint64_t oc_check_failures;
 static bool oc_checks_not_fatal;
 /* ck_epoch's `state` of a registered record, read after registering one. */
 static unsigned int oc_record_state_used;
+
+#if OC__MEMBARRIER_POSSIBLE
+/* See oc_epoch.h. Plain bool, loaded relaxed by readers. */
+bool oc__membarrier_active;
+#endif
+/* Private expedited membarriers issued; relaxed: a statistic for tests. */
+static uint64_t oc_stat_membarriers;
 
 static void
 oc_fatal(const char *what, int error)
@@ -221,6 +254,88 @@ oc_thread_detach(void *value)
 	ck_epoch_unregister(&thread->record);
 }
 
+static inline void oc_ensure_initialized(void);
+
+#if OC__MEMBARRIER_POSSIBLE
+static long
+oc_membarrier(int command)
+{
+	return syscall(SYS_membarrier, command, 0);
+}
+
+/* True when the expedited private barrier is available and registered. */
+static bool
+oc_membarrier_register(void)
+{
+	long commands = oc_membarrier(MEMBARRIER_CMD_QUERY);
+
+	if (commands < 0 || (commands & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
+		return false;
+	return oc_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+}
+#endif
+
+/*
+ * At initialization, before any thread has a record: chooses how read
+ * sections are ordered (see oc__membarrier_active). The environment
+ * variable OBSERVER_CORE_MEMBARRIER=0 forces the fenced sections (tests run
+ * the core's checks that way); any other value, or none, lets the core use
+ * membarrier where the kernel offers it.
+ */
+static void
+oc_membarrier_initialize(void)
+{
+#if OC__MEMBARRIER_POSSIBLE
+	const char *setting = getenv("OBSERVER_CORE_MEMBARRIER");
+
+	if (setting != NULL && strcmp(setting, "0") == 0)
+		return;
+	oc__membarrier_active = oc_membarrier_register();
+#endif
+}
+
+/*
+ * Under oc_reclaim_lock, after handing retirements to ck_epoch and before
+ * ck_epoch scans the records (poll or synchronize): when sections are not
+ * fenced, a private expedited membarrier (a full barrier on every CPU that
+ * runs one of this process's threads, see oc__section_enter). If it ever
+ * failed after a successful registration (the kernel documents no such
+ * case), MEMBARRIER_CMD_GLOBAL gives the same ordering more slowly; if that
+ * failed too the process stops rather than release memory a reader may
+ * still use.
+ */
+static void
+oc_membarrier_before_scan(void)
+{
+#if OC__MEMBARRIER_POSSIBLE
+	if (!oc__membarrier_active)
+		return;
+	__atomic_fetch_add(&oc_stat_membarriers, 1, __ATOMIC_RELAXED);
+	if (oc_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
+		return;
+	if (oc_membarrier(MEMBARRIER_CMD_GLOBAL) == 0)
+		return;
+	oc_fatal("membarrier", errno);
+#endif
+}
+
+bool
+oc_testing_sections_use_membarrier(void)
+{
+	oc_ensure_initialized();
+#if OC__MEMBARRIER_POSSIBLE
+	return __atomic_load_n(&oc__membarrier_active, __ATOMIC_RELAXED);
+#else
+	return false;
+#endif
+}
+
+uint64_t
+oc_testing_membarriers(void)
+{
+	return __atomic_load_n(&oc_stat_membarriers, __ATOMIC_RELAXED);
+}
+
 /*
  * In the child of fork(), where only the forking thread exists: every
  * other thread's record is unregistered (it may be marked active forever
@@ -237,7 +352,17 @@ oc_atfork_child(void)
 	ck_stack_entry_t *cursor;
 
 	pthread_mutex_init(&oc_reclaim_lock, NULL);
-	pthread_mutex_init(&oc_synchronize_lock, NULL);
+#if OC__MEMBARRIER_POSSIBLE
+	/*
+	 * Linux keeps the registration in the child; registering again costs
+	 * one system call and covers a kernel that did not. If it failed, the
+	 * child's sections go back to the fence: safe to switch here, as no
+	 * other thread exists, and a thread created later starts after
+	 * clone(), a full barrier.
+	 */
+	if (oc__membarrier_active && !oc_membarrier_register())
+		oc__membarrier_active = false;
+#endif
 	CK_STACK_FOREACH(&oc_epoch.records, cursor) {
 		ck_epoch_record_t *record = (ck_epoch_record_t *)(void *)
 		    ((char *)cursor - offsetof(ck_epoch_record_t, record_next));
@@ -257,6 +382,7 @@ oc_initialize(void)
 {
 	int error;
 
+	oc_membarrier_initialize();
 	ck_epoch_init(&oc_epoch);
 	error = pthread_key_create(&oc_thread_key, oc_thread_detach);
 	if (error != 0)
@@ -470,8 +596,16 @@ oc_reclaim_poll_up_to(size_t limit)
 	oc_ensure_initialized();
 	if (pthread_mutex_trylock(&oc_reclaim_lock) != 0)
 		return;
-	oc_defer_incoming_locked();
-	ck_epoch_poll(&oc_reclaim_thread->record);
+	/*
+	 * A sender's poll (a small limit) releases objects already ready
+	 * first, and needs no epoch work, nor a membarrier, until they are
+	 * gone. Writers' polls (no limit) always hand over and scan.
+	 */
+	if (oc_ready == NULL || limit == SIZE_MAX) {
+		oc_defer_incoming_locked();
+		oc_membarrier_before_scan();
+		ck_epoch_poll(&oc_reclaim_thread->record);
+	}
 	ready = oc_take_ready_locked(limit);
 	if (ready != NULL)
 		oc_tsan_grace_period_ended();
@@ -497,14 +631,20 @@ oc__writer_poll(void)
 	oc_reclaim_poll();
 }
 
-/* Caller holds no core lock and is outside every read section. */
+/*
+ * Caller holds oc_reclaim_lock (and no other core lock) and is outside
+ * every read section. ck_epoch_synchronize_wait scans and advances the
+ * epoch repeatedly after the one membarrier: every retirement handed to
+ * ck_epoch so far was handed before it (only the lock holder hands them
+ * over, and it does not while it waits), which is what the argument in
+ * oc__section_enter needs.
+ */
 static void
-oc_wait_for_grace_period(void)
+oc_wait_for_grace_period_locked(void)
 {
-	pthread_mutex_lock(&oc_synchronize_lock);
+	oc_membarrier_before_scan();
 	ck_epoch_synchronize_wait(&oc_epoch, NULL, NULL);
 	oc_tsan_grace_period_ended();
-	pthread_mutex_unlock(&oc_synchronize_lock);
 }
 
 oc_status_t
@@ -513,7 +653,14 @@ oc_synchronize(void)
 	if (oc_in_read_section())
 		return OC_EINSECTION;
 	oc_ensure_initialized();
-	oc_wait_for_grace_period();
+	/*
+	 * No thread inside a read section ever blocks on reclaim_lock (pollers
+	 * try-lock it), so waiting for readers while holding it cannot wait
+	 * for ourselves.
+	 */
+	pthread_mutex_lock(&oc_reclaim_lock);
+	oc_wait_for_grace_period_locked();
+	pthread_mutex_unlock(&oc_reclaim_lock);
 	return OC_OK;
 }
 
@@ -532,7 +679,7 @@ oc_reclaim_barrier(void)
 	 * grace period began (only the lock holder defers), so reclaiming all
 	 * of it afterwards is safe: ck_epoch_reclaim itself checks nothing.
 	 */
-	oc_wait_for_grace_period();
+	oc_wait_for_grace_period_locked();
 	ck_epoch_reclaim(&oc_reclaim_thread->record);
 	ready = oc_take_ready_locked(SIZE_MAX);
 	pthread_mutex_unlock(&oc_reclaim_lock);

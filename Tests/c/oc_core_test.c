@@ -8,7 +8,11 @@
  * and an invalid access if one is released while a reader can still see it
  * or released twice. Deliveries are counted exactly.
  */
+#if defined(__linux__)
+#define _GNU_SOURCE
+#else
 #define _POSIX_C_SOURCE 200809L
+#endif
 #include "CObserverCore.h"
 #include "oc_testing.h"
 
@@ -21,6 +25,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#if defined(__linux__)
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#endif
 
 #if !OC_DEBUG_CHECKS
 #error "oc_core_test checks the debug consistency checks: build it with -DOC_DEBUG_CHECKS=1"
@@ -133,6 +142,27 @@ send_once(oc_list_t *list)
 	}
 	oc_read_end(reader);
 	return delivered;
+}
+
+/* One send over contexts nothing dereferences: how many it visits. */
+static uint32_t
+send_count(oc_list_t *list)
+{
+	oc_reader_t *reader;
+	oc_view_t view;
+	uint32_t visited = 0;
+	uint32_t index;
+
+	if (oc_list_is_empty(list))
+		return 0;
+	reader = oc_read_begin();
+	view = oc_list_view(list);
+	for (index = 0; index < view.count; index++) {
+		if (oc_view_context(view, index) != NULL)
+			visited++;
+	}
+	oc_read_end(reader);
+	return visited;
 }
 
 struct adder_args {
@@ -665,15 +695,242 @@ test_thread_records_are_recycled(void)
 	CHECK(oc_reclaim_barrier() == OC_OK);
 }
 
-int
-main(void)
+/*
+ * Issue 19 item 7: fill one list to OC_LIST_MAX_SLOTS contexts (no release
+ * function), remove the last and add it again, clear, destroy, barrier; in
+ * a loop (OC_TEST_FULL_LIST_ROUNDS rounds, default 3). A slot array or list
+ * that both a retirement and a free could reach is a double free under
+ * ASan/memcheck; here the exact count of retired objects released also
+ * shows any object retired twice or never. The contexts are tagged pointers
+ * nothing dereferences (release NULL).
+ */
+static void *
+tagged_context(uint32_t index)
 {
+	return (void *)(((uintptr_t)index + 1) * 16);
+}
+
+/* Resizes between 16 slots (the minimum) and `slots`: halvings down to 16. */
+static uint64_t
+resizes_between_16_and(uint32_t slots)
+{
+	uint64_t resizes = 0;
+
+	while (slots > 16) {
+		slots /= 2;
+		resizes++;
+	}
+	return resizes;
+}
+
+static unsigned long
+full_list_rounds(void)
+{
+	const char *text = getenv("OC_TEST_FULL_LIST_ROUNDS");
+	char *end;
+	unsigned long rounds;
+
+	if (text == NULL || *text == '\0')
+		return 3;
+	rounds = strtoul(text, &end, 10);
+	if (*end != '\0' || rounds == 0 || rounds > 1000) {
+		fprintf(stderr, "OC_TEST_FULL_LIST_ROUNDS: expected 1...1000, got '%s'\n", text);
+		exit(2);
+	}
+	return rounds;
+}
+
+static void
+test_full_list_clear_destroy_barrier(void)
+{
+	unsigned long rounds = full_list_rounds();
+	unsigned long round;
+	const uint32_t slots = OC_LIST_MAX_SLOTS;
+
+	for (round = 0; round < rounds; round++) {
+		oc_list_t *list;
+		oc_handle_t handle;
+		oc_handle_t last = oc_handle_none();
+		uint64_t reclaimed_before;
+		uint64_t expected;
+		uint32_t index;
+		bool all_added = true;
+
+		CHECK(oc_reclaim_barrier() == OC_OK);
+		CHECK(oc_stats().pending_objects == 0);
+		reclaimed_before = oc_stats().reclaimed_objects;
+		list = oc_list_create(NULL);
+		CHECK(list != NULL);
+		if (list == NULL)
+			return;
+		for (index = 0; index < slots && all_added; index++) {
+			all_added = oc_list_add(list, tagged_context(index), &handle) == OC_OK;
+			if (all_added && handle.index != index)
+				all_added = false;
+			last = handle;
+		}
+		CHECK(all_added);
+		CHECK(oc_list_count(list) == slots);
+		CHECK(oc_list_capacity(list) == slots);
+		CHECK(oc_list_add(list, tagged_context(slots), &handle) == OC_EFULL);
+		CHECK(send_count(list) == slots);
+
+		/* The last out and in again: the same (highest) slot. */
+		CHECK(oc_list_remove(list, last) == OC_OK);
+		CHECK(oc_list_count(list) == slots - 1);
+		CHECK(oc_list_add(list, tagged_context(slots - 1), &handle) == OC_OK);
+		CHECK(handle.index == slots - 1);
+		CHECK(oc_list_add(list, tagged_context(slots), &last) == OC_EFULL);
+		CHECK(send_count(list) == slots);
+
+		CHECK(oc_list_clear(list) == slots);
+		CHECK(oc_list_count(list) == 0);
+		CHECK(oc_list_capacity(list) == 16);
+		CHECK(send_count(list) == 0);
+		oc_list_destroy(list);
+		CHECK(oc_reclaim_barrier() == OC_OK);
+
+		/*
+		 * Released exactly once each: every context (slots of them, plus
+		 * the one removed and added again), each array the growth to
+		 * `slots` and the shrink back to 16 replaced, the final array
+		 * and the list itself.
+		 */
+		expected = (uint64_t)slots + 1 + 2 * resizes_between_16_and(slots) + 2;
+		CHECK(oc_stats().pending_objects == 0);
+		CHECK(oc_stats().reclaimed_objects - reclaimed_before == expected);
+		if (oc_stats().reclaimed_objects - reclaimed_before != expected)
+			fprintf(stderr, "full list round %lu: released %llu, expected %llu\n", round,
+			    (unsigned long long)(oc_stats().reclaimed_objects - reclaimed_before),
+			    (unsigned long long)expected);
+	}
+}
+
+/*
+ * Issue 22 item 3: how read sections are ordered. With
+ * OBSERVER_CORE_MEMBARRIER=0 the core must keep the fence; otherwise, on a
+ * Linux kernel that offers the private expedited membarrier (asked here
+ * directly), it must use it. Either way membarriers are issued per poll or
+ * grace period: none for sends, at most one per writer poll (one per 64
+ * retirements) for subscribe/cancel churn, one per barrier.
+ */
+static bool
+fallback_forced(void)
+{
+	const char *setting = getenv("OBSERVER_CORE_MEMBARRIER");
+
+	return setting != NULL && strcmp(setting, "0") == 0;
+}
+
+static bool
+kernel_offers_membarrier(void)
+{
+#if defined(__linux__)
+	long commands = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0);
+
+	return commands >= 0 && (commands & MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0;
+#else
+	return false;
+#endif
+}
+
+static void
+test_read_side_mode_and_membarrier_count(void)
+{
+	bool membarrier = oc_testing_sections_use_membarrier();
+	oc_list_t *list;
+	oc_handle_t handle;
+	uint64_t before;
+	int i;
+
+	releases = 0;
+	list = oc_list_create(release_probe);
+	CHECK(membarrier == (!fallback_forced() && kernel_offers_membarrier()));
+	printf("oc_core_test: read sections %s\n",
+	    membarrier ? "without a fence (writers issue membarrier)" : "with a store-load fence");
+	/* The fork tests' children must not print it again. */
+	fflush(stdout);
+	CHECK(list != NULL);
+	CHECK(oc_reclaim_barrier() == OC_OK);
+
+	/* Sends: never a membarrier, also while objects wait for reclamation. */
+	CHECK(oc_list_add(list, new_probe(1), &handle) == OC_OK);
+	CHECK(oc_list_remove(list, handle) == OC_OK);
+	CHECK(oc_list_add(list, new_probe(2), &handle) == OC_OK);
+	before = oc_testing_membarriers();
+	for (i = 0; i < 100000; i++)
+		CHECK(send_once(list) == 1);
+	CHECK(oc_testing_membarriers() - before <= 1);
+
+	/* 6400 subscribe/cancel pairs: 6400 retirements, at most one writer
+	 * poll (and membarrier) per 64 of them, plus the senders' one above. */
+	before = oc_testing_membarriers();
+	for (i = 0; i < 6400; i++) {
+		oc_handle_t churned;
+
+		CHECK(oc_list_add(list, new_probe(3), &churned) == OC_OK);
+		CHECK(oc_list_remove(list, churned) == OC_OK);
+	}
+	if (membarrier)
+		CHECK(oc_testing_membarriers() - before >= 1);
+	else
+		CHECK(oc_testing_membarriers() == before);
+	CHECK(oc_testing_membarriers() - before <= 6400 / 64 + 1);
+
+	/* A barrier and a synchronize: one each. */
+	before = oc_testing_membarriers();
+	CHECK(oc_reclaim_barrier() == OC_OK);
+	CHECK(oc_synchronize() == OC_OK);
+	CHECK(oc_testing_membarriers() - before == (membarrier ? 2 : 0));
+	oc_list_destroy(list);
+	CHECK(oc_reclaim_barrier() == OC_OK);
+	/* Every probe released exactly once (the tests after count from 0). */
+	CHECK(__atomic_load_n(&releases, __ATOMIC_RELAXED) == 2 + 6400);
+	releases = 0;
+}
+
+/*
+ * Runs this program again with OBSERVER_CORE_MEMBARRIER=0 (fenced read
+ * sections, the fallback where membarrier is missing) and one full-list
+ * round; true when that run passed. Only from a run that did not force it.
+ */
+static bool
+passes_with_fallback_forced(const char *program)
+{
+	pid_t child;
+	int status = 0;
+
+	fflush(stdout);
+	fflush(stderr);
+	child = fork();
+	if (child < 0) {
+		perror("fork");
+		return false;
+	}
+	if (child == 0) {
+		setenv("OBSERVER_CORE_MEMBARRIER", "0", 1);
+		setenv("OC_TEST_FULL_LIST_ROUNDS", "1", 1);
+		execl(program, program, (char *)NULL);
+		perror("execl");
+		_exit(127);
+	}
+	if (waitpid(child, &status, 0) != child)
+		return false;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	(void)argc;
+	test_read_side_mode_and_membarrier_count();
 	test_concurrent_adds_sends_removes();
 	test_exact_delivery_counts();
 	test_remove_if_and_try_remove();
 	test_bad_input();
 	test_allocation_failures();
 	test_thread_records_are_recycled();
+	test_full_list_clear_destroy_barrier();
 	test_handles_never_repeat();
 	test_sequence_exhaustion();
 	test_fork_while_a_reader_is_inside();
@@ -688,5 +945,12 @@ main(void)
 	printf("oc_core_test: all checks passed (records %llu, reclaimed %llu)\n",
 	    (unsigned long long)oc_stats().epoch_records,
 	    (unsigned long long)oc_stats().reclaimed_objects);
+	if (!fallback_forced()) {
+		if (!passes_with_fallback_forced(argv[0])) {
+			fprintf(stderr, "oc_core_test: the run with OBSERVER_CORE_MEMBARRIER=0 failed\n");
+			return 1;
+		}
+		printf("oc_core_test: all checks passed again with OBSERVER_CORE_MEMBARRIER=0\n");
+	}
 	return 0;
 }

@@ -60,9 +60,13 @@ oc_claim_release(uintptr_t *word)
  * On x86-64 (Concurrency Kit's CK_MD_TSO) a locked instruction is a full
  * barrier, so the claim's compare-exchange, placed between the section's
  * `active` store and its load of the global epoch, is the store-to-load
- * serialization ck_epoch_begin otherwise gets from its own exchange; the
- * steps are ck_epoch_begin's, in its order. Elsewhere it is ck_epoch_begin
- * followed by the claim.
+ * serialization oc__section_enter otherwise gets from its own exchange; the
+ * steps are oc__section_enter's, in its order, and the epoch is loaded with
+ * acquire by oc__epoch_observe (a plain `mov` on x86). Elsewhere it is
+ * oc__section_enter followed by the claim. Where the reclaimer issues
+ * membarrier (oc__membarrier_active) the section needs no fence of its
+ * own; the compare-exchange stays, being the claim, and its barrier is then
+ * simply more than the section needs.
  */
 static inline bool
 oc_read_begin_claiming(oc_reader_t *reader, uintptr_t *word, uintptr_t claimer)
@@ -75,13 +79,13 @@ oc_read_begin_claiming(oc_reader_t *reader, uintptr_t *word, uintptr_t claimer)
 
 		ck_pr_store_uint(&record->active, 1);
 		claimed = oc_claim_try(word, claimer);
-		ck_pr_store_uint(&record->epoch, ck_pr_load_uint(&record->global->epoch));
+		oc__epoch_observe(record);
 		return claimed;
 	}
 	ck_pr_store_uint(&record->active, record->active + 1);
 	return oc_claim_try(word, claimer);
 #else
-	ck_epoch_begin(&reader->record, NULL);
+	oc__section_enter(&reader->record);
 	return oc_claim_try(word, claimer);
 #endif
 }

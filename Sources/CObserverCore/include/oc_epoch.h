@@ -92,6 +92,103 @@ oc_reader_current(void)
 }
 
 /*
+ * oc__epoch_observe: the last step of entering an outermost section: loads
+ * the global epoch and records it in the thread's record.
+ *
+ * Memory ordering: the load is an acquire load. It orders every load of the
+ * section (the list head, the slot array, the contexts) after the epoch
+ * load, so the epoch a section records is never newer than what the
+ * section reads. Without it a reader on a machine that reorders loads could
+ * read a slot array before it was unlinked, then an epoch advanced after
+ * the unlink, and record that newer epoch: the reclaimer's scan would then
+ * count the section as having started after the retirement and release the
+ * array under it (the scenario of Concurrency Kit commit 1faa673, "add
+ * missing barrier for RMO architectures in begin", which Concurrency Kit
+ * 0.7.1's ck_epoch_begin lacks). x86 never reorders loads with loads: the
+ * acquire load is the same `mov` as ck_pr_load_uint (no instruction added).
+ * AArch64: `ldar` (required). 32-bit ARMv7: `ldr` then `dmb ish`
+ * (required). The store of the record's epoch is plain (ck_pr_store_uint):
+ * a scan that reads a stale value sees an older epoch, which only delays a
+ * grace period.
+ */
+static inline void
+oc__epoch_observe(ck_epoch_record_t *record)
+{
+	unsigned int epoch = __atomic_load_n(&record->global->epoch, __ATOMIC_ACQUIRE);
+
+	ck_pr_store_uint(&record->epoch, epoch);
+}
+
+/*
+ * oc__membarrier_active: true when the reclaimer issues
+ * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) before every scan of the
+ * epoch records, so that read sections need no store-load fence of their
+ * own (Linux, where registering for it succeeded at core initialization and
+ * OBSERVER_CORE_MEMBARRIER=0 did not force the fence). Written only at
+ * initialization, before any thread can enter a section (pthread_once
+ * orders it before every reader's first section), and in the child of a
+ * fork (single-threaded then); readers load it relaxed: it never changes
+ * while they run.
+ */
+#if defined(__linux__)
+#define OC__MEMBARRIER_POSSIBLE 1
+extern bool oc__membarrier_active;
+#else
+#define OC__MEMBARRIER_POSSIBLE 0
+#endif
+
+/*
+ * oc__section_enter: ck_epoch_begin of Concurrency Kit 0.7.1 (no section
+ * object), with the acquire load of oc__epoch_observe, and without the
+ * store-load fence where the reclaimer issues membarrier instead.
+ *
+ * Memory ordering, outermost entry: either the reclaimer's scan sees this
+ * section active, or the section's loads see the unlink that preceded the
+ * retirement (a store-buffering pair: the section stores "active" then
+ * loads the lists, the reclaimer has unlinked then loads "active").
+ *  - Fenced (no membarrier): the store of "active" is followed by a
+ *    store-load fence. On x86 (CK_MD_TSO) the `xchg` of ck_pr_fas_uint (a
+ *    locked instruction, a full barrier); elsewhere a plain store then
+ *    ck_pr_fence_memory (`dmb ish` on ARM).
+ *  - membarrier (oc__membarrier_active): a plain store and a compiler
+ *    barrier only. The reclaimer's membarrier, issued after every
+ *    retirement it hands to ck_epoch and before it scans the records, runs
+ *    a full barrier on every CPU executing one of our threads at some point
+ *    P of this thread's execution: if the store of "active" precedes P, the
+ *    scan sees it; if it follows P, every load of the section follows P and
+ *    sees the unlinks made before the membarrier. The compiler barrier keeps
+ *    the compiler from moving the section's loads above the store.
+ * Nested entry: only this thread reads its depth, a plain increment (the
+ * outermost entry ordered everything).
+ */
+static inline void
+oc__section_enter(ck_epoch_record_t *record)
+{
+	unsigned int active = ck_pr_load_uint(&record->active);
+
+	if (CK_CC_LIKELY(active == 0)) {
+#if OC__MEMBARRIER_POSSIBLE
+		if (CK_CC_LIKELY(__atomic_load_n(&oc__membarrier_active, __ATOMIC_RELAXED))) {
+			ck_pr_store_uint(&record->active, 1);
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			oc__epoch_observe(record);
+			return;
+		}
+#endif
+#if defined(CK_MD_TSO)
+		ck_pr_fas_uint(&record->active, 1);
+		ck_pr_fence_atomic_load();
+#else
+		ck_pr_store_uint(&record->active, 1);
+		ck_pr_fence_memory();
+#endif
+		oc__epoch_observe(record);
+		return;
+	}
+	ck_pr_store_uint(&record->active, active + 1);
+}
+
+/*
  * oc_read_begin_reader: oc_read_begin for a reader already obtained from
  * oc_reader_current on the calling thread.
  */
@@ -100,7 +197,7 @@ oc_read_begin_reader(oc_reader_t *reader)
 {
 	OC_DEBUG_CHECK(reader == oc__current_thread,
 	    "oc_read_begin_reader: the reader belongs to another thread");
-	ck_epoch_begin(&reader->record, NULL);
+	oc__section_enter(&reader->record);
 }
 
 /*
@@ -132,7 +229,7 @@ void oc__tsan_reader_exit(void);
  * thread's reader, to be passed to oc_read_end on the same thread.
  * Sections nest (a callback may send again, to any list). Inside a section no
  * slot array or context the caller can reach through a view is released.
- * Cost: a thread-local load plus ck_epoch_begin; the first call on a thread
+ * Cost: a thread-local load plus oc__section_enter; the first call on a thread
  * also registers its epoch record (may allocate; aborts if that fails).
  */
 static inline oc_reader_t *
@@ -140,7 +237,7 @@ oc_read_begin(void)
 {
 	struct oc_thread *thread = oc_reader_current();
 
-	ck_epoch_begin(&thread->record, NULL);
+	oc__section_enter(&thread->record);
 	return thread;
 }
 

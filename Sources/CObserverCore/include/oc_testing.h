@@ -41,6 +41,18 @@ void oc_testing_set_checks_fatal(bool fatal);
 /* Failed debug checks so far (process-wide, relaxed). */
 uint64_t oc_testing_check_failures(void);
 
+/*
+ * oc_testing_sections_use_membarrier: true when read sections run without
+ * their store-load fence because the reclaimer issues
+ * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) before each scan (Linux,
+ * registration succeeded, OBSERVER_CORE_MEMBARRIER=0 not set when the core
+ * initialized); false when sections keep the fence. Initializes the core.
+ */
+bool oc_testing_sections_use_membarrier(void);
+
+/* Private expedited membarriers the reclaimer has issued (relaxed). */
+uint64_t oc_testing_membarriers(void);
+
 /* oc_list_capacity: slots in the list's current array. NULL: 0. */
 size_t oc_list_capacity(const oc_list_t *OC_NULLABLE list);
 
