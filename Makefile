@@ -11,7 +11,7 @@ CORE_SOURCES = Sources/CObserverCore/oc_epoch.c Sources/CObserverCore/oc_list.c 
 CORE_INCLUDES = -ISources/CObserverCore/include -ISources/CObserverCore
 CORE_OBJECTS = $(patsubst Sources/CObserverCore/%.c,build-c/%.o,$(CORE_SOURCES))
 
-.PHONY: deps build strict test program-shapes c-test seed-compat snippets demo demo-nats bench bench-nats bench-read-section bench-quick bench-callgrind bench-build torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs docs-preview lint format clean
+.PHONY: deps build strict test program-shapes c-test c-test-asan seed-compat snippets demo demo-nats bench bench-nats bench-read-section bench-quick bench-callgrind bench-build torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs docs-preview lint format clean
 
 # Installs what the package builds and tests with when it is missing:
 # Concurrency Kit (Debian libck-dev), the NATS C client (libnats-dev),
@@ -218,7 +218,7 @@ tsan-selfcheck: deps
 
 # The whole suite under AddressSanitizer + LeakSanitizer. Only XCTest's own
 # leaks are suppressed, by allocating function (see .ci/lsan-xctest.supp).
-asan: deps
+asan: deps c-test-asan
 	$(SWIFT) build --build-tests $(ASAN_FLAGS)
 	LSAN_OPTIONS="suppressions=$(LSAN_SUPPRESSIONS) $(LSAN_OPTIONS)" ASAN_OPTIONS="detect_leaks=1 $(ASAN_OPTIONS)" \
 		$(WITH_NATS_SERVER) $(SWIFT) test --skip-build $(ASAN_FLAGS)
@@ -254,8 +254,16 @@ valgrind: deps
 	@command -v valgrind >/dev/null 2>&1 || { echo "valgrind: not installed (Debian: apt-get install valgrind)"; exit 1; }
 	@mkdir -p build-c
 	$(C_TEST_BUILD)
-	valgrind --tool=memcheck --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=1 \
+	OC_TEST_FULL_LIST_ROUNDS=1 valgrind --tool=memcheck --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=1 \
 		--child-silent-after-fork=yes build-c/oc_core_test
+
+# The C API test program under AddressSanitizer + LeakSanitizer (part of
+# `make asan`): among others the full-list clear, destroy and barrier
+# sequence, three rounds, where a double free or a use after free aborts.
+c-test-asan: deps
+	@mkdir -p build-c
+	$(C_TEST_BUILD:build-c/oc_core_test=build-c/oc_core_test_asan) -fsanitize=address -fno-omit-frame-pointer
+	ASAN_OPTIONS="detect_leaks=1" ./build-c/oc_core_test_asan
 
 # C core compiled alone with every warning as an error, by gcc and by clang.
 c-warnings: deps
