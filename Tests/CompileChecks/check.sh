@@ -7,17 +7,22 @@
 # Documentation: README.md and every DocC article (Sources/*/*.docc/*.md).
 #   - Every ```swift block is compiled against the debug build's modules
 #     (ObserverSwift, ObserverSwiftCompat for the seed spellings, and the
-#     package's other libraries), Swift 6 language mode, warnings as errors, with -emit-sil: the
-#     region-based data-race diagnostics come from SIL passes, which
-#     -typecheck skips.
+#     package's other libraries), in Swift 6 and in Swift 5 language mode,
+#     both with warnings as errors and with -emit-sil: the region-based
+#     data-race diagnostics come from SIL passes, which -typecheck skips.
 #   - The blocks of one document form one program, in document order: a block
 #     may use what an earlier block of the same document declared, and names
 #     must not clash within a document. Each document is its own module.
 #     Diagnostics point at the document's own lines (#sourceLocation).
 #   - An HTML comment on the line right before a fence changes that block:
-#       <!-- snippet: standalone -->  a program of its own (not combined)
-#       <!-- snippet: swift-5 -->     a program of its own, Swift 5 language mode
-#       <!-- snippet: manifest -->    a Package.swift, compiled against PackageDescription
+#       <!-- snippet: standalone -->    a program of its own (both modes)
+#       <!-- snippet: swift-6-only -->  a program of its own that compiles in
+#                                       Swift 6 mode and must fail in Swift 5
+#       <!-- snippet: swift-5-only -->  a program of its own that compiles in
+#                                       Swift 5 mode and must fail in Swift 6
+#       <!-- snippet: manifest -->      a Package.swift, compiled against
+#                                       PackageDescription
+#     A block that compiles in both modes may not carry an -only marker.
 #   - A fence that is indented (inside a list item) is an error: it would
 #     escape the check.
 #   - The README's ```c block (exactly one) is saved as embed.c and built and
@@ -33,36 +38,36 @@
 # Reject files compile without -warnings-as-errors unless they have a
 # `// warnings-as-errors` line (for a check that a warning is emitted).
 #
+# Jobs: one line per compile, "KIND MODE DIR" (KIND: manifest, doc,
+# doc-fails, accept, reject; MODE: the Swift language mode), run JOBS at a
+# time while the README's C block builds.
+#
 # Environment: SWIFTC (swiftc), CC (cc), BIN_PATH (the debug bin path,
-# default: `swift build --show-bin-path`), JOBS (parallel compiles, 2).
+# default: `swift build --show-bin-path`), JOBS (parallel compiles; the
+# number of processors).
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 SWIFTC="${SWIFTC:-swiftc}"
-JOBS="${JOBS:-2}"
+JOBS="${JOBS:-$(nproc 2>/dev/null || echo 2)}"
 
 if [ "${1:-}" = "--job" ]; then
-	# One compile, run in parallel by the main part below: --job KIND DIR
+	# One compile, run in parallel by the main part below: --job KIND MODE DIR
 	kind="$2"
-	dir="$3"
-	log="$dir/log"
+	mode="$3"
+	dir="$4"
+	log="$dir/log-swift$mode"
 	source="$dir/main.swift"
-	mode=6
 	case "$kind" in
 	manifest)
 		source="$dir/Package.swift"
-		"$SWIFTC" -emit-sil -o /dev/null -swift-version 6 -warnings-as-errors \
+		"$SWIFTC" -emit-sil -o /dev/null -swift-version "$mode" -warnings-as-errors \
 			-I "$MANIFEST_API" -Xfrontend -package-description-version -Xfrontend 6.0 \
 			-module-cache-path "$MODULE_CACHE" "$source" >"$log" 2>&1
 		status=$?
 		;;
-	doc | doc5 | accept | reject)
-		[ "$kind" = doc5 ] && mode=5
-		if [ "$kind" = accept ] || [ "$kind" = reject ]; then
-			source="$(cat "$dir/source")"
-			declared="$(sed -n 's|^// swift-language-mode: *\([0-9][0-9.]*\) *$|\1|p' "$source" | head -n 1)"
-			[ -n "$declared" ] && mode="$declared"
-		fi
+	doc | doc-fails | accept | reject)
+		if [ "$kind" = accept ] || [ "$kind" = reject ]; then source="$(cat "$dir/source")"; fi
 		warnings=(-warnings-as-errors)
 		if [ "$kind" = reject ] && ! grep -q '^// warnings-as-errors *$' "$source"; then warnings=(); fi
 		# shellcheck disable=SC2086 # C_MODULE_FLAGS is a list of flags without spaces
@@ -77,6 +82,20 @@ if [ "${1:-}" = "--job" ]; then
 		;;
 	esac
 	name="$(cat "$dir/name")"
+	if [ "$kind" = doc-fails ]; then
+		# A block marked for the other mode only: the marker must be true.
+		if [ "$status" -eq 0 ]; then
+			echo "FAIL $name: compiles in Swift $mode too, so it needs no -only marker (use standalone, or none)"
+			exit 1
+		fi
+		if ! grep -q "error: " "$log"; then
+			echo "FAIL $name: the Swift $mode compile failed without a compile error:"
+			sed 's/^/    /' "$log"
+			exit 1
+		fi
+		echo "ok   $name (fails in Swift $mode, as marked: $(grep -m 1 -o 'error: .*' "$log"))"
+		exit 0
+	fi
 	if [ "$kind" = reject ]; then
 		if [ "$status" -eq 0 ]; then
 			echo "FAIL $name: compiled, but must be rejected"
@@ -154,12 +173,22 @@ extract() {
 	local slug
 	slug="$(echo "$document" | tr '/.' '__')"
 	awk -v doc="$document" -v base="$WORK/jobs/$slug" -v joblist="$JOBLIST" '
-		function job(kind, dir, name) {
+		# A program in dir, named name, and its compiles ("KIND MODE", ...).
+		function job(dir, name, first, second) {
 			system("mkdir -p \"" dir "\"")
 			print name > (dir "/name"); close(dir "/name")
-			print kind " " dir >> joblist; close(joblist)
+			print first " " dir >> joblist
+			if (second != "") print second " " dir >> joblist
+			close(joblist)
 		}
-		BEGIN { inside = ""; marker = ""; previous = ""; blocks = 0; combined = 0; cblocks = 0; builds = 0 }
+		BEGIN {
+			inside = ""; marker = ""; previous = ""; blocks = 0; combined = 0; cblocks = 0; builds = 0
+			# What each marker compiles: "KIND MODE" pairs.
+			compiles["standalone"] = "doc 6,doc 5"
+			compiles["swift-6-only"] = "doc 6,doc-fails 5"
+			compiles["swift-5-only"] = "doc 5,doc-fails 6"
+			compiles["manifest"] = "manifest 6"
+		}
 		{
 			if (inside == "") {
 				if ($0 ~ /^[ \t]+```/ && $0 ~ /```(swift|c|sh)[ \t]*$/) {
@@ -175,20 +204,20 @@ extract() {
 					blocks++
 					if (marker == "") {
 						inside = "combined"
-						if (combined == 0) job("doc", base, doc)
+						if (combined == 0) job(base, doc, "doc 6", "doc 5")
 						combined++
 						file = base "/main.swift"
 						printf "#sourceLocation(file: \"%s\", line: %d)\n", doc, NR + 1 >> file
-					} else if (marker == "standalone" || marker == "swift-5" || marker == "manifest") {
+					} else if (marker in compiles) {
 						inside = "single"
 						dir = base "-line" NR
-						kind = marker == "standalone" ? "doc" : (marker == "swift-5" ? "doc5" : "manifest")
-						job(kind, dir, doc ":" NR " (" marker ")")
+						split(compiles[marker], pair, ",")
+						job(dir, doc ":" NR " (" marker ")", pair[1], pair[2])
 						file = dir "/" (marker == "manifest" ? "Package.swift" : "main.swift")
 						if (marker != "manifest")
 							printf "#sourceLocation(file: \"%s\", line: %d)\n", doc, NR + 1 >> file
 					} else {
-						printf "%s:%d: unknown snippet marker \"%s\"\n", doc, NR - 1, marker > "/dev/stderr"
+						printf "%s:%d: unknown snippet marker \"%s\" (known: standalone, swift-6-only, swift-5-only, manifest)\n", doc, NR - 1, marker > "/dev/stderr"
 						bad = 1
 						inside = "skip"
 					}
@@ -237,18 +266,26 @@ for expectation in accept reject; do
 		mkdir -p "$dir"
 		echo "$source" >"$dir/source"
 		echo "${source#"$ROOT"/}" >"$dir/name"
-		echo "$expectation $dir" >>"$JOBLIST"
+		mode="$(sed -n 's|^// swift-language-mode: *\([0-9][0-9.]*\) *$|\1|p' "$source" | head -n 1)"
+		echo "$expectation ${mode:-6} $dir" >>"$JOBLIST"
 	done
 done
+
+# The README's C block, built and run with the README's own command, while
+# the Swift compiles run.
+c_dir="$WORK/jobs/README_md-c"
+c_build=""
+if [ -f "$c_dir/embed.c" ] && [ -f "$c_dir/build.sh" ]; then
+	ln -sfn "$ROOT/Sources" "$c_dir/Sources"
+	(cd "$c_dir" && CC="${CC:-cc}" sh -e ./build.sh >output 2>diagnostics) &
+	c_build=$!
+fi
 
 # Every Swift compile, JOBS at a time.
 xargs -P "$JOBS" -L 1 "$0" --job <"$JOBLIST" || failures=$((failures + 1))
 
-# The README's C block, built and run with the README's own command.
-c_dir="$WORK/jobs/README_md-c"
-if [ -f "$c_dir/embed.c" ] && [ -f "$c_dir/build.sh" ]; then
-	ln -sfn "$ROOT/Sources" "$c_dir/Sources"
-	if (cd "$c_dir" && CC="${CC:-cc}" sh -e ./build.sh >output 2>diagnostics) && [ ! -s "$c_dir/diagnostics" ]; then
+if [ -n "$c_build" ]; then
+	if wait "$c_build" && [ ! -s "$c_dir/diagnostics" ]; then
 		echo "ok   README.md C block, built and run with: $(cat "$c_dir/build.sh")"
 	else
 		echo "FAIL README.md C block (command: $(cat "$c_dir/build.sh")):"

@@ -38,11 +38,11 @@ final class TestKeyedObserverClass: TestKeyedObservable, @unchecked Sendable {
     }
 }
 
-/// A subclass with its own required init.
+/// A subclass with its own init().
 class KeyedCounterWithInit: KeyedObservableClass {
     let label: String
 
-    required init() {
+    override init() {
         label = "counter"
         super.init()
     }

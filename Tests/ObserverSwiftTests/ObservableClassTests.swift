@@ -67,16 +67,29 @@ class NotifyingDummy: ObservableClass {
     }
 }
 
-/// A subclass with its own initializer (Flowduino's `required init()`).
+/// A subclass that overrides `init()`, as Flowduino's README thread does.
 class CountingDummy: ObservableClass {
     let start: Int
-    required init() {
+    override init() {
         start = 10
         super.init()
     }
     func fire() {
         let start = self.start
         withObservers { (observer: AlphaObserver) in observer.alpha(start) }
+    }
+}
+
+/// A subclass with a designated initializer of its own and no init().
+class NamedDummy: ObservableClass {
+    let name: String
+    init(name: String) {
+        self.name = name
+        super.init()
+    }
+    func fire() {
+        let length = name.count
+        withObservers { (observer: AlphaObserver) in observer.alpha(length) }
     }
 }
 
@@ -135,7 +148,7 @@ final class ObservableClassTests: XCTestCase {
         XCTAssertEqual(multi.removeAllObservers(), 1)
     }
 
-    func testSubclassWithPropertyObserverAndRequiredInit() {
+    func testSubclassesWithPropertyObserverAndTheirOwnInitializers() {
         let dummy = NotifyingDummy()
         let counting = CountingDummy()
         let alpha = AlphaOnly("alpha")
@@ -144,9 +157,12 @@ final class ObservableClassTests: XCTestCase {
         dummy.value = 4
         counting.fire()
         XCTAssertEqual(alpha.recorded, ["alpha 4", "alpha 10"])
-        // `required init()` lets generic code make instances.
-        func make<T: ObservableClass>(_ type: T.Type) -> T { type.init() }
-        XCTAssertEqual(make(CountingDummy.self).start, 10)
+        // A subclass with a designated initializer of its own needs no init()
+        // (the base's is not `required`, as Flowduino's is not).
+        let named = NamedDummy(name: "named")
+        named.addObserver(alpha)
+        named.fire()
+        XCTAssertEqual(alpha.recorded, ["alpha 4", "alpha 10", "alpha 5"])
     }
 
     func testCompositionThroughProtocolObservable() {

@@ -12,7 +12,7 @@ protocol RandomNumberObserver: AnyObject {
 }
 
 class RandomNumberObservableThread: ObservableThread {
-    required init() {
+    override init() {
         super.init()
         self.start()  // This will start the thread on creation.
     }

@@ -32,10 +32,9 @@ open class KeyedObservableThread: ObservableThread, KeyedProtocolObservable {
     /// The registry holding this thread's keyed observers.
     public let keyedObserverRegistry = KeyedObserverRegistry()
 
-    /// Creates a thread that is not started yet. `required`, so that generic
-    /// code can create instances (`T.init()`). Flowduino's `init()` is not:
-    /// a subclass written for it that overrides `init()` marks it `required`.
-    public required init() {
+    /// Creates a thread that is not started yet. Not `required` (as in Flowduino): a
+    /// subclass overrides it with `override init()` or declares its own.
+    public override init() {
         super.init()
     }
 }

@@ -77,10 +77,9 @@ open class ObservableThread: ProtocolObservable {
     private var threadStackSize = 0
     private var threadQuality = QualityOfService.default
 
-    /// Creates a thread that is not started yet. `required`, so that generic
-    /// code can create instances (`T.init()`). Flowduino's `init()` is not:
-    /// a subclass written for it that overrides `init()` marks it `required`.
-    public required init() {}
+    /// Creates a thread that is not started yet. Not `required` (as in Flowduino): a
+    /// subclass overrides it with `override init()` or declares its own.
+    public init() {}
 
     // MARK: Lifecycle
 

@@ -32,8 +32,7 @@ open class ObservableClass: ProtocolObservable {
     /// The registry holding this object's observers.
     public let observerRegistry = ObserverRegistry()
 
-    /// Creates an observable with no observers. `required`, so that generic
-    /// code can create instances (`T.init()`). Flowduino's `init()` is not:
-    /// a subclass written for it that overrides `init()` marks it `required`.
-    public required init() {}
+    /// Creates an observable with no observers. Not `required` (as in Flowduino): a
+    /// subclass overrides it with `override init()` or declares its own.
+    public init() {}
 }

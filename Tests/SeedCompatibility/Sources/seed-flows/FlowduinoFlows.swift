@@ -1,16 +1,16 @@
 import Foundation
 import ObserverSwiftCompat
 
-// Flowduino/Observable's README. Its observer class repeats the protocol's
-// name (`class DummyObserver: DummyObserver`) and its thread's `init()` calls
-// `self.start()` before `super.init()`: neither compiles as printed anywhere,
-// so the class is renamed and `super.init()` added. `objectWillChange.send()`
-// needs Combine, which Linux lacks. One change is ObserverSwift's: the
-// thread's `init()` is marked `required`, because ObservableThread's is (the
-// Flowduino migration guide lists it).
+// Flowduino/Observable's README (2.0.0), against ObserverSwiftCompat with no
+// change for ObserverSwift. The thread's `init()` does not compile as printed,
+// against Flowduino either: it overrides ObservableThread's `init()` without
+// `override` and calls `self.start()` before `super.init()`, so it has both,
+// as a Flowduino user's must. `objectWillChange.send()` needs Combine, which
+// Linux lacks. The observers record what they receive (besides the README's
+// printing, for the thread) so that the flow can check it.
 
 /// Protocol defining what Methods the Obverable Class can invoke on any Observer
-protocol DummyObserver: AnyObject {  // It's extremely important that this Protocol be constrained to AnyObject
+protocol DummyObservable: AnyObject {  // It's extremely important that this Protocol be constrained to AnyObject
     func onFooChanged(oldValue: String, newValue: String)
     func onBarChanged(oldValue: String, newValue: String)
 }
@@ -24,7 +24,7 @@ class Dummy: ObservableClass {
         }
         set {
             // Invoke onFooChanged for all current Observers
-            withObservers { (observer: DummyObserver) in
+            withObservers { (observer: DummyObservable) in
                 observer.onFooChanged(oldValue: _foo, newValue: newValue)
             }
             _foo = newValue
@@ -38,7 +38,7 @@ class Dummy: ObservableClass {
         }
         set {
             // Invoke onBarChanged for all current Observers
-            withObservers { (observer: DummyObserver) in
+            withObservers { (observer: DummyObservable) in
                 observer.onBarChanged(oldValue: _bar, newValue: newValue)
             }
             _bar = newValue
@@ -46,9 +46,9 @@ class Dummy: ObservableClass {
     }
 }
 
-class DummyObserverClass: DummyObserver {
+class DummyObserver: DummyObservable {
     var changes: [String] = []
-    /* Implementations for DummyObserver */
+    /* Implementations for DummyObservable */
     func onFooChanged(oldValue: String, newValue: String) {
         changes.append("Foo Changed from \(oldValue) to \(newValue)")
     }
@@ -63,7 +63,7 @@ protocol RandomNumberObserver: AnyObject {
 }
 
 class RandomNumberObservableThread: ObservableThread {
-    required init() {
+    override init() {
         super.init()
         self.start()  // This will start the thread on creation.
     }
@@ -116,7 +116,7 @@ class OnlyA: ObserverProtocolA {
 func flowduinoFlows() {
     // Playground Code to use the above
     let observable = Dummy()  // This is the Object that we can Observe
-    let observer = DummyObserverClass()  // This is an Object that will Observe the Observable
+    let observer = DummyObserver()  // This is an Object that will Observe the Observable
 
     observable.addObserver(observer)  // This is what registers the Observer with the Observable!
     observable.foo = "Test 1"
