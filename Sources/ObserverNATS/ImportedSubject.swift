@@ -9,7 +9,7 @@ import ObserverSwift
 /// callback has returned.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class ImportedSubject: @unchecked Sendable {
-    // @unchecked: `delivered`, `latest` and `recent*` are read and written only by `receive`, which
+    // @unchecked: `gaps` and `duplicateFilter` are read and written only by `receive`, which
     // cnats calls on the subscription's single dispatcher thread, one message
     // at a time (the same thread across reconnects). The other stored
     // properties are immutable, atomic, or guarded by `subscription`'s lock.
@@ -41,21 +41,22 @@ final class ImportedSubject: @unchecked Sendable {
     let remoteDeliveryKey = RemoteDelivery.key
     let subscription = LockedState<OpaquePointer?>(nil)
 
+    /// Publishers whose state was forgotten (idle past the expiry, or the table full).
+    let forgottenPublishers = HeapAtomicWord<Int>(0)
+    /// At-most-once: each publisher's highest sequence number seen here.
+    private var gaps: GapTracker
     /// At-least-once: what each publisher had delivered here.
-    private var delivered: [UInt64: SequenceWindow] = [:]
-    /// At-most-once: each publisher's latest sequence number seen here; the publisher of
-    /// the previous message is kept apart, so that a run of one publisher's messages
-    /// costs no hashing.
-    private var latest: [UInt64: UInt64] = [:]
-    private var recentPublisher: UInt64 = 0
-    private var recentSequence: UInt64 = 0
+    private var duplicateFilter: DuplicateFilter
 
     init(
         subject: String, connection: NATSConnection, eventIdentity: ObjectIdentifier, expectedTag: UInt8,
         guarantee: Guarantee,
         status: Event<NATSStatus>,
+        limits: PublisherLimits = .standard,
         deliver: @escaping @Sendable (UnsafePointer<CChar>, UnsafeRawBufferPointer) -> Bool
     ) {
+        self.gaps = GapTracker(limits: limits)
+        self.duplicateFilter = DuplicateFilter(limits: limits)
         self.subject = subject
         self.connection = connection
         self.eventIdentity = eventIdentity
@@ -98,14 +99,35 @@ final class ImportedSubject: @unchecked Sendable {
             acknowledge(message)
             return
         }
+        let now = Self.monotonicNanoseconds()
         switch guarantee {
         case .atMostOnce:
-            trackGap(header)
+            let verdict = gaps.record(publisher: header.publisher, sequence: header.sequence, now: now)
+            noteForgotten(gaps.table.forgotten)
+            switch verdict {
+            case .malformed:
+                reportMalformed()
+                return
+            case .gap(let count):
+                missed.wrappingAdd(count, ordering: .relaxed)
+                status.send(.gap(subject: subject, publisher: header.publisher, missed: count))
+            case .deliver, .duplicate:
+                break
+            }
         case .atLeastOnce:
-            if !delivered[header.publisher, default: SequenceWindow()].insert(header.sequence) {
+            let verdict = duplicateFilter.record(publisher: header.publisher, sequence: header.sequence, now: now)
+            noteForgotten(duplicateFilter.table.forgotten)
+            switch verdict {
+            case .malformed:
+                reportMalformed()
+                acknowledge(message)
+                return
+            case .duplicate:
                 duplicates.wrappingAdd(1, ordering: .relaxed)
                 acknowledge(message)
                 return
+            case .deliver, .gap:
+                break
             }
         }
         let payload = UnsafeRawBufferPointer(rebasing: frame[FrameHeader.size...])
@@ -118,21 +140,26 @@ final class ImportedSubject: @unchecked Sendable {
         acknowledge(message)
     }
 
-    private func trackGap(_ header: FrameHeader) {
-        let last: UInt64?
-        if header.publisher == recentPublisher {
-            last = recentSequence
-        } else {
-            // Another publisher than the previous message's: park that one in the table.
-            if recentPublisher != 0 { latest[recentPublisher] = recentSequence }
-            last = latest[header.publisher]
-            recentPublisher = header.publisher
+    /// Publishes the tracker's count of forgotten publishers to ``forgottenPublishers``.
+    @inline(__always)
+    private func noteForgotten(_ count: Int) {
+        // Only this thread writes the count (see above).
+        if count != forgottenPublishers.load(ordering: .relaxed) {
+            forgottenPublishers.store(count, ordering: .relaxed)
         }
-        recentSequence = max(last ?? 0, header.sequence)
-        guard let last, header.sequence > last + 1 else { return }
-        let gap = Int(header.sequence - last - 1)
-        missed.wrappingAdd(gap, ordering: .relaxed)
-        status.send(.gap(subject: subject, publisher: header.publisher, missed: gap))
+    }
+
+    /// A monotonic clock for the publishers' idle expiry, in nanoseconds: the coarse clock on
+    /// Linux (a few nanoseconds a read, at the kernel tick's resolution, which is plenty for
+    /// an expiry of minutes).
+    static func monotonicNanoseconds() -> UInt64 {
+        var time = timespec()
+        #if os(Linux)
+            clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
+        #else
+            clock_gettime(CLOCK_MONOTONIC, &time)
+        #endif
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 
     private func reportMalformed() {
@@ -164,51 +191,12 @@ final class ImportedSubject: @unchecked Sendable {
     }
 }
 
-/// The sequence numbers of one publisher already delivered, as disjoint
-/// ranges: redeliveries may come in any order, and a receiver may start in
-/// the middle of a publisher's numbers, so neither a maximum nor a floor
-/// from 1 would do. Memory grows with the holes (numbers not delivered yet
-/// while later ones were), not with the messages: in order, it is one range.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
-struct SequenceWindow {
-    /// Sorted, disjoint and not adjacent.
-    private(set) var ranges: [ClosedRange<UInt64>] = []
-
-    /// Records `sequence`; false when it was delivered already.
-    mutating func insert(_ sequence: UInt64) -> Bool {
-        guard let last = ranges.last else {
-            ranges.append(sequence...sequence)
-            return true
-        }
-        if sequence == last.upperBound &+ 1 {
-            ranges[ranges.count - 1] = last.lowerBound...sequence
-            return true
-        }
-        if sequence > last.upperBound {
-            ranges.append(sequence...sequence)
-            return true
-        }
-        // The first range that does not end below `sequence` (the last one at worst).
-        var low = 0
-        var high = ranges.count - 1
-        while low < high {
-            let middle = (low + high) / 2
-            if ranges[middle].upperBound < sequence { low = middle + 1 } else { high = middle }
-        }
-        if ranges[low].contains(sequence) { return false }
-        let joinsNext = sequence &+ 1 == ranges[low].lowerBound
-        let joinsPrevious = low > 0 && ranges[low - 1].upperBound &+ 1 == sequence
-        switch (joinsPrevious, joinsNext) {
-        case (true, true):
-            ranges[low - 1] = ranges[low - 1].lowerBound...ranges[low].upperBound
-            ranges.remove(at: low)
-        case (true, false):
-            ranges[low - 1] = ranges[low - 1].lowerBound...sequence
-        case (false, true):
-            ranges[low] = sequence...ranges[low].upperBound
-        case (false, false):
-            ranges.insert(sequence...sequence, at: low)
-        }
-        return true
-    }
+extension NATSImport {
+    /// Publishers this import has forgotten so far: each import remembers at most 10 000
+    /// publishers (the least recently seen one is forgotten to make room) and forgets one not
+    /// seen for 10 minutes. A forgotten publisher's next frame starts afresh: at-most-once, a gap
+    /// across its silence is not reported; at-least-once, a redelivered copy of one of its
+    /// earlier messages is delivered again.
+    public var forgottenPublisherCount: Int { imported.forgottenPublishers.load(ordering: .relaxed) }
 }
