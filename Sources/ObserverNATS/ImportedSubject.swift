@@ -40,6 +40,8 @@ final class ImportedSubject: @unchecked Sendable {
     /// `onComplete` clears the mark.
     let remoteDeliveryKey = RemoteDelivery.key
     let subscription = LockedState<OpaquePointer?>(nil)
+    /// The bridge's imports' subscriptions by address (``ConnectionCallbacks/importSubjects``).
+    let registry: LockedState<[UInt: String]>
 
     /// Publishers whose state was forgotten (idle past the expiry, or the table full).
     let forgottenPublishers = HeapAtomicWord<Int>(0)
@@ -52,9 +54,11 @@ final class ImportedSubject: @unchecked Sendable {
         subject: String, connection: NATSConnection, eventIdentity: ObjectIdentifier, expectedTag: UInt8,
         guarantee: Guarantee,
         status: Event<NATSStatus>,
+        registry: LockedState<[UInt: String]>,
         limits: PublisherLimits = .standard,
         deliver: @escaping @Sendable (UnsafePointer<CChar>, UnsafeRawBufferPointer) -> Bool
     ) {
+        self.registry = registry
         self.gaps = GapTracker(limits: limits)
         self.duplicateFilter = DuplicateFilter(limits: limits)
         self.subject = subject
@@ -174,8 +178,20 @@ final class ImportedSubject: @unchecked Sendable {
     }
 
     /// Unsubscribes and waits until no message callback runs (from this import's own
-    /// handler it cannot wait). Returns the `natsSubscription`, which the caller hands to
-    /// ``NATSBridge`` to destroy after the connection has closed; nil when cancelled already.
+    /// handler it cannot wait), then destroys the `natsSubscription` once cnats can no longer
+    /// reach it. Returns it when it could not be destroyed yet (cancelled from its own handler,
+    /// or the connection is not up): the caller hands it to ``NATSBridge``, which destroys it
+    /// after the connection has closed. Nil when destroyed, or cancelled already.
+    ///
+    /// When cnats can no longer reach it: cnats' reader thread looks a message's subscription
+    /// up under the connection's lock but locks the subscription after releasing that lock,
+    /// holding no reference (cnats 3.4 `natsConn_processMsg`), so a subscription destroyed
+    /// right after its on-complete callback could still be locked by the reader (seen: a freed
+    /// mutex locked, about 1 run in 15). A flush (PING, answered by PONG) read back by the same
+    /// reader thread, which handles the socket's bytes in order, proves that the reader has
+    /// finished with every message it had read before the unsubscription. The slow-consumer
+    /// callback, which also gets the pointer unretained, touches it only while it is
+    /// registered in `registry` (see ``ConnectionCallbacks/asyncError(subscription:error:)``).
     func cancel() -> OpaquePointer? {
         guard
             let pointer = subscription.withLock({ stored -> OpaquePointer? in
@@ -184,10 +200,15 @@ final class ImportedSubject: @unchecked Sendable {
             })
         else { return nil }
         _ = natsSubscription_Unsubscribe(pointer)
-        if RemoteDelivery.current != Unmanaged.passUnretained(self).toOpaque() {
-            completed.wait()
-        }
-        return pointer
+        if RemoteDelivery.current == Unmanaged.passUnretained(self).toOpaque() { return pointer }
+        completed.wait()
+        guard natsConnection_Status(connection.pointer) == NATS_CONN_STATUS_CONNECTED,
+            natsConnection_FlushTimeout(connection.pointer, 1000) == NATS_OK
+        else { return pointer }
+        let address = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(pointer)))
+        registry.withLock { _ = $0.removeValue(forKey: address) }
+        natsSubscription_Destroy(pointer)
+        return nil
     }
 }
 
