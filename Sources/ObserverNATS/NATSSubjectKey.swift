@@ -150,7 +150,12 @@ public enum NATSSubject {
     /// that no string escapes to (a bad escape, or an unescaped reserved character).
     public static func unescapeToken(_ token: Substring) -> String? {
         if token == "%" { return "" }
-        if !token.utf8.contains(UInt8(ascii: "%")) { return String(token) }
+        if !token.utf8.contains(UInt8(ascii: "%")) {
+            // No escape: the token is the string, if it is one `escapeToken` leaves alone
+            // (not empty, nothing reserved).
+            if token.isEmpty || token.unicodeScalars.contains(where: isReservedInToken) { return nil }
+            return String(token)
+        }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(token.utf8.count)
         var iterator = token.utf8.makeIterator()

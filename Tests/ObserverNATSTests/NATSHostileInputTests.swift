@@ -171,6 +171,16 @@ final class NATSHostileInputTests: XCTestCase {
         XCTAssertTrue(waitUntil { canaryReceived.values == [7] })
     }
 
+    func testStringKeysDecodeOnlyFromTheirOwnToken() {
+        // Found by the fuzz target: the empty token decoded as the empty key, whose token is `%`.
+        for token in ["", " ", "a*b", "a>", "%2e", "%41", "%2", "%ZZ", "a%"] {
+            XCTAssertNil(String(natsSubjectTokens: [Substring(token)]), token)
+        }
+        for key in ["", "a.b", "%", " ", "ü", "*", "a%2Eb"] {
+            XCTAssertEqual(String(natsSubjectTokens: key.natsSubjectTokens), key)
+        }
+    }
+
     func testIntegerKeysAreAcceptedOnlyInTheirCanonicalForm() throws {
         for token in ["05", "+5", "0005", "-0", "5 ", "٥", "0x5", ""] {
             XCTAssertNil(Int(natsSubjectTokens: [Substring(token)]), token)
