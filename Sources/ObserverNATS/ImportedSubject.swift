@@ -45,6 +45,8 @@ final class ImportedSubject: @unchecked Sendable {
 
     /// Publishers whose state was forgotten (idle past the expiry, or the table full).
     let forgottenPublishers = HeapAtomicWord<Int>(0)
+    /// At-least-once: ranges of delivered numbers forgotten to keep within the window's budget.
+    let forgottenRanges = HeapAtomicWord<Int>(0)
     /// At-most-once: each publisher's highest sequence number seen here.
     private var gaps: GapTracker
     /// At-least-once: what each publisher had delivered here.
@@ -121,6 +123,9 @@ final class ImportedSubject: @unchecked Sendable {
         case .atLeastOnce:
             let verdict = duplicateFilter.record(publisher: header.publisher, sequence: header.sequence, now: now)
             noteForgotten(duplicateFilter.table.forgotten)
+            if duplicateFilter.forgottenRanges != forgottenRanges.load(ordering: .relaxed) {
+                forgottenRanges.store(duplicateFilter.forgottenRanges, ordering: .relaxed)
+            }
             switch verdict {
             case .malformed:
                 reportMalformed()
@@ -220,4 +225,12 @@ extension NATSImport {
     /// across its silence is not reported; at-least-once, a redelivered copy of one of its
     /// earlier messages is delivered again.
     public var forgottenPublisherCount: Int { imported.forgottenPublishers.load(ordering: .relaxed) }
+
+    /// At-least-once: ranges of delivered sequence numbers this import has forgotten. The
+    /// de-duplication windows of an import hold at most 262 144 ranges together (a range is a run
+    /// of consecutive numbers delivered; holes between them make more); beyond that a publisher's
+    /// lowest range is forgotten, and a redelivered copy of a message in it would be delivered
+    /// again. Honest redeliveries stay far below the bound; a peer publishing every other number
+    /// reaches it.
+    public var forgottenDeliveryRangeCount: Int { imported.forgottenRanges.load(ordering: .relaxed) }
 }

@@ -54,6 +54,8 @@ struct PublisherTable<State> {
     }
 
     let limits: PublisherLimits
+    /// What a state costs (a window's ranges); the table keeps the total in `totalWeight`.
+    private let weight: (State) -> Int
     private var slots: [Slot] = []
     private var slotOf: [UInt64: Int32] = [:]
     private var freeSlots: [Int32] = []
@@ -64,10 +66,13 @@ struct PublisherTable<State> {
     private var recentPublisher: UInt64 = 0
     /// Publishers forgotten so far: idle longer than `limits.idleExpiry`, or dropped to make room.
     private(set) var forgotten = 0
+    /// The sum of `weight` over the states remembered.
+    private(set) var totalWeight = 0
 
-    init(limits: PublisherLimits = .standard) {
+    init(limits: PublisherLimits = .standard, weight: @escaping (State) -> Int = { _ in 0 }) {
         precondition(limits.capacity > 0 && limits.capacity < Int(Int32.max), "capacity out of range")
         self.limits = limits
+        self.weight = weight
     }
 
     /// Publishers remembered now.
@@ -96,13 +101,23 @@ struct PublisherTable<State> {
         recentPublisher = publisher
         // Moved out of the slot so that `body` mutates the only copy (no copy-on-write).
         var state = slots[Int(slot)].state.take()
+        if let state { totalWeight -= weight(state) }
         let result = body(&state)
+        if let state { totalWeight += weight(state) }
         slots[Int(slot)].state = state
         return result
     }
 
+    /// Forgets the publisher seen least recently; false when the table is empty.
+    mutating func forgetOldest() -> Bool {
+        guard oldest >= 0 else { return false }
+        remove(oldest)
+        return true
+    }
+
     private mutating func insert(_ publisher: UInt64, _ state: State, now: UInt64) {
         if slotOf.count >= limits.capacity, oldest >= 0 { remove(oldest) }
+        totalWeight += weight(state)
         let slot: Int32
         let entry = Slot(publisher: publisher, state: state, lastSeen: now, older: newest, newer: -1)
         if let reused = freeSlots.popLast() {
@@ -145,7 +160,7 @@ struct PublisherTable<State> {
         let publisher = slots[Int(slot)].publisher
         slotOf[publisher] = nil
         if recentSlot == slot { recentSlot = -1 }
-        slots[Int(slot)].state = nil
+        if let state = slots[Int(slot)].state.take() { totalWeight -= weight(state) }
         freeSlots.append(slot)
         forgotten += 1
         // Release what the state holds (a SequenceWindow's nodes) now, not when the slot is reused.
@@ -199,20 +214,44 @@ struct GapTracker {
 /// At-least-once: the sequence numbers each publisher had delivered here, to drop copies.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 struct DuplicateFilter {
-    private(set) var table: PublisherTable<SequenceWindow>
+    /// The most ranges all windows of an import hold together: 262 144 (8 MiB at 32 bytes a
+    /// range), four times the unacknowledged messages a consumer may have outstanding (the
+    /// bridge's consumers allow 65 536), which bounds the holes honest redeliveries make.
+    static let standardRangeBudget = 1 << 18
 
-    init(limits: PublisherLimits = .standard) {
-        table = PublisherTable(limits: limits)
+    private(set) var table: PublisherTable<SequenceWindow>
+    let rangeBudget: Int
+    /// Ranges dropped from a window (its lowest) to keep within `rangeBudget`.
+    private(set) var forgottenRanges = 0
+
+    init(limits: PublisherLimits = .standard, rangeBudget: Int = standardRangeBudget) {
+        table = PublisherTable(limits: limits) { $0.rangeCount }
+        self.rangeBudget = max(1, rangeBudget)
     }
 
     /// `.deliver` the first time `sequence` of `publisher` comes, `.duplicate` afterwards (while
-    /// the publisher is remembered), `.malformed` outside ``FrameSequence/valid``.
+    /// the publisher and the range holding `sequence` are remembered), `.malformed` outside
+    /// ``FrameSequence/valid``. Beyond `rangeBudget` ranges in all, the publisher's own lowest
+    /// ranges are forgotten first (a peer making holes pays for them), then the publishers seen
+    /// least recently.
     mutating func record(publisher: UInt64, sequence: UInt64, now: UInt64) -> FrameVerdict {
         guard FrameSequence.valid.contains(sequence) else { return .malformed }
-        return table.update(publisher, now: now) { window -> FrameVerdict in
+        let verdict = table.update(publisher, now: now) { window -> FrameVerdict in
             if window == nil { window = SequenceWindow() }
             return window!.insert(sequence) ? .deliver : .duplicate
         }
+        while table.totalWeight > rangeBudget {
+            let trimmed = table.update(publisher, now: now) { window -> Bool in
+                guard window != nil, window!.rangeCount > 1 else { return false }
+                return window!.removeLowest()
+            }
+            if trimmed {
+                forgottenRanges += 1
+            } else if !table.forgetOldest() {
+                break
+            }
+        }
+        return verdict
     }
 }
 
@@ -316,6 +355,15 @@ struct SequenceWindow {
         case (false, false):
             _ = add(sequence)
         }
+        return true
+    }
+
+    /// Forgets the lowest range, unless it is the only one; false when there was none to forget.
+    mutating func removeLowest() -> Bool {
+        guard root >= 0, nodes[Int(root)].left >= 0 || nodes[Int(root)].right >= 0 else { return false }
+        var node = root
+        while nodes[Int(node)].left >= 0 { node = nodes[Int(node)].left }
+        removeNode(lower: nodes[Int(node)].lower)
         return true
     }
 

@@ -38,6 +38,7 @@ struct FuzzState {
     var gaps = GapTracker(limits: PublisherLimits(capacity: 4, idleExpiry: 40))
     var filter = DuplicateFilter(limits: PublisherLimits(capacity: 1 << 20, idleExpiry: .max))
     var delivered: [UInt64: Set<UInt64>] = [:]
+    var budgeted = DuplicateFilter(limits: PublisherLimits(capacity: 3, idleExpiry: 60), rangeBudget: 8)
     var window = SequenceWindow()
     var windowModel = Set<UInt64>()
     var now: UInt64 = 0
@@ -61,6 +62,9 @@ struct FuzzState {
         } else {
             check(verdict == .malformed, "\(verdict) for \(header.sequence)")
         }
+        let budgetedVerdict = budgeted.record(publisher: header.publisher, sequence: header.sequence, now: now)
+        check((budgetedVerdict == .malformed) == !valid, "budgeted verdict \(budgetedVerdict)")
+        check(budgeted.table.totalWeight <= 8 && budgeted.table.count <= 3, "over the budget")
         let payload = UnsafeRawBufferPointer(rebasing: frame[FrameHeader.size...])
         _ = try? Int(natsWire: payload)
         _ = try? Int8(natsWire: payload)

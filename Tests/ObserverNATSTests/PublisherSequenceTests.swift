@@ -129,6 +129,29 @@ final class PublisherSequenceTests: XCTestCase {
         for index in 1...2 * count { XCTAssertFalse(window.insert(UInt64(index))) }
     }
 
+    func testDeDuplicationWindowsStayWithinTheirRangeBudget() {
+        // One publisher sending every other number: each frame makes a hole, i.e. a range.
+        var filter = DuplicateFilter(rangeBudget: 100)
+        for number in stride(from: UInt64(1), through: 999, by: 2) {
+            XCTAssertEqual(filter.record(publisher: 1, sequence: number, now: 0), .deliver)
+            XCTAssertLessThanOrEqual(filter.table.totalWeight, 100)
+        }
+        XCTAssertEqual(filter.forgottenRanges, 400)
+        // The 100 highest ranges are remembered; the lowest were forgotten (and counted).
+        XCTAssertEqual(filter.record(publisher: 1, sequence: 999, now: 0), .duplicate)
+        XCTAssertEqual(filter.record(publisher: 1, sequence: 801, now: 0), .duplicate)
+        XCTAssertEqual(filter.record(publisher: 1, sequence: 1, now: 0), .deliver)
+        // Many publishers with one range each stay within the budget by forgetting the oldest.
+        var many = DuplicateFilter(limits: PublisherLimits(capacity: 1_000, idleExpiry: .max), rangeBudget: 50)
+        for publisher in 1...200 as ClosedRange<UInt64> {
+            XCTAssertEqual(many.record(publisher: publisher, sequence: 1, now: publisher), .deliver)
+        }
+        XCTAssertEqual(many.table.count, 50)
+        XCTAssertEqual(many.table.totalWeight, 50)
+        XCTAssertEqual(many.table.forgotten, 150)
+        XCTAssertEqual(many.record(publisher: 200, sequence: 1, now: 201), .duplicate)
+    }
+
     func testWindowAgreesWithASetInRandomOrder() {
         var generator = SystemRandomNumberGenerator()
         var window = SequenceWindow()
