@@ -129,6 +129,7 @@ extension NATSBridge {
     func publisher(
         for event: AnyObject, subject: String, tag: UInt8, delivery: NATSDelivery
     ) throws(NATSError) -> ExportedPublisher {
+        try Self.checkJetStreamNames(delivery, consumer: false)
         var jetStream: JetStreamContext?
         if case .atLeastOnce(let stream, _, _) = delivery {
             let context = try self.jetStream()
@@ -272,10 +273,29 @@ extension NATSBridge {
         guard NATSSubject.isValidPattern(subject) else {
             throw NATSError(.invalidSubject, "\"\(subject)\" is not a subject or pattern")
         }
+        try Self.checkJetStreamNames(delivery, consumer: true)
         let imported = ImportedSubject(
             subject: subject, connection: connection, eventIdentity: ObjectIdentifier(event), expectedTag: tag,
             guarantee: Self.guarantee(delivery), status: status, registry: callbacks.importSubjects, deliver: deliver)
         return try register(imported, subject: subject, delivery: delivery)
+    }
+
+    /// Refuses a stream or durable consumer name too long for the JetStream API subjects it goes
+    /// into (`$JS.API.STREAM.CREATE.<stream>`, `$JS.API.CONSUMER.DURABLE.CREATE.<stream>.<durable>`):
+    /// sent, such a subject makes the server close the connection, as any subject over
+    /// ``NATSSubject/maximumSubjectBytes`` does.
+    static func checkJetStreamNames(_ delivery: NATSDelivery, consumer: Bool) throws(NATSError) {
+        guard case .atLeastOnce(let stream, let durable, _) = delivery else { return }
+        let (subject, what) =
+            consumer
+            ? (
+                "$JS.API.CONSUMER.DURABLE.CREATE.\(stream.name).\(durable)",
+                "the JetStream subject of stream \(abbreviated(stream.name)) and consumer \(abbreviated(durable))"
+            )
+            : ("$JS.API.STREAM.CREATE.\(stream.name)", "the JetStream subject of stream \(abbreviated(stream.name))")
+        if let problem = NATSSubject.lengthProblem(subject, what: what) {
+            throw NATSError(.invalidOption, problem)
+        }
     }
 
     static func guarantee(_ delivery: NATSDelivery) -> ImportedSubject.Guarantee {

@@ -165,6 +165,26 @@ final class NATSHostileInputTests: XCTestCase {
                 XCTAssertEqual((error as? NATSError)?.kind, .invalidSubject, "\(error)")
             }
         }
+        // Stream, consumer, bucket and key names go into subjects too: a 5 000-byte one closed the
+        // connection for good.
+        let longName = String(repeating: "N", count: 5_000)
+        XCTAssertThrowsError(
+            try bridge.export(
+                local, to: prefix + ".n",
+                delivery: .atLeastOnce(stream: NATSStream(name: longName, subjects: [prefix + ".n"])))
+        ) { XCTAssertEqual(($0 as? NATSError)?.kind, .invalidOption, "\($0)") }
+        XCTAssertThrowsError(
+            try bridge.import(
+                prefix + ".n", into: remote, delivery: .atLeastOnce(stream: durableStream, durable: longName))
+        ) { XCTAssertEqual(($0 as? NATSError)?.kind, .invalidOption, "\($0)") }
+        XCTAssertThrowsError(try bridge.mirror(ObservableValue(0), bucket: longName, key: "k")) {
+            XCTAssertEqual(($0 as? NATSError)?.kind, .invalidSubject, "\($0)")
+        }
+        XCTAssertThrowsError(
+            try bridge.mirror(ObservableValue(0), bucket: "b", key: String(repeating: "k", count: 3_838))
+        ) {
+            XCTAssertEqual(($0 as? NATSError)?.kind, .invalidSubject, "\($0)")
+        }
         XCTAssertFalse(NATSSubject.isValidPublishSubject(tooLong))
         XCTAssertTrue(NATSSubject.isValidPublishSubject(longest))
         canary.send(7)
