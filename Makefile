@@ -11,7 +11,7 @@ CORE_SOURCES = Sources/CObserverCore/oc_epoch.c Sources/CObserverCore/oc_list.c 
 CORE_INCLUDES = -ISources/CObserverCore/include -ISources/CObserverCore
 CORE_OBJECTS = $(patsubst Sources/CObserverCore/%.c,build-c/%.o,$(CORE_SOURCES))
 
-.PHONY: deps build strict test program-shapes c-test c-test-asan seed-compat snippets demo demo-nats bench bench-nats bench-read-section bench-quick bench-callgrind bench-build torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs docs-preview lint format clean
+.PHONY: fuzz fuzz-build deps build strict test program-shapes c-test c-test-asan seed-compat snippets demo demo-nats bench bench-nats bench-read-section bench-quick bench-callgrind bench-build torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs docs-preview lint format clean
 
 # Installs what the package builds and tests with when it is missing:
 # Concurrency Kit (Debian libck-dev), the NATS C client (libnats-dev),
@@ -75,7 +75,7 @@ WITH_NATS_SERVER = NATS_SERVER=$(NATS_SERVER) .ci/with-nats-server
 build: deps
 	$(SWIFT) build
 
-test: deps c-warnings examples c-test seed-compat snippets bench-build
+test: deps c-warnings examples c-test seed-compat snippets bench-build fuzz
 	$(SWIFT) build --build-tests
 	$(MAKE) --no-print-directory program-shapes
 	$(WITH_NATS_SERVER) $(SWIFT) test --skip-build
@@ -237,6 +237,30 @@ asan-selfcheck: deps
 	else \
 		echo "asan-selfcheck: FAILED for another reason (see build-c/asan-selfcheck.log)"; exit 1; \
 	fi
+
+# libFuzzer over what a NATS import decodes from the network (frame headers,
+# sequence tracking, subject tokens and keys): Tests/Fuzz/FrameDecodingFuzz.swift
+# compiled with the bridge's own source files below, with AddressSanitizer.
+# `make fuzz` runs it for FUZZ_SECONDS (part of `make test`) from the corpus in
+# Tests/Fuzz/corpus (read-only here: new inputs go to build-c/fuzz-corpus);
+# a failing input is written to build-c/fuzz-crash-*. Long form:
+# `make fuzz FUZZ_SECONDS=600`.
+FUZZ_SECONDS ?= 25
+FUZZ_SOURCES = Sources/ObserverNATS/NATSCodec.swift Sources/ObserverNATS/NATSWireValue.swift \
+	Sources/ObserverNATS/NATSSubjectKey.swift Sources/ObserverNATS/PublisherSequences.swift \
+	Tests/Fuzz/FrameDecodingFuzz.swift
+fuzz-build:
+	@mkdir -p build-c/fuzz-corpus
+	$(SWIFTC) -sanitize=fuzzer,address -use-ld=lld -parse-as-library -O -g $(FUZZ_SOURCES) -o build-c/nats-fuzz
+
+# SWIFT_BACKTRACE=enable=no: Swift's crash backtracer and ASan's report fight over a failing run.
+fuzz: fuzz-build
+	@echo "fuzz: $(FUZZ_SECONDS) s (log in build-c/fuzz.log)"
+	@SWIFT_BACKTRACE=enable=no ./build-c/nats-fuzz -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+		-artifact_prefix=build-c/fuzz-crash- build-c/fuzz-corpus Tests/Fuzz/corpus > build-c/fuzz.log 2>&1; \
+		status=$$?; grep -e '^stat::number_of_executed_units' -e '^Done' build-c/fuzz.log; \
+		if [ $$status -ne 0 ]; then tail -n 40 build-c/fuzz.log; echo "fuzz: FAILED (input in build-c/fuzz-crash-*)"; fi; \
+		exit $$status
 
 # The C API test program (Tests/c/oc_core_test.c), built with the debug
 # consistency checks on (it tests them), by the system compiler.

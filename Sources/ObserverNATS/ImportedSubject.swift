@@ -9,7 +9,7 @@ import ObserverSwift
 /// callback has returned.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class ImportedSubject: @unchecked Sendable {
-    // @unchecked: `delivered`, `latest` and `recent*` are read and written only by `receive`, which
+    // @unchecked: `gaps` and `duplicateFilter` are read and written only by `receive`, which
     // cnats calls on the subscription's single dispatcher thread, one message
     // at a time (the same thread across reconnects). The other stored
     // properties are immutable, atomic, or guarded by `subscription`'s lock.
@@ -40,22 +40,29 @@ final class ImportedSubject: @unchecked Sendable {
     /// `onComplete` clears the mark.
     let remoteDeliveryKey = RemoteDelivery.key
     let subscription = LockedState<OpaquePointer?>(nil)
+    /// The bridge's imports' subscriptions by address (``ConnectionCallbacks/importSubjects``).
+    let registry: LockedState<[UInt: String]>
 
+    /// Publishers whose state was forgotten (idle past the expiry, or the table full).
+    let forgottenPublishers = HeapAtomicWord<Int>(0)
+    /// At-least-once: ranges of delivered numbers forgotten to keep within the window's budget.
+    let forgottenRanges = HeapAtomicWord<Int>(0)
+    /// At-most-once: each publisher's highest sequence number seen here.
+    private var gaps: GapTracker
     /// At-least-once: what each publisher had delivered here.
-    private var delivered: [UInt64: SequenceWindow] = [:]
-    /// At-most-once: each publisher's latest sequence number seen here; the publisher of
-    /// the previous message is kept apart, so that a run of one publisher's messages
-    /// costs no hashing.
-    private var latest: [UInt64: UInt64] = [:]
-    private var recentPublisher: UInt64 = 0
-    private var recentSequence: UInt64 = 0
+    private var duplicateFilter: DuplicateFilter
 
     init(
         subject: String, connection: NATSConnection, eventIdentity: ObjectIdentifier, expectedTag: UInt8,
         guarantee: Guarantee,
         status: Event<NATSStatus>,
+        registry: LockedState<[UInt: String]>,
+        limits: PublisherLimits = .standard,
         deliver: @escaping @Sendable (UnsafePointer<CChar>, UnsafeRawBufferPointer) -> Bool
     ) {
+        self.registry = registry
+        self.gaps = GapTracker(limits: limits)
+        self.duplicateFilter = DuplicateFilter(limits: limits)
         self.subject = subject
         self.connection = connection
         self.eventIdentity = eventIdentity
@@ -98,14 +105,38 @@ final class ImportedSubject: @unchecked Sendable {
             acknowledge(message)
             return
         }
+        let now = Self.monotonicNanoseconds()
         switch guarantee {
         case .atMostOnce:
-            trackGap(header)
+            let verdict = gaps.record(publisher: header.publisher, sequence: header.sequence, now: now)
+            noteForgotten(gaps.table.forgotten)
+            switch verdict {
+            case .malformed:
+                reportMalformed()
+                return
+            case .gap(let count):
+                missed.wrappingAdd(count, ordering: .relaxed)
+                status.send(.gap(subject: subject, publisher: header.publisher, missed: count))
+            case .deliver, .duplicate:
+                break
+            }
         case .atLeastOnce:
-            if !delivered[header.publisher, default: SequenceWindow()].insert(header.sequence) {
+            let verdict = duplicateFilter.record(publisher: header.publisher, sequence: header.sequence, now: now)
+            noteForgotten(duplicateFilter.table.forgotten)
+            if duplicateFilter.forgottenRanges != forgottenRanges.load(ordering: .relaxed) {
+                forgottenRanges.store(duplicateFilter.forgottenRanges, ordering: .relaxed)
+            }
+            switch verdict {
+            case .malformed:
+                reportMalformed()
+                acknowledge(message)
+                return
+            case .duplicate:
                 duplicates.wrappingAdd(1, ordering: .relaxed)
                 acknowledge(message)
                 return
+            case .deliver, .gap:
+                break
             }
         }
         let payload = UnsafeRawBufferPointer(rebasing: frame[FrameHeader.size...])
@@ -118,21 +149,26 @@ final class ImportedSubject: @unchecked Sendable {
         acknowledge(message)
     }
 
-    private func trackGap(_ header: FrameHeader) {
-        let last: UInt64?
-        if header.publisher == recentPublisher {
-            last = recentSequence
-        } else {
-            // Another publisher than the previous message's: park that one in the table.
-            if recentPublisher != 0 { latest[recentPublisher] = recentSequence }
-            last = latest[header.publisher]
-            recentPublisher = header.publisher
+    /// Publishes the tracker's count of forgotten publishers to ``forgottenPublishers``.
+    @inline(__always)
+    private func noteForgotten(_ count: Int) {
+        // Only this thread writes the count (see above).
+        if count != forgottenPublishers.load(ordering: .relaxed) {
+            forgottenPublishers.store(count, ordering: .relaxed)
         }
-        recentSequence = max(last ?? 0, header.sequence)
-        guard let last, header.sequence > last + 1 else { return }
-        let gap = Int(header.sequence - last - 1)
-        missed.wrappingAdd(gap, ordering: .relaxed)
-        status.send(.gap(subject: subject, publisher: header.publisher, missed: gap))
+    }
+
+    /// A monotonic clock for the publishers' idle expiry, in nanoseconds: the coarse clock on
+    /// Linux (a few nanoseconds a read, at the kernel tick's resolution, which is plenty for
+    /// an expiry of minutes).
+    static func monotonicNanoseconds() -> UInt64 {
+        var time = timespec()
+        #if os(Linux)
+            clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
+        #else
+            clock_gettime(CLOCK_MONOTONIC, &time)
+        #endif
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 
     private func reportMalformed() {
@@ -147,8 +183,20 @@ final class ImportedSubject: @unchecked Sendable {
     }
 
     /// Unsubscribes and waits until no message callback runs (from this import's own
-    /// handler it cannot wait). Returns the `natsSubscription`, which the caller hands to
-    /// ``NATSBridge`` to destroy after the connection has closed; nil when cancelled already.
+    /// handler it cannot wait), then destroys the `natsSubscription` once cnats can no longer
+    /// reach it. Returns it when it could not be destroyed yet (cancelled from its own handler,
+    /// or the connection is not up): the caller hands it to ``NATSBridge``, which destroys it
+    /// after the connection has closed. Nil when destroyed, or cancelled already.
+    ///
+    /// When cnats can no longer reach it: cnats' reader thread looks a message's subscription
+    /// up under the connection's lock but locks the subscription after releasing that lock,
+    /// holding no reference (cnats 3.4 `natsConn_processMsg`), so a subscription destroyed
+    /// right after its on-complete callback could still be locked by the reader (seen: a freed
+    /// mutex locked, about 1 run in 15). A flush (PING, answered by PONG) read back by the same
+    /// reader thread, which handles the socket's bytes in order, proves that the reader has
+    /// finished with every message it had read before the unsubscription. The slow-consumer
+    /// callback, which also gets the pointer unretained, touches it only while it is
+    /// registered in `registry` (see ``ConnectionCallbacks/asyncError(subscription:error:)``).
     func cancel() -> OpaquePointer? {
         guard
             let pointer = subscription.withLock({ stored -> OpaquePointer? in
@@ -157,58 +205,32 @@ final class ImportedSubject: @unchecked Sendable {
             })
         else { return nil }
         _ = natsSubscription_Unsubscribe(pointer)
-        if RemoteDelivery.current != Unmanaged.passUnretained(self).toOpaque() {
-            completed.wait()
-        }
-        return pointer
+        if RemoteDelivery.current == Unmanaged.passUnretained(self).toOpaque() { return pointer }
+        completed.wait()
+        guard natsConnection_Status(connection.pointer) == NATS_CONN_STATUS_CONNECTED,
+            natsConnection_FlushTimeout(connection.pointer, 1000) == NATS_OK
+        else { return pointer }
+        let address = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(pointer)))
+        registry.withLock { _ = $0.removeValue(forKey: address) }
+        natsSubscription_Destroy(pointer)
+        return nil
     }
 }
 
-/// The sequence numbers of one publisher already delivered, as disjoint
-/// ranges: redeliveries may come in any order, and a receiver may start in
-/// the middle of a publisher's numbers, so neither a maximum nor a floor
-/// from 1 would do. Memory grows with the holes (numbers not delivered yet
-/// while later ones were), not with the messages: in order, it is one range.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
-struct SequenceWindow {
-    /// Sorted, disjoint and not adjacent.
-    private(set) var ranges: [ClosedRange<UInt64>] = []
+extension NATSImport {
+    /// Publishers this import has forgotten so far: each import remembers at most 10 000
+    /// publishers (the least recently seen one is forgotten to make room) and forgets one not
+    /// seen for 10 minutes. A forgotten publisher's next frame starts afresh: at-most-once, a gap
+    /// across its silence is not reported; at-least-once, a redelivered copy of one of its
+    /// earlier messages is delivered again.
+    public var forgottenPublisherCount: Int { imported.forgottenPublishers.load(ordering: .relaxed) }
 
-    /// Records `sequence`; false when it was delivered already.
-    mutating func insert(_ sequence: UInt64) -> Bool {
-        guard let last = ranges.last else {
-            ranges.append(sequence...sequence)
-            return true
-        }
-        if sequence == last.upperBound &+ 1 {
-            ranges[ranges.count - 1] = last.lowerBound...sequence
-            return true
-        }
-        if sequence > last.upperBound {
-            ranges.append(sequence...sequence)
-            return true
-        }
-        // The first range that does not end below `sequence` (the last one at worst).
-        var low = 0
-        var high = ranges.count - 1
-        while low < high {
-            let middle = (low + high) / 2
-            if ranges[middle].upperBound < sequence { low = middle + 1 } else { high = middle }
-        }
-        if ranges[low].contains(sequence) { return false }
-        let joinsNext = sequence &+ 1 == ranges[low].lowerBound
-        let joinsPrevious = low > 0 && ranges[low - 1].upperBound &+ 1 == sequence
-        switch (joinsPrevious, joinsNext) {
-        case (true, true):
-            ranges[low - 1] = ranges[low - 1].lowerBound...ranges[low].upperBound
-            ranges.remove(at: low)
-        case (true, false):
-            ranges[low - 1] = ranges[low - 1].lowerBound...sequence
-        case (false, true):
-            ranges[low] = sequence...ranges[low].upperBound
-        case (false, false):
-            ranges.insert(sequence...sequence, at: low)
-        }
-        return true
-    }
+    /// At-least-once: ranges of delivered sequence numbers this import has forgotten. The
+    /// de-duplication windows of an import hold at most 262 144 ranges together (a range is a run
+    /// of consecutive numbers delivered; holes between them make more); beyond that a publisher's
+    /// lowest range is forgotten, and a redelivered copy of a message in it would be delivered
+    /// again. Honest redeliveries stay far below the bound; a peer publishing every other number
+    /// reaches it.
+    public var forgottenDeliveryRangeCount: Int { imported.forgottenRanges.load(ordering: .relaxed) }
 }

@@ -85,6 +85,9 @@ extension NATSBridge {
         for event: AnyObject, subject: String, tag: UInt8, delivery: NATSDelivery
     ) throws(NATSError) -> ExportedPublisher {
         try checkOpen()
+        if let problem = NATSSubject.lengthProblem(subject, what: "the subject") {
+            throw NATSError(.invalidSubject, problem)
+        }
         guard NATSSubject.isValidPublishSubject(subject) else {
             throw NATSError(.invalidSubject, "\"\(subject)\" is not a subject to publish to (no wildcards, no spaces)")
         }
@@ -97,6 +100,9 @@ extension NATSBridge {
         for event: AnyObject, keys: some Sequence<Key>, prefix: String, tag: UInt8, delivery: NATSDelivery
     ) throws(NATSError) -> [(key: Key, publisher: ExportedPublisher)] {
         try checkOpen()
+        if let problem = NATSSubject.lengthProblem(prefix, what: "the prefix") {
+            throw NATSError(.invalidSubject, problem)
+        }
         guard NATSSubject.isValidPublishSubject(prefix) else {
             throw NATSError(.invalidSubject, "\"\(prefix)\" is not a subject prefix (no wildcards, no spaces)")
         }
@@ -105,6 +111,9 @@ extension NATSBridge {
             guard let subject = NATSSubject.subject(prefix: prefix, key: key) else {
                 throw NATSError(
                     .invalidSubject, "key \(key) has no valid subject tokens (empty, or with . * > or whitespace)")
+            }
+            if let problem = NATSSubject.lengthProblem(subject, what: "the subject of key \(Self.abbreviated(key))") {
+                throw NATSError(.invalidSubject, problem)
             }
             subjects.append((key, subject))
         }
@@ -120,6 +129,7 @@ extension NATSBridge {
     func publisher(
         for event: AnyObject, subject: String, tag: UInt8, delivery: NATSDelivery
     ) throws(NATSError) -> ExportedPublisher {
+        try Self.checkJetStreamNames(delivery, consumer: false)
         var jetStream: JetStreamContext?
         if case .atLeastOnce(let stream, _, _) = delivery {
             let context = try self.jetStream()
@@ -193,7 +203,9 @@ extension NATSBridge {
         prefix: String, matching pattern: String = ">", into event: KeyedEvent<Key, Value>,
         codec: NATSCodec<Value>, delivery: NATSDelivery = .atMostOnce
     ) throws(NATSError) -> NATSImport {
-        let subject = try keyedPattern(prefix: prefix, matching: pattern)
+        let subject = try keyedPattern(prefix: prefix, matching: pattern, tokenCount: Key.natsSubjectTokenCount) {
+            Key(natsSubjectTokens: $0) != nil
+        }
         let decode = codec.decode
         let prefixLength = prefix.utf8.count + 1
         return try importFrames(subject, into: event, tag: codec.tag, delivery: delivery) { subjectPointer, payload in
@@ -210,14 +222,42 @@ extension NATSBridge {
         }
     }
 
-    /// `prefix.pattern`, or an error when it is not a pattern under a publish subject.
+    /// `prefix.pattern`, or an error when it is not a pattern under a publish subject, or when it
+    /// can match no key: its count of tokens is not `tokenCount` (nil: any count), or it has no
+    /// wildcard and `isKey` refuses its tokens.
     @usableFromInline
-    func keyedPattern(prefix: String, matching pattern: String) throws(NATSError) -> String {
+    func keyedPattern(
+        prefix: String, matching pattern: String, tokenCount: Int?, isKey: ([Substring]) -> Bool
+    ) throws(NATSError) -> String {
         let subject = prefix + "." + pattern
+        if let problem = NATSSubject.lengthProblem(subject, what: "the pattern \"\(prefix)\" + \"\(pattern)\"") {
+            throw NATSError(.invalidSubject, problem)
+        }
         guard NATSSubject.isValidPublishSubject(prefix), NATSSubject.isValidPattern(subject) else {
             throw NATSError(.invalidSubject, "\"\(prefix)\" + \"\(pattern)\" is not a subject pattern")
         }
+        let tokens = pattern.split(separator: ".", omittingEmptySubsequences: false)
+        let hint =
+            "it matches no key (to import one key whose text has `.`, `*`, `>` or spaces, pass "
+            + "NATSSubject.pattern(forKey:) as `matching:`: keys are escaped, \"a.b\" is the token a%2Eb)"
+        if let tokenCount {
+            let matchesCount = tokens.last == ">" ? tokens.count <= tokenCount : tokens.count == tokenCount
+            guard matchesCount else {
+                throw NATSError(
+                    .invalidSubject,
+                    "pattern \"\(pattern)\" has \(tokens.count) tokens and every key has \(tokenCount): \(hint)")
+            }
+        }
+        if !tokens.contains(where: { $0 == "*" || $0 == ">" }) && !isKey(tokens) {
+            throw NATSError(.invalidSubject, "pattern \"\(pattern)\" is no key's tokens: \(hint)")
+        }
         return subject
+    }
+
+    /// A key for an error message: its first 40 characters.
+    static func abbreviated(_ key: some Any) -> String {
+        let text = String(describing: key)
+        return text.count > 40 ? "\"\(text.prefix(40))…\" (\(text.count) characters)" : "\"\(text)\""
     }
 
     /// Subscribes an import of `subject` whose frames carry `tag`; `deliver` decodes a
@@ -227,13 +267,35 @@ extension NATSBridge {
         _ subject: String, into event: AnyObject, tag: UInt8, delivery: NATSDelivery,
         deliver: @escaping @Sendable (_ subject: UnsafePointer<CChar>, _ payload: UnsafeRawBufferPointer) -> Bool
     ) throws(NATSError) -> NATSImport {
+        if let problem = NATSSubject.lengthProblem(subject, what: "the subject") {
+            throw NATSError(.invalidSubject, problem)
+        }
         guard NATSSubject.isValidPattern(subject) else {
             throw NATSError(.invalidSubject, "\"\(subject)\" is not a subject or pattern")
         }
+        try Self.checkJetStreamNames(delivery, consumer: true)
         let imported = ImportedSubject(
             subject: subject, connection: connection, eventIdentity: ObjectIdentifier(event), expectedTag: tag,
-            guarantee: Self.guarantee(delivery), status: status, deliver: deliver)
+            guarantee: Self.guarantee(delivery), status: status, registry: callbacks.importSubjects, deliver: deliver)
         return try register(imported, subject: subject, delivery: delivery)
+    }
+
+    /// Refuses a stream or durable consumer name too long for the JetStream API subjects it goes
+    /// into (`$JS.API.STREAM.CREATE.<stream>`, `$JS.API.CONSUMER.DURABLE.CREATE.<stream>.<durable>`):
+    /// sent, such a subject makes the server close the connection, as any subject over
+    /// ``NATSSubject/maximumSubjectBytes`` does.
+    static func checkJetStreamNames(_ delivery: NATSDelivery, consumer: Bool) throws(NATSError) {
+        guard case .atLeastOnce(let stream, let durable, _) = delivery else { return }
+        let (subject, what) =
+            consumer
+            ? (
+                "$JS.API.CONSUMER.DURABLE.CREATE.\(stream.name).\(durable)",
+                "the JetStream subject of stream \(abbreviated(stream.name)) and consumer \(abbreviated(durable))"
+            )
+            : ("$JS.API.STREAM.CREATE.\(stream.name)", "the JetStream subject of stream \(abbreviated(stream.name))")
+        if let problem = NATSSubject.lengthProblem(subject, what: what) {
+            throw NATSError(.invalidOption, problem)
+        }
     }
 
     static func guarantee(_ delivery: NATSDelivery) -> ImportedSubject.Guarantee {

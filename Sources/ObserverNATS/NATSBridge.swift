@@ -131,12 +131,15 @@ public final class NATSBridge: Sendable {
         }
         try check(natsOptions_SetSecure(natsOptions, true), "turning TLS on")
         if let file = tls.trustedCertificatesFile {
+            try NATSError.checkReadable(file, "the trusted certificates file")
             try check(natsOptions_LoadCATrustedCertificates(natsOptions, file), "loading \(file)")
         }
         if tls.clientCertificateFile != nil || tls.clientKeyFile != nil {
             guard let certificate = tls.clientCertificateFile, let key = tls.clientKeyFile else {
                 throw NATSError(.invalidOption, "TLS: a client certificate needs both a certificate and a key file")
             }
+            try NATSError.checkReadable(certificate, "the client certificate file")
+            try NATSError.checkReadable(key, "the client key file")
             try check(natsOptions_LoadCertificatesChain(natsOptions, certificate, key), "loading \(certificate)")
         }
         if let host = tls.expectedHostname {

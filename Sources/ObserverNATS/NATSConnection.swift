@@ -61,7 +61,15 @@ final class ConnectionCallbacks: Sendable {
     func install(on options: OpaquePointer, closure: UnsafeMutableRawPointer) throws(NATSError) {
         try NATSError.check(
             natsOptions_SetDisconnectedCB(
-                options, { _, closure in ConnectionCallbacks.from(closure).status.send(.disconnected) }, closure),
+                options,
+                { connection, closure in
+                    // cnats also reports the socket that `natsConnection_Close` shuts as a
+                    // disconnection, with the connection already marked closed (it runs this
+                    // callback later, on its callback thread): that one is no loss and no
+                    // reconnection follows, so only `.closed` is reported.
+                    if let connection, natsConnection_IsClosed(connection) { return }
+                    ConnectionCallbacks.from(closure).status.send(.disconnected)
+                }, closure),
             "setting the disconnected callback")
         try NATSError.check(
             natsOptions_SetReconnectedCB(
@@ -92,13 +100,23 @@ final class ConnectionCallbacks: Sendable {
 
     func asyncError(subscription: OpaquePointer?, error: natsStatus) {
         if error == NATS_SLOW_CONSUMER, let subscription {
-            var dropped: Int64 = 0
-            _ = natsSubscription_GetDropped(subscription, &dropped)
+            // cnats passes the subscription unretained, and the callback may run after a cancelled
+            // import's subscription was destroyed: touch it only while it is registered (an
+            // import unregisters it, under this lock, before destroying it).
             let address = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(subscription)))
-            let subject =
-                importSubjects.withLock { $0[address] }
-                ?? natsSubscription_GetSubject(subscription).map { String(cString: $0) } ?? ""
-            status.send(.slowConsumer(subject: subject, dropped: Int(dropped)))
+            let report = importSubjects.withLock { subjects -> (subject: String, dropped: Int64)? in
+                guard let subject = subjects[address] else { return nil }
+                var dropped: Int64 = 0
+                _ = natsSubscription_GetDropped(subscription, &dropped)
+                return (subject, dropped)
+            }
+            if let report {
+                status.send(.slowConsumer(subject: report.subject, dropped: Int(report.dropped)))
+            } else {
+                // A subscription of cnats' own (JetStream acknowledgments, a mirror's watcher), or
+                // an import's already destroyed: not one to read from.
+                status.send(.error("slow consumer: a client-internal subscription dropped messages"))
+            }
             return
         }
         status.send(.error(String(cString: natsStatus_GetText(error))))

@@ -1,4 +1,5 @@
 import CNATS
+import Foundation
 
 /// Why a bridge operation failed.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
@@ -17,6 +18,9 @@ public struct NATSError: Error, Equatable, Sendable, CustomStringConvertible {
         case closed
         /// A JetStream or key-value request failed.
         case jetStream
+        /// TLS failed at connect: the handshake, a server certificate the client does not trust
+        /// (or a host name it does not carry), or TLS required by one side and not the other.
+        case tls
         /// Anything else cnats reported.
         case client
     }
@@ -45,14 +49,33 @@ public struct NATSError: Error, Equatable, Sendable, CustomStringConvertible {
         case NATS_CONNECTION_AUTH_FAILED, NATS_NOT_PERMITTED: kind = .authorizationFailed
         case NATS_INVALID_SUBJECT: kind = .invalidSubject
         case NATS_CONNECTION_CLOSED: kind = .closed
+        case NATS_SSL_ERROR, NATS_SECURE_CONNECTION_WANTED, NATS_SECURE_CONNECTION_REQUIRED: kind = .tls
         default: kind = .client
         }
         var detail = ""
         if let last = nats_GetLastError(nil) {
-            let lastText = String(cString: last)
+            // cnats prints OpenSSL's reason with `%s`, which glibc renders "(null)" when OpenSSL
+            // gave none: drop it rather than show it.
+            var lastText = String(cString: last)
+            if lastText.hasSuffix("(null)") {
+                lastText = String(lastText.dropLast("(null)".count))
+                while lastText.hasSuffix(" ") || lastText.hasSuffix(":") { lastText.removeLast() }
+            }
             if !lastText.isEmpty && lastText != text { detail = " (\(lastText))" }
         }
         return NATSError(kind, "\(what): \(text)\(detail)", status: Int32(bitPattern: status.rawValue))
+    }
+
+    /// Throws ``Kind/invalidOption`` naming `path` and the system's reason when the file at
+    /// `path` cannot be opened for reading (cnats' own error for it ends in OpenSSL's empty reason).
+    static func checkReadable(_ path: String, _ what: String) throws(NATSError) {
+        let descriptor = open(path, O_RDONLY)
+        if descriptor >= 0 {
+            close(descriptor)
+            return
+        }
+        let reason = String(cString: strerror(errno))
+        throw NATSError(.invalidOption, "TLS: cannot read \(what) \(path): \(reason)")
     }
 
     static func check(_ status: natsStatus, _ what: @autoclosure () -> String) throws(NATSError) {

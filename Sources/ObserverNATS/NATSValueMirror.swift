@@ -150,6 +150,14 @@ extension NATSBridge {
         guard NATSSubject.isValidPublishSubject(key), key.unicodeScalars.allSatisfy({ $0.isASCII }) else {
             throw NATSError(.invalidSubject, "key \"\(key)\" is not a key-value key (ASCII tokens, no wildcards)")
         }
+        // The longest subjects the mirror's names go into: its entries' and its stream's creation.
+        for (subject, what) in [
+            ("$KV.\(bucket).\(key)", "bucket and key"), ("$JS.API.STREAM.CREATE.KV_\(bucket)", "bucket"),
+        ] {
+            if let problem = NATSSubject.lengthProblem(subject, what: "the subject of the \(what)") {
+                throw NATSError(.invalidSubject, problem)
+            }
+        }
         let jetStream = try self.jetStream()
         let state = MirroredValueState(bucket: bucket, key: key, status: status)
         state.store = try Self.openBucket(bucket, jetStream: jetStream)

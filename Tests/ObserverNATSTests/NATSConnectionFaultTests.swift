@@ -135,6 +135,64 @@ final class NATSConnectionFaultTests: XCTestCase {
         XCTAssertThrowsError(try NATSBridge(options: options))
     }
 
+    /// `Tests/Fixtures/tls/<name>` (see its README).
+    func tlsFixture(_ name: String) -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/tls/\(name)").path
+    }
+
+    func testTLSFailuresHaveTheirOwnKindAndAMissingFileIsNamedWithItsReason() throws {
+        var options = try NATSTestEnvironment.options()
+        options.tls = NATSOptions.TLS(trustedCertificatesFile: "/nonexistent/ca.pem")
+        XCTAssertThrowsError(try NATSBridge(options: options)) { error in
+            XCTAssertEqual((error as? NATSError)?.kind, .invalidOption, "\(error)")
+            XCTAssertFalse("\(error)".contains("(null)"), "\(error)")
+            XCTAssertTrue("\(error)".contains("/nonexistent/ca.pem: No such file or directory"), "\(error)")
+        }
+
+        let server = try OwnedNATSServer(
+            arguments: ["--tls", "--tlscert", tlsFixture("server.pem"), "--tlskey", tlsFixture("server-key.pem")],
+            jetStream: false)
+        defer { server.stop() }
+        var secure = NATSOptions(servers: [server.url])
+        secure.connectTimeout = .seconds(2)
+        secure.maxReconnectAttempts = 0
+        // The authority that signed the server's certificate: connects, and carries events.
+        secure.tls = NATSOptions.TLS(trustedCertificatesFile: tlsFixture("ca.pem"))
+        let bridge = try NATSBridge(options: secure)
+        let subject = NATSTestEnvironment.uniqueSubject()
+        let remote = Event<Int>()
+        let received = Collected<Int>()
+        let token = remote.subscribe { received.append($0) }
+        defer { token.cancel() }
+        try bridge.import(subject, into: remote)
+        let exporter = try NATSBridge(options: secure)
+        let local = Event<Int>()
+        try exporter.export(local, to: subject)
+        local.send(1)
+        XCTAssertTrue(waitUntil { received.values == [1] })
+        exporter.close()
+        bridge.close()
+
+        // Another authority: the server's certificate is not trusted.
+        secure.tls = NATSOptions.TLS(trustedCertificatesFile: tlsFixture("other-ca.pem"))
+        XCTAssertThrowsError(try NATSBridge(options: secure)) { error in
+            XCTAssertEqual((error as? NATSError)?.kind, .tls, "\(error)")
+        }
+        // No TLS asked for, against a server that requires it.
+        secure.tls = nil
+        XCTAssertThrowsError(try NATSBridge(options: secure)) { error in
+            XCTAssertEqual((error as? NATSError)?.kind, .tls, "\(error)")
+        }
+        // TLS asked for, against a plain server.
+        var plain = try NATSTestEnvironment.options()
+        plain.tls = NATSOptions.TLS(trustedCertificatesFile: tlsFixture("ca.pem"))
+        plain.maxReconnectAttempts = 0
+        XCTAssertThrowsError(try NATSBridge(options: plain)) { error in
+            XCTAssertEqual((error as? NATSError)?.kind, .tls, "\(error)")
+        }
+    }
+
     func testEmptyServerListIsRejected() {
         XCTAssertThrowsError(try NATSBridge(options: NATSOptions(servers: []))) {
             XCTAssertEqual(($0 as? NATSError)?.kind, .invalidOption)

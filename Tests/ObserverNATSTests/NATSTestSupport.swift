@@ -113,7 +113,8 @@ final class OwnedNATSServer: @unchecked Sendable {
         let found = waitUntil(timeout: 10) {
             guard let name = try? FileManager.default.contentsOfDirectory(atPath: portsDirectory.path).first,
                 let text = readPortsFile(portsDirectory.appendingPathComponent(name).path),
-                let range = text.range(of: #"nats://127\.0\.0\.1:[0-9]+"#, options: .regularExpression),
+                // `tls://` for a server started with `--tls`.
+                let range = text.range(of: #"(nats|tls)://127\.0\.0\.1:[0-9]+"#, options: .regularExpression),
                 let port = Int(text[range].split(separator: ":").last ?? "")
             else { return false }
             self.port = port
