@@ -664,6 +664,10 @@ final class JetStreamContext: @unchecked Sendable {
         var filter: String
         var redeliveryWait: Duration
         var heartbeat: Duration
+        /// The stream's retention: only under `.limits` may a stalled consumer be deleted
+        /// (deleting the consumer of an interest or work-queue stream lets the server drop
+        /// the messages it has not acknowledged).
+        var retention: NATSStream.Retention
 
         var deliverSubject: String { "_observer.deliver.\(stream).\(durable)" }
     }
@@ -760,28 +764,51 @@ final class JetStreamContext: @unchecked Sendable {
             .asJetStream
     }
 
-    /// Deletes and adds the consumer again, delivering from after its acknowledgment floor
-    /// (from the first message when it is gone): the recovery of a stalled consumer.
+    /// The recovery of a stalled consumer. A consumer that no longer exists is added again
+    /// (from the stream's first message: the import drops what it delivered already). One
+    /// that exists is deleted and added again from after its acknowledgment floor under
+    /// `.limits` retention; under the others its leadership moves to another server of the
+    /// cluster (a single server's is left alone, and the error says why).
     func recreateConsumer(_ specification: ConsumerSpecification) throws(NATSError) {
         var info: UnsafeMutablePointer<jsConsumerInfo>?
         var code = jsErrCode(0)
         let found = specification.stream.withCString { streamPointer in
             specification.durable.withCString { js_GetConsumerInfo(&info, pointer, streamPointer, $0, nil, &code) }
         }
-        var floor: UInt64?
-        if found == NATS_OK, let info {
-            floor = info.pointee.AckFloor.Stream
-            jsConsumerInfo_Destroy(info)
-            let deleted = specification.stream.withCString { streamPointer in
-                specification.durable.withCString { js_DeleteConsumer(pointer, streamPointer, $0, nil, &code) }
-            }
-            if deleted != NATS_OK && deleted != NATS_NOT_FOUND {
-                throw NATSError.from(deleted, "deleting stalled consumer \(specification.durable)")!.asJetStream
-            }
-        } else if found != NATS_NOT_FOUND {
+        if found == NATS_NOT_FOUND {
+            try addConsumer(specification, startingAfter: nil)
+            return
+        }
+        guard found == NATS_OK, let info else {
             throw NATSError.from(found, "looking up stalled consumer \(specification.durable)")!.asJetStream
         }
-        try addConsumer(specification, startingAfter: floor.flatMap { $0 == 0 ? nil : $0 })
+        let floor = info.pointee.AckFloor.Stream
+        let clustered = info.pointee.Cluster.map { $0.pointee.ReplicasLen > 0 } ?? false
+        jsConsumerInfo_Destroy(info)
+        guard specification.retention == .limits else {
+            guard clustered else {
+                throw NATSError(
+                    .jetStream,
+                    "consumer \(specification.durable) stalled; it is not deleted, because its stream's retention "
+                        + "is \(specification.retention) and deleting it could drop unacknowledged messages")
+            }
+            var reply: OpaquePointer?
+            let subject = "$JS.API.CONSUMER.LEADER.STEPDOWN.\(specification.stream).\(specification.durable)"
+            let result = natsConnection_Request(&reply, connection.pointer, subject, nil, 0, 5000)
+            natsMsg_Destroy(reply)
+            if let error = NATSError.from(result, "moving stalled consumer \(specification.durable) to another server")
+            {
+                throw error.asJetStream
+            }
+            return
+        }
+        let deleted = specification.stream.withCString { streamPointer in
+            specification.durable.withCString { js_DeleteConsumer(pointer, streamPointer, $0, nil, &code) }
+        }
+        if deleted != NATS_OK && deleted != NATS_NOT_FOUND {
+            throw NATSError.from(deleted, "deleting stalled consumer \(specification.durable)")!.asJetStream
+        }
+        try addConsumer(specification, startingAfter: floor == 0 ? nil : floor)
     }
 }
 

@@ -331,7 +331,7 @@ public final class NATSBridge: Sendable {
             }
             let specification = JetStreamContext.ConsumerSpecification(
                 stream: stream.name, durable: durable, filter: subject, redeliveryWait: redeliveryWait,
-                heartbeat: options.consumerHeartbeat)
+                heartbeat: options.consumerHeartbeat, retention: stream.retention)
             subscribeSubject = try jetStream.ensureConsumer(specification)
             consumer = PushConsumer(
                 imported: imported, connection: connection, jetStream: jetStream, specification: specification,

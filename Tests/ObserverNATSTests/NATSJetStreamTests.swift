@@ -205,4 +205,66 @@ final class NATSJetStreamTests: XCTestCase {
         XCTAssertEqual(received.values, Array(1...100))
         XCTAssertEqual(imported.malformedCount, 0)
     }
+
+    /// Replaces the consumer with one that pushes to another subject (a consumer that exists but
+    /// no longer reaches the import), keeping the rest of its configuration. The server refuses
+    /// to change the deliver subject of a consumer with a subscriber, hence delete and create.
+    func divert(_ admin: JetStreamAdmin, stream: String, durable: String, filter: String) -> [String: Any]? {
+        admin.request("CONSUMER.DELETE.\(stream).\(durable)")
+        return admin.request(
+            "CONSUMER.DURABLE.CREATE.\(stream).\(durable)",
+            [
+                "stream_name": stream,
+                "config": [
+                    "durable_name": durable, "deliver_subject": "elsewhere.\(durable)", "filter_subject": filter,
+                    "ack_policy": "explicit", "ack_wait": 2_000_000_000, "idle_heartbeat": 200_000_000,
+                    "flow_control": true, "max_ack_pending": 65_536, "deliver_policy": "all",
+                ],
+            ])
+    }
+
+    func testAConsumerThatNoLongerReachesTheImportIsRecreatedUnderLimitsRetentionAndKeptOtherwise() throws {
+        let server = try OwnedNATSServer()
+        defer { server.stop() }
+        let admin = try JetStreamAdmin(url: server.url)
+        let log = StatusLog()
+        let bridge = try NATSBridge(
+            options: options(server) { $0.consumerHeartbeat = .milliseconds(200) }, status: log.event)
+        defer { bridge.close() }
+        for retention in [NATSStream.Retention.limits, .interest] {
+            let name = retention == .limits ? "DIVERTLIMITS" : "DIVERTINTEREST"
+            let subject = "\(name.lowercased()).values"
+            let stream = NATSStream(name: name, subjects: ["\(name.lowercased()).>"], retention: retention)
+            let local = Event<Int>()
+            let remote = Event<Int>()
+            let received = Collected<Int>()
+            let token = remote.subscribe { received.append($0) }
+            defer { token.cancel() }
+            try bridge.export(local, to: subject, delivery: .atLeastOnce(stream: stream))
+            try bridge.import(subject, into: remote, delivery: .atLeastOnce(stream: stream, durable: "diverted"))
+            for value in 1...10 { local.send(value) }
+            XCTAssertTrue(waitUntil { received.count == 10 })
+            let diverted = divert(admin, stream: name, durable: "diverted", filter: subject)
+            XCTAssertNil(diverted?["error"], "\(diverted ?? [:])")
+            XCTAssertTrue(
+                waitUntil { log.values.contains(.consumerStalled(subject: subject, durable: "diverted")) }, name)
+            switch retention {
+            case .limits:
+                XCTAssertTrue(
+                    waitUntil { log.values.contains(.consumerRecovered(subject: subject, durable: "diverted")) })
+                for value in 11...20 { local.send(value) }
+                XCTAssertTrue(waitUntil { received.count == 20 })
+                XCTAssertEqual(received.values, Array(1...20))
+            default:
+                XCTAssertTrue(
+                    waitUntil {
+                        log.values.contains {
+                            if case .error(let text) = $0 { text.contains("retention is interest") } else { false }
+                        }
+                    })
+                let config = admin.request("CONSUMER.INFO.\(name).diverted")?["config"] as? [String: Any]
+                XCTAssertEqual(config?["deliver_subject"] as? String, "elsewhere.diverted", "left alone")
+            }
+        }
+    }
 }
