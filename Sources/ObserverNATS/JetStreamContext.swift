@@ -326,16 +326,17 @@ final class JetStreamContext: @unchecked Sendable {
                 retryCondition.unlock()
                 return
             }
-            var batch = retryState.queue
-            retryState.queue = []
             retryCondition.unlock()
-
+            // Asked without this lock held: cnats' connection lock is never taken under it.
             guard natsConnection_Status(connection.pointer) == NATS_CONN_STATUS_CONNECTED else {
-                // Down: keep the messages (first, in their order) and look again in 50 ms.
-                requeue(batch)
+                // Down: leave the queue as it is and look again in 50 ms.
                 backoff = 0.05
                 continue
             }
+            retryCondition.lock()
+            var batch = retryState.queue
+            retryState.queue = []
+            retryCondition.unlock()
             let sawNoResponders = batch.contains { $0.failure == .noResponders }
             batch.removeAll { retry in
                 guard case .refused(let reason) = retry.failure else { return false }

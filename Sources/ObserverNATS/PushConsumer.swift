@@ -30,7 +30,9 @@ final class PushConsumer: @unchecked Sendable {
     /// How long without activity is a stall (three heartbeat intervals), in ns.
     let stallAfter: UInt64
     private let watchState = LockedState(WatchState())
-    private let timer: DispatchSourceTimer
+    /// The watch's timer: made and resumed by `startWatching()` (libdispatch must not release a
+    /// source that was never resumed), cancelled by `stopWatching()`.
+    private let timer = LockedState<DispatchSourceTimer?>(nil)
 
     struct WatchState {
         /// Uptime when the stall was reported; nil while the consumer delivers.
@@ -50,20 +52,22 @@ final class PushConsumer: @unchecked Sendable {
         self.specification = specification
         self.status = status
         self.stallAfter = UInt64(max(1, specification.heartbeat.wholeMilliseconds)) * 3_000_000
-        timer = DispatchSource.makeTimerSource(
-            queue: DispatchQueue(label: "ObserverNATS.consumer.\(specification.durable)"))
     }
 
-    /// Starts watching, every heartbeat interval.
+    /// Starts watching, every heartbeat interval, on a queue of its own (a recovery waits
+    /// for JetStream requests).
     func startWatching() {
         let interval = DispatchTimeInterval.milliseconds(Int(max(1, specification.heartbeat.wholeMilliseconds)))
-        timer.schedule(deadline: .now() + interval, repeating: interval)
-        timer.setEventHandler { [weak self] in self?.check() }
-        timer.resume()
+        let source = DispatchSource.makeTimerSource(
+            queue: DispatchQueue(label: "ObserverNATS.consumer.\(specification.durable)"))
+        source.schedule(deadline: .now() + interval, repeating: interval)
+        source.setEventHandler { [weak self] in self?.check() }
+        timer.withLock { $0 = source }
+        source.resume()
     }
 
     func stopWatching() {
-        timer.cancel()
+        timer.withLock { $0 }?.cancel()
     }
 
     private func check() {

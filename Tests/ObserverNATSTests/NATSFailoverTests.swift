@@ -12,14 +12,14 @@ import XCTest
 final class NATSFailoverTests: XCTestCase {
     static let eventCount = Int(ProcessInfo.processInfo.environment["OBSERVER_FAILOVER_EVENTS"] ?? "") ?? 20_000
 
-    /// Sends 1...eventCount on `event` from a thread of its own, pausing 1 ms every 200
-    /// events (about 20 000 events/s at most), and runs `fault` once `faultAt` are sent.
+    /// Sends 1...eventCount on `event` from a thread of its own, pausing 1 ms every 20
+    /// events (20 000 events/s at most), and runs `fault` once `faultAt` are sent.
     func send(_ event: Event<Int>, faultAt: Int, fault: @escaping @Sendable () -> Void) -> Thread {
         let sender = Thread {
             for value in 1...Self.eventCount {
                 if value == faultAt { fault() }
                 event.send(value)
-                if value % 200 == 0 { usleep(1_000) }
+                if value % 20 == 0 { usleep(1_000) }
             }
         }
         sender.start()
@@ -65,18 +65,29 @@ final class NATSFailoverTests: XCTestCase {
         let victim = try XCTUnwrap(cluster.index(of: streamLeader))
 
         let start = Date()
-        let sender = send(local, faultAt: Self.eventCount / 3) { cluster.kill9(victim) }
+        let killed = LockedValue<Date?>(nil)
+        let sender = send(local, faultAt: Self.eventCount / 3) {
+            cluster.kill9(victim)
+            killed.value = Date()
+        }
         XCTAssertTrue(waitUntil(timeout: 60) { sender.isFinished })
+        let sent = Date()
         XCTAssertEqual(publisher.flush(timeout: .seconds(60)), 0, "every publish stored")
+        let stored = Date()
         XCTAssertTrue(waitUntil(timeout: 60) { Set(received.values).count >= Self.eventCount })
+        let complete = Date()
         // Redeliveries of messages whose acknowledgment the kill lost come after the redelivery wait.
         usleep(2_500_000)
         let account = DeliveryAccount(received.values, expected: Self.eventCount)
+        if ProcessInfo.processInfo.environment["OBSERVER_FAILOVER_VERBOSE"] != nil {
+            print("subscriber statuses: \(subscriberLog.values)\npublisher statuses: \(publisherLog.values)")
+        }
         print(
             "cluster, kill -9 of stream and consumer leader \(streamLeader): \(account); "
                 + "\(imported.duplicateCount) redelivered copies dropped, \(export.failedPublishes) failed publishes, "
-                + "stalls \(subscriberLog.count { if case .consumerStalled = $0 { true } else { false } }), "
-                + "\(String(format: "%.1f", Date().timeIntervalSince(start))) s")
+                + "stalls \(subscriberLog.count { if case .consumerStalled = $0 { true } else { false } }); "
+                + "after the start: killed \(seconds(killed.value, start)) s, all sent \(seconds(sent, start)) s, "
+                + "all stored \(seconds(stored, start)) s, all delivered \(seconds(complete, start)) s")
         XCTAssertEqual(account.lost, 0)
         XCTAssertEqual(account.duplicated, 0)
         XCTAssertEqual(account.delivered, Self.eventCount)
@@ -140,6 +151,10 @@ final class NATSFailoverTests: XCTestCase {
         XCTAssertEqual(account.duplicated, 0)
         XCTAssertEqual(account.delivered, Self.eventCount)
         XCTAssertEqual(export.failedPublishes, 0)
+    }
+
+    func seconds(_ date: Date?, _ start: Date) -> String {
+        date.map { String(format: "%.1f", $0.timeIntervalSince(start)) } ?? "-"
     }
 
     /// Polls `leader` every 100 ms for up to 15 s.
