@@ -70,6 +70,16 @@ final class NATSFailoverTests: XCTestCase {
             cluster.kill9(victim)
             killed.value = Date()
         }
+        let verbose = ProcessInfo.processInfo.environment["OBSERVER_FAILOVER_VERBOSE"] != nil
+        let sampler = Thread {
+            while verbose && Set(received.values).count < Self.eventCount && Date().timeIntervalSince(start) < 60 {
+                print(
+                    String(format: "%.1f", Date().timeIntervalSince(start)), "s: pending", publisher.pendingPublishes,
+                    "received", received.count, "stream leader", admin.leader(stream: "FAILOVER") ?? "none")
+                usleep(500_000)
+            }
+        }
+        sampler.start()
         XCTAssertTrue(waitUntil(timeout: 60) { sender.isFinished })
         let sent = Date()
         XCTAssertEqual(publisher.flush(timeout: .seconds(60)), 0, "every publish stored")
