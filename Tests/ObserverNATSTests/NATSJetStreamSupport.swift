@@ -48,9 +48,61 @@ final class JetStreamAdmin: @unchecked Sendable {
     }
 }
 
+/// Launches servers whose life is bounded: on Linux under `timeout -s KILL 600`, so that a
+/// server outlives a test process that crashed (and never ran its `deinit`) by at most 10
+/// minutes. `kill9` kills the server itself, by its pid (`timeout` then exits with it).
+enum BoundedServerProcess {
+    static let lifetimeSeconds = 600
+
+    static func make(_ executable: String, _ arguments: [String]) -> Process {
+        let process = Process()
+        #if os(Linux)
+            if FileManager.default.isExecutableFile(atPath: "/usr/bin/timeout") {
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+                process.arguments = ["-s", "KILL", String(lifetimeSeconds), executable] + arguments
+                return process
+            }
+        #endif
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        return process
+    }
+
+    /// `kill -9` of the server `process` runs (its `timeout`'s child, or itself), then waits for `process`.
+    static func kill9(_ process: Process) {
+        guard process.isRunning else { return }
+        let pid = process.processIdentifier
+        if process.executableURL?.path == "/usr/bin/timeout" {
+            if let child = child(of: pid) {
+                kill(child, SIGKILL)
+            } else {
+                // Not forked yet: `timeout` passes SIGTERM on to its child when there is one.
+                kill(pid, SIGTERM)
+            }
+        } else {
+            kill(pid, SIGKILL)
+        }
+        process.waitUntilExit()
+    }
+
+    /// The first child of `pid` (Linux's `/proc/<pid>/task/<pid>/children`).
+    private static func child(of pid: pid_t) -> pid_t? {
+        let path = "/proc/\(pid)/task/\(pid)/children"
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: 256)
+        let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        let text = String(decoding: bytes[0..<count], as: UTF8.self)
+        return text.split(separator: " ").first.flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+}
+
 /// Three nats-servers with JetStream clustered on loopback: free ports chosen up front
 /// (kept across restarts), each with a private store directory under one temporary
-/// directory, each stopped by its pid (`kill -9`) in `stop()` and by `deinit`.
+/// directory, each stopped by its pid (`kill -9`) in `stop()` and by `deinit`, and each
+/// bounded in time even if the test process dies (``BoundedServerProcess``).
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class OwnedNATSCluster: @unchecked Sendable {
     // @unchecked: used by one thread at a time (the test thread, or a thread it hands a
@@ -102,9 +154,8 @@ final class OwnedNATSCluster: @unchecked Sendable {
 
     /// Starts node `index` (again) with its configuration and store.
     func start(_ index: Int) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: OwnedNATSServer.executable)
-        process.arguments = ["-c", directory.appendingPathComponent("\(names[index]).conf").path]
+        let process = BoundedServerProcess.make(
+            OwnedNATSServer.executable, ["-c", directory.appendingPathComponent("\(names[index]).conf").path])
         let log = directory.appendingPathComponent("\(names[index]).log")
         FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
@@ -118,9 +169,8 @@ final class OwnedNATSCluster: @unchecked Sendable {
 
     /// `kill -9` of node `index`: no shutdown, no flush.
     func kill9(_ index: Int) {
-        guard let process = processes[index], process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        guard let process = processes[index] else { return }
+        BoundedServerProcess.kill9(process)
         processes[index] = nil
     }
 
