@@ -157,7 +157,7 @@ final class OwnedNATSCluster: @unchecked Sendable {
         let process = BoundedServerProcess.make(
             OwnedNATSServer.executable, ["-c", directory.appendingPathComponent("\(names[index]).conf").path])
         let log = directory.appendingPathComponent("\(names[index]).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
         handle.seekToEndOfFile()
         process.standardOutput = handle
