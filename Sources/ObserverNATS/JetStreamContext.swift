@@ -112,6 +112,8 @@ final class JetStreamContext: @unchecked Sendable {
     private let retryCondition = NSCondition()
     private var retryState = RetryState()
     private let retryThreadDone = DispatchSemaphore(value: 0)
+    /// The retry thread's pthread, stored by the thread itself when it starts.
+    private let retryThread = LockedState<pthread_t?>(nil)
     /// The stream each exported subject publishes into and each export's publishers, for
     /// finding a given-up message's stream and its export.
     private let registry = LockedState(Registry())
@@ -170,6 +172,7 @@ final class JetStreamContext: @unchecked Sendable {
         // cnats' reference for the acknowledgment callback, released by `destroy()`.
         _ = Unmanaged.passRetained(self)
         let thread = Thread { [self] in
+            retryThread.withLock { $0 = pthread_self() }
             runRetries()
             retryThreadDone.signal()
         }
@@ -344,7 +347,8 @@ final class JetStreamContext: @unchecked Sendable {
                 return true
             }
 
-            if sawNoResponders, let since = noRespondersSince, Date().timeIntervalSince(since) > 5,
+            if sawNoResponders, !isClosed.load(ordering: .sequentiallyConsistent), let since = noRespondersSince,
+                Date().timeIntervalSince(since) > 5,
                 Date().timeIntervalSince(lastStreamCheck) > 5
             {
                 lastStreamCheck = Date()
@@ -354,7 +358,13 @@ final class JetStreamContext: @unchecked Sendable {
             var options = jsPubOptions()
             _ = jsPubOptions_Init(&options)
             options.MaxWait = acknowledgmentWait
-            for retry in batch {
+            for (index, retry) in batch.enumerated() {
+                // A status observer on this thread may have closed the bridge, which destroyed
+                // the context: give up the rest instead of publishing through it.
+                if isClosed.load(ordering: .sequentiallyConsistent) {
+                    drop(batch[index...].map(\.message), reason: Self.closingReason)
+                    break
+                }
                 var message: OpaquePointer? = retry.message
                 let result = js_PublishMsgAsync(pointer, &message, &options)
                 if result == NATS_OK { continue }
@@ -413,6 +423,8 @@ final class JetStreamContext: @unchecked Sendable {
 
     /// False only when the server answers that no stream of that name exists.
     private func streamExists(_ name: String) -> Bool {
+        // Closed by an observer of a status this thread sent: the context is gone.
+        if isClosed.load(ordering: .sequentiallyConsistent) { return true }
         var info: UnsafeMutablePointer<jsStreamInfo>?
         var code = jsErrCode(0)
         let found = name.withCString { js_GetStreamInfo(&info, pointer, $0, nil, &code) }
@@ -461,8 +473,13 @@ final class JetStreamContext: @unchecked Sendable {
         retryState.queue = []
         retryCondition.broadcast()
         retryCondition.unlock()
-        retryThreadDone.wait()
-        retryThreadDone.signal()
+        // From the retry thread itself (an observer of a status it sent closed the bridge) there
+        // is nothing to wait for: it checks `isClosed` before each republish once this returns.
+        let onRetryThread = retryThread.withLock { $0.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+        if !onRetryThread {
+            retryThreadDone.wait()
+            retryThreadDone.signal()
+        }
         var list = natsMsgList()
         var inFlight: [OpaquePointer] = []
         // Sequentially consistent with the store in `publish`, which precedes its `pending`

@@ -196,8 +196,9 @@ public final class NATSBridge: Sendable {
         }
         natsConnection_Close(connection.pointer)
         // Wait for cnats' last connection callback (or give up after 5 s, keeping
-        // `callbacks` alive through its own reference).
-        _ = callbacks.closedSignal.wait(timeout: .now() + 5)
+        // `callbacks` alive through its own reference). The signal is passed on, so that a
+        // close running at the same time (from a status observer) does not wait 5 s for it.
+        if callbacks.closedSignal.wait(timeout: .now() + 5) == .success { callbacks.closedSignal.signal() }
         let retired = state.withLock { state in
             defer {
                 state.retiredSubscriptions = []

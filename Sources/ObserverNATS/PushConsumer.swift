@@ -99,6 +99,9 @@ final class PushConsumer: @unchecked Sendable {
             status.send(.consumerStalled(subject: subject, durable: durable))
         case .stillStalled: break
         }
+        // An observer of the status may have closed the bridge (which stopped this watch and
+        // destroys the JetStream context): recover only while watching.
+        guard timer.withLock({ $0.map { !$0.isCancelled } ?? false }) else { return }
         do {
             try jetStream.recreateConsumer(specification)
         } catch {

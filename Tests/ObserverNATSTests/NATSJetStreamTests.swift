@@ -143,6 +143,38 @@ final class NATSJetStreamTests: XCTestCase {
         XCTAssertEqual(bridge.pendingPublishes, 0)
     }
 
+    func testAnObserverOfAnUndeliverableStatusCanCloseTheBridge() throws {
+        let server = try OwnedNATSServer()
+        defer { server.stop() }
+        let admin = try JetStreamAdmin(url: server.url)
+        let limited = admin.request(
+            "STREAM.CREATE.ONE",
+            [
+                "name": "ONE", "subjects": ["one.>"], "max_msgs": 1, "discard": "new", "storage": "file",
+                "retention": "limits", "num_replicas": 1, "duplicate_window": 120_000_000_000,
+            ])
+        XCTAssertNil(limited?["error"], "\(limited ?? [:])")
+        let status = Event<NATSStatus>()
+        let bridge = try NATSBridge(options: options(server), status: status)
+        let closedBy = LockedValue<Int?>(nil)
+        let token = status.subscribe { [weak bridge] status in
+            // Runs on the bridge's retry thread: closing from there must neither wait for
+            // that thread nor publish through the destroyed context afterwards.
+            if case .undeliverable = status, closedBy.value == nil {
+                closedBy.value = bridge?.close(timeout: .milliseconds(500))
+            }
+        }
+        defer { token.cancel() }
+        let local = Event<Int>()
+        try bridge.export(
+            local, to: "one.values", delivery: .atLeastOnce(stream: NATSStream(name: "ONE", subjects: ["one.>"])))
+        for value in 1...50 { local.send(value) }
+        XCTAssertTrue(waitUntil(timeout: 30) { bridge.isClosed && closedBy.value != nil })
+        // The retry thread gives up the rest of its batch after the observer's `close` returned.
+        XCTAssertTrue(waitUntil(timeout: 10) { bridge.pendingPublishes == 0 })
+        XCTAssertEqual(bridge.undeliverablePublishes, 49, "one stored, every other one given up and counted")
+    }
+
     func testPublishesToADeletedStreamAreReportedWithTheirExactCountAndNotRepublishedForever() throws {
         let server = try OwnedNATSServer()
         defer { server.stop() }
