@@ -457,10 +457,11 @@ final class JetStreamContext: @unchecked Sendable {
             publisher.undeliverable.wrappingAdd(count, ordering: .relaxed)
         }
         undeliverable.wrappingAdd(messages.count, ordering: .relaxed)
-        settle(messages.count, acknowledged: false)
         for (subject, count) in bySubject.sorted(by: { $0.key < $1.key }) {
             status.send(.undeliverable(subject: subject, count: count, reason: reason))
         }
+        // Settled last: a flush that sees nothing pending sees these reports made.
+        settle(messages.count, acknowledged: false)
     }
 
     // MARK: Closing
