@@ -69,7 +69,9 @@ NATS_SERVICE_OFF = \
 
 # Runs a command beside a nats-server of its own (loopback, free port,
 # JetStream); the command reads its URL from OBSERVER_NATS_URL. Without that
-# variable the ObserverNATS tests skip themselves.
+# variable the ObserverNATS tests skip themselves. The fault and failover tests
+# start their own servers from $(NATS_SERVER) (NATSFailoverTests: a 3-node
+# JetStream cluster on loopback, about 35 s) and skip, saying why, without it.
 WITH_NATS_SERVER = NATS_SERVER=$(NATS_SERVER) .ci/with-nats-server
 
 build: deps

@@ -24,7 +24,10 @@ final class ExportedPublisher: @unchecked Sendable {
     let publisher: UInt64
     let sequence = HeapAtomicWord<UInt64>(0)
     let status: Event<NATSStatus>
+    /// Publishes that failed: refused by cnats, or given up (counted in `undeliverable` too).
     let failures = HeapAtomicWord<Int>(0)
+    /// At-least-once publishes given up after cnats accepted them (reported as `.undeliverable`).
+    let undeliverable = HeapAtomicWord<Int>(0)
     /// ``RemoteDelivery/key``, read once (a `static let` costs a `swift_once` on every read).
     let remoteDeliveryKey = RemoteDelivery.key
 
@@ -60,14 +63,16 @@ final class ExportedPublisher: @unchecked Sendable {
     func publish(_ frame: UnsafeMutableRawBufferPointer) {
         let number = sequence.wrappingAdd(1, ordering: .relaxed).newValue
         FrameHeader(tag: tag, publisher: publisher, sequence: number).write(to: frame)
-        let result: natsStatus
         if let jetStream {
-            result = jetStream.publish(
+            if let error = jetStream.publish(
                 subject: subjectBytes, frame: UnsafeRawBufferPointer(frame), publisher: publisher, sequence: number)
-        } else {
-            result = natsConnection_Publish(
-                connection.pointer, subjectBytes, frame.baseAddress, Int32(truncatingIfNeeded: frame.count))
+            {
+                reportFailure(error)
+            }
+            return
         }
+        let result = natsConnection_Publish(
+            connection.pointer, subjectBytes, frame.baseAddress, Int32(truncatingIfNeeded: frame.count))
         if result != NATS_OK { reportFailure(String(cString: natsStatus_GetText(result))) }
     }
 

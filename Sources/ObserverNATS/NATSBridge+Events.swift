@@ -134,19 +134,20 @@ extension NATSBridge {
         if case .atLeastOnce(let stream, _, _) = delivery {
             let context = try self.jetStream()
             try context.ensure(stream)
+            try context.checkStored(subject, in: stream.name)
             jetStream = context
         }
-        return ExportedPublisher(
+        let publisher = ExportedPublisher(
             connection: connection, jetStream: jetStream, subject: subject, tag: tag,
             eventIdentity: ObjectIdentifier(event), status: status)
+        if case .atLeastOnce(let stream, _, _) = delivery { jetStream?.register(publisher, stream: stream.name) }
+        return publisher
     }
 
     /// Registers the export made of `subscriptions` (stopping them when the bridge is closed).
     @usableFromInline
     func register(subscriptions: [Subscription], publishers: [ExportedPublisher]) throws(NATSError) -> NATSExport {
-        let export = NATSExport(
-            subscriptions: subscriptions, publishers: publishers.map(\.publisher),
-            failures: { publishers.reduce(0) { $0 + $1.failures.load(ordering: .relaxed) } }, bridge: self)
+        let export = NATSExport(subscriptions: subscriptions, publishers: publishers, bridge: self)
         try register(export)
         return export
     }

@@ -81,7 +81,7 @@ public final class NATSBridge: Sendable {
     }
 
     deinit {
-        close()
+        close(timeout: .seconds(2))
     }
 
     static func apply(_ options: NATSOptions, to natsOptions: OpaquePointer) throws(NATSError) {
@@ -160,12 +160,21 @@ public final class NATSBridge: Sendable {
 
     /// Stops every export, cancels every import (waiting until none of their
     /// client callbacks runs: no synchronous handler is called after this returns; queue and
-    /// main-actor handlers may still run for values enqueued before), flushes
-    /// what was published, and closes the connection. Idempotent.
+    /// main-actor handlers may still run for values enqueued before), waits up to `timeout`
+    /// for the server to acknowledge every at-least-once publish, and closes the connection.
+    /// Idempotent.
     ///
-    /// Called from a handler of one of this bridge's imports, it cannot wait for
-    /// that handler's own return; the other imports are still waited for.
-    public func close() {
+    /// Returns how many at-least-once publishes it gave up unacknowledged (0 when everything
+    /// published was stored; always 0 for at-most-once, which has no acknowledgments): each
+    /// is also reported in a ``NATSStatus/undeliverable(subject:count:reason:)`` and counted in
+    /// its export's ``NATSExport/undeliverablePublishes``. A given-up publish may still have
+    /// been stored: its acknowledgment did not arrive in time. Calls after the first return 0.
+    ///
+    /// Called from a handler of one of this bridge's imports, it cannot wait for that
+    /// handler's own return; the other imports are still waited for.
+    @discardableResult
+    public func close(timeout: Duration = .seconds(5)) -> Int {
+        let deadline = Date().addingTimeInterval(Double(max(0, timeout.wholeMilliseconds)) / 1000)
         let (exports, imports, mirrors) = state.withLock { state -> ([NATSExport], [NATSImport], [NATSMirror]) in
             if state.isClosed { return ([], [], []) }
             state.isClosed = true
@@ -176,21 +185,23 @@ public final class NATSBridge: Sendable {
             }
             return (Array(state.exports.values), Array(state.imports.values), Array(state.mirrors.values))
         }
-        if exports.isEmpty && imports.isEmpty && mirrors.isEmpty && connectionIsClosed { return }
+        if exports.isEmpty && imports.isEmpty && mirrors.isEmpty && connectionIsClosed { return 0 }
         exports.forEach { $0.stop() }
         mirrors.forEach { $0.mirrored.stop() }
         imports.forEach { $0.stop() }
-        _ = natsConnection_FlushTimeout(connection.pointer, 2000)
-        if let jetStream = state.withLock({ $0.jetStream }) {
-            var options = jsPubOptions()
-            _ = jsPubOptions_Init(&options)
-            options.MaxWait = 2000
-            _ = js_PublishAsyncComplete(jetStream.pointer, &options)
+        let remaining = max(1, Int64(deadline.timeIntervalSinceNow * 1000))
+        _ = natsConnection_FlushTimeout(connection.pointer, remaining)
+        let jetStream = state.withLock { $0.jetStream }
+        var givenUp = 0
+        if let jetStream {
+            _ = jetStream.waitForAcknowledgments(until: deadline)
+            givenUp = jetStream.giveUpPending()
         }
         natsConnection_Close(connection.pointer)
         // Wait for cnats' last connection callback (or give up after 5 s, keeping
-        // `callbacks` alive through its own reference).
-        _ = callbacks.closedSignal.wait(timeout: .now() + 5)
+        // `callbacks` alive through its own reference). The signal is passed on, so that a
+        // close running at the same time (from a status observer) does not wait 5 s for it.
+        if callbacks.closedSignal.wait(timeout: .now() + 5) == .success { callbacks.closedSignal.signal() }
         let retired = state.withLock { state in
             defer {
                 state.retiredSubscriptions = []
@@ -199,7 +210,34 @@ public final class NATSBridge: Sendable {
             return state.retiredSubscriptions
         }
         for address in retired { natsSubscription_Destroy(OpaquePointer(bitPattern: Int(bitPattern: address))) }
-        state.withLock { $0.jetStream }?.close()
+        jetStream?.destroy()
+        return givenUp + (jetStream?.droppedWhileClosing ?? 0)
+    }
+
+    // MARK: Flushing
+
+    /// At-least-once publishes not acknowledged by the server yet: in flight, or waiting to be
+    /// republished (after a timeout, a failover, or while disconnected). 0 without at-least-once exports.
+    public var pendingPublishes: Int {
+        max(0, state.withLock { $0.jetStream }?.pending.load(ordering: .relaxed) ?? 0)
+    }
+
+    /// At-least-once publishes given up so far (see ``NATSStatus/undeliverable(subject:count:reason:)``).
+    public var undeliverablePublishes: Int {
+        state.withLock { $0.jetStream }?.undeliverable.load(ordering: .relaxed) ?? 0
+    }
+
+    /// Sends what is buffered to the server and waits up to `timeout` until the server has
+    /// acknowledged every at-least-once publish made before (republishing continues meanwhile).
+    ///
+    /// Returns ``pendingPublishes`` when it returns: 0 when everything was stored (and, for
+    /// at-most-once, written to the server), more when `timeout` passed first.
+    @discardableResult
+    public func flush(timeout: Duration) -> Int {
+        let deadline = Date().addingTimeInterval(Double(max(0, timeout.wholeMilliseconds)) / 1000)
+        _ = natsConnection_FlushTimeout(connection.pointer, max(1, timeout.wholeMilliseconds))
+        guard let jetStream = state.withLock({ $0.jetStream }) else { return 0 }
+        return jetStream.waitForAcknowledgments(until: deadline)
     }
 
     /// Keeps a cancelled import's subscription until `close()` destroys it.
@@ -272,7 +310,8 @@ public final class NATSBridge: Sendable {
     func jetStream() throws(NATSError) -> JetStreamContext {
         let existing = state.withLock { $0.jetStream }
         if let existing { return existing }
-        let created = try JetStreamContext(connection: connection)
+        let created = try JetStreamContext(
+            connection: connection, status: status, maxPending: options.maxPendingPublishes)
         return state.withLock { state in
             if let jetStream = state.jetStream { return jetStream }
             state.jetStream = created
@@ -280,28 +319,44 @@ public final class NATSBridge: Sendable {
         }
     }
 
-    /// Subscribes `imported` to `subject` (core NATS) or to its consumer's deliver subject (JetStream).
+    /// Subscribes `imported` to `subject` (core NATS) or to its consumer's deliver subject
+    /// (JetStream, through a ``PushConsumer``).
     func subscribe(_ imported: ImportedSubject, subject: String, delivery: NATSDelivery, handle: NATSImport)
         throws(NATSError)
     {
         try checkOpen()
         var subscribeSubject = subject
+        var consumer: PushConsumer?
         if case .atLeastOnce(let stream, let durable, let redeliveryWait) = delivery {
             let jetStream = try self.jetStream()
             try jetStream.ensure(stream)
             guard !durable.isEmpty else {
                 throw NATSError(.invalidOption, "at-least-once imports need a durable consumer name")
             }
-            subscribeSubject = try jetStream.ensureConsumer(
-                stream: stream.name, durable: durable, filter: subject, redeliveryWait: redeliveryWait)
+            let specification = JetStreamContext.ConsumerSpecification(
+                stream: stream.name, durable: durable, filter: subject, redeliveryWait: redeliveryWait,
+                heartbeat: options.consumerHeartbeat, retention: stream.retention)
+            subscribeSubject = try jetStream.ensureConsumer(specification)
+            consumer = PushConsumer(
+                imported: imported, connection: connection, jetStream: jetStream, specification: specification,
+                status: status)
         }
-        let closure = Unmanaged.passRetained(imported).toOpaque()
+        // cnats' references: to the import, or to its consumer (which holds cnats' reference to the import).
+        let closure =
+            consumer.map { Unmanaged.passRetained($0).toOpaque() } ?? Unmanaged.passRetained(imported).toOpaque()
+        let onMessage = consumer == nil ? ImportedSubject.onMessage : PushConsumer.onMessage
+        let onComplete = consumer == nil ? ImportedSubject.onComplete : PushConsumer.onComplete
         var subscription: OpaquePointer?
         let result = subscribeSubject.withCString {
-            natsConnection_Subscribe(&subscription, connection.pointer, $0, ImportedSubject.onMessage, closure)
+            natsConnection_Subscribe(&subscription, connection.pointer, $0, onMessage, closure)
         }
         if let error = NATSError.from(result, "subscribing to \(subject)") {
-            Unmanaged<ImportedSubject>.fromOpaque(closure).release()
+            if let consumer {
+                Unmanaged<PushConsumer>.fromOpaque(closure).release()
+                Unmanaged<ImportedSubject>.fromOpaque(consumer.importedClosure).release()
+            } else {
+                Unmanaged<ImportedSubject>.fromOpaque(closure).release()
+            }
             throw error
         }
         let pointer = subscription!
@@ -309,7 +364,7 @@ public final class NATSBridge: Sendable {
         callbacks.importSubjects.withLock { $0[address] = subject }
         imported.subscription.withLock { $0 = pointer }
         if let error = NATSError.from(
-            natsSubscription_SetOnCompleteCB(pointer, ImportedSubject.onComplete, closure),
+            natsSubscription_SetOnCompleteCB(pointer, onComplete, closure),
             "watching the subscription to \(subject) for completion")
         {
             // Without an on-complete callback close could not wait. The message callback may
@@ -321,6 +376,10 @@ public final class NATSBridge: Sendable {
         }
         _ = natsSubscription_SetPendingLimits(
             pointer, Int32(clamping: options.pendingLimits.messages), Int32(clamping: options.pendingLimits.bytes))
+        if let consumer {
+            handle.consumer.withLock { $0 = consumer }
+            consumer.startWatching()
+        }
         let closed = state.withLock { state -> Bool in
             if state.isClosed { return true }
             state.imports[ObjectIdentifier(handle)] = handle

@@ -6,15 +6,13 @@ import ObserverSwift
 public final class NATSExport: Sendable {
     let subscriptions: [Subscription]
     let publisherIdentities: [UInt64]
-    let failureCount: @Sendable () -> Int
+    let exportedPublishers: [ExportedPublisher]
     weak let bridge: NATSBridge?
 
-    init(
-        subscriptions: [Subscription], publishers: [UInt64], failures: @escaping @Sendable () -> Int, bridge: NATSBridge
-    ) {
+    init(subscriptions: [Subscription], publishers: [ExportedPublisher], bridge: NATSBridge) {
         self.subscriptions = subscriptions
-        self.publisherIdentities = publishers
-        self.failureCount = failures
+        self.publisherIdentities = publishers.map(\.publisher)
+        self.exportedPublishers = publishers
         self.bridge = bridge
     }
 
@@ -23,8 +21,16 @@ public final class NATSExport: Sendable {
     /// `publisher` of ``NATSStatus/gap(subject:publisher:missed:)``.
     public var publishers: [UInt64] { publisherIdentities }
 
-    /// Publish calls cnats refused (each also reported as ``NATSStatus/publishFailed(subject:error:)``).
-    public var failedPublishes: Int { failureCount() }
+    /// Publish calls cnats refused (each also reported as ``NATSStatus/publishFailed(subject:error:)``),
+    /// and at-least-once publishes given up later (``undeliverablePublishes``).
+    public var failedPublishes: Int { exportedPublishers.reduce(0) { $0 + $1.failures.load(ordering: .relaxed) } }
+
+    /// At-least-once: publishes accepted and then given up, because the stream no longer exists,
+    /// the server refused them (a limit), or the bridge closed before they were acknowledged
+    /// (each reported in a ``NATSStatus/undeliverable(subject:count:reason:)``).
+    public var undeliverablePublishes: Int {
+        exportedPublishers.reduce(0) { $0 + $1.undeliverable.load(ordering: .relaxed) }
+    }
 
     /// Stops publishing: sends that start after this returns are not published.
     public func cancel() {
@@ -43,6 +49,8 @@ public final class NATSExport: Sendable {
 public final class NATSImport: Sendable {
     let imported: ImportedSubject
     weak let bridge: NATSBridge?
+    /// At-least-once: the consumer between cnats and `imported`, whose watch `stop()` ends.
+    let consumer = LockedState<PushConsumer?>(nil)
 
     init(imported: ImportedSubject, bridge: NATSBridge) {
         self.imported = imported
@@ -68,6 +76,7 @@ public final class NATSImport: Sendable {
     }
 
     func stop() {
+        consumer.withLock { $0 }?.stopWatching()
         guard let subscription = imported.cancel() else { return }
         if let bridge {
             bridge.retire(subscription)

@@ -34,14 +34,25 @@ public struct NATSOptions: Sendable, Equatable {
     public var reconnectWait: Duration
     /// Reconnect attempts per server before the connection closes; nil means forever.
     public var maxReconnectAttempts: Int?
-    /// Bytes of publishes kept while reconnecting (sent after reconnecting).
+    /// Bytes of publishes kept while reconnecting (sent after reconnecting). At-least-once
+    /// publishes that do not fit wait in the bridge's retry queue instead (see
+    /// ``maxPendingPublishes``).
     public var reconnectBufferBytes: Int
+    /// At-least-once: publishes that may be unacknowledged at once (in flight or waiting to
+    /// be republished); a publish beyond it fails at once and is reported as
+    /// ``NATSStatus/publishFailed(subject:error:)``. Bounds the bridge's memory during an outage.
+    public var maxPendingPublishes: Int
+    /// At-least-once imports: the idle heartbeat their consumers send when they have nothing
+    /// to deliver. Three intervals without a message or a heartbeat while connected are a
+    /// stall (see ``NATSStatus/consumerStalled(subject:durable:)``).
+    public var consumerHeartbeat: Duration
 
     public init(
         servers: [String] = ["nats://127.0.0.1:4222"], name: String? = nil, credentials: Credentials = .none,
         tls: TLS? = nil, latency: Latency = .batched, pendingLimits: PendingLimits = .init(), echo: Bool = false,
         connectTimeout: Duration = .seconds(2), reconnectWait: Duration = .milliseconds(250),
-        maxReconnectAttempts: Int? = nil, reconnectBufferBytes: Int = 8 * 1024 * 1024
+        maxReconnectAttempts: Int? = nil, reconnectBufferBytes: Int = 8 * 1024 * 1024,
+        maxPendingPublishes: Int = 1 << 20, consumerHeartbeat: Duration = .seconds(2)
     ) {
         self.servers = servers
         self.name = name
@@ -54,6 +65,8 @@ public struct NATSOptions: Sendable, Equatable {
         self.reconnectWait = reconnectWait
         self.maxReconnectAttempts = maxReconnectAttempts
         self.reconnectBufferBytes = reconnectBufferBytes
+        self.maxPendingPublishes = maxPendingPublishes
+        self.consumerHeartbeat = consumerHeartbeat
     }
 
     /// How the client proves who it is.

@@ -21,6 +21,16 @@ public enum NATSStatus: Sendable, Equatable {
     /// A publish failed (closed connection, reconnect buffer full, key without subject tokens, a value the codec
     /// could not encode).
     case publishFailed(subject: String, error: String)
+    /// At-least-once: `count` publishes to `subject` that will never be stored, given up for
+    /// `reason` (the stream no longer exists, the server refused them for a limit, or the
+    /// bridge closed before the server acknowledged them). Each is also counted in its
+    /// export's ``NATSExport/failedPublishes`` and ``NATSExport/undeliverablePublishes``.
+    case undeliverable(subject: String, count: Int, reason: String)
+    /// At-least-once: the consumer of an import sent neither a message nor an idle heartbeat
+    /// for three heartbeat intervals while connected; the bridge recreates it.
+    case consumerStalled(subject: String, durable: String)
+    /// At-least-once: a stalled consumer delivers again (after its recreation).
+    case consumerRecovered(subject: String, durable: String)
     /// Any other asynchronous error the client reported.
     case error(String)
 }

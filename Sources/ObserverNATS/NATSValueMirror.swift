@@ -212,15 +212,14 @@ extension NATSBridge {
             let header = FrameHeader(tag: codec.tag, publisher: state.publisher, sequence: number)
             let encoded = codec.withFrame(newValue, FrameHeader.size) { frame in
                 header.write(to: frame)
-                let result = subject.withCString {
+                let error = subject.withCString {
                     jetStream.publish(
                         subject: $0, frame: UnsafeRawBufferPointer(frame), publisher: state.publisher, sequence: number)
                 }
-                if result == NATS_OK {
-                    state.published.wrappingAdd(1, ordering: .relaxed)
+                if let error {
+                    state.status.send(.publishFailed(subject: subject, error: error))
                 } else {
-                    state.status.send(
-                        .publishFailed(subject: subject, error: String(cString: natsStatus_GetText(result))))
+                    state.published.wrappingAdd(1, ordering: .relaxed)
                 }
             }
             if !encoded {

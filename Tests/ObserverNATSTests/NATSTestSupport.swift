@@ -67,7 +67,7 @@ func waitUntil(timeout: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
 }
 
 /// A nats-server the test owns: loopback, started with a free port (kept across
-/// restarts), killed in `stop()` and by `deinit`.
+/// restarts), killed in `stop()` and by `deinit`, bounded in time (``BoundedServerProcess``).
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class OwnedNATSServer: @unchecked Sendable {
     // @unchecked: used by one thread at a time (the test thread, or the thread a restart
@@ -101,10 +101,9 @@ final class OwnedNATSServer: @unchecked Sendable {
     func start(port requested: Int) throws {
         let portsDirectory = directory.appendingPathComponent("ports-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: portsDirectory, withIntermediateDirectories: true)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.executable)
-        process.arguments =
-            ["-a", "127.0.0.1", "-p", String(requested), "--ports_file_dir", portsDirectory.path] + extraArguments
+        let process = BoundedServerProcess.make(
+            Self.executable,
+            ["-a", "127.0.0.1", "-p", String(requested), "--ports_file_dir", portsDirectory.path] + extraArguments)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         Self.keepRunLoopSideTableReachable()
@@ -147,17 +146,13 @@ final class OwnedNATSServer: @unchecked Sendable {
     /// `kill -9`: no shutdown, no flush.
     func kill9() {
         guard let process, process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        BoundedServerProcess.kill9(process)
         self.process = nil
     }
 
     func stop() {
         guard let process else { return }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        BoundedServerProcess.kill9(process)
         self.process = nil
     }
 }
