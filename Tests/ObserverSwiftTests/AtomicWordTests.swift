@@ -88,6 +88,14 @@ final class AtomicWordTests: XCTestCase {
         XCTAssertEqual(MemoryLayout<Ending>.offset(of: \.index), Ending.indexOffset)
         XCTAssertEqual(MemoryLayout<Ending>.offset(of: \.expired), Ending.expiredOffset)
         XCTAssertEqual(MemoryLayout<Ending>.offset(of: \.removed), Ending.removedOffset)
+        typealias List = AnySlotList.Words
+        XCTAssertEqual(MemoryLayout<List>.offset(of: \.needsSweep), List.needsSweepOffset)
+        XCTAssertEqual(MemoryLayout<List>.offset(of: \.holdsTargets), List.holdsTargetsOffset)
+        XCTAssertEqual(MemoryLayout<List>.offset(of: \.sweepCursor), List.sweepCursorOffset)
+        typealias Lists = AnyKeyedSlotLists.Words
+        XCTAssertEqual(MemoryLayout<Lists>.offset(of: \.hasPendingRemovals), Lists.hasPendingRemovalsOffset)
+        XCTAssertEqual(MemoryLayout<Lists>.offset(of: \.holdsTargets), Lists.holdsTargetsOffset)
+        XCTAssertEqual(MemoryLayout<Lists>.offset(of: \.sweepCursor), Lists.sweepCursorOffset)
         typealias Keyed = KeyedRegistration<Int>.Words
         XCTAssertEqual(MemoryLayout<Keyed>.offset(of: \.ended), Keyed.endedOffset)
         XCTAssertEqual(MemoryLayout<Keyed>.offset(of: \.expired), Keyed.expiredOffset)
@@ -122,12 +130,15 @@ final class AtomicWordTests: XCTestCase {
         XCTAssertNotEqual(words.owner.plainValue, 0, "the sending thread took ownership")
     }
 
-    /// A slot list keeps its sweep flag first.
+    /// A slot list keeps its sweep words first.
     func testSlotListSweepFlagIsTheListsFirstStoredProperty() {
         let event = Event<Int>()
-        XCTAssertFalse(event.slots.needsSweepWord.plainValue)
+        XCTAssertFalse(event.slots.words.needsSweep.plainValue)
         event.slots.needsSweep.store(true, ordering: .relaxed)
-        XCTAssertTrue(event.slots.needsSweepWord.plainValue)
+        XCTAssertTrue(event.slots.words.needsSweep.plainValue)
+        event.slots.sweepCursor.store(9, ordering: .relaxed)
+        XCTAssertEqual(event.slots.words.sweepCursor.plainValue, 9)
+        event.slots.sweepCursor.store(0, ordering: .relaxed)
         event.slots.needsSweep.store(false, ordering: .relaxed)
         let token = event.subscribe { _ in }
         XCTAssertEqual(event.subscribersCount, 1, "the list's C pointer, after the word, is intact")
@@ -239,9 +250,9 @@ final class AtomicWordTests: XCTestCase {
     func testKeyedHostsKeepTheirWordsFirst() {
         let keyed = KeyedEvent<Int, Int>()
         let token = keyed.subscribe(key: 1) { _ in }
-        XCTAssertFalse(keyed.lists.hasPendingRemovalsWord.plainValue)
+        XCTAssertFalse(keyed.lists.words.hasPendingRemovals.plainValue)
         keyed.lists.hasPendingRemovals.store(true, ordering: .relaxed)
-        XCTAssertTrue(keyed.lists.hasPendingRemovalsWord.plainValue)
+        XCTAssertTrue(keyed.lists.words.hasPendingRemovals.plainValue)
         keyed.lists.hasPendingRemovals.store(false, ordering: .relaxed)
         XCTAssertEqual(keyed.subscribersCount(forKey: 1), 1, "the map pointer, after the word, is intact")
 

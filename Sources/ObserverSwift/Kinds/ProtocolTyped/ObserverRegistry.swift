@@ -94,6 +94,8 @@ public final class ObserverRegistry: @unchecked Sendable {
     @usableFromInline
     var hasPendingAdds: AtomicWord<Bool> { AtomicWords.word(self, at: Words.hasPendingAddsOffset) }
     private var viewsByKey: [ObjectIdentifier: AnyProtocolView] = [:]
+    /// Where the next `sweepDeadObserversStepLocked()` starts in `entries`.
+    private var sweepCursor = 0
     /// Every view, in creation order (what `addObserver` casts into).
     private var views: [(key: ObjectIdentifier, view: AnyProtocolView)] = []
     /// Owns the nodes `viewHead` reaches (readers borrow them at +0).
@@ -132,6 +134,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         sweepDeadObserversLocked(force: false)
+        sweepDeadObserversStepLocked()
         let identifier = ObjectIdentifier(observer)
         if defersAdds {
             // One hash for the common case; a repeated add puts the entry back.
@@ -171,6 +174,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         sweepDeadObserversLocked(force: false)
+        sweepDeadObserversStepLocked()
         guard let entry = entries.removeValue(forKey: ObjectIdentifier(observer)) else { return false }
         removeLocked(entry)
         return true
@@ -215,6 +219,14 @@ public final class ObserverRegistry: @unchecked Sendable {
         defer { lock.unlock() }
         sweepDeadObserversLocked(force: false)
         return entries.isEmpty
+    }
+
+    /// Entries held, dead observers not yet dropped included (no sweep):
+    /// what the registry keeps, for tests.
+    var entryCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries.count
     }
 
     /// Whether `observer` is registered.
@@ -434,6 +446,35 @@ public final class ObserverRegistry: @unchecked Sendable {
         // The plain load first: most writers find no death reported.
         guard force || (deadFlag.isSet.load(ordering: .relaxed) && deadFlag.take()) else { return }
         sweepDeadObserversLocked()
+    }
+
+    /// Buckets of `entries` one `sweepDeadObserversStepLocked()` examines.
+    /// The table is at most half full and at least a quarter full once it
+    /// has grown, so a step checks about 2 to 4 observers; each add and
+    /// each remove takes one step and adds at most one observer.
+    private static let sweepStride = 8
+
+    /// One step of the amortized sweep, taken by every add and remove: drops
+    /// the deallocated observers found in the next `sweepStride` buckets of
+    /// `entries` (round the table), pending or stored. So a registry that is
+    /// never sent to nor counted does not keep dead observers' memory (each
+    /// entry's unowned reference keeps it).
+    private func sweepDeadObserversStepLocked() {
+        var index = sweepCursor
+        for _ in 0..<min(Self.sweepStride, entries.bucketCount) {
+            let bucket = index
+            index = (index &+ 1) & (entries.bucketCount &- 1)
+            // Read again after the probe: releasing the probe's reference
+            // may run a deinit that changes the registry (the lock is
+            // recursive), the table's size included.
+            guard let identifier = entries.identifier(inBucket: bucket), let entry = entries[identifier],
+                !entry.isAlive(in: pending)
+            else { continue }
+            guard let current = entries[identifier], current.isSame(as: entry) else { continue }
+            entries.removeValue(forKey: identifier)
+            removeLocked(current)
+        }
+        sweepCursor = index
     }
 
     private func sweepDeadObserversLocked() {
