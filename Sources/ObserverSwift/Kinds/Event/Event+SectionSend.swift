@@ -6,6 +6,6 @@ extension Event {
     @inline(__always)
     func send(_ value: Value, inSectionOf reader: SectionReader) {
         triggers.increment(by: reader)
-        slots.sendInSection { $0.receive((), value) }
+        withExistingSlots { $0.sendInSection { $0.receive((), value) } }
     }
 }
