@@ -36,6 +36,51 @@ final class SourceMemoryTests: XCTestCase {
         XCTAssertLessThanOrEqual(sent ?? 0, 48.5, "sends from one thread allocate nothing")
     }
 
+    /// An empty `KeyedEvent` and an `ObservableClass` no observer was added
+    /// to are one small object each; sends and counts make nothing.
+    func testEmptyKeyedEventAndObservableClassAreOneSmallObjectEach() throws {
+        let keyed = try bytesEach(10_000) {
+            let keyed = KeyedEvent<Int, Int>()
+            keyed.send(1, forKey: 2)
+            _ = keyed.subscribersCount
+            return keyed
+        }
+        XCTAssertLessThanOrEqual(keyed ?? 0, 32.5, "an empty KeyedEvent")
+        let observable = try bytesEach(10_000) {
+            let observable = ObservableClass()
+            observable.withObservers { (_: AnyObject) in }
+            _ = observable.observerCount
+            return observable
+        }
+        XCTAssertLessThanOrEqual(observable ?? 0, 32.5, "an ObservableClass without observers")
+    }
+
+    func testTheRegistryAndTheKeymapAreMadeOnFirstUse() {
+        final class Observer: Sendable {}
+        let observable = ObservableClass()
+        XCTAssertNil(observable.withExistingRegistry { _ in true })
+        XCTAssertFalse(observable.removeObserver(Observer()))
+        XCTAssertEqual(observable.removeAllObservers(), 0)
+        let observer = Observer()
+        XCTAssertTrue(observable.addObserver(observer))
+        var called = 0
+        observable.withObservers { (_: Observer) in called += 1 }
+        XCTAssertEqual(called, 1)
+        XCTAssertEqual(observable.observerCount, 1)
+        XCTAssertTrue(observable.observerRegistry === observable.observerRegistry, "one registry")
+
+        let keyed = KeyedEvent<String, Int>()
+        XCTAssertEqual(keyed.unsubscribeAll(), 0)
+        XCTAssertEqual(keyed.keys, [])
+        XCTAssertNil(keyed.withExistingLists { _ in true })
+        let received = Received<Int>()
+        let token = keyed.subscribe(key: "a") { received.append($0) }
+        keyed.send(1, forKey: "a")
+        keyed.send(contentsOf: [2, 3], forKey: "a")
+        XCTAssertEqual(received.values, [1, 2, 3])
+        token.cancel()
+    }
+
     func testTheSlotListIsMadeByTheFirstSubscribe() {
         let event = Event<Int>()
         event.send(1)

@@ -21,7 +21,9 @@ extension KeyedEvent {
         let hash = AnyKeyedSlotLists.hash(key)
         withReadSection {
             for value in values {
-                lists.sendInSection(forKey: key, hash: hash) { $0.receive(key, value) }
+                // Looked up per value: a handler (or another thread) may
+                // make the lists by subscribing.
+                withExistingLists { $0.sendInSection(forKey: key, hash: hash) { $0.receive(key, value) } }
             }
         }
     }

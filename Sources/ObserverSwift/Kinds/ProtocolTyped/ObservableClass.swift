@@ -29,10 +29,89 @@
 /// that cannot inherit hold an ``ObserverRegistry`` and adopt
 /// ``ProtocolObservable`` instead.
 open class ObservableClass: ProtocolObservable {
-    /// The registry holding this object's observers.
-    public let observerRegistry = ObserverRegistry()
+    /// First stored property: the word of the registry's reference (see
+    /// `AtomicWord`). Nothing else: an object no observer was added to
+    /// carries 8 bytes for being observable; the registry is made by the
+    /// first `addObserver` (or the first read of ``observerRegistry``).
+    @usableFromInline
+    var registryStorage = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
+
+    /// The registry (retained), or nil before it is first needed.
+    @usableFromInline
+    var registryWord: AtomicWord<UnsafeMutableRawPointer?> { AtomicWords.first(self) }
+
+    /// The registry holding this object's observers (made on first use).
+    public var observerRegistry: ObserverRegistry {
+        if let made = registryWord.load(ordering: .acquiring) {
+            return Unmanaged<ObserverRegistry>.fromOpaque(made).takeUnretainedValue()
+        }
+        let made = Unmanaged.passRetained(ObserverRegistry())
+        // Release: the registry is initialized before another thread sees
+        // it; acquire on failure, to use the one another thread made first.
+        let published = registryWord.compareExchange(
+            expected: nil, desired: made.toOpaque(), ordering: .acquiringAndReleasing)
+        if published.exchanged { return made.takeUnretainedValue() }
+        made.release()
+        return Unmanaged<ObserverRegistry>.fromOpaque(published.original!).takeUnretainedValue()
+    }
+
+    /// Calls `body` with the registry borrowed, or returns nil when no
+    /// observer was ever added (nothing is made).
+    @inlinable @inline(__always)
+    func withExistingRegistry<Result>(_ body: (ObserverRegistry) -> Result) -> Result? {
+        // Acquire: pairs with the release that published the registry.
+        guard let made = registryWord.load(ordering: .acquiring) else { return nil }
+        return Unmanaged<ObserverRegistry>.fromOpaque(made)._withUnsafeGuaranteedRef(body)
+    }
 
     /// Creates an observable with no observers. `required`, as in
     /// Flowduino, so subclasses written for it compile unchanged.
     public required init() {}
+
+    deinit {
+        if let made = registryWord.load(ordering: .acquiring) {
+            Unmanaged<ObserverRegistry>.fromOpaque(made).release()
+        }
+    }
+
+    // The members below are `ProtocolObservable`'s, for an object that may
+    // never have had an observer: they make no registry where there is
+    // nothing to do.
+
+    /// Unregisters `observer`; false (a no-op) when it was not registered.
+    @discardableResult
+    public func removeObserver(_ observer: AnyObject) -> Bool {
+        withExistingRegistry { $0.removeObserver(observer) } ?? false
+    }
+
+    /// Unregisters every observer of `observers`; returns how many were
+    /// registered.
+    @discardableResult
+    public func removeObserver(_ observers: [AnyObject]) -> Int {
+        withExistingRegistry { $0.removeObserver(observers) } ?? 0
+    }
+
+    /// Unregisters every observer; returns how many were registered.
+    @discardableResult
+    public func removeAllObservers() -> Int {
+        withExistingRegistry { $0.removeAllObservers() } ?? 0
+    }
+
+    /// Registered observers still alive.
+    public var observerCount: Int { withExistingRegistry { $0.observerCount } ?? 0 }
+
+    /// Calls `body` on this thread with every synchronous observer
+    /// conforming to `P`, the type of the closure's parameter. See
+    /// ``ObserverRegistry/withObservers(_:)``.
+    @inlinable
+    public func withObservers<P>(_ body: (P) -> Void) {
+        withExistingRegistry { $0.withObservers(body) }
+    }
+
+    /// Calls `body` with every observer conforming to `P`, each where its
+    /// delivery says. See ``ObserverRegistry/dispatchToObservers(_:)``.
+    @inlinable
+    public func dispatchToObservers<P>(_ body: @escaping @Sendable (P) -> Void) {
+        withExistingRegistry { $0.dispatchToObservers(body) }
+    }
 }
