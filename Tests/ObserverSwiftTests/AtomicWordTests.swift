@@ -96,6 +96,10 @@ final class AtomicWordTests: XCTestCase {
         XCTAssertEqual(MemoryLayout<Lists>.offset(of: \.hasPendingRemovals), Lists.hasPendingRemovalsOffset)
         XCTAssertEqual(MemoryLayout<Lists>.offset(of: \.holdsTargets), Lists.holdsTargetsOffset)
         XCTAssertEqual(MemoryLayout<Lists>.offset(of: \.sweepCursor), Lists.sweepCursorOffset)
+        typealias Turn = NotificationTurn.Words
+        XCTAssertEqual(MemoryLayout<Turn>.offset(of: \.waiters), Turn.waitersOffset)
+        XCTAssertEqual(MemoryLayout<Turn>.offset(of: \.turn), Turn.turnOffset)
+        XCTAssertEqual(MemoryLayout<Turn>.offset(of: \.condition), Turn.conditionOffset)
         typealias Keyed = KeyedRegistration<Int>.Words
         XCTAssertEqual(MemoryLayout<Keyed>.offset(of: \.ended), Keyed.endedOffset)
         XCTAssertEqual(MemoryLayout<Keyed>.offset(of: \.expired), Keyed.expiredOffset)
@@ -189,11 +193,13 @@ final class AtomicWordTests: XCTestCase {
     func testSingleWordHostsKeepTheirWordFirst() {
         let turn = NotificationTurn()
         turn.waiters.wrappingAdd(3, ordering: .relaxed)
-        XCTAssertEqual(turn.waitersWord.plainValue, 3)
+        XCTAssertEqual(turn.words.waiters.plainValue, 3)
         turn.waiters.wrappingSubtract(3, ordering: .relaxed)
         turn.acquire(by: 42)
         XCTAssertTrue(turn.isHeld(by: 42), "the claim word, after the waiters' word, is intact")
+        XCTAssertEqual(turn.words.turn.plainValue, 42, "the C claim functions wrote NotificationTurn.words.turn")
         turn.release()
+        XCTAssertNil(turn.words.condition.plainValue, "no setter waited: no condition made")
 
         let parent = DeadObserverFlag()
         let flag = DeadObserverFlag(parent: parent)
