@@ -72,9 +72,13 @@ final class LifetimeRulesTests: XCTestCase {
         event.subscribe { _ in }.cancel()
         value.addObserver { _ in }.cancel()
         keyed.subscribe(key: "other") { _ in }.cancel()
-        let passing = Target()
-        registry.addObserver(passing)
-        registry.removeObserver(passing)
+        // A registry's adds look at 4 buckets each: a new registry's table
+        // (16 buckets) takes 4 adds.
+        for _ in 0..<4 {
+            let passing = Target()
+            registry.addObserver(passing)
+            registry.removeObserver(passing)
+        }
 
         XCTAssertEqual(event.slots.storedCount, 0, "the dead target's slot is freed")
         XCTAssertEqual(value.changes.slots.storedCount, 0, "the dead binding's slot is freed")

@@ -161,7 +161,7 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     /// table and ends the subscriptions there whose target has been
     /// deallocated, which removes their slots, and their keys when those
     /// empty. Outside every lock (each key's boxes are walked in a read
-    /// section): probing a target may run its deinit.
+    /// section); the probe takes no reference to a target.
     func sweepDeadTargetsStep() {
         guard holdsTargets.load(ordering: .relaxed) else { return }
         var cursor = Int(bitPattern: sweepCursor.load(ordering: .relaxed))
@@ -171,7 +171,7 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
                 withReadSection {
                     forEachVisibleBox(in: entry.pointee.list, as: Subscriber.self) { box in
                         // Expires (and removes without blocking) a box whose target died.
-                        if box.expiresWithTarget { _ = box.checkLiveness() }
+                        box.expireIfTargetIsGone()
                     }
                 }
                 return true

@@ -1,5 +1,4 @@
 import CObserverCore
-
 import Foundation
 
 /// Errors reported by ObserverSwift.

@@ -104,10 +104,10 @@ class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
     /// dead targets' memory (a box's unowned reference keeps it). So a
     /// source that is never sent to nor counted does not keep dead targets.
     ///
-    /// Runs in a read section, outside every lock: probing a target may
-    /// release the last strong reference to it (another thread dropped it
-    /// meanwhile), and its deinit may call back into this list. Concurrent
-    /// writers may step over the same slots; the cursor is only a hint.
+    /// Runs in a read section, outside every lock; the probe takes no
+    /// reference to a target (see ``Subscriber/expireIfTargetIsGone()``).
+    /// Concurrent writers may step over the same slots; the cursor is only
+    /// a hint.
     func sweepDeadTargetsStep() {
         guard holdsTargets.load(ordering: .relaxed) else { return }
         let start = sweepCursor.load(ordering: .relaxed)
@@ -119,7 +119,7 @@ class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
                 if let context = oc_view_context(view, index) {
                     Unmanaged<Subscriber>.fromOpaque(context)._withUnsafeGuaranteedRef { box in
                         // Expires (and removes without blocking) a box whose target died.
-                        if box.expiresWithTarget { _ = box.checkLiveness() }
+                        box.expireIfTargetIsGone()
                     }
                 }
                 index = index &+ 1 == view.count ? 0 : index &+ 1
@@ -242,6 +242,27 @@ final class SlotList<Box: Subscriber>: AnySlotList, @unchecked Sendable {
         reader.begin()
         forEachVisibleBox(in: pointer, as: Box.self, body)
         reader.end()
+    }
+
+    /// ``send(as:_:)`` on the C list of a `SlotList<Box>` (`pointer`), for
+    /// an owner that keeps the list alive and reaches it without a Swift
+    /// reference (see `Event.existingList`).
+    @inlinable
+    @inline(__always)
+    static func send(_ list: OpaquePointer, as reader: SectionReader, _ body: (Box) -> Void) {
+        if oc_list_is_empty(list) { return }
+        reader.begin()
+        forEachVisibleBox(in: list, as: Box.self, body)
+        reader.end()
+    }
+
+    /// ``sendInSection(_:)`` on the C list of a `SlotList<Box>`, as
+    /// ``send(_:as:_:)``.
+    @inlinable
+    @inline(__always)
+    static func sendInSection(_ list: OpaquePointer, _ body: (Box) -> Void) {
+        if oc_list_is_empty(list) { return }
+        forEachVisibleBox(in: list, as: Box.self, body)
     }
 
     /// ``send(as:_:)`` on the calling thread's reader.

@@ -31,6 +31,11 @@ class Subscriber: @unchecked Sendable {
     /// registry's records) say false.
     var expiresWithTarget: Bool { false }
 
+    /// Ends the subscription (as a send meeting it would) when its target
+    /// has started its deinit; for boxes that ``expiresWithTarget``. Takes
+    /// no reference to the target, so it never runs the target's deinit.
+    func expireIfTargetIsGone() {}
+
     /// Whether `object` is this subscription's target, alive now: what
     /// `unsubscribe(_:)` matches. Compares the live reference, or an address
     /// whose memory the subscription keeps allocated, so an object allocated

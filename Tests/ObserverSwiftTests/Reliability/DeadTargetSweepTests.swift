@@ -119,8 +119,8 @@ final class DeadTargetSweepTests: XCTestCase {
         token.cancel()
     }
 
-    /// A registry's adds and removes sweep pending observers (added, never
-    /// stored by a `withObservers`) and stored ones alike.
+    /// A registry's adds sweep pending observers (added, never stored by a
+    /// `withObservers`) and stored ones alike.
     func testRegistryAddsAndRemovesSweepPendingAndStoredObservers() {
         let registry = ObserverRegistry()
         let kept = ListeningTarget()

@@ -79,6 +79,18 @@ public final class Event<Value> {
         return Unmanaged<Slots>.fromOpaque(list)._withUnsafeGuaranteedRef(body)
     }
 
+    /// The slot list's C list, or nil when nobody ever subscribed. The send
+    /// path goes through the C list alone: a Swift reference to the slot
+    /// list, even borrowed, costs a retain and a release per send here.
+    /// The event keeps the list (and so its C list) alive.
+    @inlinable @inline(__always)
+    var existingList: OpaquePointer? {
+        // Acquire: pairs with the release that published the list, so its
+        // fields are visible. A plain move on x86.
+        guard let list = slotsWord.load(ordering: .acquiring) else { return nil }
+        return Unmanaged<Slots>.fromOpaque(list)._withUnsafeGuaranteedRef { $0.pointer }
+    }
+
     /// The slot list, made now if nobody subscribed yet. Writers only.
     @usableFromInline
     var slots: Slots {
@@ -109,7 +121,8 @@ public final class Event<Value> {
     public func send(_ value: Value) {
         let reader = SectionReader.current
         triggers.increment(by: reader)
-        withExistingSlots { $0.send(as: reader) { $0.receive((), value) } }
+        guard let list = existingList else { return }
+        Slots.send(list, as: reader) { $0.receive((), value) }
     }
 
     // MARK: Subscribing closures

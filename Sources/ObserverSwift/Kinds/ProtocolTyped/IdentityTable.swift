@@ -126,6 +126,12 @@ final class IdentityTable<Value> {
         return key == 0 ? nil : unsafeBitCast(key, to: ObjectIdentifier.self)
     }
 
+    /// Whether bucket `index` (masked) holds a value for which `predicate`
+    /// is true; the value is lent to `predicate`, not copied.
+    func bucket(_ index: Int, holdsValueWhere predicate: (borrowing Value) -> Bool) -> Bool {
+        keys[index & mask] != 0 && predicate(values[index & mask])
+    }
+
     /// Every stored identifier, in no particular order.
     var identifiers: [ObjectIdentifier] {
         var result: [ObjectIdentifier] = []

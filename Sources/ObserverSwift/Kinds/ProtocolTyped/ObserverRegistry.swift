@@ -1,6 +1,10 @@
 import Dispatch
 import Foundation
 
+#if !canImport(ObjectiveC)
+    import CSwiftRuntime
+#endif
+
 /// Observers of any protocols, held weakly, called by the protocol they
 /// conform to: the composition form of ``ObservableClass`` (Flowduino's
 /// `ObservableClass`), for types that cannot inherit.
@@ -174,7 +178,6 @@ public final class ObserverRegistry: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         sweepDeadObserversLocked(force: false)
-        sweepDeadObserversStepLocked()
         guard let entry = entries.removeValue(forKey: ObjectIdentifier(observer)) else { return false }
         removeLocked(entry)
         return true
@@ -449,13 +452,14 @@ public final class ObserverRegistry: @unchecked Sendable {
     }
 
     /// Buckets of `entries` one `sweepDeadObserversStepLocked()` examines.
-    /// The table is at most half full and at least a quarter full once it
-    /// has grown, so a step checks about 2 to 4 observers; each add and
-    /// each remove takes one step and adds at most one observer.
-    private static let sweepStride = 8
+    /// Each add takes one step and adds at most one entry: with C buckets
+    /// and D dead entries spread over them, a step drops 4·D/C on average,
+    /// so under any churn D settles at most near C/4, below the half-full
+    /// mark at which the table grows: dead observers do not grow it.
+    private static let sweepStride = 4
 
-    /// One step of the amortized sweep, taken by every add and remove: drops
-    /// the deallocated observers found in the next `sweepStride` buckets of
+    /// One step of the amortized sweep, taken by every add: drops the
+    /// deallocated observers found in the next `sweepStride` buckets of
     /// `entries` (round the table), pending or stored. So a registry that is
     /// never sent to nor counted does not keep dead observers' memory (each
     /// entry's unowned reference keeps it).
@@ -464,17 +468,33 @@ public final class ObserverRegistry: @unchecked Sendable {
         for _ in 0..<min(Self.sweepStride, entries.bucketCount) {
             let bucket = index
             index = (index &+ 1) & (entries.bucketCount &- 1)
-            // Read again after the probe: releasing the probe's reference
-            // may run a deinit that changes the registry (the lock is
-            // recursive), the table's size included.
-            guard let identifier = entries.identifier(inBucket: bucket), let entry = entries[identifier],
-                !entry.isAlive(in: pending)
+            // The probe takes no reference, so it runs no deinit.
+            guard entries.bucket(bucket, holdsValueWhere: { hasStartedDeinitLocked($0) }),
+                let identifier = entries.identifier(inBucket: bucket), let current = entries[identifier]
             else { continue }
-            guard let current = entries[identifier], current.isSame(as: entry) else { continue }
             entries.removeValue(forKey: identifier)
             removeLocked(current)
         }
         sweepCursor = index
+    }
+
+    /// Whether `entry`'s observer has started its deinit; reads the
+    /// observer's address in place (no copy of the entry or of `pending`).
+    @inline(__always)
+    private func hasStartedDeinitLocked(_ entry: borrowing RegistryEntry) -> Bool {
+        #if canImport(ObjectiveC)
+            // Where Objective-C exists, a weak load (see `UnownedObserver`).
+            switch entry {
+            case .pending(let index): return pending[index].observer.hasStartedDeinit
+            case .stored(let record): return record.observer.hasStartedDeinit
+            }
+        #else
+            switch entry {
+            case .pending(let index):
+                return pending.withUnsafeBufferPointer { csr_is_deallocating($0[index].observer.address) }
+            case .stored(let record): return csr_is_deallocating(record.observer.address)
+            }
+        #endif
     }
 
     private func sweepDeadObserversLocked() {
