@@ -1,4 +1,5 @@
 import CObserverCore
+
 import Foundation
 
 /// Errors reported by ObserverSwift.
