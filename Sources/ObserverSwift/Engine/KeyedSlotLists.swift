@@ -97,14 +97,22 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     @inlinable
     @inline(__always)
     func list<Key: Hashable>(forKey key: Key, hash: UInt64) -> OpaquePointer? {
-        guard let entry = oc_keymap_find_hash(pointer, hash) else { return nil }
+        Self.list(in: pointer, forKey: key, hash: hash)
+    }
+
+    /// ``list(forKey:hash:)`` in the C map of an `AnyKeyedSlotLists`
+    /// (`pointer`), for an owner that reaches it without a Swift reference.
+    @inlinable
+    @inline(__always)
+    static func list<Key: Hashable>(in map: OpaquePointer, forKey key: Key, hash: UInt64) -> OpaquePointer? {
+        guard let entry = oc_keymap_find_hash(map, hash) else { return nil }
         let isSameKey = Unmanaged<AnyKeyBox>.fromOpaque(entry.pointee.key_context)
             ._withUnsafeGuaranteedRef { box in
                 box.keyType == ObjectIdentifier(Key.self)
                     && unsafeDowncast(box, to: KeyBox<Key>.self).key == key
             }
         if isSameKey { return entry.pointee.list }
-        return withUnsafePointer(to: KeyProbe(key)) { oc_keymap_lookup(pointer, hash, $0) }
+        return withUnsafePointer(to: KeyProbe(key)) { oc_keymap_lookup(map, hash, $0) }
     }
 
     // MARK: Writers
@@ -398,6 +406,31 @@ final class KeyedSlotLists<Box: Subscriber>: AnyKeyedSlotLists, @unchecked Senda
     func sendInSection<Key: Hashable>(forKey key: Key, hash: UInt64, _ body: (Box) -> Void) {
         if isEmpty { return }
         visit(forKey: key, hash: hash, body)
+    }
+
+    /// ``send(forKey:_:)`` on the C map of a `KeyedSlotLists<Box>`
+    /// (`pointer`), for an owner that keeps it alive and reaches it without
+    /// a Swift reference (see `KeyedEvent.existingMap`).
+    @inlinable
+    @inline(__always)
+    static func send<Key: Hashable>(_ map: OpaquePointer, forKey key: Key, _ body: (Box) -> Void) {
+        if oc_keymap_is_empty(map) { return }
+        let hash = hash(key)
+        withReadSection {
+            guard let list = list(in: map, forKey: key, hash: hash) else { return }
+            forEachVisibleBox(in: list, as: Box.self, body)
+        }
+    }
+
+    /// ``sendInSection(forKey:hash:_:)`` on the C map of a
+    /// `KeyedSlotLists<Box>`, as ``send(_:forKey:_:)``.
+    @inlinable
+    @inline(__always)
+    static func sendInSection<Key: Hashable>(_ map: OpaquePointer, forKey key: Key, hash: UInt64, _ body: (Box) -> Void)
+    {
+        if oc_keymap_is_empty(map) { return }
+        guard let list = list(in: map, forKey: key, hash: hash) else { return }
+        forEachVisibleBox(in: list, as: Box.self, body)
     }
 
     /// The walk both sends share: the boxes of `key`'s list, if it has one.

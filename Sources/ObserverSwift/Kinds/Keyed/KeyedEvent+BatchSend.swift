@@ -23,7 +23,8 @@ extension KeyedEvent {
             for value in values {
                 // Looked up per value: a handler (or another thread) may
                 // make the lists by subscribing.
-                withExistingLists { $0.sendInSection(forKey: key, hash: hash) { $0.receive(key, value) } }
+                guard let map = existingMap else { continue }
+                Lists.sendInSection(map, forKey: key, hash: hash) { $0.receive(key, value) }
             }
         }
     }

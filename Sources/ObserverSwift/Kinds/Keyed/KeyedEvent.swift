@@ -71,6 +71,17 @@ public final class KeyedEvent<Key: Hashable, Value> {
         return Unmanaged<Lists>.fromOpaque(made)._withUnsafeGuaranteedRef(body)
     }
 
+    /// The keyed lists' C map, or nil when nobody ever subscribed. The send
+    /// path goes through the C map alone: a Swift reference to the lists,
+    /// even borrowed, costs a retain and a release per send here. The event
+    /// keeps the lists (and so their map) alive.
+    @inlinable @inline(__always)
+    var existingMap: OpaquePointer? {
+        // Acquire: pairs with the release that published the lists.
+        guard let made = listsWord.load(ordering: .acquiring) else { return nil }
+        return Unmanaged<Lists>.fromOpaque(made)._withUnsafeGuaranteedRef { $0.pointer }
+    }
+
     /// The keyed lists, made now if nobody subscribed yet. Writers only.
     @usableFromInline
     var lists: Lists {
@@ -99,7 +110,8 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// returns; queued ones are enqueued.
     @inlinable
     public func send(_ value: Value, forKey key: Key) {
-        withExistingLists { $0.send(forKey: key) { $0.receive(key, value) } }
+        guard let map = existingMap else { return }
+        Lists.send(map, forKey: key) { $0.receive(key, value) }
     }
 
     // MARK: Subscribing closures
