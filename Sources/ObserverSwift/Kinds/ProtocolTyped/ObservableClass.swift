@@ -38,10 +38,10 @@ open class ObservableClass: ProtocolObservable {
 
     /// The registry (retained), or nil before it is first needed.
     @usableFromInline
-    var registryWord: AtomicWord<UnsafeMutableRawPointer?> { AtomicWords.first(self) }
+    final var registryWord: AtomicWord<UnsafeMutableRawPointer?> { AtomicWords.first(self) }
 
     /// The registry holding this object's observers (made on first use).
-    public var observerRegistry: ObserverRegistry {
+    public final var observerRegistry: ObserverRegistry {
         if let made = registryWord.load(ordering: .acquiring) {
             return Unmanaged<ObserverRegistry>.fromOpaque(made).takeUnretainedValue()
         }
@@ -58,7 +58,7 @@ open class ObservableClass: ProtocolObservable {
     /// Calls `body` with the registry borrowed, or returns nil when no
     /// observer was ever added (nothing is made).
     @inlinable @inline(__always)
-    func withExistingRegistry<Result>(_ body: (ObserverRegistry) -> Result) -> Result? {
+    final func withExistingRegistry<Result>(_ body: (ObserverRegistry) -> Result) -> Result? {
         // Acquire: pairs with the release that published the registry.
         guard let made = registryWord.load(ordering: .acquiring) else { return nil }
         return Unmanaged<ObserverRegistry>.fromOpaque(made)._withUnsafeGuaranteedRef(body)
@@ -76,42 +76,55 @@ open class ObservableClass: ProtocolObservable {
 
     // The members below are `ProtocolObservable`'s, for an object that may
     // never have had an observer: they make no registry where there is
-    // nothing to do.
+    // nothing to do. Final, as the extension's are: a member of an open
+    // class that could be overridden would be called through the vtable,
+    // unspecialized.
 
     /// Unregisters `observer`; false (a no-op) when it was not registered.
     @discardableResult
-    public func removeObserver(_ observer: AnyObject) -> Bool {
+    public final func removeObserver(_ observer: AnyObject) -> Bool {
         withExistingRegistry { $0.removeObserver(observer) } ?? false
     }
 
     /// Unregisters every observer of `observers`; returns how many were
     /// registered.
     @discardableResult
-    public func removeObserver(_ observers: [AnyObject]) -> Int {
+    public final func removeObserver(_ observers: [AnyObject]) -> Int {
         withExistingRegistry { $0.removeObserver(observers) } ?? 0
     }
 
     /// Unregisters every observer; returns how many were registered.
     @discardableResult
-    public func removeAllObservers() -> Int {
+    public final func removeAllObservers() -> Int {
         withExistingRegistry { $0.removeAllObservers() } ?? 0
     }
 
     /// Registered observers still alive.
-    public var observerCount: Int { withExistingRegistry { $0.observerCount } ?? 0 }
+    public final var observerCount: Int { withExistingRegistry { $0.observerCount } ?? 0 }
 
     /// Calls `body` on this thread with every synchronous observer
     /// conforming to `P`, the type of the closure's parameter. See
     /// ``ObserverRegistry/withObservers(_:)``.
     @inlinable
-    public func withObservers<P>(_ body: (P) -> Void) {
-        withExistingRegistry { $0.withObservers(body) }
+    public final func withObservers<P>(_ body: (P) -> Void) {
+        // `ObserverRegistry.withObservers`, with the registry borrowed for
+        // each step and `body` called outside every closure: captured by one,
+        // it would be called through a thunk per observer, and a strong
+        // reference to the registry costs a retain and a release per call.
+        guard let made = registryWord.load(ordering: .acquiring) else { return }
+        let registry = Unmanaged<ObserverRegistry>.fromOpaque(made)
+        if registry._withUnsafeGuaranteedRef({ $0.hasPendingAdds.load(ordering: .acquiring) }) {
+            registry._withUnsafeGuaranteedRef { $0.storePendingAdds() }
+        }
+        let view = registry._withUnsafeGuaranteedRef { $0.view(for: P.self) }
+        view.sendSynchronously(body)
     }
 
     /// Calls `body` with every observer conforming to `P`, each where its
     /// delivery says. See ``ObserverRegistry/dispatchToObservers(_:)``.
     @inlinable
-    public func dispatchToObservers<P>(_ body: @escaping @Sendable (P) -> Void) {
-        withExistingRegistry { $0.dispatchToObservers(body) }
+    public final func dispatchToObservers<P>(_ body: @escaping @Sendable (P) -> Void) {
+        guard let made = registryWord.load(ordering: .acquiring) else { return }
+        Unmanaged<ObserverRegistry>.fromOpaque(made).takeUnretainedValue().dispatchToObservers(body)
     }
 }

@@ -262,7 +262,7 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// call after `addObserver` stores the observers added since in every
     /// protocol list (one cast per new observer and protocol: `addObserver`
     /// itself only records the observer). Otherwise no casts at all.
-    @inlinable
+    @inlinable @inline(__always)
     public func withObservers<P>(_ body: (P) -> Void) {
         if hasPendingAdds.load(ordering: .acquiring) { storePendingAdds() }
         view(for: P.self).sendSynchronously(body)
