@@ -93,22 +93,20 @@ public final class Event<Value> {
 
     /// The slot list, made now if nobody subscribed yet. Writers only.
     @usableFromInline
-    var slots: Slots {
-        if let list = slotsWord.load(ordering: .acquiring) {
-            return Unmanaged<Slots>.fromOpaque(list).takeUnretainedValue()
-        }
-        return makeSlots()
-    }
+    var slots: Slots { madeSlots.takeUnretainedValue() }
 
-    private func makeSlots() -> Slots {
+    /// ``slots``, unretained (the event keeps it): what subscribes borrow.
+    @usableFromInline
+    var madeSlots: Unmanaged<Slots> {
+        if let list = slotsWord.load(ordering: .acquiring) { return Unmanaged<Slots>.fromOpaque(list) }
         let made = Unmanaged.passRetained(Slots())
         // Release: the list is initialized before another thread sees it;
         // acquire on failure, to use the list another subscriber made first.
         let published = slotsWord.compareExchange(
             expected: nil, desired: made.toOpaque(), ordering: .acquiringAndReleasing)
-        if published.exchanged { return made.takeUnretainedValue() }
+        if published.exchanged { return made }
         made.release()
-        return Unmanaged<Slots>.fromOpaque(published.original!).takeUnretainedValue()
+        return Unmanaged<Slots>.fromOpaque(published.original!)
     }
 
     // MARK: Sending
@@ -254,16 +252,17 @@ public final class Event<Value> {
         delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
-        let box: EventSubscriber<Void, Value>
-        if case .synchronous = delivery, limit == nil {
-            box = ClosureSubscriber(handler)
-        } else {
-            box = QueuedOrLimitedSubscriber(
-                expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max
-            ) { _, value in handler(value) }
+        return madeSlots._withUnsafeGuaranteedRef { slots in
+            let box: EventSubscriber<Void, Value>
+            if case .synchronous = delivery, limit == nil {
+                box = ClosureSubscriber(handler)
+            } else {
+                box = QueuedOrLimitedSubscriber(
+                    expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max
+                ) { _, value in handler(value) }
+            }
+            return Subscription(list: slots, handle: slots.add(box))
         }
-        let slots = slots
-        return Subscription(list: slots, handle: slots.add(box))
     }
 
     @inlinable
@@ -271,11 +270,12 @@ public final class Event<Value> {
         _ target: Target, delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
-        let slots = slots
-        let box = TargetSubscriber(
-            target: target, expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max
-        ) { target, _, value in handler(target, value) }
-        return Subscription(list: slots, handle: slots.add(box))
+        return madeSlots._withUnsafeGuaranteedRef { slots in
+            let box = TargetSubscriber(
+                target: target, expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max
+            ) { target, _, value in handler(target, value) }
+            return Subscription(list: slots, handle: slots.add(box))
+        }
     }
 }
 
