@@ -778,6 +778,47 @@ oc_keymap_for_each(oc_keymap_t *map,
 	return OC_OK;
 }
 
+oc_status_t
+oc_keymap_visit_some(oc_keymap_t *map, size_t *cursor, size_t slots,
+    oc_key_visit_fn *visit, void *argument)
+{
+	struct oc_keymap_entry *unlinked = NULL;
+	struct oc_keymap_entry *entries[OC_KEYMAP_VISIT_MAX];
+	size_t taken = 0, index, position, table_slots;
+	bool going = true;
+
+	if (map == NULL || cursor == NULL || visit == NULL)
+		return OC_EINVAL;
+	if (slots > OC_KEYMAP_VISIT_MAX)
+		slots = OC_KEYMAP_VISIT_MAX;
+	oc_lock(map, &unlinked);
+	table_slots = map->table->mask + 1;
+	/* A cursor left by an older, larger table starts over. */
+	position = *cursor < table_slots ? *cursor : 0;
+	for (index = 0; index < slots && index < table_slots; index++) {
+		const oc_key_entry_t *linked = map->table->slots[position];
+
+		position = (position + 1) & map->table->mask;
+		if (linked == NULL || linked == OC_SLOT_REMOVED)
+			continue;
+		/* A reference, as oc_snapshot takes: the entry stays linked
+		 * (and its list alive) until the visit has returned. Relaxed:
+		 * taken under the map lock, which orders it. */
+		__atomic_add_fetch(&((struct oc_keymap_entry *)(uintptr_t)linked)->refs, 1,
+		    __ATOMIC_RELAXED);
+		entries[taken++] = (struct oc_keymap_entry *)(uintptr_t)linked;
+	}
+	*cursor = position;
+	pthread_mutex_unlock(&map->lock);
+	oc_retire_unlinked(unlinked);
+	for (index = 0; index < taken; index++) {
+		if (going)
+			going = visit(&entries[index]->public, argument);
+		oc_drop(map, entries[index], 1);
+	}
+	return OC_OK;
+}
+
 bool
 oc_keymap_contains(oc_keymap_t *map, uint64_t hash, const void *probe_key,
     oc_handle_t handle)

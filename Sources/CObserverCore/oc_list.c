@@ -15,7 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OC_MIN_CAPACITY 16u
+/*
+ * A new list's slot array holds one slot (64 bytes with its header), grown
+ * by doubling: a source with one observer, the common case, pays for one
+ * slot; one with many pays log2(n) copies of a prefix, once.
+ */
+#define OC_MIN_CAPACITY 1u
 
 struct oc_list {
 	struct oc_list_head head; /* must stay first: readers cast to it */

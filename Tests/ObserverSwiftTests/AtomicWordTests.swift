@@ -68,12 +68,12 @@ final class AtomicWordTests: XCTestCase {
         typealias Trigger = TriggerCounter.Words
         XCTAssertEqual(MemoryLayout<Trigger>.offset(of: \.owner), Trigger.ownerOffset)
         XCTAssertEqual(MemoryLayout<Trigger>.offset(of: \.owned), Trigger.ownedOffset)
-        XCTAssertEqual(MemoryLayout<Trigger>.offset(of: \.shared), Trigger.sharedOffset)
-        XCTAssertEqual(MemoryLayout<Trigger>.offset(of: \.base), Trigger.baseOffset)
-        // Two senders write `owned` and `shared`: never one cache line.
-        XCTAssertGreaterThanOrEqual(Trigger.ownedOffset - Trigger.ownerOffset, 64)
-        XCTAssertGreaterThanOrEqual(Trigger.sharedOffset - Trigger.ownedOffset, 64)
-        XCTAssertGreaterThanOrEqual(MemoryLayout<Trigger>.size - Trigger.sharedOffset, 64)
+        XCTAssertEqual(MemoryLayout<Event<Int>.Words>.offset(of: \.triggers), Event<Int>.Words.triggersOffset)
+        XCTAssertEqual(MemoryLayout<Event<Int>.Words>.offset(of: \.slots), Event<Int>.Words.slotsOffset)
+        // Two senders write the block's `owned` and `shared`: never one cache line.
+        XCTAssertGreaterThanOrEqual(ContendedCounts.ownedOffset - ContendedCounts.baseOffset, 64 - 8)
+        XCTAssertGreaterThanOrEqual(ContendedCounts.sharedOffset - ContendedCounts.ownedOffset, 64)
+        XCTAssertGreaterThanOrEqual(ContendedCounts.byteCount - ContendedCounts.sharedOffset, 64)
         XCTAssertEqual(MemoryLayout<ValueStorageWords>.offset(of: \.current), ValueStorageWords.currentOffset)
         XCTAssertEqual(MemoryLayout<ValueStorageWords>.offset(of: \.readers0), ValueStorageWords.readers0Offset)
         XCTAssertEqual(MemoryLayout<ValueStorageWords>.offset(of: \.readers1), ValueStorageWords.readers1Offset)
@@ -88,6 +88,18 @@ final class AtomicWordTests: XCTestCase {
         XCTAssertEqual(MemoryLayout<Ending>.offset(of: \.index), Ending.indexOffset)
         XCTAssertEqual(MemoryLayout<Ending>.offset(of: \.expired), Ending.expiredOffset)
         XCTAssertEqual(MemoryLayout<Ending>.offset(of: \.removed), Ending.removedOffset)
+        typealias List = AnySlotList.Words
+        XCTAssertEqual(MemoryLayout<List>.offset(of: \.needsSweep), List.needsSweepOffset)
+        XCTAssertEqual(MemoryLayout<List>.offset(of: \.holdsTargets), List.holdsTargetsOffset)
+        XCTAssertEqual(MemoryLayout<List>.offset(of: \.sweepCursor), List.sweepCursorOffset)
+        typealias Lists = AnyKeyedSlotLists.Words
+        XCTAssertEqual(MemoryLayout<Lists>.offset(of: \.hasPendingRemovals), Lists.hasPendingRemovalsOffset)
+        XCTAssertEqual(MemoryLayout<Lists>.offset(of: \.holdsTargets), Lists.holdsTargetsOffset)
+        XCTAssertEqual(MemoryLayout<Lists>.offset(of: \.sweepCursor), Lists.sweepCursorOffset)
+        typealias Turn = NotificationTurn.Words
+        XCTAssertEqual(MemoryLayout<Turn>.offset(of: \.waiters), Turn.waitersOffset)
+        XCTAssertEqual(MemoryLayout<Turn>.offset(of: \.turn), Turn.turnOffset)
+        XCTAssertEqual(MemoryLayout<Turn>.offset(of: \.condition), Turn.conditionOffset)
         typealias Keyed = KeyedRegistration<Int>.Words
         XCTAssertEqual(MemoryLayout<Keyed>.offset(of: \.ended), Keyed.endedOffset)
         XCTAssertEqual(MemoryLayout<Keyed>.offset(of: \.expired), Keyed.expiredOffset)
@@ -115,19 +127,20 @@ final class AtomicWordTests: XCTestCase {
         event.send(1)
         event.send(2)
         XCTAssertEqual(event.triggersCount, 2)
-        let words = event.triggerWords
-        XCTAssertEqual(
-            words.owned.plainValue + words.shared.plainValue - words.base.plainValue, 2,
-            "the counter's views wrote Event.triggerWords")
+        let words = event.words.triggers
+        XCTAssertEqual(words.owned.plainValue, 2, "the counter's views wrote Event.words")
         XCTAssertNotEqual(words.owner.plainValue, 0, "the sending thread took ownership")
     }
 
-    /// A slot list keeps its sweep flag first.
+    /// A slot list keeps its sweep words first.
     func testSlotListSweepFlagIsTheListsFirstStoredProperty() {
         let event = Event<Int>()
-        XCTAssertFalse(event.slots.needsSweepWord.plainValue)
+        XCTAssertFalse(event.slots.words.needsSweep.plainValue)
         event.slots.needsSweep.store(true, ordering: .relaxed)
-        XCTAssertTrue(event.slots.needsSweepWord.plainValue)
+        XCTAssertTrue(event.slots.words.needsSweep.plainValue)
+        event.slots.sweepCursor.store(9, ordering: .relaxed)
+        XCTAssertEqual(event.slots.words.sweepCursor.plainValue, 9)
+        event.slots.sweepCursor.store(0, ordering: .relaxed)
         event.slots.needsSweep.store(false, ordering: .relaxed)
         let token = event.subscribe { _ in }
         XCTAssertEqual(event.subscribersCount, 1, "the list's C pointer, after the word, is intact")
@@ -180,11 +193,13 @@ final class AtomicWordTests: XCTestCase {
     func testSingleWordHostsKeepTheirWordFirst() {
         let turn = NotificationTurn()
         turn.waiters.wrappingAdd(3, ordering: .relaxed)
-        XCTAssertEqual(turn.waitersWord.plainValue, 3)
+        XCTAssertEqual(turn.words.waiters.plainValue, 3)
         turn.waiters.wrappingSubtract(3, ordering: .relaxed)
         turn.acquire(by: 42)
         XCTAssertTrue(turn.isHeld(by: 42), "the claim word, after the waiters' word, is intact")
+        XCTAssertEqual(turn.words.turn.plainValue, 42, "the C claim functions wrote NotificationTurn.words.turn")
         turn.release()
+        XCTAssertNil(turn.words.condition.plainValue, "no setter waited: no condition made")
 
         let parent = DeadObserverFlag()
         let flag = DeadObserverFlag(parent: parent)
@@ -232,9 +247,9 @@ final class AtomicWordTests: XCTestCase {
     func testKeyedHostsKeepTheirWordsFirst() {
         let keyed = KeyedEvent<Int, Int>()
         let token = keyed.subscribe(key: 1) { _ in }
-        XCTAssertFalse(keyed.lists.hasPendingRemovalsWord.plainValue)
+        XCTAssertFalse(keyed.lists.words.hasPendingRemovals.plainValue)
         keyed.lists.hasPendingRemovals.store(true, ordering: .relaxed)
-        XCTAssertTrue(keyed.lists.hasPendingRemovalsWord.plainValue)
+        XCTAssertTrue(keyed.lists.words.hasPendingRemovals.plainValue)
         keyed.lists.hasPendingRemovals.store(false, ordering: .relaxed)
         XCTAssertEqual(keyed.subscribersCount(forKey: 1), 1, "the map pointer, after the word, is intact")
 

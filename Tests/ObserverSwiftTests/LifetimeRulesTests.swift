@@ -45,6 +45,50 @@ final class LifetimeRulesTests: XCTestCase {
         XCTAssertEqual(event.slots.storedCount, 0, "the dead target's slot is freed")
     }
 
+    /// The same row on a source that is never sent to nor counted: the
+    /// subscribes and cancels that happen anyway free the dead target's slot
+    /// and release its box (whose unowned reference kept the target's
+    /// memory), on every kind with weak targets.
+    func testDeallocatedWeakTargetIsFreedOnAQuietSourceBySubscribesAndCancels() throws {
+        try ObserverCore.reclaimNow()
+        let baseline = LifetimeTracker.alive.load(ordering: .relaxed)
+        let event = Event<Int>()
+        let value = ObservableValue(0)
+        let keyed = KeyedEvent<String, Int>()
+        let registry = ObserverRegistry()
+        var target: Target? = Target()
+        do {
+            let tracker = LifetimeTracker()
+            event.subscribe(target!) { _, _ in _ = tracker.id }
+            value.bind(target!) { _, _ in _ = tracker.id }
+            keyed.subscribe(target!, key: "dead") { _, _ in _ = tracker.id }
+            registry.addObserver(target!)
+        }
+        target = nil
+        XCTAssertEqual(event.slots.storedCount, 1, "nothing has met the dead target yet")
+        XCTAssertEqual(keyed.keysCount, 1)
+        XCTAssertEqual(registry.entryCount, 1)
+
+        event.subscribe { _ in }.cancel()
+        value.addObserver { _ in }.cancel()
+        keyed.subscribe(key: "other") { _ in }.cancel()
+        // A registry's adds look at 4 buckets each: a new registry's table
+        // (16 buckets) takes 4 adds.
+        for _ in 0..<4 {
+            let passing = Target()
+            registry.addObserver(passing)
+            registry.removeObserver(passing)
+        }
+
+        XCTAssertEqual(event.slots.storedCount, 0, "the dead target's slot is freed")
+        XCTAssertEqual(value.changes.slots.storedCount, 0, "the dead binding's slot is freed")
+        XCTAssertEqual(keyed.keysCount, 0, "the dead target's slot, and its key, are freed")
+        XCTAssertEqual(registry.entryCount, 0, "the dead observer is dropped")
+        try ObserverCore.reclaimNow()
+        XCTAssertEqual(
+            LifetimeTracker.alive.load(ordering: .relaxed), baseline, "the boxes holding the dead target are released")
+    }
+
     func testDeallocatedEventEndsEverySubscriptionAndReleasesHandlers() throws {
         let baseline = LifetimeTracker.alive.load(ordering: .relaxed)
         var event: Event<Int>? = Event<Int>()

@@ -36,6 +36,8 @@ enum Callgrind {
         ("event-batch", { .eventBatches(count: $0, burst: 64, sink: Sink()) }),
         // A "send" here is one subscribe + cancel pair with N registered.
         ("event-pair", { .eventPairs(registered: $0, sink: Sink()) }),
+        // The same with a KeyedEvent: N keys registered, the pair on a key of its own.
+        ("keyed-pair", { .keyedPairs(registered: $0, sink: Sink()) }),
         // addObserver + removeObserver pairs with N registered (protocol-typed).
         ("registry-pair", { .registryPairs(registered: (0..<$0).map { _ in Target() }) }),
         ("registry-send-pair", { .registryPairs(registered: (0..<$0).map { _ in Target() }, sendingBetween: true) }),

@@ -45,6 +45,7 @@ enum ScenarioList {
         .concurrentSenders,
         .latencyUnderChurn,
         .memoryPerObserver,
+        .memoryPerSource,
         .notificationCenterFanOut,
     ]
 

@@ -4,7 +4,9 @@ extension Scenario {
     /// One subscribe followed by its unsubscribe, with N observers already
     /// registered, in ns per pair. Every pair's removal is checked (it must
     /// report that it removed something). Target: ≤ 300 ns, and the pair at
-    /// 100k within 1.5× of the pair at 1k.
+    /// 100k within 1.5× of the pair at 1k. A `KeyedEvent` pair (N observers
+    /// under N keys; each pair subscribes to a key nobody else observes, so
+    /// it creates and removes that key): ≤ 2× the `Event` pair.
     static let subscribePair = Scenario(
         id: "subscribe-pair", title: "subscribe + unsubscribe pair", presentation: .bars,
         defaultSizes: [1_000, 100_000], quickSizes: [1_000, 100_000]
@@ -20,6 +22,7 @@ extension Scenario {
                     .lockedPairs(registered: size, sink: sink),
                     .weakPairs(registered: targets, sink: sink),
                     .eventPairs(registered: size, sink: sink),
+                    .keyedPairs(registered: size, sink: sink),
                 ])
             report.setRatios(size: size, reference: "RAW")
             withExtendedLifetime(targets) {}
@@ -40,6 +43,18 @@ extension Scenario {
                 Verdict(
                     scenario: context.scenario.id, target: "pair at 100k ≤ 1.5× pair at 1k",
                     measured: "\(formatFigure(growth))×", met: growth <= 1.5))
+        }
+        for size in context.sizes {
+            guard let event = report.figure(Contender.eventClosureName, size: size),
+                let keyed = report.figure(Contender.keyedEventName, size: size)
+            else { continue }
+            let ratio = keyed.median / event.median
+            report.verdicts.append(
+                Verdict(
+                    scenario: context.scenario.id,
+                    target: "KeyedEvent pair ≤ 2× Event pair (N=\(sizeLabel(size)))",
+                    measured: "\(formatFigure(keyed.median)) ns, \(formatFigure(ratio))× the Event pair",
+                    met: ratio <= 2))
         }
         return report
     }
@@ -90,6 +105,29 @@ extension Contender {
                 }
             },
             checksum: { sink.total })
+    }
+
+    /// A `KeyedEvent` with `registered` closure subscriptions under as many
+    /// keys; each pair subscribes to and cancels a key of its own (-1).
+    static func keyedPairs(registered: Int, sink: Sink) -> Contender {
+        let keyed = KeyedEvent<Int, Int>()
+        for key in 0..<registered { _ = keyed.subscribe(key: key) { value in sink.total &+= value } }
+        return Contender(
+            implementation: keyedEventName, deliveriesPerSend: 1,
+            send: { pairs in
+                for value in stride(from: 1, through: pairs, by: 1) {
+                    let subscription = keyed.subscribe(key: -1) { value in sink.total &+= value }
+                    if subscription.cancel() { sink.total &+= value }
+                }
+            },
+            checksum: { sink.total },
+            tearDown: {
+                let keys = keyed.keysCount
+                if keys != registered {
+                    Verification.fail("subscribe-pair: \(keys) keys left, expected \(registered)")
+                }
+                keyed.unsubscribeAll()
+            })
     }
 
     static func eventPairs(registered: Int, sink: Sink) -> Contender {

@@ -247,6 +247,24 @@ oc_status_t oc_keymap_clear(oc_keymap_t *OC_NULLABLE map, size_t *OC_NULLABLE re
 oc_status_t oc_keymap_for_each(oc_keymap_t *OC_NULLABLE map,
     oc_key_visit_fn *OC_NULLABLE visit, void *OC_NULLABLE argument);
 
+/* The most table slots one oc_keymap_visit_some call examines. */
+#define OC_KEYMAP_VISIT_MAX 16
+
+/*
+ * oc_keymap_visit_some: an incremental walk, for work amortized over
+ * writer calls (ObserverSwift frees the slots of dead weak targets this
+ * way). Examines `slots` (at most OC_KEYMAP_VISIT_MAX) slots of the map's
+ * hash table from *cursor on, wrapping at its end, and calls `visit` with
+ * each key found there (until `visit` returns false), outside every lock
+ * of the map, under the same terms as oc_keymap_for_each; writes where to continue to *cursor (start
+ * with 0). A walk continued call after call visits every key that stays in
+ * the map for a whole round of the table; a rebuilt table may make it miss
+ * or repeat keys for one round. Needs no memory. Returns OC_OK or
+ * OC_EINVAL (a NULL map, cursor or visit).
+ */
+oc_status_t oc_keymap_visit_some(oc_keymap_t *OC_NULLABLE map, size_t *OC_NULLABLE cursor,
+    size_t slots, oc_key_visit_fn *OC_NULLABLE visit, void *OC_NULLABLE argument);
+
 /* ------------------------------------------------------------------------ */
 /* Queries (writer lock; any thread)                                        */
 /* ------------------------------------------------------------------------ */

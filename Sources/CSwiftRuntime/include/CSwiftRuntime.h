@@ -37,4 +37,22 @@ csr_try_retain(const void *object)
 	return swift_tryRetain((void *)(uintptr_t)object) == object;
 }
 
+/*
+ * swift_isDeallocating: exported by the Swift runtime (HeapObject.h, C
+ * calling convention). Whether the native Swift object's deinit has
+ * started; one load of its inline reference count, no reference taken.
+ * Same precondition as swift_tryRetain (native object, memory allocated).
+ */
+extern bool swift_isDeallocating(void *object);
+
+/*
+ * csr_is_deallocating: whether the native Swift object at `object` has
+ * started its deinit. A snapshot: a live object may start it right after.
+ */
+static inline bool
+csr_is_deallocating(const void *object)
+{
+	return swift_isDeallocating((void *)(uintptr_t)object);
+}
+
 #endif /* C_SWIFT_RUNTIME_H */

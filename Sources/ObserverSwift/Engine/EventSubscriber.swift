@@ -109,6 +109,10 @@ where Ending.Key == Key {
     }
 
     override var hasTarget: Bool { true }
+    override var expiresWithTarget: Bool { true }
+    override func expireIfTargetIsGone() {
+        if !expiry.isExpired(of: self) && target.hasStartedDeinit { expiry.expire(of: self) }
+    }
     override func isTarget(_ object: AnyObject) -> Bool { target.refers(to: object) && target.isAlive }
     override func didAdd(handle: SlotHandle) { expiry.didAdd(handle: handle, of: self) }
     override var isExpired: Bool { expiry.isExpired(of: self) }

@@ -24,8 +24,20 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     // @unchecked: the C map is internally synchronized (writers take its
     // mutex, readers use epoch sections); the rest is a lock and an atomic.
 
-    /// First stored property: `hasPendingRemovals`' word (see `AtomicWord`).
-    var hasPendingRemovalsWord = AtomicWordStorage<Bool>(false)
+    /// First stored property: the words of `hasPendingRemovals`,
+    /// `holdsTargets` and `sweepCursor` (see `AtomicWord`).
+    var words = Words()
+
+    struct Words {
+        var hasPendingRemovals = AtomicWordStorage<Bool>(false)
+        var holdsTargets = AtomicWordStorage<Bool>(false)
+        var sweepCursor = AtomicWordStorage<UInt>(0)
+
+        // Two bytes, then a word at its alignment.
+        static var hasPendingRemovalsOffset: Int { 0 }
+        static var holdsTargetsOffset: Int { MemoryLayout<UInt8>.stride }
+        static var sweepCursorOffset: Int { MemoryLayout<UInt>.stride }
+    }
 
     @usableFromInline
     let pointer: OpaquePointer
@@ -34,7 +46,22 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     /// taken); the next writer call does them. Their boxes have expired
     /// already, so they no longer deliver meanwhile.
     private let pendingRemovals = Locked<[KeyedSlot]>([])
-    var hasPendingRemovals: AtomicWord<Bool> { AtomicWords.first(self) }
+    var hasPendingRemovals: AtomicWord<Bool> {
+        AtomicWords.word(self, at: Words.hasPendingRemovalsOffset)
+    }
+
+    /// Set by the first add of a box made for a target: from then on
+    /// writers sweep dead targets step by step (``sweepDeadTargetsStep()``).
+    var holdsTargets: AtomicWord<Bool> { AtomicWords.word(self, at: Words.holdsTargetsOffset) }
+
+    /// Where the next ``sweepDeadTargetsStep()`` starts in the C map's table.
+    var sweepCursor: AtomicWord<UInt> { AtomicWords.word(self, at: Words.sweepCursorOffset) }
+
+    /// Table slots one ``sweepDeadTargetsStep()`` examines. The table is at
+    /// most half full and at least a quarter full once it has grown
+    /// (tombstones aside), so a step visits about 2 to 4 keys; each subscribe
+    /// and each cancel takes one step and adds at most one key.
+    static var sweepStride: Int { 8 }
 
     fileprivate init() {
         guard let pointer = oc_keymap_create(keyBoxMatchesProbe, releaseKeyBox, releaseKeyedSubscriberBox) else {
@@ -70,14 +97,22 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     @inlinable
     @inline(__always)
     func list<Key: Hashable>(forKey key: Key, hash: UInt64) -> OpaquePointer? {
-        guard let entry = oc_keymap_find_hash(pointer, hash) else { return nil }
+        Self.list(in: pointer, forKey: key, hash: hash)
+    }
+
+    /// ``list(forKey:hash:)`` in the C map of an `AnyKeyedSlotLists`
+    /// (`pointer`), for an owner that reaches it without a Swift reference.
+    @inlinable
+    @inline(__always)
+    static func list<Key: Hashable>(in map: OpaquePointer, forKey key: Key, hash: UInt64) -> OpaquePointer? {
+        guard let entry = oc_keymap_find_hash(map, hash) else { return nil }
         let isSameKey = Unmanaged<AnyKeyBox>.fromOpaque(entry.pointee.key_context)
             ._withUnsafeGuaranteedRef { box in
                 box.keyType == ObjectIdentifier(Key.self)
                     && unsafeDowncast(box, to: KeyBox<Key>.self).key == key
             }
         if isSameKey { return entry.pointee.list }
-        return withUnsafePointer(to: KeyProbe(key)) { oc_keymap_lookup(pointer, hash, $0) }
+        return withUnsafePointer(to: KeyProbe(key)) { oc_keymap_lookup(map, hash, $0) }
     }
 
     // MARK: Writers
@@ -91,6 +126,10 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     /// Only ``KeyedSlotLists`` calls it, with a box of its type.
     fileprivate func addBox<Key: Hashable>(_ box: Subscriber, forKey key: Key) -> KeyedSlot {
         performPendingRemovals()
+        if box.expiresWithTarget {
+            if !holdsTargets.load(ordering: .relaxed) { holdsTargets.store(true, ordering: .relaxed) }
+        }
+        sweepDeadTargetsStep()
         let hash = Self.hash(key)
         let keyContext = Unmanaged.passRetained(KeyBox(key) as AnyKeyBox).toOpaque()
         let context = Unmanaged.passRetained(box).toOpaque()
@@ -118,7 +157,34 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     @discardableResult
     func remove(_ slot: KeyedSlot) -> Bool {
         performPendingRemovals()
-        return withIdentityProbe(slot) { oc_keymap_remove(pointer, slot.hash, $0, slot.handle) == OC_OK }
+        let removed = withIdentityProbe(slot) { oc_keymap_remove(pointer, slot.hash, $0, slot.handle) == OC_OK }
+        sweepDeadTargetsStep()
+        return removed
+    }
+
+    /// One step of the amortized sweep of dead targets (as
+    /// ``AnySlotList/sweepDeadTargetsStep()`` does for one list), taken by
+    /// every subscribe and cancel once the map has held a target's box:
+    /// visits the keys in the next ``sweepStride`` slots of the C map's
+    /// table and ends the subscriptions there whose target has been
+    /// deallocated, which removes their slots, and their keys when those
+    /// empty. Outside every lock (each key's boxes are walked in a read
+    /// section); the probe takes no reference to a target.
+    func sweepDeadTargetsStep() {
+        guard holdsTargets.load(ordering: .relaxed) else { return }
+        var cursor = Int(bitPattern: sweepCursor.load(ordering: .relaxed))
+        _ = oc_keymap_visit_some(
+            pointer, &cursor, Self.sweepStride,
+            { entry, _ in
+                withReadSection {
+                    forEachVisibleBox(in: entry.pointee.list, as: Subscriber.self) { box in
+                        // Expires (and removes without blocking) a box whose target died.
+                        box.expireIfTargetIsGone()
+                    }
+                }
+                return true
+            }, nil)
+        sweepCursor.store(UInt(bitPattern: cursor), ordering: .relaxed)
     }
 
     /// ``remove(_:)`` from the send path: never blocks. When a writer lock is
@@ -340,6 +406,31 @@ final class KeyedSlotLists<Box: Subscriber>: AnyKeyedSlotLists, @unchecked Senda
     func sendInSection<Key: Hashable>(forKey key: Key, hash: UInt64, _ body: (Box) -> Void) {
         if isEmpty { return }
         visit(forKey: key, hash: hash, body)
+    }
+
+    /// ``send(forKey:_:)`` on the C map of a `KeyedSlotLists<Box>`
+    /// (`pointer`), for an owner that keeps it alive and reaches it without
+    /// a Swift reference (see `KeyedEvent.existingMap`).
+    @inlinable
+    @inline(__always)
+    static func send<Key: Hashable>(_ map: OpaquePointer, forKey key: Key, _ body: (Box) -> Void) {
+        if oc_keymap_is_empty(map) { return }
+        let hash = hash(key)
+        withReadSection {
+            guard let list = list(in: map, forKey: key, hash: hash) else { return }
+            forEachVisibleBox(in: list, as: Box.self, body)
+        }
+    }
+
+    /// ``sendInSection(forKey:hash:_:)`` on the C map of a
+    /// `KeyedSlotLists<Box>`, as ``send(_:forKey:_:)``.
+    @inlinable
+    @inline(__always)
+    static func sendInSection<Key: Hashable>(_ map: OpaquePointer, forKey key: Key, hash: UInt64, _ body: (Box) -> Void)
+    {
+        if oc_keymap_is_empty(map) { return }
+        guard let list = list(in: map, forKey: key, hash: hash) else { return }
+        forEachVisibleBox(in: list, as: Box.self, body)
     }
 
     /// The walk both sends share: the boxes of `key`'s list, if it has one.

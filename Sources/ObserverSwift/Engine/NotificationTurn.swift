@@ -19,30 +19,60 @@ final class NotificationTurn: @unchecked Sendable {
     // @unchecked: `word` is only touched through the core's atomic claim
     // functions; `waiters` is atomic; `condition` is thread-safe.
 
-    /// First stored property: `waiters`' word (see `AtomicWord`).
+    /// First stored property: the words of `waiters`, the turn itself and
+    /// the condition's reference (see `AtomicWord`). Nothing else: 40 bytes
+    /// (a 48-byte heap block); the condition waiting setters sleep on is
+    /// made by the first setter that has to wait.
     @usableFromInline
-    var waitersWord = AtomicWordStorage<Int>(0)
+    var words = Words()
+
+    @usableFromInline
+    struct Words {
+        @usableFromInline var waiters = AtomicWordStorage<Int>(0)
+        @usableFromInline var turn = AtomicWordStorage<UInt>(0)
+        @usableFromInline var condition = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
+        @usableFromInline init() {}
+
+        @inlinable static var waitersOffset: Int { 0 }
+        @inlinable static var turnOffset: Int { MemoryLayout<UInt>.stride }
+        @inlinable static var conditionOffset: Int { 2 * MemoryLayout<UInt>.stride }
+    }
 
     /// The owner's thread identifier (its `oc_reader_current()` pointer: a
     /// thread's reader is unique among running threads and never null), or
-    /// 0. C atomics only.
+    /// 0. C atomics only (`oc_claim.h`), on the word `Words.turn`, which
+    /// Swift never reads or writes itself (`AtomicWord`'s invariant).
     @usableFromInline
-    let word: UnsafeMutablePointer<UInt>
+    var word: UnsafeMutablePointer<UInt> {
+        AtomicWords.word(self, at: Words.turnOffset, as: UInt.self).word
+    }
 
     /// Setters waiting for the turn (in `acquire(by:)`'s slow path).
     @usableFromInline
-    var waiters: AtomicWord<Int> { AtomicWords.first(self) }
+    var waiters: AtomicWord<Int> { AtomicWords.word(self, at: Words.waitersOffset) }
 
-    let condition = NSCondition()
+    var conditionWord: AtomicWord<UnsafeMutableRawPointer?> { AtomicWords.word(self, at: Words.conditionOffset) }
 
-    @usableFromInline
-    init() {
-        word = .allocate(capacity: 1)
-        word.initialize(to: 0)
+    /// The condition waiting setters sleep on, made by the first of them.
+    var condition: NSCondition {
+        if let made = conditionWord.load(ordering: .acquiring) {
+            return Unmanaged<NSCondition>.fromOpaque(made).takeUnretainedValue()
+        }
+        let made = Unmanaged.passRetained(NSCondition())
+        // Release: the condition is initialized before another thread uses
+        // it; acquire on failure, to use the one another setter made first.
+        let published = conditionWord.compareExchange(
+            expected: nil, desired: made.toOpaque(), ordering: .acquiringAndReleasing)
+        if published.exchanged { return made.takeUnretainedValue() }
+        made.release()
+        return Unmanaged<NSCondition>.fromOpaque(published.original!).takeUnretainedValue()
     }
 
+    @usableFromInline
+    init() {}
+
     deinit {
-        word.deallocate()
+        if let made = conditionWord.load(ordering: .acquiring) { Unmanaged<NSCondition>.fromOpaque(made).release() }
     }
 
     /// Whether `thread` holds the turn (a set from inside a handler).
@@ -65,6 +95,7 @@ final class NotificationTurn: @unchecked Sendable {
     func acquire(by thread: UInt) {
         if admitsFastClaim, oc_claim_try(word, thread) { return }
         waiters.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        let condition = condition
         condition.lock()
         while !oc_claim_try(word, thread) {
             // Bounded: a release that read `waiters` before our increment
@@ -87,6 +118,7 @@ final class NotificationTurn: @unchecked Sendable {
 
     @usableFromInline
     func releaseToWaiter() {
+        let condition = condition
         condition.lock()
         oc_claim_release(word)
         condition.signal()

@@ -17,8 +17,20 @@ class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
     // @unchecked: the C list is internally synchronized (writers take its
     // mutex, readers use epoch sections); `needsSweep` is atomic.
 
-    /// First stored property: `needsSweep`'s word (see `AtomicWord`).
-    var needsSweepWord = AtomicWordStorage<Bool>(false)
+    /// First stored property: the words of `needsSweep`, `holdsTargets` and
+    /// `sweepCursor` (see `AtomicWord`).
+    var words = Words()
+
+    struct Words {
+        var needsSweep = AtomicWordStorage<Bool>(false)
+        var holdsTargets = AtomicWordStorage<Bool>(false)
+        var sweepCursor = AtomicWordStorage<UInt32>(0)
+
+        // Two bytes, then a 4-byte word at its alignment.
+        static var needsSweepOffset: Int { 0 }
+        static var holdsTargetsOffset: Int { MemoryLayout<UInt8>.stride }
+        static var sweepCursorOffset: Int { MemoryLayout<UInt32>.stride }
+    }
 
     @usableFromInline
     let pointer: OpaquePointer
@@ -27,7 +39,22 @@ class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
     /// writer lock was busy on the send path). The next writer call, count
     /// or ``ObserverCore/reclaimNow()`` sweeps; a send that meets the box
     /// retries its removal without blocking.
-    var needsSweep: AtomicWord<Bool> { AtomicWords.first(self) }
+    var needsSweep: AtomicWord<Bool> { AtomicWords.word(self, at: Words.needsSweepOffset) }
+
+    /// Set by the first add of a box made for a target (a weak target, a
+    /// binding): from then on writers sweep dead targets step by step
+    /// (``sweepDeadTargetsStep()``). Lists that never held one pay a load.
+    var holdsTargets: AtomicWord<Bool> { AtomicWords.word(self, at: Words.holdsTargetsOffset) }
+
+    /// Where the next ``sweepDeadTargetsStep()`` starts.
+    var sweepCursor: AtomicWord<UInt32> { AtomicWords.word(self, at: Words.sweepCursorOffset) }
+
+    /// Slots one ``sweepDeadTargetsStep()`` examines. Each subscribe and each
+    /// cancel takes one step, and adds at most one box: with S slots in use, a
+    /// box whose target died is found within S / 4 writer calls, during
+    /// which at most S / 4 boxes were added, so boxes of dead targets stay
+    /// below a third of the live ones plus a few (see `DeadTargetSweepTests`).
+    static var sweepStride: UInt32 { 4 }
 
     fileprivate init() {
         guard let pointer = oc_list_create(releaseSubscriberBox) else {
@@ -44,6 +71,10 @@ class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
     /// removal). Only ``SlotList/add(_:)`` calls it, with a box of its type.
     fileprivate func addBox(_ box: Subscriber) -> SlotHandle {
         sweepIfNeeded()
+        if box.expiresWithTarget {
+            if !holdsTargets.load(ordering: .relaxed) { holdsTargets.store(true, ordering: .relaxed) }
+        }
+        sweepDeadTargetsStep()
         let context = Unmanaged.passRetained(box).toOpaque()
         var handle = SlotHandle.notAdded
         let status = oc_list_add(pointer, context, &handle)
@@ -60,7 +91,42 @@ class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
     @discardableResult
     func remove(_ handle: SlotHandle) -> Bool {
         sweepIfNeeded()
-        return oc_list_remove(pointer, handle) == OC_OK
+        let removed = oc_list_remove(pointer, handle) == OC_OK
+        sweepDeadTargetsStep()
+        return removed
+    }
+
+    /// One step of the amortized sweep of dead targets, taken by every
+    /// subscribe and cancel of a list that has held a target's box: looks at
+    /// the next ``sweepStride`` slots (round the list, from `sweepCursor`)
+    /// and ends the subscriptions whose target has been deallocated, which
+    /// frees their slots and, after a grace period, their boxes and the
+    /// dead targets' memory (a box's unowned reference keeps it). So a
+    /// source that is never sent to nor counted does not keep dead targets.
+    ///
+    /// Runs in a read section, outside every lock; the probe takes no
+    /// reference to a target (see ``Subscriber/expireIfTargetIsGone()``).
+    /// Concurrent writers may step over the same slots; the cursor is only
+    /// a hint.
+    func sweepDeadTargetsStep() {
+        guard holdsTargets.load(ordering: .relaxed) else { return }
+        let start = sweepCursor.load(ordering: .relaxed)
+        let next = withReadSection { () -> UInt32 in
+            let view = oc_list_view(pointer)
+            guard view.count > 0 else { return 0 }
+            var index = start < view.count ? start : 0
+            for _ in 0..<min(Self.sweepStride, view.count) {
+                if let context = oc_view_context(view, index) {
+                    Unmanaged<Subscriber>.fromOpaque(context)._withUnsafeGuaranteedRef { box in
+                        // Expires (and removes without blocking) a box whose target died.
+                        box.expireIfTargetIsGone()
+                    }
+                }
+                index = index &+ 1 == view.count ? 0 : index &+ 1
+            }
+            return index
+        }
+        sweepCursor.store(next, ordering: .relaxed)
     }
 
     /// Removes from the send path: never blocks. When the writer lock is busy
@@ -176,6 +242,27 @@ final class SlotList<Box: Subscriber>: AnySlotList, @unchecked Sendable {
         reader.begin()
         forEachVisibleBox(in: pointer, as: Box.self, body)
         reader.end()
+    }
+
+    /// ``send(as:_:)`` on the C list of a `SlotList<Box>` (`pointer`), for
+    /// an owner that keeps the list alive and reaches it without a Swift
+    /// reference (see `Event.existingList`).
+    @inlinable
+    @inline(__always)
+    static func send(_ list: OpaquePointer, as reader: SectionReader, _ body: (Box) -> Void) {
+        if oc_list_is_empty(list) { return }
+        reader.begin()
+        forEachVisibleBox(in: list, as: Box.self, body)
+        reader.end()
+    }
+
+    /// ``sendInSection(_:)`` on the C list of a `SlotList<Box>`, as
+    /// ``send(_:as:_:)``.
+    @inlinable
+    @inline(__always)
+    static func sendInSection(_ list: OpaquePointer, _ body: (Box) -> Void) {
+        if oc_list_is_empty(list) { return }
+        forEachVisibleBox(in: list, as: Box.self, body)
     }
 
     /// ``send(as:_:)`` on the calling thread's reader.

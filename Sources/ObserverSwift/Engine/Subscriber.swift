@@ -25,6 +25,17 @@ class Subscriber: @unchecked Sendable {
     /// `bind`), dead or alive.
     var hasTarget: Bool { false }
 
+    /// Whether the box ends itself, through ``checkLiveness()``, once its
+    /// target is deallocated (what the writers' amortized sweep of dead
+    /// targets looks for). Boxes whose owner drops them instead (a
+    /// registry's records) say false.
+    var expiresWithTarget: Bool { false }
+
+    /// Ends the subscription (as a send meeting it would) when its target
+    /// has started its deinit; for boxes that ``expiresWithTarget``. Takes
+    /// no reference to the target, so it never runs the target's deinit.
+    func expireIfTargetIsGone() {}
+
     /// Whether `object` is this subscription's target, alive now: what
     /// `unsubscribe(_:)` matches. Compares the live reference, or an address
     /// whose memory the subscription keeps allocated, so an object allocated

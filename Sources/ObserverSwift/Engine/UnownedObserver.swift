@@ -83,6 +83,17 @@ struct UnownedObserver: @unchecked Sendable {
         address == UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
     }
 
+    /// Whether the observer's deinit has started, without taking a
+    /// reference (a probe cheaper than ``isAlive`` for sweeps: one load, no
+    /// atomic write, and no release that could run the observer's deinit).
+    var hasStartedDeinit: Bool {
+        #if canImport(ObjectiveC)
+            return probe == nil
+        #else
+            return csr_is_deallocating(address)
+        #endif
+    }
+
     /// Whether the observer's deinit has not started.
     var isAlive: Bool {
         guard retainIfAlive() else { return false }

@@ -31,22 +31,27 @@ extension Event {
         var next = remaining.next()
         while let value = next {
             triggers.increment(by: reader)
-            if let sole = slots.soleVisibleBox(as: ClosureSubscriber<Void, Value>.self) {
-                // One plain closure subscription: call its closure directly
-                // for as long as the list holds that box alone, which is
-                // what a send of each value would call.
-                let handler = sole.box._withUnsafeGuaranteedRef { $0.handler }
-                handler(value)
-                next = remaining.next()
-                while let value = next, slots.stillHasOnly(sole) {
-                    triggers.increment(by: reader)
+            // Looked up per value: a handler (or another thread) may make
+            // the list by subscribing.
+            let sent: Void? = withExistingSlots { slots in
+                if let sole = slots.soleVisibleBox(as: ClosureSubscriber<Void, Value>.self) {
+                    // One plain closure subscription: call its closure directly
+                    // for as long as the list holds that box alone, which is
+                    // what a send of each value would call.
+                    let handler = sole.box._withUnsafeGuaranteedRef { $0.handler }
                     handler(value)
                     next = remaining.next()
+                    while let value = next, slots.stillHasOnly(sole) {
+                        triggers.increment(by: reader)
+                        handler(value)
+                        next = remaining.next()
+                    }
+                } else {
+                    slots.sendInSection { $0.receive((), value) }
+                    next = remaining.next()
                 }
-            } else {
-                slots.sendInSection { $0.receive((), value) }
-                next = remaining.next()
             }
+            if sent == nil { next = remaining.next() }
         }
         reader.end()
     }

@@ -6,6 +6,7 @@ extension Event {
     @inline(__always)
     func send(_ value: Value, inSectionOf reader: SectionReader) {
         triggers.increment(by: reader)
-        slots.sendInSection { $0.receive((), value) }
+        guard let list = existingList else { return }
+        Slots.sendInSection(list) { $0.receive((), value) }
     }
 }

@@ -29,22 +29,85 @@ import Dispatch
 /// send is not called by that send; one removed during a send may or may not
 /// be called by it, and is never called by a send that starts afterwards.
 public final class Event<Value> {
-    /// First stored property: `triggers`' words (see `AtomicWord`).
     @usableFromInline
-    var triggerWords = TriggerCounter.Words()
+    typealias Slots = SlotList<EventSubscriber<Void, Value>>
+
+    /// First stored property: the words of `triggers` and of the slot list's
+    /// reference (see `AtomicWord`). Nothing else: an event with no
+    /// subscriber is 40 bytes (a 48-byte heap block); its slot list is made
+    /// by the first subscribe, the trigger counter's padded lines by the
+    /// first send from a second thread.
+    @usableFromInline
+    var words = Words()
 
     @usableFromInline
-    let slots = SlotList<EventSubscriber<Void, Value>>()
+    struct Words {
+        @usableFromInline var triggers = TriggerCounter.Words()
+        /// The slot list (retained), or nil before the first subscribe.
+        @usableFromInline var slots = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
+        @usableFromInline init() {}
+
+        @inlinable static var triggersOffset: Int { 0 }
+        @inlinable static var slotsOffset: Int { MemoryLayout<TriggerCounter.Words>.stride }
+    }
 
     @usableFromInline
-    var triggers: TriggerCounter { TriggerCounter(in: self) }
+    var triggers: TriggerCounter { TriggerCounter(in: self, at: Words.triggersOffset) }
+
+    @usableFromInline
+    var slotsWord: AtomicWord<UnsafeMutableRawPointer?> { AtomicWords.word(self, at: Words.slotsOffset) }
 
     /// Creates an event with no subscribers.
     public init() {}
 
     deinit {
-        // Tokens may keep the list itself alive; the handlers go now.
-        slots.removeAll()
+        if let list = slotsWord.load(ordering: .acquiring) {
+            let slots = Unmanaged<Slots>.fromOpaque(list)
+            // Tokens may keep the list itself alive; the handlers go now.
+            slots._withUnsafeGuaranteedRef { _ = $0.removeAll() }
+            slots.release()
+        }
+        triggers.deallocateContendedCounts()
+    }
+
+    /// Calls `body` with the slot list borrowed (no retain), or returns nil
+    /// when nobody ever subscribed. The send path.
+    @inlinable @inline(__always)
+    func withExistingSlots<Result>(_ body: (Slots) -> Result) -> Result? {
+        // Acquire: pairs with the release that published the list, so its
+        // fields are visible. A plain move on x86.
+        guard let list = slotsWord.load(ordering: .acquiring) else { return nil }
+        return Unmanaged<Slots>.fromOpaque(list)._withUnsafeGuaranteedRef(body)
+    }
+
+    /// The slot list's C list, or nil when nobody ever subscribed. The send
+    /// path goes through the C list alone: a Swift reference to the slot
+    /// list, even borrowed, costs a retain and a release per send here.
+    /// The event keeps the list (and so its C list) alive.
+    @inlinable @inline(__always)
+    var existingList: OpaquePointer? {
+        // Acquire: pairs with the release that published the list, so its
+        // fields are visible. A plain move on x86.
+        guard let list = slotsWord.load(ordering: .acquiring) else { return nil }
+        return Unmanaged<Slots>.fromOpaque(list)._withUnsafeGuaranteedRef { $0.pointer }
+    }
+
+    /// The slot list, made now if nobody subscribed yet. Writers only.
+    @usableFromInline
+    var slots: Slots { madeSlots.takeUnretainedValue() }
+
+    /// ``slots``, unretained (the event keeps it): what subscribes borrow.
+    @usableFromInline
+    var madeSlots: Unmanaged<Slots> {
+        if let list = slotsWord.load(ordering: .acquiring) { return Unmanaged<Slots>.fromOpaque(list) }
+        let made = Unmanaged.passRetained(Slots())
+        // Release: the list is initialized before another thread sees it;
+        // acquire on failure, to use the list another subscriber made first.
+        let published = slotsWord.compareExchange(
+            expected: nil, desired: made.toOpaque(), ordering: .acquiringAndReleasing)
+        if published.exchanged { return made }
+        made.release()
+        return Unmanaged<Slots>.fromOpaque(published.original!)
     }
 
     // MARK: Sending
@@ -57,7 +120,8 @@ public final class Event<Value> {
     public func send(_ value: Value) {
         let reader = SectionReader.current
         triggers.increment(by: reader)
-        slots.send(as: reader) { $0.receive((), value) }
+        guard let list = existingList else { return }
+        Slots.send(list, as: reader) { $0.receive((), value) }
     }
 
     // MARK: Subscribing closures
@@ -157,20 +221,20 @@ public final class Event<Value> {
     /// stored (that one is freed as expired, not counted).
     @discardableResult
     public func unsubscribe(_ target: AnyObject) -> Int {
-        slots.removeAll { $0.isTarget(target) }
+        withExistingSlots { $0.removeAll { $0.isTarget(target) } } ?? 0
     }
 
     /// Removes every subscription; returns how many were stored.
     @discardableResult
     public func unsubscribeAll() -> Int {
-        slots.removeAll()
+        withExistingSlots { $0.removeAll() } ?? 0
     }
 
     // MARK: Counting
 
     /// Subscriptions that can still deliver: not cancelled, target alive,
     /// limit not spent. Reading it also frees slots of dead targets.
-    public var subscribersCount: Int { slots.liveCount }
+    public var subscribersCount: Int { withExistingSlots { $0.liveCount } ?? 0 }
 
     /// How many times ``send(_:)`` was called.
     public var triggersCount: Int { triggers.value }
@@ -189,15 +253,17 @@ public final class Event<Value> {
         delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
-        let box: EventSubscriber<Void, Value>
-        if case .synchronous = delivery, limit == nil {
-            box = ClosureSubscriber(handler)
-        } else {
-            box = QueuedOrLimitedSubscriber(
-                expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max
-            ) { _, value in handler(value) }
+        return madeSlots._withUnsafeGuaranteedRef { slots in
+            let box: EventSubscriber<Void, Value>
+            if case .synchronous = delivery, limit == nil {
+                box = ClosureSubscriber(handler)
+            } else {
+                box = QueuedOrLimitedSubscriber(
+                    expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max
+                ) { _, value in handler(value) }
+            }
+            return Subscription(list: slots, handle: slots.add(box))
         }
-        return Subscription(list: slots, handle: slots.add(box))
     }
 
     @inlinable
@@ -205,10 +271,12 @@ public final class Event<Value> {
         _ target: Target, delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
-        let box = TargetSubscriber(
-            target: target, expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max
-        ) { target, _, value in handler(target, value) }
-        return Subscription(list: slots, handle: slots.add(box))
+        return madeSlots._withUnsafeGuaranteedRef { slots in
+            let box = TargetSubscriber(
+                target: target, expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max
+            ) { target, _, value in handler(target, value) }
+            return Subscription(list: slots, handle: slots.add(box))
+        }
     }
 }
 

@@ -21,7 +21,10 @@ extension KeyedEvent {
         let hash = AnyKeyedSlotLists.hash(key)
         withReadSection {
             for value in values {
-                lists.sendInSection(forKey: key, hash: hash) { $0.receive(key, value) }
+                // Looked up per value: a handler (or another thread) may
+                // make the lists by subscribing.
+                guard let map = existingMap else { continue }
+                Lists.sendInSection(map, forKey: key, hash: hash) { $0.receive(key, value) }
             }
         }
     }

@@ -42,10 +42,65 @@ import Dispatch
 /// by a send that starts afterwards.
 public final class KeyedEvent<Key: Hashable, Value> {
     @usableFromInline
-    let lists = KeyedSlotLists<EventSubscriber<Key, Value>>()
+    typealias Lists = KeyedSlotLists<EventSubscriber<Key, Value>>
+
+    /// First stored property: the word of the keyed lists' reference (see
+    /// `AtomicWord`). Nothing else: an event with no subscriber is 24 bytes
+    /// (a 32-byte heap block); its keymap is made by the first subscribe.
+    @usableFromInline
+    var listsStorage = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
+
+    /// The keyed lists (retained), or nil before the first subscribe.
+    @usableFromInline
+    var listsWord: AtomicWord<UnsafeMutableRawPointer?> { AtomicWords.first(self) }
 
     /// Creates an event with no subscribers.
     public init() {}
+
+    deinit {
+        if let made = listsWord.load(ordering: .acquiring) { Unmanaged<Lists>.fromOpaque(made).release() }
+    }
+
+    /// Calls `body` with the keyed lists borrowed (no retain), or returns
+    /// nil when nobody ever subscribed. The send path.
+    @inlinable @inline(__always)
+    func withExistingLists<Result>(_ body: (Lists) -> Result) -> Result? {
+        // Acquire: pairs with the release that published the lists, so their
+        // fields are visible. A plain move on x86.
+        guard let made = listsWord.load(ordering: .acquiring) else { return nil }
+        return Unmanaged<Lists>.fromOpaque(made)._withUnsafeGuaranteedRef(body)
+    }
+
+    /// The keyed lists' C map, or nil when nobody ever subscribed. The send
+    /// path goes through the C map alone: a Swift reference to the lists,
+    /// even borrowed, costs a retain and a release per send here. The event
+    /// keeps the lists (and so their map) alive.
+    @inlinable @inline(__always)
+    var existingMap: OpaquePointer? {
+        // Acquire: pairs with the release that published the lists.
+        guard let made = listsWord.load(ordering: .acquiring) else { return nil }
+        return Unmanaged<Lists>.fromOpaque(made)._withUnsafeGuaranteedRef { $0.pointer }
+    }
+
+    /// The keyed lists, made now if nobody subscribed yet. Writers only.
+    @usableFromInline
+    var lists: Lists {
+        if let made = listsWord.load(ordering: .acquiring) {
+            return Unmanaged<Lists>.fromOpaque(made).takeUnretainedValue()
+        }
+        return makeLists()
+    }
+
+    private func makeLists() -> Lists {
+        let made = Unmanaged.passRetained(Lists())
+        // Release: the lists are initialized before another thread sees
+        // them; acquire on failure, to use those another subscriber made.
+        let published = listsWord.compareExchange(
+            expected: nil, desired: made.toOpaque(), ordering: .acquiringAndReleasing)
+        if published.exchanged { return made.takeUnretainedValue() }
+        made.release()
+        return Unmanaged<Lists>.fromOpaque(published.original!).takeUnretainedValue()
+    }
 
     // MARK: Sending
 
@@ -55,7 +110,8 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// returns; queued ones are enqueued.
     @inlinable
     public func send(_ value: Value, forKey key: Key) {
-        lists.send(forKey: key) { $0.receive(key, value) }
+        guard let map = existingMap else { return }
+        Lists.send(map, forKey: key) { $0.receive(key, value) }
     }
 
     // MARK: Subscribing closures
@@ -165,21 +221,21 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// three keys counts 3). A target never subscribed is a no-op (0).
     @discardableResult
     public func unsubscribe(_ target: AnyObject) -> Int {
-        lists.removeAll { $0.isTarget(target) }
+        withExistingLists { $0.removeAll { $0.isTarget(target) } } ?? 0
     }
 
     /// Removes `target`'s subscriptions from `key` only (a subscription over
     /// several keys keeps the others); returns how many were removed.
     @discardableResult
     public func unsubscribe(_ target: AnyObject, key: Key) -> Int {
-        lists.removeAll(forKey: key) { $0.isTarget(target) }
+        withExistingLists { $0.removeAll(forKey: key) { $0.isTarget(target) } } ?? 0
     }
 
     /// Removes every subscription under every key; returns how many key
     /// registrations were stored. Every key's list is freed.
     @discardableResult
     public func unsubscribeAll() -> Int {
-        lists.removeAll()
+        withExistingLists { $0.removeAll() } ?? 0
     }
 
     /// Removes every subscription from `key` (subscriptions over several
@@ -187,7 +243,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// many were removed.
     @discardableResult
     public func unsubscribeAll(key: Key) -> Int {
-        lists.removeAll(forKey: key)
+        withExistingLists { $0.removeAll(forKey: key) } ?? 0
     }
 
     // MARK: Counting
@@ -197,8 +253,10 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// the slots of dead targets. Visits every key: O(keys + subscriptions).
     public var subscribersCount: Int {
         var seen = Set<ObjectIdentifier>()
-        lists.forEachEntry { _, box in
-            if box.checkLiveness() { seen.insert(ObjectIdentifier(box)) }
+        withExistingLists { lists in
+            lists.forEachEntry { _, box in
+                if box.checkLiveness() { seen.insert(ObjectIdentifier(box)) }
+            }
         }
         return seen.count
     }
@@ -206,8 +264,10 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// Live subscriptions that receive `key`'s sends.
     public func subscribersCount(forKey key: Key) -> Int {
         var live = 0
-        lists.forEach(forKey: key) { box in
-            if box.checkLiveness() { live += 1 }
+        withExistingLists { lists in
+            lists.forEach(forKey: key) { box in
+                if box.checkLiveness() { live += 1 }
+            }
         }
         return live
     }
@@ -217,11 +277,11 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// expired (dead target, spent limit) goes when a send or a count
     /// notices it, or at the next subscribe or unsubscribe call if a lock
     /// was busy then.
-    public var keysCount: Int { lists.keyCount }
+    public var keysCount: Int { withExistingLists { $0.keyCount } ?? 0 }
 
     /// The keys that have at least one subscription stored, in no order.
     public var keys: [Key] {
-        lists.keys(of: Key.self)
+        withExistingLists { $0.keys(of: Key.self) } ?? []
     }
 
     // MARK: Internals
@@ -231,6 +291,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
         _ keys: some Sequence<Key>, _ box: EventSubscriber<Key, Value>,
         registration: KeyedRegistration<Key>? = nil
     ) -> Subscription {
+        let lists = lists
         let registration = registration ?? KeyedRegistration(engine: lists)
         var seen = Set<Key>()
         for key in keys where seen.insert(key).inserted {

@@ -114,6 +114,24 @@ final class IdentityTable<Value> {
         return removed
     }
 
+    /// Buckets, empty ones included (a power of two).
+    var bucketCount: Int { mask &+ 1 }
+
+    /// The identifier stored in bucket `index` (masked), or nil when it is
+    /// empty: for walks spread over many calls, where a removal's backward
+    /// shift may move an entry past the walk (it is found on the next round).
+    func identifier(inBucket index: Int) -> ObjectIdentifier? {
+        let key = keys[index & mask]
+        // ObjectIdentifier is the object address; this undoes `UInt(bitPattern:)`.
+        return key == 0 ? nil : unsafeBitCast(key, to: ObjectIdentifier.self)
+    }
+
+    /// Whether bucket `index` (masked) holds a value for which `predicate`
+    /// is true; the value is lent to `predicate`, not copied.
+    func bucket(_ index: Int, holdsValueWhere predicate: (borrowing Value) -> Bool) -> Bool {
+        keys[index & mask] != 0 && predicate(values[index & mask])
+    }
+
     /// Every stored identifier, in no particular order.
     var identifiers: [ObjectIdentifier] {
         var result: [ObjectIdentifier] = []

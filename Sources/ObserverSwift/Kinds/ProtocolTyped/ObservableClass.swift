@@ -29,10 +29,102 @@
 /// that cannot inherit hold an ``ObserverRegistry`` and adopt
 /// ``ProtocolObservable`` instead.
 open class ObservableClass: ProtocolObservable {
-    /// The registry holding this object's observers.
-    public let observerRegistry = ObserverRegistry()
+    /// First stored property: the word of the registry's reference (see
+    /// `AtomicWord`). Nothing else: an object no observer was added to
+    /// carries 8 bytes for being observable; the registry is made by the
+    /// first `addObserver` (or the first read of ``observerRegistry``).
+    @usableFromInline
+    var registryStorage = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
+
+    /// The registry (retained), or nil before it is first needed.
+    @usableFromInline
+    final var registryWord: AtomicWord<UnsafeMutableRawPointer?> { AtomicWords.first(self) }
+
+    /// The registry holding this object's observers (made on first use).
+    public final var observerRegistry: ObserverRegistry {
+        if let made = registryWord.load(ordering: .acquiring) {
+            return Unmanaged<ObserverRegistry>.fromOpaque(made).takeUnretainedValue()
+        }
+        let made = Unmanaged.passRetained(ObserverRegistry())
+        // Release: the registry is initialized before another thread sees
+        // it; acquire on failure, to use the one another thread made first.
+        let published = registryWord.compareExchange(
+            expected: nil, desired: made.toOpaque(), ordering: .acquiringAndReleasing)
+        if published.exchanged { return made.takeUnretainedValue() }
+        made.release()
+        return Unmanaged<ObserverRegistry>.fromOpaque(published.original!).takeUnretainedValue()
+    }
+
+    /// Calls `body` with the registry borrowed, or returns nil when no
+    /// observer was ever added (nothing is made).
+    @inlinable @inline(__always)
+    final func withExistingRegistry<Result>(_ body: (ObserverRegistry) -> Result) -> Result? {
+        // Acquire: pairs with the release that published the registry.
+        guard let made = registryWord.load(ordering: .acquiring) else { return nil }
+        return Unmanaged<ObserverRegistry>.fromOpaque(made)._withUnsafeGuaranteedRef(body)
+    }
 
     /// Creates an observable with no observers. Not `required` (as in Flowduino): a
     /// subclass overrides it with `override init()` or declares its own.
     public init() {}
+
+    deinit {
+        if let made = registryWord.load(ordering: .acquiring) {
+            Unmanaged<ObserverRegistry>.fromOpaque(made).release()
+        }
+    }
+
+    // The members below are `ProtocolObservable`'s, for an object that may
+    // never have had an observer: they make no registry where there is
+    // nothing to do. Final, as the extension's are: a member of an open
+    // class that could be overridden would be called through the vtable,
+    // unspecialized.
+
+    /// Unregisters `observer`; false (a no-op) when it was not registered.
+    @discardableResult
+    public final func removeObserver(_ observer: AnyObject) -> Bool {
+        withExistingRegistry { $0.removeObserver(observer) } ?? false
+    }
+
+    /// Unregisters every observer of `observers`; returns how many were
+    /// registered.
+    @discardableResult
+    public final func removeObserver(_ observers: [AnyObject]) -> Int {
+        withExistingRegistry { $0.removeObserver(observers) } ?? 0
+    }
+
+    /// Unregisters every observer; returns how many were registered.
+    @discardableResult
+    public final func removeAllObservers() -> Int {
+        withExistingRegistry { $0.removeAllObservers() } ?? 0
+    }
+
+    /// Registered observers still alive.
+    public final var observerCount: Int { withExistingRegistry { $0.observerCount } ?? 0 }
+
+    /// Calls `body` on this thread with every synchronous observer
+    /// conforming to `P`, the type of the closure's parameter. See
+    /// ``ObserverRegistry/withObservers(_:)``.
+    @inlinable
+    public final func withObservers<P>(_ body: (P) -> Void) {
+        // `ObserverRegistry.withObservers`, with the registry borrowed for
+        // each step and `body` called outside every closure: captured by one,
+        // it would be called through a thunk per observer, and a strong
+        // reference to the registry costs a retain and a release per call.
+        guard let made = registryWord.load(ordering: .acquiring) else { return }
+        let registry = Unmanaged<ObserverRegistry>.fromOpaque(made)
+        if registry._withUnsafeGuaranteedRef({ $0.hasPendingAdds.load(ordering: .acquiring) }) {
+            registry._withUnsafeGuaranteedRef { $0.storePendingAdds() }
+        }
+        let view = registry._withUnsafeGuaranteedRef { $0.view(for: P.self) }
+        view.sendSynchronously(body)
+    }
+
+    /// Calls `body` with every observer conforming to `P`, each where its
+    /// delivery says. See ``ObserverRegistry/dispatchToObservers(_:)``.
+    @inlinable
+    public final func dispatchToObservers<P>(_ body: @escaping @Sendable (P) -> Void) {
+        guard let made = registryWord.load(ordering: .acquiring) else { return }
+        Unmanaged<ObserverRegistry>.fromOpaque(made).takeUnretainedValue().dispatchToObservers(body)
+    }
 }

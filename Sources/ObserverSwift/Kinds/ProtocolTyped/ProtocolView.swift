@@ -42,7 +42,7 @@ final class ProtocolView<P>: AnyProtocolView, @unchecked Sendable {
     /// Calls `body` with every conforming observer stored when the send
     /// starts (the `Event.send` pattern: lock-free, boxes borrowed at +0).
     /// Calls `body` with every synchronous observer, on this thread.
-    @inlinable
+    @inlinable @inline(__always)
     func sendSynchronously(_ body: (P) -> Void) {
         conforming.send { observer in
             if observer.isSynchronous { observer.callIfAlive(body) }

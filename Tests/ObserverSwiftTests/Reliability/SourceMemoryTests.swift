@@ -1,0 +1,150 @@
+import Dispatch
+import Foundation
+import XCTest
+
+@testable import ObserverSwift
+
+/// What a source costs before it is used, and the structures made on first
+/// use: an `Event`'s slot list (first subscribe) and its trigger counter's
+/// padded lines (first send from a second thread, or a reset).
+final class SourceMemoryTests: XCTestCase {
+    /// Heap bytes per object made by `make`, by mallinfo2 (nil where it
+    /// cannot be read: another platform, a sanitizer). The least of three
+    /// measurements: work an earlier test left on other threads (a queued
+    /// delivery) may allocate during one.
+    private func bytesEach(_ count: Int, _ make: () -> AnyObject) throws -> Double? {
+        var least: Double?
+        for _ in 0..<3 {
+            var kept: [AnyObject] = []
+            kept.reserveCapacity(count)
+            try ObserverCore.reclaimNow()
+            guard let before = HeapBytes.inUse() else { return nil }
+            for _ in 0..<count { kept.append(make()) }
+            try ObserverCore.reclaimNow()
+            guard let after = HeapBytes.inUse() else { return nil }
+            withExtendedLifetime(kept) {}
+            let bytes = Double(after - before) / Double(count)
+            least = min(least ?? bytes, bytes)
+        }
+        return least
+    }
+
+    func testAnEmptyEventIsOneSmallObject() throws {
+        // One-off allocations of the process (a thread's first epoch record)
+        // may land in a measurement: half a byte per event of slack.
+        guard let bytes = try bytesEach(10_000, { Event<Int>() }) else { return }
+        XCTAssertLessThanOrEqual(bytes, 48.5, "an empty Event")
+        let sent = try bytesEach(10_000) {
+            let event = Event<Int>()
+            event.send(1)
+            event.send(2)
+            return event
+        }
+        XCTAssertLessThanOrEqual(sent ?? 0, 48.5, "sends from one thread allocate nothing")
+    }
+
+    /// An empty `KeyedEvent` and an `ObservableClass` no observer was added
+    /// to are one small object each; sends and counts make nothing.
+    func testEmptyKeyedEventAndObservableClassAreOneSmallObjectEach() throws {
+        let keyed = try bytesEach(10_000) {
+            let keyed = KeyedEvent<Int, Int>()
+            keyed.send(1, forKey: 2)
+            _ = keyed.subscribersCount
+            return keyed
+        }
+        XCTAssertLessThanOrEqual(keyed ?? 0, 32.5, "an empty KeyedEvent")
+        let observable = try bytesEach(10_000) {
+            let observable = ObservableClass()
+            observable.withObservers { (_: AnyObject) in }
+            _ = observable.observerCount
+            return observable
+        }
+        XCTAssertLessThanOrEqual(observable ?? 0, 32.5, "an ObservableClass without observers")
+    }
+
+    func testTheRegistryAndTheKeymapAreMadeOnFirstUse() {
+        final class Observer: Sendable {}
+        let observable = ObservableClass()
+        XCTAssertNil(observable.withExistingRegistry { _ in true })
+        XCTAssertFalse(observable.removeObserver(Observer()))
+        XCTAssertEqual(observable.removeAllObservers(), 0)
+        let observer = Observer()
+        XCTAssertTrue(observable.addObserver(observer))
+        var called = 0
+        observable.withObservers { (_: Observer) in called += 1 }
+        XCTAssertEqual(called, 1)
+        XCTAssertEqual(observable.observerCount, 1)
+        XCTAssertTrue(observable.observerRegistry === observable.observerRegistry, "one registry")
+
+        let keyed = KeyedEvent<String, Int>()
+        XCTAssertEqual(keyed.unsubscribeAll(), 0)
+        XCTAssertEqual(keyed.keys, [])
+        XCTAssertNil(keyed.withExistingLists { _ in true })
+        let received = Received<Int>()
+        let token = keyed.subscribe(key: "a") { received.append($0) }
+        keyed.send(1, forKey: "a")
+        keyed.send(contentsOf: [2, 3], forKey: "a")
+        XCTAssertEqual(received.values, [1, 2, 3])
+        token.cancel()
+    }
+
+    func testTheSlotListIsMadeByTheFirstSubscribe() {
+        let event = Event<Int>()
+        event.send(1)
+        XCTAssertEqual(event.unsubscribeAll(), 0)
+        XCTAssertEqual(event.subscribersCount, 0)
+        XCTAssertNil(event.withExistingSlots { _ in true }, "sends and counts make no list")
+        let received = Received<Int>()
+        let token = event.subscribe { received.append($0) }
+        XCTAssertNotNil(event.withExistingSlots { _ in true })
+        event.send(2)
+        event.send(contentsOf: [3, 4])
+        XCTAssertEqual(received.values, [2, 3, 4])
+        token.cancel()
+    }
+
+    /// Threads racing to subscribe first publish one list between them:
+    /// every subscription is stored and delivered to.
+    func testConcurrentFirstSubscribesShareOneList() {
+        for _ in 0..<200 {
+            let event = Event<Int>()
+            let received = Received<Int>()
+            let tokens = Locked<[Subscription]>([])
+            DispatchQueue.concurrentPerform(iterations: 4) { index in
+                let token = event.subscribe { received.append($0 * 10 + index) }
+                tokens.withLock { $0.append(token) }
+            }
+            XCTAssertEqual(event.subscribersCount, 4)
+            event.send(1)
+            XCTAssertEqual(received.values.sorted(), [10, 11, 12, 13])
+            tokens.withLock { $0.forEach { $0.cancel() } }
+        }
+    }
+
+    /// A second sending thread moves counting to the padded block; counts
+    /// stay exact before, across and after the move, and across resets.
+    func testTriggerCountsStayExactWhenASecondThreadSends() {
+        let event = Event<Int>()
+        event.send(0)
+        XCTAssertEqual(event.words.triggers.owner.plainValue & 1, 0, "one thread: counted inline")
+        let perThread = 50_000
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            for value in 0..<perThread { event.send(value) }
+        }
+        XCTAssertEqual(event.triggersCount, 1 + 4 * perThread)
+        XCTAssertEqual(event.words.triggers.owner.plainValue & 1, 1, "counting moved to the block")
+        event.resetTriggersCount()
+        XCTAssertEqual(event.triggersCount, 0)
+        DispatchQueue.concurrentPerform(iterations: 2) { _ in
+            for value in 0..<perThread { event.send(value) }
+        }
+        XCTAssertEqual(event.triggersCount, 2 * perThread)
+
+        let fresh = Event<Int>()
+        fresh.resetTriggersCount()
+        XCTAssertEqual(fresh.triggersCount, 0, "a reset before any send")
+        fresh.send(1)
+        fresh.send(2)
+        XCTAssertEqual(fresh.triggersCount, 2, "the first sender after a reset owns the block")
+    }
+}
