@@ -16,11 +16,12 @@
 #include <string.h>
 
 /*
- * A new list's slot array holds one slot (64 bytes with its header), grown
- * by doubling: a source with one observer, the common case, pays for one
- * slot; one with many pays log2(n) copies of a prefix, once.
+ * A new list's slot array holds OC_LIST_MIN_SLOTS (one slot, 64 bytes with
+ * its header), grown by doubling: a source with one observer, the common
+ * case, pays for one slot; one with many pays log2(n) copies of a prefix,
+ * once.
  */
-#define OC_MIN_CAPACITY 1u
+#define OC_MIN_CAPACITY OC_LIST_MIN_SLOTS
 
 struct oc_list {
 	struct oc_list_head head; /* must stay first: readers cast to it */

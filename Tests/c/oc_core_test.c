@@ -710,13 +710,13 @@ tagged_context(uint32_t index)
 	return (void *)(((uintptr_t)index + 1) * 16);
 }
 
-/* Resizes between 16 slots (the minimum) and `slots`: halvings down to 16. */
+/* Resizes between OC_LIST_MIN_SLOTS and `slots`: halvings down to the minimum. */
 static uint64_t
-resizes_between_16_and(uint32_t slots)
+resizes_between_minimum_and(uint32_t slots)
 {
 	uint64_t resizes = 0;
 
-	while (slots > 16) {
+	while (slots > OC_LIST_MIN_SLOTS) {
 		slots /= 2;
 		resizes++;
 	}
@@ -785,7 +785,7 @@ test_full_list_clear_destroy_barrier(void)
 
 		CHECK(oc_list_clear(list) == slots);
 		CHECK(oc_list_count(list) == 0);
-		CHECK(oc_list_capacity(list) == 16);
+		CHECK(oc_list_capacity(list) == OC_LIST_MIN_SLOTS);
 		CHECK(send_count(list) == 0);
 		oc_list_destroy(list);
 		CHECK(oc_reclaim_barrier() == OC_OK);
@@ -793,10 +793,10 @@ test_full_list_clear_destroy_barrier(void)
 		/*
 		 * Released exactly once each: every context (slots of them, plus
 		 * the one removed and added again), each array the growth to
-		 * `slots` and the shrink back to 16 replaced, the final array
+		 * `slots` and the shrink back to the minimum replaced, the final array
 		 * and the list itself.
 		 */
-		expected = (uint64_t)slots + 1 + 2 * resizes_between_16_and(slots) + 2;
+		expected = (uint64_t)slots + 1 + 2 * resizes_between_minimum_and(slots) + 2;
 		CHECK(oc_stats().pending_objects == 0);
 		CHECK(oc_stats().reclaimed_objects - reclaimed_before == expected);
 		if (oc_stats().reclaimed_objects - reclaimed_before != expected)

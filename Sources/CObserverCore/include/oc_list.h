@@ -60,6 +60,12 @@ typedef struct oc_handle {
 /* The maximum number of contexts one list holds. */
 #define OC_LIST_MAX_SLOTS (UINT32_C(1) << 24)
 
+/*
+ * The slots of a new list's array, and the fewest a shrink leaves: a list
+ * grows by doubling from here and shrinks by halving back to it.
+ */
+#define OC_LIST_MIN_SLOTS UINT32_C(1)
+
 /* The handle no add issues (all zero); what an add that failed writes. */
 static inline oc_handle_t
 oc_handle_none(void)
