@@ -84,6 +84,18 @@ final class NATSBatchingTests: XCTestCase {
         }
     }
 
+    /// Equal arrays, or a failure naming the first difference (not thousands of values).
+    func assertSame(_ actual: [Int], _ expected: [Int], _ what: String, line: UInt = #line) {
+        guard actual != expected else { return }
+        let index =
+            zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+            ?? min(actual.count, expected.count)
+        let found = index < actual.count ? String(actual[index]) : "nothing"
+        let wanted = index < expected.count ? String(expected[index]) : "nothing"
+        XCTFail(
+            "\(what): \(actual.count) values for \(expected.count); at \(index) \(found) for \(wanted)", line: line)
+    }
+
     // MARK: Delivery
 
     func testBatchedAtMostOnceDeliversEveryEventOnceInOrderPerPublisherInFewMessages() throws {
@@ -114,8 +126,8 @@ final class NATSBatchingTests: XCTestCase {
         usleep(100_000)
         let values = received.values
         XCTAssertEqual(values.count, 2 * perPublisher, "every event once")
-        XCTAssertEqual(values.filter { $0 < 1_000_000 }, Array(0..<perPublisher), "publisher 1 in order")
-        XCTAssertEqual(
+        assertSame(values.filter { $0 < 1_000_000 }, Array(0..<perPublisher), "publisher 1 in order")
+        assertSame(
             values.filter { $0 >= 1_000_000 }, Array(1_000_000..<(1_000_000 + perPublisher)), "publisher 2 in order")
         XCTAssertEqual(imported.missedCount, 0)
         XCTAssertEqual(imported.malformedCount, 0)
@@ -144,7 +156,7 @@ final class NATSBatchingTests: XCTestCase {
         XCTAssertEqual(publishing.flush(timeout: .seconds(20)), 0, "every batch acknowledged")
         XCTAssertTrue(waitUntil(timeout: 20) { received.count >= 5_000 })
         usleep(100_000)
-        XCTAssertEqual(received.values, Array(0..<5_000), "every event once, in order")
+        assertSame(received.values, Array(0..<5_000), "every event once, in order")
         XCTAssertEqual(imported.duplicateCount, 0)
         XCTAssertEqual(export.failedPublishes, 0)
         let admin = try JetStreamAdmin(url: server.url)
