@@ -7,9 +7,13 @@
 //               cnats request/reply with SendAsap in C; p50 and p99
 //   local send  Event<Int>.send with one closure observer, unexported vs
 //               exported, next to the raw cnats publish call of the same frame
+//   batching    16-byte events (a value of two Int64s) export -> import with
+//               NATSOptions.batching on and off, vs the raw cnats pub/sub loop
+//               with 16-byte payloads; and send-to-delivery latency (p50, p99)
+//               at full rate and at a low rate (one event every 2 ms)
 //
 // Release build, one warm-up run of each, then the median of repeated runs.
-// `--quick` runs smaller counts (a smoke test); `--only throughput|latency|local`
+// `--quick` runs smaller counts (a smoke test); `--only throughput|latency|local|batching`
 // runs one part; `--only bridge-throughput` and `--only raw-throughput` run one
 // throughput loop alone (for profiling).
 import CNATSBaselines
@@ -48,9 +52,10 @@ func percentile(_ values: [Double], _ fraction: Double) -> Double {
     nbl_now_ns()
 }
 
-func bridge(_ latency: NATSOptions.Latency) -> NATSBridge {
+func bridge(_ latency: NATSOptions.Latency, batching: NATSOptions.Batching = .off) -> NATSBridge {
     var options = NATSOptions(servers: [url])
     options.latency = latency
+    options.batching = batching
     options.pendingLimits = .init(messages: 10_000_000, bytes: 1 << 30)
     do { return try NATSBridge(options: options) } catch {
         print("nats-bench: cannot connect to \(url): \(error)")
@@ -199,6 +204,100 @@ func rawPublishCallCost(count: Int) -> Double {
     return cost
 }
 
+// MARK: Batching
+
+/// A 16-byte event: when it was sent (the benchmark's clock) and its index.
+struct StampedEvent: NATSWireValue, Sendable {
+    static var natsWireTag: UInt8 { 100 }
+    var sentAt: Int64
+    var index: Int64
+    var natsWireSize: Int { 16 }
+
+    init(sentAt: Int64, index: Int64) {
+        self.sentAt = sentAt
+        self.index = index
+    }
+
+    func natsEncode(into buffer: UnsafeMutableRawBufferPointer) {
+        buffer.storeBytes(of: sentAt.littleEndian, as: Int64.self)
+        buffer.storeBytes(of: index.littleEndian, toByteOffset: 8, as: Int64.self)
+    }
+
+    init(natsWire bytes: UnsafeRawBufferPointer) throws(NATSWireError) {
+        guard bytes.count == 16 else { throw .wrongSize(expected: 16, actual: bytes.count) }
+        sentAt = Int64(littleEndian: bytes.loadUnaligned(as: Int64.self))
+        index = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: Int64.self))
+    }
+}
+
+/// Each event's send-to-delivery time, written by the import's delivery thread only.
+final class LatencyRecord: @unchecked Sendable {
+    // @unchecked: each slot is written once, by the delivery thread, before `received` is
+    // incremented (releasing); the reader reads after loading the final count (acquiring).
+    let samples: UnsafeMutableBufferPointer<Int64>
+    let received = Atomic<Int>(0)
+    let lastArrival = Atomic<Int64>(0)
+
+    init(count: Int) {
+        samples = .allocate(capacity: count)
+        samples.initialize(repeating: 0)
+    }
+
+    deinit { samples.deallocate() }
+}
+
+struct BatchingRun {
+    var eventsPerSecond: Double
+    var p50: Double
+    var p99: Double
+}
+
+/// `count` 16-byte events export -> import; `interval` (nanoseconds) between sends, 0 for full rate.
+func stampedRun(count: Int, batching: NATSOptions.Batching, interval: Int64 = 0) -> BatchingRun {
+    let publisher = bridge(.batched, batching: batching)
+    let subscriber = bridge(.batched)
+    defer {
+        publisher.close()
+        subscriber.close()
+    }
+    let subject = uniqueSubject("batching")
+    let local = Event<StampedEvent>()
+    let remote = Event<StampedEvent>()
+    let record = LatencyRecord(count: count)
+    let token = remote.subscribe { event in
+        let now = nanoseconds()
+        record.samples[Int(event.index)] = now - event.sentAt
+        record.lastArrival.store(now, ordering: .relaxed)
+        record.received.add(1, ordering: .releasing)
+    }
+    defer { token.cancel() }
+    do {
+        try publisher.export(local, to: subject)
+        try subscriber.import(subject, into: remote)
+    } catch {
+        print("nats-bench: \(error)")
+        exit(1)
+    }
+    let started = nanoseconds()
+    for index in 0..<count {
+        if interval > 0 {
+            let due = started + Int64(index) * interval
+            while nanoseconds() < due {}
+        }
+        local.send(StampedEvent(sentAt: nanoseconds(), index: Int64(index)))
+    }
+    let deadline = nanoseconds() + 60_000_000_000
+    while record.received.load(ordering: .acquiring) < count && nanoseconds() < deadline { usleep(200) }
+    guard record.received.load(ordering: .acquiring) == count else {
+        print("nats-bench: the bridge delivered \(record.received.load(ordering: .relaxed)) of \(count) (batching)")
+        exit(1)
+    }
+    let latencies = record.samples.map(Double.init)
+    return BatchingRun(
+        eventsPerSecond: Double(count) / (Double(record.lastArrival.load(ordering: .relaxed) - started) / 1e9),
+        p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99))
+}
+
 // MARK: Run
 
 func measure<T>(_ body: () -> T) -> [T] {
@@ -313,4 +412,55 @@ if selected("local") {
         String(
             format: "  paired: median of each run's own cost %6.1f ns",
             median(costs.map { $0.exported - $0.unexported - $0.publishCall })))
+    print("")
+}
+
+if selected("batching") {
+    let batched = NATSOptions.Batching.events(max: 256, linger: .milliseconds(2))
+    let fullCount = quick ? 50_000 : 300_000
+    let slowCount = quick ? 100 : 250
+    let slowInterval: Int64 = 2_000_000
+    // The loops alternate, as the throughput loops do, and each repetition's ratio is kept.
+    var rawRates: [Double] = []
+    var unbatchedRuns: [BatchingRun] = []
+    var batchedRuns: [BatchingRun] = []
+    var slowUnbatched: [BatchingRun] = []
+    var slowBatched: [BatchingRun] = []
+    _ = rawThroughput(count: fullCount)
+    _ = stampedRun(count: fullCount, batching: .off)
+    _ = stampedRun(count: fullCount, batching: batched)
+    for _ in 0..<repetitions {
+        rawRates.append(rawThroughput(count: fullCount))
+        unbatchedRuns.append(stampedRun(count: fullCount, batching: .off))
+        batchedRuns.append(stampedRun(count: fullCount, batching: batched))
+        slowUnbatched.append(stampedRun(count: slowCount, batching: .off, interval: slowInterval))
+        slowBatched.append(stampedRun(count: slowCount, batching: batched, interval: slowInterval))
+    }
+    let rawRate = median(rawRates)
+    func line(_ name: String, _ runs: [BatchingRun], rate: Bool = true) {
+        let events = rate ? String(format: "%8.3f M events/s", median(runs.map(\.eventsPerSecond)) / 1e6) : ""
+        print(
+            String(
+                format: "  %@ %@   p50 %8.1f us   p99 %8.1f us",
+                name.padding(toLength: 38, withPad: " ", startingAt: 0),
+                events.padding(toLength: 20, withPad: " ", startingAt: 0), median(runs.map(\.p50)) / 1e3,
+                median(runs.map(\.p99)) / 1e3))
+    }
+    print("batching, \(fullCount) events of 16 bytes end to end; batching = .events(max: 256, linger: 2 ms)")
+    print(String(format: "  raw cnats pub/sub (C, %d B)            %8.3f M msg/s", payloadSize, rawRate / 1e6))
+    line("export -> import, batching off", unbatchedRuns)
+    line("export -> import, batching on", batchedRuns)
+    print(
+        String(
+            format: "  ratio batched / raw                    %8.2f x   (issue: goal >= 2)",
+            median(batchedRuns.map(\.eventsPerSecond)) / rawRate))
+    print(
+        String(
+            format: "  paired: median of each run's ratio     %8.2f x   (batching off: %.2f x)",
+            median(zip(batchedRuns, rawRates).map { $0.eventsPerSecond / $1 }),
+            median(zip(unbatchedRuns, rawRates).map { $0.eventsPerSecond / $1 })))
+    print("  send -> delivery latency, one event every 2 ms (\(slowCount) events):")
+    line("export -> import, batching off", slowUnbatched, rate: false)
+    line("export -> import, batching on", slowBatched, rate: false)
+    print("")
 }

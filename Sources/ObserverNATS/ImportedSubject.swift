@@ -100,15 +100,46 @@ final class ImportedSubject: @unchecked Sendable {
     func receive(_ message: OpaquePointer) {
         let length = Int(natsMsg_GetDataLength(message))
         let frame = UnsafeRawBufferPointer(start: natsMsg_GetData(message), count: length)
+        if length > 0 && frame[0] == BatchFrameHeader.formatVersion {
+            receiveBatch(message, frame)
+            return
+        }
         guard let header = FrameHeader(frame: frame, expectedTag: expectedTag) else {
             reportMalformed()
             acknowledge(message)
             return
         }
+        let payload = UnsafeRawBufferPointer(rebasing: frame[FrameHeader.size...])
+        receiveEvent(
+            publisher: header.publisher, sequence: header.sequence, payload: payload,
+            subject: natsMsg_GetSubject(message), now: Self.monotonicNanoseconds())
+        acknowledge(message)
+    }
+
+    /// A batch frame: each event goes through the same gap and duplicate checks as a single
+    /// frame, in order; at-least-once, the message is acknowledged once, after the last event.
+    private func receiveBatch(_ message: OpaquePointer, _ frame: UnsafeRawBufferPointer) {
+        guard let header = BatchFrameHeader(frame: frame, expectedTag: expectedTag) else {
+            reportMalformed()
+            acknowledge(message)
+            return
+        }
+        let subject = natsMsg_GetSubject(message)
         let now = Self.monotonicNanoseconds()
+        header.forEachEvent(in: frame) { sequence, payload in
+            receiveEvent(publisher: header.publisher, sequence: sequence, payload: payload, subject: subject, now: now)
+        }
+        acknowledge(message)
+    }
+
+    /// One event: checks its number (gap, duplicate) and delivers it. The caller acknowledges.
+    private func receiveEvent(
+        publisher: UInt64, sequence: UInt64, payload: UnsafeRawBufferPointer, subject: UnsafePointer<CChar>?,
+        now: UInt64
+    ) {
         switch guarantee {
         case .atMostOnce:
-            let verdict = gaps.record(publisher: header.publisher, sequence: header.sequence, now: now)
+            let verdict = gaps.record(publisher: publisher, sequence: sequence, now: now)
             noteForgotten(gaps.table.forgotten)
             switch verdict {
             case .malformed:
@@ -116,12 +147,12 @@ final class ImportedSubject: @unchecked Sendable {
                 return
             case .gap(let count):
                 missed.wrappingAdd(count, ordering: .relaxed)
-                status.send(.gap(subject: subject, publisher: header.publisher, missed: count))
+                status.send(.gap(subject: self.subject, publisher: publisher, missed: count))
             case .deliver, .duplicate:
                 break
             }
         case .atLeastOnce:
-            let verdict = duplicateFilter.record(publisher: header.publisher, sequence: header.sequence, now: now)
+            let verdict = duplicateFilter.record(publisher: publisher, sequence: sequence, now: now)
             noteForgotten(duplicateFilter.table.forgotten)
             if duplicateFilter.forgottenRanges != forgottenRanges.load(ordering: .relaxed) {
                 forgottenRanges.store(duplicateFilter.forgottenRanges, ordering: .relaxed)
@@ -129,24 +160,24 @@ final class ImportedSubject: @unchecked Sendable {
             switch verdict {
             case .malformed:
                 reportMalformed()
-                acknowledge(message)
                 return
             case .duplicate:
                 duplicates.wrappingAdd(1, ordering: .relaxed)
-                acknowledge(message)
                 return
             case .deliver, .gap:
                 break
             }
         }
-        let payload = UnsafeRawBufferPointer(rebasing: frame[FrameHeader.size...])
-        if deliver(natsMsg_GetSubject(message), payload) {
+        guard let subject else {
+            reportMalformed()
+            return
+        }
+        if deliver(subject, payload) {
             // Only this thread writes the count (see above): a plain increment, no read-modify-write.
             deliveredCount.store(deliveredCount.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         } else {
             reportMalformed()
         }
-        acknowledge(message)
     }
 
     /// Publishes the tracker's count of forgotten publishers to ``forgottenPublishers``.

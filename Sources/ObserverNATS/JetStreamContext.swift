@@ -98,7 +98,7 @@ final class JetStreamContext: @unchecked Sendable {
 
     /// Publishes accepted and neither acknowledged nor given up.
     let pending = HeapAtomicWord<Int>(0)
-    /// Publishes given up so far (each reported in an `.undeliverable` status).
+    /// Events of publishes given up so far (reported in `.undeliverable` statuses).
     let undeliverable = HeapAtomicWord<Int>(0)
     /// Set before the first asynchronous publish: cnats 3.4's `js_PublishAsyncGetPendingList`
     /// crashes on a context that never published (its pending table does not exist yet).
@@ -276,7 +276,7 @@ final class JetStreamContext: @unchecked Sendable {
     private func enqueue(_ message: OpaquePointer, _ failure: Failure) {
         retryCondition.lock()
         if retryState.isStopped {
-            retryState.droppedWhileClosing += 1
+            retryState.droppedWhileClosing += Self.eventCount(of: message)
             retryCondition.unlock()
             drop([message], reason: Self.closingReason)
             return
@@ -391,7 +391,7 @@ final class JetStreamContext: @unchecked Sendable {
     private func requeue(_ retries: [Retry]) {
         retryCondition.lock()
         if retryState.isStopped {
-            retryState.droppedWhileClosing += retries.count
+            retryState.droppedWhileClosing += retries.reduce(0) { $0 + Self.eventCount(of: $1.message) }
             retryCondition.unlock()
             drop(retries.map(\.message), reason: Self.closingReason)
             return
@@ -432,20 +432,30 @@ final class JetStreamContext: @unchecked Sendable {
         return found != NATS_NOT_FOUND
     }
 
-    /// Frees `messages`, counts them given up, charges them to their exports and reports
-    /// them per subject.
-    private func drop(_ messages: [OpaquePointer], reason: String) {
-        guard !messages.isEmpty else { return }
+    /// The events `message` carries: a batch frame's count, otherwise 1.
+    static func eventCount(of message: OpaquePointer) -> Int {
+        let frame = UnsafeRawBufferPointer(start: natsMsg_GetData(message), count: Int(natsMsg_GetDataLength(message)))
+        return BatchFrameHeader.eventCount(of: frame)
+    }
+
+    /// Frees `messages`, counts their events given up, charges them to their exports and reports
+    /// them per subject; returns the count of events.
+    @discardableResult
+    private func drop(_ messages: [OpaquePointer], reason: String) -> Int {
+        guard !messages.isEmpty else { return 0 }
         var bySubject: [String: Int] = [:]
         var byPublisher: [UInt64: Int] = [:]
+        var events = 0
         for message in messages {
             let subject = natsMsg_GetSubject(message).map { String(cString: $0) } ?? ""
-            bySubject[subject, default: 0] += 1
+            let count = Self.eventCount(of: message)
+            events += count
+            bySubject[subject, default: 0] += count
             var identity: UnsafePointer<CChar>?
             if natsMsgHeader_Get(message, "Nats-Msg-Id", &identity) == NATS_OK, let identity,
                 let publisher = UInt64(String(cString: identity).prefix { $0 != "-" }, radix: 16)
             {
-                byPublisher[publisher, default: 0] += 1
+                byPublisher[publisher, default: 0] += count
             }
             natsMsg_Destroy(message)
         }
@@ -456,17 +466,19 @@ final class JetStreamContext: @unchecked Sendable {
             publisher.failures.wrappingAdd(count, ordering: .relaxed)
             publisher.undeliverable.wrappingAdd(count, ordering: .relaxed)
         }
-        undeliverable.wrappingAdd(messages.count, ordering: .relaxed)
+        undeliverable.wrappingAdd(events, ordering: .relaxed)
         for (subject, count) in bySubject.sorted(by: { $0.key < $1.key }) {
             status.send(.undeliverable(subject: subject, count: count, reason: reason))
         }
         // Settled last: a flush that sees nothing pending sees these reports made.
         settle(messages.count, acknowledged: false)
+        return events
     }
 
     // MARK: Closing
 
-    /// Stops republishing and gives up every publish still pending (reported); returns how many.
+    /// Stops republishing and gives up every publish still pending (reported); returns how many
+    /// events they carried.
     func giveUpPending() -> Int {
         retryCondition.lock()
         retryState.isStopped = true
@@ -496,8 +508,7 @@ final class JetStreamContext: @unchecked Sendable {
             }
             natsMsgList_Destroy(&list)
         }
-        drop(queued + inFlight, reason: Self.closingReason)
-        return queued.count + inFlight.count
+        return drop(queued + inFlight, reason: Self.closingReason)
     }
 
     /// Publishes given up by acknowledgment failures that arrived after ``giveUpPending()``.

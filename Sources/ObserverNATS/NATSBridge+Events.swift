@@ -139,7 +139,7 @@ extension NATSBridge {
         }
         let publisher = ExportedPublisher(
             connection: connection, jetStream: jetStream, subject: subject, tag: tag,
-            eventIdentity: ObjectIdentifier(event), status: status)
+            eventIdentity: ObjectIdentifier(event), status: status, batching: try batchSettings())
         if case .atLeastOnce(let stream, _, _) = delivery { jetStream?.register(publisher, stream: stream.name) }
         return publisher
     }

@@ -38,6 +38,8 @@ public final class NATSBridge: Sendable {
         var imports: [ObjectIdentifier: NATSImport] = [:]
         var mirrors: [ObjectIdentifier: NATSMirror] = [:]
         var jetStream: JetStreamContext?
+        /// With batching: the linger thread, started by the first export.
+        var linger: BatchLinger?
         /// Cancelled imports' subscriptions (addresses), destroyed by `close()` once the
         /// connection is closed: cnats crashed (a freed mutex locked) when a subscription
         /// was destroyed right after its on-complete callback while the connection was open.
@@ -86,6 +88,19 @@ public final class NATSBridge: Sendable {
 
     static func apply(_ options: NATSOptions, to natsOptions: OpaquePointer) throws(NATSError) {
         guard !options.servers.isEmpty else { throw NATSError(.invalidOption, "NATSOptions.servers is empty") }
+        if case .events(let maxEvents, let linger) = options.batching {
+            guard NATSOptions.Batching.eventLimits.contains(maxEvents) else {
+                throw NATSError(
+                    .invalidOption,
+                    "NATSOptions.batching: max must be \(NATSOptions.Batching.eventLimits), not \(maxEvents)")
+            }
+            guard linger > .zero, linger <= NATSOptions.Batching.longestLinger else {
+                throw NATSError(
+                    .invalidOption,
+                    "NATSOptions.batching: linger must be above 0 and at most \(NATSOptions.Batching.longestLinger), "
+                        + "not \(linger)")
+            }
+        }
         let servers = options.servers.map { UnsafePointer(strdup($0)) }
         defer { servers.forEach { free(UnsafeMutablePointer(mutating: $0)) } }
         var serverList: [UnsafePointer<CChar>?] = servers
@@ -164,7 +179,8 @@ public final class NATSBridge: Sendable {
     /// for the server to acknowledge every at-least-once publish, and closes the connection.
     /// Idempotent.
     ///
-    /// Returns how many at-least-once publishes it gave up unacknowledged (0 when everything
+    /// Returns how many events of at-least-once publishes it gave up unacknowledged (each event of
+    /// a batch counts; 0 when everything
     /// published was stored; always 0 for at-most-once, which has no acknowledgments): each
     /// is also reported in a ``NATSStatus/undeliverable(subject:count:reason:)`` and counted in
     /// its export's ``NATSExport/undeliverablePublishes``. A given-up publish may still have
@@ -187,6 +203,7 @@ public final class NATSBridge: Sendable {
         }
         if exports.isEmpty && imports.isEmpty && mirrors.isEmpty && connectionIsClosed { return 0 }
         exports.forEach { $0.stop() }
+        state.withLock { $0.linger }?.stop()
         mirrors.forEach { $0.mirrored.stop() }
         imports.forEach { $0.stop() }
         let remaining = max(1, Int64(deadline.timeIntervalSinceNow * 1000))
@@ -216,25 +233,30 @@ public final class NATSBridge: Sendable {
 
     // MARK: Flushing
 
-    /// At-least-once publishes not acknowledged by the server yet: in flight, or waiting to be
-    /// republished (after a timeout, a failover, or while disconnected). 0 without at-least-once exports.
+    /// At-least-once messages not acknowledged by the server yet: in flight, or waiting to be
+    /// republished (after a timeout, a failover, or while disconnected). A batch
+    /// (``NATSOptions/batching``) is one message. 0 without at-least-once exports.
     public var pendingPublishes: Int {
         max(0, state.withLock { $0.jetStream }?.pending.load(ordering: .relaxed) ?? 0)
     }
 
-    /// At-least-once publishes given up so far (see ``NATSStatus/undeliverable(subject:count:reason:)``).
+    /// Events of at-least-once publishes given up so far (see ``NATSStatus/undeliverable(subject:count:reason:)``).
     public var undeliverablePublishes: Int {
         state.withLock { $0.jetStream }?.undeliverable.load(ordering: .relaxed) ?? 0
     }
 
-    /// Sends what is buffered to the server and waits up to `timeout` until the server has
-    /// acknowledged every at-least-once publish made before (republishing continues meanwhile).
+    /// Sends what is buffered to the server (batches lingering first, see ``NATSOptions/batching``)
+    /// and waits up to `timeout` until the server has acknowledged every at-least-once publish
+    /// made before (republishing continues meanwhile).
     ///
     /// Returns ``pendingPublishes`` when it returns: 0 when everything was stored (and, for
     /// at-most-once, written to the server), more when `timeout` passed first.
     @discardableResult
     public func flush(timeout: Duration) -> Int {
         let deadline = Date().addingTimeInterval(Double(max(0, timeout.wholeMilliseconds)) / 1000)
+        for export in state.withLock({ Array($0.exports.values) }) {
+            for publisher in export.exportedPublishers { publisher.sendPendingBatch() }
+        }
         _ = natsConnection_FlushTimeout(connection.pointer, max(1, timeout.wholeMilliseconds))
         guard let jetStream = state.withLock({ $0.jetStream }) else { return 0 }
         return jetStream.waitForAcknowledgments(until: deadline)
@@ -305,6 +327,27 @@ public final class NATSBridge: Sendable {
 
     func checkOpen() throws(NATSError) {
         if isClosed { throw NATSError(.closed, "the bridge is closed") }
+    }
+
+    /// The settings of batching exports (nil when ``NATSOptions/batching`` is off), starting the
+    /// linger thread on first use. Batches stay below the server's maximum payload.
+    func batchSettings() throws(NATSError) -> BatchSettings? {
+        guard case .events(let maxEvents, let linger) = options.batching else { return nil }
+        let serverMaximum = Int(natsConnection_GetMaxPayload(connection.pointer))
+        let maxBytes = (serverMaximum > 0 ? serverMaximum : 1024 * 1024) - BatchSettings.payloadReserve
+        guard maxBytes > BatchFrameHeader.size + BatchFrameHeader.lengthSize else {
+            throw NATSError(
+                .invalidOption, "the server's maximum payload (\(serverMaximum) bytes) leaves no room for batches")
+        }
+        let thread = state.withLock { state -> BatchLinger? in
+            if state.isClosed { return nil }
+            if let existing = state.linger { return existing }
+            let created = BatchLinger(linger: linger)
+            state.linger = created
+            return created
+        }
+        guard let thread else { throw NATSError(.closed, "the bridge is closed") }
+        return BatchSettings(maxEvents: maxEvents, maxBytes: maxBytes, linger: thread)
     }
 
     func jetStream() throws(NATSError) -> JetStreamContext {

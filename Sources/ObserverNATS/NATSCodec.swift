@@ -12,9 +12,24 @@ import Foundation
 /// | 8 | the publisher's sequence number, starting at 1, little-endian |
 /// | n | the value |
 ///
+/// With ``NATSOptions/batching`` on, an export also publishes batch frames,
+/// several events of one publisher with consecutive sequence numbers:
+///
+/// | bytes | content |
+/// |---|---|
+/// | 1 | format version 2 |
+/// | 1 | the codec's type tag |
+/// | 8 | the publisher, little-endian |
+/// | 8 | the first event's sequence number, little-endian |
+/// | 4 | the count of events `n` (at least 1), little-endian |
+/// | n × (4 + length) | each event: its value's length, little-endian, then the value |
+///
 /// A frame with another version, another tag, fewer than 18 bytes or a
 /// value that does not decode is malformed: the importer counts it and
-/// reports ``NATSStatus/malformed(subject:count:)``.
+/// reports ``NATSStatus/malformed(subject:count:)``. A batch frame whose
+/// lengths do not fill it exactly, whose count is 0, or whose numbers leave
+/// the range a publisher sends counts as one malformed frame; in a good batch
+/// frame, each value that does not decode counts as one.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public struct NATSCodec<Value>: Sendable {
     /// The version byte every frame starts with.
@@ -132,5 +147,82 @@ struct FrameHeader: Equatable, Sendable {
         self.tag = tag
         self.publisher = publisher
         self.sequence = sequence
+    }
+}
+
+/// The 22 bytes before a batch frame's events (see ``NATSCodec``), and the walk over them.
+/// Pure Swift: the fuzz target compiles this file.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+struct BatchFrameHeader: Equatable, Sendable {
+    static var formatVersion: UInt8 { 2 }
+    static var size: Int { 22 }
+    /// The length before each event's value.
+    static var lengthSize: Int { 4 }
+    /// Events a batch frame may carry (its count field is 32 bits; exports stay far below).
+    static var maximumCount: Int { 1 << 20 }
+    var tag: UInt8
+    var publisher: UInt64
+    var firstSequence: UInt64
+    var count: Int
+
+    init(tag: UInt8, publisher: UInt64, firstSequence: UInt64, count: Int) {
+        self.tag = tag
+        self.publisher = publisher
+        self.firstSequence = firstSequence
+        self.count = count
+    }
+
+    func write(to frame: UnsafeMutableRawBufferPointer) {
+        frame[0] = Self.formatVersion
+        frame[1] = tag
+        frame.storeBytes(of: publisher.littleEndian, toByteOffset: 2, as: UInt64.self)
+        frame.storeBytes(of: firstSequence.littleEndian, toByteOffset: 10, as: UInt64.self)
+        frame.storeBytes(of: UInt32(truncatingIfNeeded: count).littleEndian, toByteOffset: 18, as: UInt32.self)
+    }
+
+    /// The header of `frame`, or nil when it is not a well-formed batch frame of this tag: at least
+    /// one event, at most ``maximumCount``, every length inside the frame and the events filling it
+    /// exactly, and every sequence number in ``FrameSequence/valid``.
+    init?(frame: UnsafeRawBufferPointer, expectedTag: UInt8) {
+        guard frame.count >= Self.size, frame[0] == Self.formatVersion, frame[1] == expectedTag else { return nil }
+        tag = frame[1]
+        publisher = UInt64(littleEndian: frame.loadUnaligned(fromByteOffset: 2, as: UInt64.self))
+        firstSequence = UInt64(littleEndian: frame.loadUnaligned(fromByteOffset: 10, as: UInt64.self))
+        count = Int(UInt32(littleEndian: frame.loadUnaligned(fromByteOffset: 18, as: UInt32.self)))
+        guard count >= 1, count <= Self.maximumCount, count <= (frame.count - Self.size) / Self.lengthSize,
+            FrameSequence.valid.contains(firstSequence),
+            UInt64(count - 1) <= FrameSequence.valid.upperBound - firstSequence
+        else { return nil }
+        var offset = Self.size
+        for _ in 0..<count {
+            guard frame.count - offset >= Self.lengthSize else { return nil }
+            let length = Int(UInt32(littleEndian: frame.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            offset += Self.lengthSize
+            guard length <= frame.count - offset else { return nil }
+            offset += length
+        }
+        guard offset == frame.count else { return nil }
+    }
+
+    /// Calls `body` with each event's sequence number and value, in order. `frame` is the one this
+    /// header was read from (``init(frame:expectedTag:)`` checked every length in it).
+    func forEachEvent(
+        in frame: UnsafeRawBufferPointer, _ body: (_ sequence: UInt64, _ value: UnsafeRawBufferPointer) -> Void
+    ) {
+        var offset = Self.size
+        var sequence = firstSequence
+        for index in 0..<count {
+            let length = Int(UInt32(littleEndian: frame.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            offset += Self.lengthSize
+            body(sequence, UnsafeRawBufferPointer(rebasing: frame[offset..<(offset + length)]))
+            offset += length
+            if index < count - 1 { sequence += 1 }
+        }
+    }
+
+    /// The events a published frame carries: its count for a well-formed batch frame, otherwise 1.
+    static func eventCount(of frame: UnsafeRawBufferPointer) -> Int {
+        guard frame.count >= size, frame[0] == formatVersion else { return 1 }
+        return BatchFrameHeader(frame: frame, expectedTag: frame[1])?.count ?? 1
     }
 }

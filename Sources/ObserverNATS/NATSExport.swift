@@ -21,18 +21,20 @@ public final class NATSExport: Sendable {
     /// `publisher` of ``NATSStatus/gap(subject:publisher:missed:)``.
     public var publishers: [UInt64] { publisherIdentities }
 
-    /// Publish calls cnats refused (each also reported as ``NATSStatus/publishFailed(subject:error:)``),
-    /// and at-least-once publishes given up later (``undeliverablePublishes``).
+    /// Events whose publish cnats refused (each refused message also reported as
+    /// ``NATSStatus/publishFailed(subject:error:)``; a refused batch counts each of its events),
+    /// and at-least-once events given up later (``undeliverablePublishes``).
     public var failedPublishes: Int { exportedPublishers.reduce(0) { $0 + $1.failures.load(ordering: .relaxed) } }
 
-    /// At-least-once: publishes accepted and then given up, because the stream no longer exists,
+    /// At-least-once: events published, accepted and then given up (a batch counts each of its events), because the stream no longer exists,
     /// the server refused them (a limit), or the bridge closed before they were acknowledged
     /// (each reported in a ``NATSStatus/undeliverable(subject:count:reason:)``).
     public var undeliverablePublishes: Int {
         exportedPublishers.reduce(0) { $0 + $1.undeliverable.load(ordering: .relaxed) }
     }
 
-    /// Stops publishing: sends that start after this returns are not published.
+    /// Stops publishing: sends that start after this returns are not published; a batch
+    /// lingering (``NATSOptions/batching``) is sent first.
     public func cancel() {
         stop()
         bridge?.unregister(self)
@@ -40,6 +42,7 @@ public final class NATSExport: Sendable {
 
     func stop() {
         for subscription in subscriptions { subscription.cancel() }
+        for publisher in exportedPublishers { publisher.sendPendingBatch() }
     }
 }
 
@@ -59,13 +62,14 @@ public final class NATSImport: Sendable {
 
     /// The subject or pattern this import subscribed.
     public var subject: String { imported.subject }
-    /// Messages sent into the local event so far.
+    /// Events sent into the local event so far (each event of a batch counts).
     public var deliveredCount: Int { imported.deliveredCount.load(ordering: .relaxed) }
-    /// Messages dropped because they were not frames of the import's type.
+    /// Messages dropped because they were not frames of the import's type (a malformed batch
+    /// frame counts once), and events of well-formed batch frames whose value did not decode.
     public var malformedCount: Int { imported.malformed.load(ordering: .relaxed) }
-    /// At-most-once: messages the gap statuses reported missing so far.
+    /// At-most-once: events the gap statuses reported missing so far.
     public var missedCount: Int { imported.missed.load(ordering: .relaxed) }
-    /// At-least-once: redelivered messages dropped because observers had them already.
+    /// At-least-once: redelivered events dropped because observers had them already.
     public var duplicateCount: Int { imported.duplicates.load(ordering: .relaxed) }
 
     /// Unsubscribes and waits until no handler of this import runs (except when

@@ -38,7 +38,7 @@ public struct NATSOptions: Sendable, Equatable {
     /// publishes that do not fit wait in the bridge's retry queue instead (see
     /// ``maxPendingPublishes``).
     public var reconnectBufferBytes: Int
-    /// At-least-once: publishes that may be unacknowledged at once (in flight or waiting to
+    /// At-least-once: messages (a batch is one) that may be unacknowledged at once (in flight or waiting to
     /// be republished); a publish beyond it fails at once and is reported as
     /// ``NATSStatus/publishFailed(subject:error:)``. Bounds the bridge's memory during an outage.
     public var maxPendingPublishes: Int
@@ -46,13 +46,16 @@ public struct NATSOptions: Sendable, Equatable {
     /// to deliver. Three intervals without a message or a heartbeat while connected are a
     /// stall (see ``NATSStatus/consumerStalled(subject:durable:)``).
     public var consumerHeartbeat: Duration
+    /// Several events per NATS message, for throughput: off by default (one message per event).
+    /// See ``Batching``.
+    public var batching: Batching
 
     public init(
         servers: [String] = ["nats://127.0.0.1:4222"], name: String? = nil, credentials: Credentials = .none,
         tls: TLS? = nil, latency: Latency = .batched, pendingLimits: PendingLimits = .init(), echo: Bool = false,
         connectTimeout: Duration = .seconds(2), reconnectWait: Duration = .milliseconds(250),
         maxReconnectAttempts: Int? = nil, reconnectBufferBytes: Int = 8 * 1024 * 1024,
-        maxPendingPublishes: Int = 1 << 20, consumerHeartbeat: Duration = .seconds(2)
+        maxPendingPublishes: Int = 1 << 20, consumerHeartbeat: Duration = .seconds(2), batching: Batching = .off
     ) {
         self.servers = servers
         self.name = name
@@ -67,6 +70,27 @@ public struct NATSOptions: Sendable, Equatable {
         self.reconnectBufferBytes = reconnectBufferBytes
         self.maxPendingPublishes = maxPendingPublishes
         self.consumerHeartbeat = consumerHeartbeat
+        self.batching = batching
+    }
+
+    /// Whether exports put several events in one NATS message. Imports need no option: they
+    /// accept single and batch frames alike.
+    public enum Batching: Sendable, Equatable {
+        /// One message per event (the default).
+        case off
+        /// Each exported subject collects up to `max` events (2–65 536) in one message, sent when
+        /// it is full, at the latest `linger` (above 0, at most 10 s) after its first event, and by
+        /// ``NATSBridge/flush(timeout:)``, ``NATSExport/cancel()`` and ``NATSBridge/close(timeout:)``.
+        /// A message also stays below the server's maximum payload (1 MiB by default); an event too
+        /// large to share a message goes alone. Events keep their per-publisher numbers and order:
+        /// imports report gaps and drop duplicates per event. At-least-once, the server
+        /// acknowledges each message, so one acknowledgment covers a batch.
+        case events(max: Int, linger: Duration)
+
+        /// The values `max` may take.
+        public static let eventLimits: ClosedRange<Int> = 2...65_536
+        /// The longest `linger`.
+        public static let longestLinger: Duration = .seconds(10)
     }
 
     /// How the client proves who it is.

@@ -15,13 +15,14 @@ public enum NATSStatus: Sendable, Equatable {
     /// At-most-once: an import received `publisher`'s sequence number after a jump:
     /// `missed` messages of that publisher never arrived.
     case gap(subject: String, publisher: UInt64, missed: Int)
-    /// An import received a message that is not a frame of its type; `count` is the
-    /// import's total of malformed messages so far. The message was dropped.
+    /// An import received a message that is not a frame of its type, or an event of a batch
+    /// frame that does not decode; `count` is the import's total of malformed messages and
+    /// events so far. The message (or event) was dropped.
     case malformed(subject: String, count: Int)
     /// A publish failed (closed connection, reconnect buffer full, key without subject tokens, a value the codec
-    /// could not encode).
+    /// could not encode). One status per message: with batching, per batch.
     case publishFailed(subject: String, error: String)
-    /// At-least-once: `count` publishes to `subject` that will never be stored, given up for
+    /// At-least-once: `count` events published to `subject` that will never be stored, given up for
     /// `reason` (the stream no longer exists, the server refused them for a limit, or the
     /// bridge closed before the server acknowledged them). Each is also counted in its
     /// export's ``NATSExport/failedPublishes`` and ``NATSExport/undeliverablePublishes``.

@@ -1,4 +1,5 @@
-// libFuzzer entry over what an import decodes from the network: frame headers, per-publisher
+// libFuzzer entry over what an import decodes from the network: frame headers (single and
+// batch frames, the latter against a model of the format written here), per-publisher
 // sequence tracking (gaps, de-duplication, the bounded publisher table) and subject tokens
 // (keys). Built by `make fuzz` with `swiftc -sanitize=fuzzer,address` together with the bridge's
 // own source files (NATSCodec.swift, NATSWireValue.swift, NATSSubjectKey.swift,
@@ -43,29 +44,89 @@ struct FuzzState {
     var windowModel = Set<UInt64>()
     var now: UInt64 = 0
 
-    /// A frame as the importer gets it: header, then the value's decoders.
+    /// A frame as the importer gets it: a single frame (header, then the value's decoders) or a
+    /// batch frame (header, then each event as a single frame's).
     mutating func frame(_ frame: UnsafeRawBufferPointer, tag: UInt8) {
         now += 3
+        if frame.count > 0 && frame[0] == BatchFrameHeader.formatVersion {
+            batch(frame, tag: tag)
+            return
+        }
         guard let header = FrameHeader(frame: frame, expectedTag: tag) else {
             check(frame.count < FrameHeader.size || frame[0] != 1 || frame[1] != tag, "a frame refused wrongly")
             return
         }
-        let valid = FrameSequence.valid.contains(header.sequence)
-        let gap = gaps.record(publisher: header.publisher, sequence: header.sequence, now: now)
-        check((gap == .malformed) == !valid, "gap verdict \(gap) for \(header.sequence)")
+        event(
+            publisher: header.publisher, sequence: header.sequence,
+            payload: UnsafeRawBufferPointer(rebasing: frame[FrameHeader.size...]))
+    }
+
+    /// A batch frame: decoded only when a model of the format (written here, apart from the
+    /// decoder) finds it well-formed, and then into exactly the model's events.
+    mutating func batch(_ frame: UnsafeRawBufferPointer, tag: UInt8) {
+        let model = Self.batchModel(frame, tag: tag)
+        let header = BatchFrameHeader(frame: frame, expectedTag: tag)
+        check((header == nil) == (model == nil), "batch decoder says \(header != nil), model \(model != nil)")
+        let ownTag = frame.count > 1 ? frame[1] : tag
+        let ownModel = ownTag == tag ? model : Self.batchModel(frame, tag: ownTag)
+        check(BatchFrameHeader.eventCount(of: frame) == (ownModel?.count ?? 1), "event count")
+        guard let header, let model else { return }
+        var visited: [(UInt64, Range<Int>)] = []
+        header.forEachEvent(in: frame) { sequence, payload in
+            let start = payload.baseAddress.map { $0 - frame.baseAddress! } ?? 0
+            visited.append((sequence, start..<(start + payload.count)))
+        }
+        check(visited.count == model.count, "visited \(visited.count) of \(model.count) events")
+        for (index, (sequence, range)) in visited.enumerated() {
+            check(sequence == header.firstSequence + UInt64(index), "event \(index) numbered \(sequence)")
+            check(range == model[index], "event \(index) at \(range), model \(model[index])")
+            event(
+                publisher: header.publisher, sequence: sequence,
+                payload: UnsafeRawBufferPointer(rebasing: frame[range]))
+        }
+    }
+
+    /// The byte ranges of a batch frame's values, or nil when it is malformed (see `NATSCodec`).
+    static func batchModel(_ frame: UnsafeRawBufferPointer, tag: UInt8) -> [Range<Int>]? {
+        let bytes = Array(frame)
+        func number(_ at: Int, _ width: Int) -> UInt64? {
+            guard at + width <= bytes.count else { return nil }
+            return (0..<width).reduce(UInt64(0)) { $0 | UInt64(bytes[at + $1]) << (8 * $1) }
+        }
+        guard bytes.count >= 22, bytes[0] == 2, bytes[1] == tag, let first = number(10, 8),
+            let count = number(18, 4), count >= 1, count <= 1 << 20
+        else { return nil }
+        let last = first.addingReportingOverflow(count - 1)
+        guard first >= 1, !last.overflow, last.partialValue <= UInt64(Int64.max) else { return nil }
+        var ranges: [Range<Int>] = []
+        var at = 22
+        for _ in 0..<count {
+            guard let length = number(at, 4) else { return nil }
+            at += 4
+            guard UInt64(bytes.count - at) >= length else { return nil }
+            ranges.append(at..<(at + Int(length)))
+            at += Int(length)
+        }
+        return at == bytes.count ? ranges : nil
+    }
+
+    /// One event, as the importer checks it whether it came alone or in a batch.
+    mutating func event(publisher: UInt64, sequence: UInt64, payload: UnsafeRawBufferPointer) {
+        let valid = FrameSequence.valid.contains(sequence)
+        let gap = gaps.record(publisher: publisher, sequence: sequence, now: now)
+        check((gap == .malformed) == !valid, "gap verdict \(gap) for \(sequence)")
         if case .gap(let missed) = gap { check(missed > 0, "a gap of \(missed)") }
         check(gaps.table.count <= 4, "the publisher table holds \(gaps.table.count) of 4")
-        let verdict = filter.record(publisher: header.publisher, sequence: header.sequence, now: now)
+        let verdict = filter.record(publisher: publisher, sequence: sequence, now: now)
         if valid {
-            let first = delivered[header.publisher, default: []].insert(header.sequence).inserted
+            let first = delivered[publisher, default: []].insert(sequence).inserted
             check(verdict == (first ? .deliver : .duplicate), "\(verdict) for a first=\(first) number")
         } else {
-            check(verdict == .malformed, "\(verdict) for \(header.sequence)")
+            check(verdict == .malformed, "\(verdict) for \(sequence)")
         }
-        let budgetedVerdict = budgeted.record(publisher: header.publisher, sequence: header.sequence, now: now)
+        let budgetedVerdict = budgeted.record(publisher: publisher, sequence: sequence, now: now)
         check((budgetedVerdict == .malformed) == !valid, "budgeted verdict \(budgetedVerdict)")
         check(budgeted.table.totalWeight <= 8 && budgeted.table.count <= 3, "over the budget")
-        let payload = UnsafeRawBufferPointer(rebasing: frame[FrameHeader.size...])
         _ = try? Int(natsWire: payload)
         _ = try? Int8(natsWire: payload)
         _ = try? UInt32(natsWire: payload)
