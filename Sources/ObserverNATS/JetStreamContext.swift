@@ -219,8 +219,14 @@ final class JetStreamContext: @unchecked Sendable {
         result = js_PublishMsgAsync(pointer, &message, &options)
         if result == NATS_OK { return nil }
         if let message, Self.isRetryable(publishResult: result) {
-            enqueue(message, .timeout)
-            return nil
+            if enqueueUnlessClosing(message, .timeout) { return nil }
+            // Closing: a failure of this send, which its caller reports on this thread after
+            // releasing its own locks. (Reporting it here, as `drop` does, would run status
+            // observers inside the caller's batch lock: one that sends to the same export
+            // would wait for that lock forever.)
+            natsMsg_Destroy(message)
+            settle(1, acknowledged: false)
+            return Self.closingReason
         }
         natsMsg_Destroy(message)
         settle(1, acknowledged: false)
@@ -270,6 +276,17 @@ final class JetStreamContext: @unchecked Sendable {
             let text = failure.ErrText.map { String(cString: $0) } ?? String(cString: natsStatus_GetText(failure.Err))
             return .refused("\(text) (JetStream error \(code))")
         }
+    }
+
+    /// Takes `message` into the retry queue and returns true, or returns false (taking nothing)
+    /// when the context is closing. For the sending thread.
+    private func enqueueUnlessClosing(_ message: OpaquePointer, _ failure: Failure) -> Bool {
+        retryCondition.lock()
+        defer { retryCondition.unlock() }
+        if retryState.isStopped { return false }
+        retryState.queue.append(Retry(message: message, failure: failure))
+        retryCondition.signal()
+        return true
     }
 
     /// Takes `message` into the retry queue (or gives it up when the context is closing).
