@@ -223,6 +223,54 @@ extension NATSBridge {
         }
     }
 
+    /// Every key's values under `prefix` whose key tokens match `pattern`, with their key, into
+    /// one `Event`: what observes every key of a wildcard import, including keys nobody knew of
+    /// in advance. The pattern, the errors, the gap reports and the malformed count are those of
+    /// the import into a `KeyedEvent`.
+    ///
+    /// ```swift
+    /// func watchEveryQuote(_ bridge: NATSBridge) throws -> Subscription {
+    ///     let quotes = Event<NATSKeyedValue<String, Double>>()
+    ///     let token = quotes.subscribe { quote in print(quote.key, quote.value) }
+    ///     try bridge.import(prefix: "quotes", matching: "*", into: quotes)
+    ///     return token
+    /// }
+    /// ```
+    @inlinable
+    @discardableResult
+    public func `import`<Key: NATSSubjectKey & Sendable, Value: NATSWireValue & Sendable>(
+        prefix: String, matching pattern: String = ">", into event: Event<NATSKeyedValue<Key, Value>>,
+        delivery: NATSDelivery = .atMostOnce
+    ) throws(NATSError) -> NATSImport {
+        try self.import(prefix: prefix, matching: pattern, into: event, codec: .binary, delivery: delivery)
+    }
+
+    /// The all-keys `import(prefix:matching:into:delivery:)` with an explicit codec.
+    @inlinable
+    @discardableResult
+    public func `import`<Key: NATSSubjectKey & Sendable, Value: Sendable>(
+        prefix: String, matching pattern: String = ">", into event: Event<NATSKeyedValue<Key, Value>>,
+        codec: NATSCodec<Value>, delivery: NATSDelivery = .atMostOnce
+    ) throws(NATSError) -> NATSImport {
+        let subject = try keyedPattern(prefix: prefix, matching: pattern, tokenCount: Key.natsSubjectTokenCount) {
+            Key(natsSubjectTokens: $0) != nil
+        }
+        let decode = codec.decode
+        let prefixLength = prefix.utf8.count + 1
+        return try importFrames(subject, into: event, tag: codec.tag, delivery: delivery) { subjectPointer, payload in
+            let received = String(cString: subjectPointer)
+            guard received.utf8.count > prefixLength else { return false }
+            let tokens = received.utf8.dropFirst(prefixLength).split(
+                separator: UInt8(ascii: "."), omittingEmptySubsequences: false
+            ).map { Substring($0) }
+            guard let key = Key(natsSubjectTokens: tokens) else { return false }
+            let value: Value
+            do { value = try decode(payload) } catch { return false }
+            event.send(NATSKeyedValue(key: key, value: value))
+            return true
+        }
+    }
+
     /// `prefix.pattern`, or an error when it is not a pattern under a publish subject, or when it
     /// can match no key: its count of tokens is not `tokenCount` (nil: any count), or it has no
     /// wildcard and `isKey` refuses its tokens.

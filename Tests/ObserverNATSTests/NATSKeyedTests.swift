@@ -104,3 +104,57 @@ final class NATSKeyedTests: XCTestCase {
         }
     }
 }
+
+/// An import into an `Event` of keyed values: every key a wildcard matches, with its key.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+final class NATSAllKeysImportTests: XCTestCase {
+    func testAllKeysImportDeliversEveryMatchingKeyWithItsKey() throws {
+        let publisher = try NATSBridge(options: try NATSTestEnvironment.options())
+        let subscriber = try NATSBridge(options: try NATSTestEnvironment.options())
+        defer {
+            publisher.close()
+            subscriber.close()
+        }
+        let prefix = NATSTestEnvironment.uniqueSubject()
+        let prices = KeyedEvent<String, Double>()
+        let keys = ["AAPL", "MSFT", "a.b", "*", "with space", ""]
+        try publisher.export(prices, keys: keys, toPrefix: prefix)
+
+        let every = Event<NATSKeyedValue<String, Double>>()
+        let seen = Collected<String>()
+        let token = every.subscribe { keyed in seen.append("\(keyed.key)=\(keyed.value)") }
+        defer { token.cancel() }
+        let imported = try subscriber.import(prefix: prefix, matching: "*", into: every)
+
+        for (index, key) in keys.enumerated() { prices.send(Double(index), forKey: key) }
+        let expected = keys.enumerated().map { "\($1)=\(Double($0))" }
+        XCTAssertTrue(waitUntil { seen.count == keys.count })
+        usleep(50_000)
+        XCTAssertEqual(seen.values, expected, "every key, none known to the importer in advance")
+        XCTAssertEqual(imported.malformedCount, 0)
+
+        // Integer keys: only canonical tokens, as for a KeyedEvent import.
+        let numbered = Event<NATSKeyedValue<Int, Int>>()
+        let numbers = Collected<String>()
+        let numberToken = numbered.subscribe { keyed in numbers.append("\(keyed.key)=\(keyed.value)") }
+        defer { numberToken.cancel() }
+        let numberPrefix = NATSTestEnvironment.uniqueSubject()
+        let numberImport = try subscriber.import(prefix: numberPrefix, matching: "*", into: numbered)
+        let raw = KeyedEvent<Int, Int>()
+        try publisher.export(raw, keys: [7, -3], toPrefix: numberPrefix)
+        raw.send(70, forKey: 7)
+        raw.send(-30, forKey: -3)
+        XCTAssertTrue(waitUntil { numbers.count == 2 })
+        XCTAssertEqual(numbers.values, ["7=70", "-3=-30"])
+        XCTAssertEqual(numberImport.malformedCount, 0)
+    }
+
+    func testAllKeysImportRefusesAPatternNoKeyCanMatch() throws {
+        let bridge = try NATSBridge(options: try NATSTestEnvironment.options())
+        defer { bridge.close() }
+        let every = Event<NATSKeyedValue<String, Double>>()
+        XCTAssertThrowsError(try bridge.import(prefix: "quotes", matching: "a.b", into: every)) { error in
+            XCTAssertEqual((error as? NATSError)?.kind, .invalidSubject)
+        }
+    }
+}
