@@ -13,7 +13,7 @@ extension NATSBridge {
     /// subject do not bounce values back and forth.
     ///
     /// - Throws: ``NATSError/Kind/invalidSubject`` for a subject with wildcards,
-    ///   empty tokens or whitespace; ``NATSError/Kind/closed`` after ``close()``;
+    ///   empty tokens or whitespace; ``NATSError/Kind/closed`` after ``close(timeout:)``;
     ///   a JetStream error when the stream of `.atLeastOnce` cannot be created.
     @inlinable
     @discardableResult
@@ -158,7 +158,7 @@ extension NATSBridge {
     /// into `event`, through its ordinary `send`: every kind of observer receives it.
     ///
     /// - Throws: ``NATSError/Kind/invalidSubject`` for a malformed pattern;
-    ///   ``NATSError/Kind/closed`` after ``close()``; a JetStream error for `.atLeastOnce`.
+    ///   ``NATSError/Kind/closed`` after ``close(timeout:)``; a JetStream error for `.atLeastOnce`.
     @inlinable
     @discardableResult
     public func `import`<Value: NATSWireValue & Sendable>(
@@ -197,7 +197,7 @@ extension NATSBridge {
         try self.import(prefix: prefix, matching: pattern, into: event, codec: .binary, delivery: delivery)
     }
 
-    /// ``import(prefix:matching:into:delivery:)`` with an explicit codec.
+    /// The `KeyedEvent` `import(prefix:matching:into:delivery:)` with an explicit codec.
     @inlinable
     @discardableResult
     public func `import`<Key: NATSSubjectKey & Sendable, Value: Sendable>(

@@ -170,7 +170,7 @@ public final class NATSBridge: Sendable {
 
     // MARK: Closing
 
-    /// Whether ``close()`` was called.
+    /// Whether ``close(timeout:)`` was called.
     public var isClosed: Bool { state.withLock { $0.isClosed } }
 
     /// Stops every export, cancels every import (waiting until none of their

@@ -4,7 +4,7 @@ import ObserverSwift
 
 /// Owns one `natsConnection`: destroyed when the bridge and every export
 /// and import using it are gone. Publishing on it after
-/// ``NATSBridge/close()`` is safe: cnats answers `NATS_CONNECTION_CLOSED`.
+/// ``NATSBridge/close(timeout:)`` is safe: cnats answers `NATS_CONNECTION_CLOSED`.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class NATSConnection: @unchecked Sendable {
     // @unchecked: `pointer` is immutable and cnats' connection functions are

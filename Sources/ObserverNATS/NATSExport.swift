@@ -1,7 +1,7 @@
 import ObserverSwift
 
 /// A running export: local sends on the event are published until
-/// ``cancel()`` or ``NATSBridge/close()``.
+/// ``cancel()`` or ``NATSBridge/close(timeout:)``.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public final class NATSExport: Sendable {
     let subscriptions: [Subscription]
@@ -47,7 +47,7 @@ public final class NATSExport: Sendable {
 }
 
 /// A running import: remote values arrive in the local event until
-/// ``cancel()`` or ``NATSBridge/close()``.
+/// ``cancel()`` or ``NATSBridge/close(timeout:)``.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public final class NATSImport: Sendable {
     let imported: ImportedSubject

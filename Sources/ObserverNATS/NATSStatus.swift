@@ -7,7 +7,7 @@ public enum NATSStatus: Sendable, Equatable {
     case disconnected
     /// Connected again, to this server; imports are subscribed again.
     case reconnected(url: String)
-    /// The connection closed for good (by ``NATSBridge/close()`` or after the last reconnect attempt).
+    /// The connection closed for good (by ``NATSBridge/close(timeout:)`` or after the last reconnect attempt).
     case closed
     /// An import's handlers fell behind: the client dropped messages.
     /// `dropped` is the import's total of dropped messages so far.
