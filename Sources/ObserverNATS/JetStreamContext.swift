@@ -220,10 +220,14 @@ final class JetStreamContext: @unchecked Sendable {
         if result == NATS_OK { return nil }
         if let message, Self.isRetryable(publishResult: result) {
             if enqueueUnlessClosing(message, .timeout) { return nil }
-            // Closing: a failure of this send, which its caller reports on this thread after
-            // releasing its own locks. (Reporting it here, as `drop` does, would run status
-            // observers inside the caller's batch lock: one that sends to the same export
-            // would wait for that lock forever.)
+            // Closing: given up and counted as `drop` counts it, but reported by the caller
+            // (as a failed publish, after releasing its own locks) rather than here: a status
+            // observer run inside the caller's batch lock that sends to the same export would
+            // wait for that lock forever.
+            let events = Self.eventCount(of: message)
+            let charged = registry.withLock { $0.publishers[publisher]?.publisher }
+            charged?.undeliverable.wrappingAdd(events, ordering: .relaxed)
+            undeliverable.wrappingAdd(events, ordering: .relaxed)
             natsMsg_Destroy(message)
             settle(1, acknowledged: false)
             return Self.closingReason
