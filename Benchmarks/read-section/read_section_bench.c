@@ -17,7 +17,7 @@
  * one warm-up round. Ratios are of medians from this run; each ratio's
  * per-round median (both loops of one round) is printed beside it.
  *
- * Goals (issue 22, item 3): ObserverSwift / liburcu memb <= 1.15, and
+ * Goals: ObserverSwift / liburcu memb <= 1.15, and
  * ObserverSwift's one-observer send / raw call <= 1.3. The program prints
  * met or not met; its exit status is 0 unless it could not measure.
  *

@@ -696,7 +696,7 @@ test_thread_records_are_recycled(void)
 }
 
 /*
- * Issue 19 item 7: fill one list to OC_LIST_MAX_SLOTS contexts (no release
+ * Fill one list to OC_LIST_MAX_SLOTS contexts (no release
  * function), remove the last and add it again, clear, destroy, barrier; in
  * a loop (OC_TEST_FULL_LIST_ROUNDS rounds, default 3). A slot array or list
  * that both a retirement and a free could reach is a double free under
@@ -807,7 +807,7 @@ test_full_list_clear_destroy_barrier(void)
 }
 
 /*
- * Issue 22 item 3: how read sections are ordered. With
+ * How read sections are ordered. With
  * OBSERVER_CORE_MEMBARRIER=0 the core must keep the fence; otherwise, on a
  * Linux kernel that offers the private expedited membarrier (asked here
  * directly), it must use it. Either way membarriers are issued per poll or

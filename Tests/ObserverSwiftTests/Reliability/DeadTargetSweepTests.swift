@@ -15,7 +15,7 @@ import XCTest
 /// released). The subscribes and cancels that happen anyway sweep them, a
 /// few slots at a time.
 final class DeadTargetSweepTests: XCTestCase {
-    /// A target of 512 bytes beyond its object header, as in issue 19.
+    /// A target of 512 bytes beyond its object header.
     final class Target: Sendable {
         struct Block: Sendable {
             var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
@@ -32,7 +32,7 @@ final class DeadTargetSweepTests: XCTestCase {
     static let targets = 100_000
     static let retainedLimit = 8 << 20
 
-    /// Issue 19's scenario: 100 000 short-lived targets, each subscribed to
+    /// 100 000 short-lived targets, each subscribed to
     /// an `Event`, a `KeyedEvent` (a key each), an `ObservableValue`
     /// binding and an `ObserverRegistry`, none of them sent to or counted.
     /// What the dead targets retain stays under 8 MiB. Before the sweep,
