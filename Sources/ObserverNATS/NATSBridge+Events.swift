@@ -204,22 +204,8 @@ extension NATSBridge {
         prefix: String, matching pattern: String = ">", into event: KeyedEvent<Key, Value>,
         codec: NATSCodec<Value>, delivery: NATSDelivery = .atMostOnce
     ) throws(NATSError) -> NATSImport {
-        let subject = try keyedPattern(prefix: prefix, matching: pattern, tokenCount: Key.natsSubjectTokenCount) {
-            Key(natsSubjectTokens: $0) != nil
-        }
-        let decode = codec.decode
-        let prefixLength = prefix.utf8.count + 1
-        return try importFrames(subject, into: event, tag: codec.tag, delivery: delivery) { subjectPointer, payload in
-            let received = String(cString: subjectPointer)
-            guard received.utf8.count > prefixLength else { return false }
-            let tokens = received.utf8.dropFirst(prefixLength).split(
-                separator: UInt8(ascii: "."), omittingEmptySubsequences: false
-            ).map { Substring($0) }
-            guard let key = Key(natsSubjectTokens: tokens) else { return false }
-            let value: Value
-            do { value = try decode(payload) } catch { return false }
-            event.send(value, forKey: key)
-            return true
+        try importKeyed(prefix: prefix, matching: pattern, into: event, codec: codec, delivery: delivery) {
+            key, value in event.send(value, forKey: key)
         }
     }
 
@@ -252,6 +238,19 @@ extension NATSBridge {
         prefix: String, matching pattern: String = ">", into event: Event<NATSKeyedValue<Key, Value>>,
         codec: NATSCodec<Value>, delivery: NATSDelivery = .atMostOnce
     ) throws(NATSError) -> NATSImport {
+        try importKeyed(prefix: prefix, matching: pattern, into: event, codec: codec, delivery: delivery) {
+            key, value in event.send(NATSKeyedValue(key: key, value: value))
+        }
+    }
+
+    /// The keyed imports' one body: subscribes to `prefix.pattern` and calls `deliver` with the
+    /// key each subject's tokens stand for and the decoded value; a subject whose tokens are no
+    /// key, or a value that does not decode, counts as malformed.
+    @usableFromInline
+    func importKeyed<Key: NATSSubjectKey & Sendable, Value: Sendable>(
+        prefix: String, matching pattern: String, into event: AnyObject, codec: NATSCodec<Value>,
+        delivery: NATSDelivery, deliver: @escaping @Sendable (Key, Value) -> Void
+    ) throws(NATSError) -> NATSImport {
         let subject = try keyedPattern(prefix: prefix, matching: pattern, tokenCount: Key.natsSubjectTokenCount) {
             Key(natsSubjectTokens: $0) != nil
         }
@@ -266,7 +265,7 @@ extension NATSBridge {
             guard let key = Key(natsSubjectTokens: tokens) else { return false }
             let value: Value
             do { value = try decode(payload) } catch { return false }
-            event.send(NATSKeyedValue(key: key, value: value))
+            deliver(key, value)
             return true
         }
     }
