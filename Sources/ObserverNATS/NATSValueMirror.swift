@@ -58,6 +58,11 @@ final class MirroredValueState: @unchecked Sendable {
     /// another writer was applied since: then this mirror's own entry, when it
     /// comes back, must be applied too, so that every mirror ends on the
     /// bucket's last revision.
+    ///
+    /// Both are recorded by the mirror's observer of the value, never by the
+    /// watcher before it sets: the value's sets are serialized and each runs
+    /// its observers before the next set stores, so the record follows the
+    /// order in which the value actually took each value.
     let ownWrites = LockedState((latest: UInt64(0), otherAppliedSince: false))
 
     init(bucket: String, key: String, status: Event<NATSStatus>) {
@@ -71,15 +76,17 @@ final class MirroredValueState: @unchecked Sendable {
 
     var marker: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
-    /// Whether an entry written by `header.publisher` should be set on the local value.
+    /// Whether an entry written by `header.publisher` should be set on the
+    /// local value: every other writer's entry, and this mirror's latest write
+    /// when another writer's value was set after it.
     func shouldApply(_ header: FrameHeader) -> Bool {
-        ownWrites.withLock { state in
-            if header.publisher != publisher {
-                state.otherAppliedSince = true
-                return true
-            }
-            return header.sequence == state.latest && state.otherAppliedSince
-        }
+        if header.publisher != publisher { return true }
+        return ownWrites.withLock { $0.latest == header.sequence && $0.otherAppliedSince }
+    }
+
+    /// Called by the mirror's observer for a value it set from the bucket.
+    func recordApplied() {
+        ownWrites.withLock { $0.otherAppliedSince = true }
     }
 
     func recordOwnWrite(_ number: UInt64) {
@@ -249,7 +256,11 @@ extension NATSBridge {
             }
         }
         state.observer = value.addObserver { newValue in
-            if RemoteDelivery.currentMirror == state.marker || state.stopping.load(ordering: .relaxed) { return }
+            if RemoteDelivery.currentMirror == state.marker {
+                state.recordApplied()
+                return
+            }
+            if state.stopping.load(ordering: .relaxed) { return }
             publish(newValue)
         }
 

@@ -73,6 +73,43 @@ final class NATSValueMirrorTests: XCTestCase {
         XCTAssertTrue([200, 1200].contains(a.value), "\(a.value) is one writer's last value")
     }
 
+    /// The watcher takes another writer's entry while a local set's round is
+    /// still running (a slow handler of the value, registered before the
+    /// mirror's): the local set is written after the other writer's entry, so
+    /// the bucket ends on the local value, and so must both mirrors, although
+    /// the other value is set locally after the local one.
+    func testALocalSetWhoseRoundOverlapsAnIncomingEntryIsAppliedAgainWhenItComesBack() throws {
+        let first = try NATSBridge(options: try NATSTestEnvironment.options())
+        let second = try NATSBridge(options: try NATSTestEnvironment.options())
+        defer {
+            first.close()
+            second.close()
+        }
+        let key = uniqueKey()
+        let a = ObservableValue(0)
+        let b = ObservableValue(0)
+        let seenA = Collected<Int>()
+        // Runs before the mirror's own observer of `a` in each round of `a`.
+        let slowHandler = a.addObserver { value in
+            seenA.append(value)
+            // Only in the round of the local set (the first), not when 1 comes back from the bucket.
+            guard value == 1, seenA.values.count == 1 else { return }
+            b.value = 2
+            // Long enough for `a`'s watcher to take 2 and wait for this round.
+            usleep(500_000)
+        }
+        defer { slowHandler.cancel() }
+        let mirrorA = try first.mirror(a, bucket: "observer-tests", key: key)
+        let mirrorB = try second.mirror(b, bucket: "observer-tests", key: key)
+        a.value = 1
+        XCTAssertTrue(waitUntil { mirrorA.publishedCount == 2 && mirrorB.publishedCount == 1 })
+        XCTAssertTrue(waitUntil(timeout: 5) { a.value == 1 && b.value == 1 }, "a \(a.value) b \(b.value)")
+        usleep(300_000)
+        XCTAssertEqual(a.value, 1, "the bucket's last revision is a's 1")
+        XCTAssertEqual(b.value, 1)
+        XCTAssertEqual(seenA.values, [1, 2, 1], "2 arrived during 1's round; 1 is applied again after it")
+    }
+
     func testCancelStopsBothDirectionsAndBadNamesAreRejected() throws {
         let first = try NATSBridge(options: try NATSTestEnvironment.options())
         let second = try NATSBridge(options: try NATSTestEnvironment.options())
