@@ -108,7 +108,7 @@ func run(_ arguments: ArraySlice<String>) {
             if arguments.contains("--wait-for-observer") {
                 let ready = Event<Bool>()
                 let listening = DispatchSemaphore(value: 0)
-                let token = ready.subscribeOnce { _ in listening.signal() }
+                let token = ready.subscribe(limit: 1) { _ in listening.signal() }
                 try bridge.import("weather-demo.ready", into: ready)
                 if listening.wait(timeout: .now() + 20) == .timedOut { fail("no observer") }
                 token.cancel()

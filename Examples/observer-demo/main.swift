@@ -25,7 +25,7 @@ func eventTour() {
     var view: InboxView? = InboxView()
     inbox.didReceive.subscribe(view!) { view, message in view.append(message) }
     let token = inbox.didReceive.subscribe { message in print("closure got:", message) }
-    inbox.didReceive.subscribeOnce { message in print("once:", message) }
+    _ = inbox.didReceive.subscribe(limit: 1) { message in print("once:", message) }
     // An actor observes with a handler isolated to it.
     let tally = Tally()
     inbox.didReceive.subscribe(isolatedTo: tally) { tally, message in tally.count(message) }
@@ -67,12 +67,12 @@ final class Counter: @unchecked Sendable {
 func valueTour() {
     section("ObservableValue")
     let name = ObservableValue("Ada")
-    let token = name.addObserver(replay: true) { print("name is", $0) }
+    let token = name.subscribe(replay: true) { print("name is", $0) }
     name.value = "Grace"
-    name <<< "Barbara"
-    name.removeObserver(token)
+    name.value = "Barbara"
+    token.cancel()
     name.value = "(not printed)"
-    print("observers:", name.observersCount, "triggers:", name.triggersCount)
+    print("subscribers:", name.subscribersCount, "triggers:", name.triggersCount)
 }
 
 // MARK: Producer streams

@@ -255,7 +255,7 @@ extension NATSBridge {
                 state.status.send(.publishFailed(subject: subject, error: "the codec could not encode the value"))
             }
         }
-        state.observer = value.addObserver { newValue in
+        state.observer = value.subscribe { newValue in
             if RemoteDelivery.currentMirror == state.marker {
                 state.recordApplied()
                 return

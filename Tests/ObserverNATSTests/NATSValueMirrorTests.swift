@@ -28,7 +28,7 @@ final class NATSValueMirrorTests: XCTestCase {
         usleep(100_000)
         let there = ObservableValue(0)
         let seenThere = Collected<Int>()
-        let token = there.addObserver { seenThere.append($0) }
+        let token = there.subscribe { seenThere.append($0) }
         defer { token.cancel() }
         let thereMirror = try second.mirror(there, bucket: "observer-tests", key: key)
         XCTAssertEqual(there.value, 11)
@@ -90,7 +90,7 @@ final class NATSValueMirrorTests: XCTestCase {
         let b = ObservableValue(0)
         let seenA = Collected<Int>()
         // Runs before the mirror's own observer of `a` in each round of `a`.
-        let slowHandler = a.addObserver { value in
+        let slowHandler = a.subscribe { value in
             seenA.append(value)
             // Only in the round of the local set (the first), not when 1 comes back from the bucket.
             guard value == 1, seenA.values.count == 1 else { return }
@@ -153,7 +153,7 @@ final class NATSValueMirrorTests: XCTestCase {
         let copy = ObservableValue(0)
         let forwarded = Event<Int>()
         try second.export(forwarded, to: subject)
-        let token = copy.addObserver { forwarded.send($0) }
+        let token = copy.subscribe { forwarded.send($0) }
         defer { token.cancel() }
         let listened = Event<Int>()
         let heard = Collected<Int>()

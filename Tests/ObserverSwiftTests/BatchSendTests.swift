@@ -54,7 +54,7 @@ final class BatchSendTests: XCTestCase {
         for limit in [1, 7, 100] {
             let event = Event<Int>()
             let delivered = HeapAtomicWord<Int>(0)
-            event.subscribe(limit: limit) { _ in delivered.wrappingAdd(1, ordering: .relaxed) }
+            _ = event.subscribe(limit: limit) { _ in delivered.wrappingAdd(1, ordering: .relaxed) }
             DispatchQueue.concurrentPerform(iterations: 4) { _ in
                 for _ in 0..<20 { event.send(contentsOf: 0..<64) }
             }
@@ -126,7 +126,7 @@ final class BatchSendTests: XCTestCase {
     func testSoleLimitedSubscriptionStopsAtItsLimit() {
         let event = Event<Int>()
         let received = Received<Int>()
-        event.subscribe(limit: 3) { received.append($0) }
+        _ = event.subscribe(limit: 3) { received.append($0) }
         event.send(contentsOf: 1...10)
         XCTAssertEqual(received.values, [1, 2, 3])
         XCTAssertEqual(event.subscribersCount, 0)
@@ -177,7 +177,7 @@ final class BatchSendTests: XCTestCase {
         let event = Event<Int>()
         let queue = DispatchQueue(label: "batch")
         let received = Received<Int>()
-        _ = event.subscribe(queue: queue) { received.append($0) }
+        _ = event.subscribe(delivery: .queue(queue)) { received.append($0) }
         event.send(contentsOf: 0..<100)
         queue.sync {}
         XCTAssertEqual(received.values, Array(0..<100))
@@ -242,7 +242,7 @@ final class BatchSendTests: XCTestCase {
         let limited = Received<Int>()
         let cancelling = Received<Int>()
         let holder = TokenHolder()
-        prices.subscribe(key: "k", limit: 2) { limited.append($0) }
+        _ = prices.subscribe(key: "k", limit: 2) { limited.append($0) }
         holder.token = prices.subscribe(key: "k") { value in
             cancelling.append(value)
             holder.token?.cancel()

@@ -43,10 +43,10 @@ final class EventExampleTests: XCTestCase {
 
         let bag = SubscriptionBag()
         inbox.didReceive.subscribe { print($0) }.store(in: bag)
-        inbox.didReceive.subscribeOnce { print("first:", $0) }
-        inbox.didReceive.subscribe(limit: 3) { print($0) }
-        inbox.didReceive.subscribe(view, queue: .main) { view, message in view.show(message) }
-        inbox.didReceive.subscribeOnMainActor { message in _ = message /* @MainActor code */ }.store(in: bag)
+        _ = inbox.didReceive.subscribe(limit: 1) { print("first:", $0) }
+        _ = inbox.didReceive.subscribe(limit: 3) { print($0) }
+        inbox.didReceive.subscribe(view, delivery: .queue(.main)) { view, message in view.show(message) }
+        inbox.didReceive.subscribe { @MainActor message in _ = message /* @MainActor code */ }.store(in: bag)
         try token.cancelAndWait()
         XCTAssertEqual(inbox.didReceive.subscribersCount, 5)
     }

@@ -164,7 +164,7 @@ final class EventTests: XCTestCase {
     func testSubscribeOnceDeliversOnce() {
         let event = Event<Int>()
         let received = Received<Int>()
-        let token = event.subscribeOnce { received.append($0) }
+        let token = event.subscribe(limit: 1) { received.append($0) }
         event.send(1)
         event.send(2)
         XCTAssertEqual(received.values, [1])
@@ -177,7 +177,7 @@ final class EventTests: XCTestCase {
             let event = Event<Int>()
             let delivered = HeapAtomicWord<Int>(0)
             let target = Screen()
-            event.subscribe(limit: limit) { _ in delivered.wrappingAdd(1, ordering: .relaxed) }
+            _ = event.subscribe(limit: limit) { _ in delivered.wrappingAdd(1, ordering: .relaxed) }
             event.subscribe(target, limit: limit) { _, _ in delivered.wrappingAdd(1, ordering: .relaxed) }
             DispatchQueue.concurrentPerform(iterations: 4) { _ in
                 for value in 0..<500 { event.send(value) }
@@ -197,13 +197,13 @@ final class EventTests: XCTestCase {
         let received = Received<Int>()
         let done = expectation(description: "delivered")
         done.expectedFulfillmentCount = 4
-        let token = event.subscribe(queue: queue) { value in
+        let token = event.subscribe(delivery: .queue(queue)) { value in
             XCTAssertEqual(DispatchQueue.getSpecific(key: key), 7)
             received.append(value)
             done.fulfill()
         }
         let screen = Screen()
-        event.subscribe(screen, queue: queue) { screen, value in
+        event.subscribe(screen, delivery: .queue(queue)) { screen, value in
             XCTAssertEqual(DispatchQueue.getSpecific(key: key), 7)
             screen.titles.append("\(value)")
             done.fulfill()
@@ -220,7 +220,7 @@ final class EventTests: XCTestCase {
     func testMainActorDeliveryFromABackgroundThread() {
         let event = Event<Int>()
         let received = Received<Int>()
-        let token = event.subscribeOnMainActor { value in
+        let token = event.subscribe { @MainActor value in
             MainActor.assertIsolated()
             XCTAssertTrue(Thread.isMainThread)
             received.append(value)

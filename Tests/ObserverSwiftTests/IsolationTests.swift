@@ -122,7 +122,7 @@ final class IsolationTests: XCTestCase {
     func testObservableValueBindIsolatedToReplaysFirstThenEveryValue() async {
         let count = ObservableValue(7)
         let recorder = Recorder()
-        count.bind(isolatedTo: recorder, replay: true) { recorder, value in recorder.record(value) }
+        count.subscribe(isolatedTo: recorder, replay: true) { recorder, value in recorder.record(value) }
         for value in 8...10 { count.value = value }
         _ = await recorder.waitUntil { $0.values.count >= 4 }
         let values = await recorder.values
@@ -198,7 +198,7 @@ final class IsolationTests: XCTestCase {
         let queued = ProgressSink()
         let queue = DispatchQueue(label: "queued-observer")
         registry.addObserver(direct)
-        registry.addObserver(queued, queue: queue)
+        registry.addObserver(queued, delivery: .queue(queue))
         var calls = 0
         registry.withObservers { (observer: ProgressObserving) in
             calls += 1  // non-escaping: runs here, before withObservers returns

@@ -187,7 +187,7 @@ final class KeyedEventTests: XCTestCase {
     func testSubscribeOnceDeliversOnce() {
         let event = KeyedEvent<String, Int>()
         let values = Received<Int>()
-        event.subscribeOnce(key: "k") { values.append($0) }
+        _ = event.subscribe(key: "k", limit: 1) { values.append($0) }
         event.send(1, forKey: "k")
         event.send(2, forKey: "k")
         XCTAssertEqual(values.values, [1])
@@ -255,7 +255,7 @@ final class KeyedEventTests: XCTestCase {
         let delivered = expectation(description: "delivered on the queue")
         let key = DispatchSpecificKey<Bool>()
         queue.setSpecific(key: key, value: true)
-        let token = event.subscribe(key: "k", queue: queue) { value in
+        let token = event.subscribe(key: "k", delivery: .queue(queue)) { value in
             XCTAssertEqual(DispatchQueue.getSpecific(key: key), true)
             XCTAssertEqual(value, 7)
             delivered.fulfill()
@@ -303,7 +303,7 @@ final class KeyedEventTests: XCTestCase {
         let event = KeyedEvent<String, Int>()
         let calls = Received<String>()
         let innerTokens = SharedVariable<[Subscription]>([])
-        event.subscribe(key: "k", limit: 1) { _ in
+        _ = event.subscribe(key: "k", limit: 1) { _ in
             calls.append("outer")
             let inner = event.subscribe(key: "k") { _ in calls.append("inner") }
             let new = event.subscribe(key: "new") { _ in calls.append("new") }

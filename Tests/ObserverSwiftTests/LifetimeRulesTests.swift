@@ -60,7 +60,7 @@ final class LifetimeRulesTests: XCTestCase {
         do {
             let tracker = LifetimeTracker()
             event.subscribe(target!) { _, _ in _ = tracker.id }
-            value.bind(target!) { _, _ in _ = tracker.id }
+            value.subscribe(target!) { _, _ in _ = tracker.id }
             keyed.subscribe(target!, key: "dead") { _, _ in _ = tracker.id }
             registry.addObserver(target!)
         }
@@ -70,7 +70,7 @@ final class LifetimeRulesTests: XCTestCase {
         XCTAssertEqual(registry.entryCount, 1)
 
         event.subscribe { _ in }.cancel()
-        value.addObserver { _ in }.cancel()
+        value.subscribe { _ in }.cancel()
         keyed.subscribe(key: "other") { _ in }.cancel()
         // A registry's adds look at 4 buckets each: a new registry's table
         // (16 buckets) takes 4 adds.
@@ -116,7 +116,7 @@ final class LifetimeRulesTests: XCTestCase {
         var value: ObservableValue<Int>? = ObservableValue(0)
         let token: Subscription = {
             let tracker = LifetimeTracker()
-            return value!.addObserver { _ in _ = tracker.id }
+            return value!.subscribe { _ in _ = tracker.id }
         }()
         XCTAssertEqual(LifetimeTracker.alive.load(ordering: .relaxed), baseline + 1)
         value = nil

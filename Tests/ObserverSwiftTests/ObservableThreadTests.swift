@@ -179,7 +179,7 @@ final class ObservableThreadTests: XCTestCase {
         let queued = Where(key)
         let onMain = Where(key)
         sender.addObserver(inline)
-        sender.addObserver(queued, queue: queue)
+        sender.addObserver(queued, delivery: .queue(queue))
         sender.addObserver(onMain, delivery: .mainActor)
         sender.start()
         sender.join()

@@ -12,7 +12,7 @@ final class ObservableValueConcurrencyTests: XCTestCase {
         let perThread = 2_000
         let number = ObservableValue(-1)
         let recorders = (0..<3).map { _ in ValueTestRecorder<Int>() }
-        let observers = recorders.map { recorder in number.addObserver { recorder.append($0) } }
+        let observers = recorders.map { recorder in number.subscribe { recorder.append($0) } }
         let workers = (0..<threads).map { thread in
             ValueTestThread {
                 for index in 0..<perThread { number.value = thread * perThread + index }
@@ -51,12 +51,12 @@ final class ObservableValueConcurrencyTests: XCTestCase {
         for _ in 0..<5_000 {
             let recorder = ValueTestRecorder<Int>()
             let sawThree = DispatchSemaphore(value: 0)
-            let token = number.addObserver(replay: true) { value in
+            let token = number.subscribe(replay: true) { value in
                 recorder.append(value)
                 if recorder.count == 3 { sawThree.signal() }
             }
             sawThree.wait()  // let a few sets through
-            number.removeObserver(token)
+            token.cancel()
             let values = recorder.values
             if values != Array(values[0]..<values[0] + values.count) { broken += 1 }
         }
@@ -71,10 +71,10 @@ final class ObservableValueConcurrencyTests: XCTestCase {
         let number = ObservableValue(0)
         // The handlers below capture `number` (a cycle through its observer
         // list): remove them at the end so LeakSanitizer sees it freed.
-        defer { number.removeAllObservers() }
+        defer { number.unsubscribeAll() }
         let readDone = DispatchSemaphore(value: 0)
         let readerFinished = SharedVariable(DispatchTimeoutResult.timedOut)
-        _ = number.addObserver { value in  // removed by the deferred removeAllObservers()
+        _ = number.subscribe { value in  // removed by the deferred removeAllObservers()
             guard value == 1 else { return }
             let reader = ValueTestThread {
                 XCTAssertEqual(number.value, 1)
@@ -92,20 +92,20 @@ final class ObservableValueConcurrencyTests: XCTestCase {
     func testSettersWhileObserversComeAndGo() {
         let number = ObservableValue(0)
         let stable = ValueTestCounter()
-        let stableObserver = number.addObserver { _ in stable.increment() }
+        let stableObserver = number.subscribe { _ in stable.increment() }
         let setters = (0..<2).map { _ in
             ValueTestThread { for value in 0..<3_000 { number.value = value } }
         }
         let churn = ValueTestThread {
             for round in 0..<1_000 {
-                let token = number.addObserver(replay: round % 2 == 0) { _ in }
-                number.removeObserver(token)
+                let token = number.subscribe(replay: round % 2 == 0) { _ in }
+                token.cancel()
             }
         }
         setters.forEach { $0.join() }
         churn.join()
         XCTAssertEqual(stable.value, 6_000)
-        XCTAssertEqual(number.observersCount, 1)
+        XCTAssertEqual(number.subscribersCount, 1)
         withExtendedLifetime(stableObserver) {}
     }
 }

@@ -7,7 +7,7 @@ final class ObservableValueEcosystemTests: XCTestCase {
         let level = ObservableValue(1)
         var iterator = level.values.makeAsyncIterator()
         level.value = 2
-        level <<< 3
+        level.value = 3
         var seen: [Int] = []
         for _ in 0..<3 { seen.append(await iterator.next()!) }
         XCTAssertEqual(seen, [1, 2, 3])
@@ -26,10 +26,10 @@ final class ObservableValueEcosystemTests: XCTestCase {
         let consumer = Task {
             for await _ in level.values {}
         }
-        while level.observersCount == 0 { await Task.yield() }
+        while level.subscribersCount == 0 { await Task.yield() }
         consumer.cancel()
         await consumer.value
-        XCTAssertEqual(level.observersCount, 0)
+        XCTAssertEqual(level.subscribersCount, 0)
     }
 
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)

@@ -91,7 +91,7 @@ final class ObservableValueSetPathTests: XCTestCase {
         let level = ObservableValue(0)
         let recorder = ValueTestRecorder<Int>()
         let roundStarted = DispatchSemaphore(value: 0)
-        _ = level.addObserver { value in
+        _ = level.subscribe { value in
             if value == 1 {
                 roundStarted.signal()
                 Thread.sleep(forTimeInterval: 0.05)
@@ -112,7 +112,7 @@ final class ObservableValueSetPathTests: XCTestCase {
     func testContendedSettersAllFinish() {
         let level = ObservableValue(0)
         let delivered = ValueTestCounter()
-        _ = level.addObserver { _ in delivered.increment() }
+        _ = level.subscribe { _ in delivered.increment() }
         let threads = (0..<6).map { thread in
             ValueTestThread {
                 for index in 0..<2_000 { level.value = thread * 10_000 + index }

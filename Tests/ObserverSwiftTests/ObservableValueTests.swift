@@ -13,13 +13,12 @@ final class ObservableValueTests: XCTestCase {
 
     func testBothInitializersStoreTheValue() {
         XCTAssertEqual(ObservableValue(3).value, 3)
-        XCTAssertEqual(ObservableValue(value: "a").value, "a")
     }
 
     func testSettingNotifiesWithTheNewValue() {
         let number = ObservableValue(0)
         let seen = ValueTestRecorder<Int>()
-        let observer = number.addObserver { seen.append($0) }
+        let observer = number.subscribe { seen.append($0) }
         number.value = 1
         number.value = 2
         XCTAssertEqual(seen.values, [1, 2])
@@ -30,9 +29,9 @@ final class ObservableValueTests: XCTestCase {
     func testOperatorSetsTheValueAndNotifies() {
         let number = ObservableValue(0)
         let seen = ValueTestRecorder<Int>()
-        let observer = number.addObserver { seen.append($0) }
-        number <<< 5
-        number <<< number.value + 1  // assignment precedence: no parentheses needed
+        let observer = number.subscribe { seen.append($0) }
+        number.value = 5
+        number.value = number.value + 1  // assignment precedence: no parentheses needed
         XCTAssertEqual(number.value, 6)
         XCTAssertEqual(seen.values, [5, 6])
         withExtendedLifetime(observer) {}
@@ -43,10 +42,10 @@ final class ObservableValueTests: XCTestCase {
     func testBindPassesTheLiveTargetAndTheValue() {
         let title = ObservableValue("")
         let label = Label()
-        title.bind(label) { label, text in label.texts.append(text) }
+        title.subscribe(label) { label, text in label.texts.append(text) }
         title.value = "Inbox"
         XCTAssertEqual(label.texts.values, ["Inbox"])
-        XCTAssertEqual(title.observersCount, 1)
+        XCTAssertEqual(title.subscribersCount, 1)
     }
 
     func testBindHoldsTheTargetWeaklyAndForgetsItWhenItDies() {
@@ -54,117 +53,78 @@ final class ObservableValueTests: XCTestCase {
         let calls = ValueTestCounter()
         var label: Label? = Label()
         weak let weakLabel = label
-        title.bind(label!) { _, _ in calls.increment() }
+        title.subscribe(label!) { _, _ in calls.increment() }
         label = nil
         XCTAssertNil(weakLabel, "bind must not retain the target")
         title.value = "x"
         XCTAssertEqual(calls.value, 0)
-        XCTAssertEqual(title.observersCount, 0)
+        XCTAssertEqual(title.subscribersCount, 0)
     }
 
     func testUnbindRemovesOnlyThatTargetAndUnknownTargetIsANoOp() {
         let title = ObservableValue("")
         let first = Label()
         let second = Label()
-        title.bind(first) { label, text in label.texts.append(text) }
-        title.bind(first) { label, text in label.texts.append(text + "!") }
-        title.bind(second) { label, text in label.texts.append(text) }
-        XCTAssertEqual(title.unbind(first), 2)
-        XCTAssertEqual(title.unbind(first), 0)
-        XCTAssertEqual(title.unbind(Label()), 0)
+        title.subscribe(first) { label, text in label.texts.append(text) }
+        title.subscribe(first) { label, text in label.texts.append(text + "!") }
+        title.subscribe(second) { label, text in label.texts.append(text) }
+        XCTAssertEqual(title.unsubscribe(first), 2)
+        XCTAssertEqual(title.unsubscribe(first), 0)
+        XCTAssertEqual(title.unsubscribe(Label()), 0)
         title.value = "a"
         XCTAssertEqual(first.texts.values, [])
         XCTAssertEqual(second.texts.values, ["a"])
     }
 
-    func testUnbindAllRemovesBindingsButKeepsAddedObservers() {
-        let number = ObservableValue(0)
-        let label = Label()
-        let added = ValueTestRecorder<Int>()
-        number.bind(label) { label, value in label.texts.append("\(value)") }
-        let observer = number.addObserver { added.append($0) }
-        XCTAssertEqual(number.unbindAll(), 1)
-        number.value = 1
-        XCTAssertEqual(label.texts.values, [])
-        XCTAssertEqual(added.values, [1])
-        XCTAssertEqual(number.observersCount, 1)
-        withExtendedLifetime(observer) {}
-    }
-
     func testBindTokenCancelsThatBindingAlone() {
         let number = ObservableValue(0)
         let label = Label()
-        let token = number.bind(label) { label, value in label.texts.append("a\(value)") }
-        number.bind(label) { label, value in label.texts.append("b\(value)") }
+        let token = number.subscribe(label) { label, value in label.texts.append("a\(value)") }
+        number.subscribe(label) { label, value in label.texts.append("b\(value)") }
         token.cancel()
         number.value = 1
         XCTAssertEqual(label.texts.values, ["b1"])
     }
 
-    // MARK: Closure observers (minimal recipe)
+    // MARK: Closure subscriptions
 
-    func testRemoveObserverWithTokenStopsOnlyThatObserver() {
-        let number = ObservableValue(value: 0)
+    func testCancellingATokenStopsOnlyThatSubscription() {
+        let number = ObservableValue(0)
         let first = ValueTestRecorder<Int>()
         let second = ValueTestRecorder<Int>()
-        let token = number.addObserver { first.append($0) }
-        let kept = number.addObserver { second.append($0) }
-        XCTAssertTrue(number.removeObserver(token))
-        XCTAssertFalse(number.removeObserver(token), "a second removal is a no-op")
+        let token = number.subscribe { first.append($0) }
+        let kept = number.subscribe { second.append($0) }
+        XCTAssertTrue(token.cancel())
+        XCTAssertFalse(token.cancel(), "a second removal is a no-op")
         number.value = 1
         XCTAssertEqual(first.values, [])
         XCTAssertEqual(second.values, [1])
         withExtendedLifetime(kept) {}
     }
 
-    func testRemoveObserverIgnoresAForeignToken() {
-        let number = ObservableValue(value: 0)
-        let other = ObservableValue(value: 0)
-        let otherSeen = ValueTestRecorder<Int>()
-        let foreign = other.addObserver { otherSeen.append($0) }
-        XCTAssertFalse(number.removeObserver(foreign))
-        other.value = 1
-        XCTAssertEqual(otherSeen.values, [1], "the foreign observer must survive")
-        XCTAssertTrue(foreign.isActive)
-    }
-
-    func testRemoveObserverWithoutArgumentRemovesAddedObserversButNotBindings() {
-        let number = ObservableValue(value: 0)
+    func testUnsubscribeAllRemovesBoth() {
+        let number = ObservableValue(0)
         let label = Label()
-        let added = ValueTestCounter()
-        _ = number.addObserver { _ in added.increment() }  // both removed by removeObserver()
-        _ = number.addObserver { _ in added.increment() }
-        number.bind(label) { label, value in label.texts.append("\(value)") }
-        XCTAssertEqual(number.removeObserver(), 2)
-        number.value = 1
-        XCTAssertEqual(added.value, 0)
-        XCTAssertEqual(label.texts.values, ["1"])
-        XCTAssertEqual(number.removeObserver(), 0)
-    }
-
-    func testRemoveAllObserversRemovesBoth() {
-        let number = ObservableValue(value: 0)
-        let label = Label()
-        _ = number.addObserver { _ in }  // removed by removeAllObservers()
-        number.bind(label) { _, _ in }
-        XCTAssertEqual(number.removeAllObservers(), 2)
-        XCTAssertEqual(number.observersCount, 0)
+        _ = number.subscribe { _ in }  // removed by unsubscribeAll()
+        number.subscribe(label) { _, _ in }
+        XCTAssertEqual(number.unsubscribeAll(), 2)
+        XCTAssertEqual(number.subscribersCount, 0)
     }
 
     // MARK: Counting
 
     func testObserversCountAndTriggersCount() {
         let number = ObservableValue(0)
-        XCTAssertEqual(number.observersCount, 0)
+        XCTAssertEqual(number.subscribersCount, 0)
         XCTAssertEqual(number.triggersCount, 0)
-        let token = number.addObserver { _ in }
-        number.bind(Label()) { _, _ in }  // target dies at once
-        XCTAssertEqual(number.observersCount, 1)
+        let token = number.subscribe { _ in }
+        number.subscribe(Label()) { _, _ in }  // target dies at once
+        XCTAssertEqual(number.subscribersCount, 1)
         number.value = 1
         number.value = 2
         XCTAssertEqual(number.triggersCount, 2)
         token.cancel()
-        XCTAssertEqual(number.observersCount, 0)
+        XCTAssertEqual(number.subscribersCount, 0)
         number.value = 3
         XCTAssertEqual(number.triggersCount, 3, "a set with no observers still triggers")
         number.resetTriggersCount()
@@ -177,8 +137,8 @@ final class ObservableValueTests: XCTestCase {
         let number = ObservableValue(7)
         let label = Label()
         let added = ValueTestRecorder<Int>()
-        number.bind(label, replay: true) { label, value in label.texts.append("\(value)") }
-        let observer = number.addObserver(replay: true) { added.append($0) }
+        number.subscribe(label, replay: true) { label, value in label.texts.append("\(value)") }
+        let observer = number.subscribe(replay: true) { added.append($0) }
         XCTAssertEqual(label.texts.values, ["7"])
         XCTAssertEqual(added.values, [7])
         number.value = 8
@@ -191,8 +151,8 @@ final class ObservableValueTests: XCTestCase {
     func testNoReplayByDefault() {
         let number = ObservableValue(7)
         let added = ValueTestRecorder<Int>()
-        let observer = number.addObserver { added.append($0) }
-        number.bind(Label()) { _, value in added.append(value) }
+        let observer = number.subscribe { added.append($0) }
+        number.subscribe(Label()) { _, value in added.append(value) }
         XCTAssertEqual(added.values, [])
         withExtendedLifetime(observer) {}
     }
@@ -202,7 +162,7 @@ final class ObservableValueTests: XCTestCase {
         let queue = DispatchQueue(label: "replay")
         let seen = ValueTestRecorder<Int>()
         let done = expectation(description: "delivered")
-        let observer = number.addObserver(queue: queue, replay: true) { value in
+        let observer = number.subscribe(delivery: .queue(queue), replay: true) { value in
             seen.append(value)
             if value == 2 { done.fulfill() }
         }
@@ -216,11 +176,11 @@ final class ObservableValueTests: XCTestCase {
 
     func testSkipsDuplicatesWhenAskedOnly() {
         let skipping = ObservableValue("a", skipsDuplicates: true)
-        let plain = ObservableValue(value: "a", skipsDuplicates: false)
+        let plain = ObservableValue("a", skipsDuplicates: false)
         let skippingSeen = ValueTestRecorder<String>()
         let plainSeen = ValueTestRecorder<String>()
-        let skippingObserver = skipping.addObserver { skippingSeen.append($0) }
-        let plainObserver = plain.addObserver { plainSeen.append($0) }
+        let skippingObserver = skipping.subscribe { skippingSeen.append($0) }
+        let plainObserver = plain.subscribe { plainSeen.append($0) }
         for text in ["a", "b", "b", "a"] {
             skipping.value = text
             plain.value = text
@@ -229,7 +189,7 @@ final class ObservableValueTests: XCTestCase {
         XCTAssertEqual(plainSeen.values, ["a", "b", "b", "a"])
         withExtendedLifetime((skippingObserver, plainObserver)) {}
         XCTAssertEqual(skipping.triggersCount, 2)
-        XCTAssertEqual(ObservableValue(value: 1, skipsDuplicates: true).value, 1)
+        XCTAssertEqual(ObservableValue(1, skipsDuplicates: true).value, 1)
     }
 
     // MARK: Delivery
@@ -242,7 +202,7 @@ final class ObservableValueTests: XCTestCase {
         let seen = ValueTestRecorder<Int>()
         let onQueue = ValueTestCounter()
         let done = expectation(description: "delivered")
-        let observer = number.addObserver(queue: queue) { value in
+        let observer = number.subscribe(delivery: .queue(queue)) { value in
             if DispatchQueue.getSpecific(key: key) == 1 { onQueue.increment() }
             seen.append(value)
             if value == 100 { done.fulfill() }
@@ -258,7 +218,7 @@ final class ObservableValueTests: XCTestCase {
         let number = ObservableValue(0)
         let label = Label()
         let done = expectation(description: "delivered")
-        number.bind(label, queue: DispatchQueue(label: "bind")) { label, value in
+        number.subscribe(label, delivery: .queue(DispatchQueue(label: "bind"))) { label, value in
             label.texts.append("\(value)")
             done.fulfill()
         }
@@ -272,11 +232,11 @@ final class ObservableValueTests: XCTestCase {
         let label = Label()
         let added = ValueTestRecorder<Int>()
         let bound = ValueTestRecorder<Int>()
-        let observer = number.addObserverOnMainActor(replay: true) { value in
+        let observer = number.subscribe(replay: true) { @MainActor value in
             MainActor.assertIsolated()
             added.append(value)
         }
-        number.bindOnMainActor(label) { _, value in
+        number.subscribe(label) { @MainActor _, value in
             XCTAssertTrue(Thread.isMainThread)
             bound.append(value)
         }
@@ -296,18 +256,18 @@ final class ObservableValueTests: XCTestCase {
         let number = ObservableValue(0)
         // The handlers below capture `number` (a cycle through its observer
         // list): remove them at the end so LeakSanitizer sees it freed.
-        defer { number.removeAllObservers() }
+        defer { number.unsubscribeAll() }
         let first = ValueTestRecorder<Int>()
         let second = ValueTestRecorder<Int>()
-        _ = number.addObserver { value in  // removed by the deferred removeAllObservers()
+        _ = number.subscribe { value in  // removed by the deferred removeAllObservers()
             first.append(value)
             if value == 1 {
                 number.value = 2
                 XCTAssertEqual(number.value, 2, "stored at once")
-                number <<< 3
+                number.value = 3
             }
         }
-        _ = number.addObserver { second.append($0) }
+        _ = number.subscribe { second.append($0) }
         number.value = 1
         XCTAssertEqual(first.values, [1, 2, 3])
         XCTAssertEqual(second.values, [1, 2, 3], "never [1] nested after [2]: order of sets")
@@ -320,18 +280,18 @@ final class ObservableValueTests: XCTestCase {
         let late = ValueTestRecorder<Int>()
         let token = SharedVariable<Subscription?>(nil)
         let lateToken = SharedVariable<Subscription?>(nil)
-        token.value = number.addObserver { value in
+        token.value = number.subscribe { value in
             if value == 1 {
                 number.value = 2  // queued behind this round
-                lateToken.value = number.addObserver(replay: true) { late.append($0) }
-                if let own = token.value { number.removeObserver(own) }
+                lateToken.value = number.subscribe(replay: true) { late.append($0) }
+                if let own = token.value { own.cancel() }
             }
         }
         number.value = 1
         XCTAssertEqual(late.values, [1, 2], "replay of the round in progress, then the queued value")
         number.value = 3
         XCTAssertEqual(late.values, [1, 2, 3])
-        XCTAssertEqual(number.observersCount, 1)
+        XCTAssertEqual(number.subscribersCount, 1)
         XCTAssertEqual(lateToken.value?.isActive, true)
     }
 
@@ -339,10 +299,10 @@ final class ObservableValueTests: XCTestCase {
         let number = ObservableValue(0)
         // The handlers below capture `number` (a cycle through its observer
         // list): remove them at the end so LeakSanitizer sees it freed.
-        defer { number.removeAllObservers() }
+        defer { number.unsubscribeAll() }
         let seen = ValueTestRecorder<Int>()
-        _ = number.addObserver { seen.append($0) }  // both removed by the deferred removeAllObservers()
-        _ = number.addObserver(replay: true) { value in
+        _ = number.subscribe { seen.append($0) }  // both removed by the deferred removeAllObservers()
+        _ = number.subscribe(replay: true) { value in
             if value == 0 { number.value = 10 }
         }
         XCTAssertEqual(seen.values, [10])
@@ -353,9 +313,9 @@ final class ObservableValueTests: XCTestCase {
         let number = ObservableValue(0)
         // The handlers below capture `number` (a cycle through its observer
         // list): remove them at the end so LeakSanitizer sees it freed.
-        defer { number.removeAllObservers() }
+        defer { number.unsubscribeAll() }
         let read = ValueTestRecorder<Int>()
-        _ = number.addObserver { _ in read.append(number.value) }  // removed by the deferred removeAllObservers()
+        _ = number.subscribe { _ in read.append(number.value) }  // removed by the deferred removeAllObservers()
         number.value = 5
         XCTAssertEqual(read.values, [5])
     }

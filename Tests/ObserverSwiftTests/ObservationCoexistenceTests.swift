@@ -21,7 +21,7 @@ final class ObservationCoexistenceTests: XCTestCase {
         // is not callable by XCTest on Linux).
         MainActor.assumeIsolated {
             let model = CoexistenceModel()
-            let value = ObservableValue(value: 0)
+            let value = ObservableValue(0)
             let changes = ValueTestCounter()
             withObservationTracking {
                 _ = model.count
@@ -29,8 +29,8 @@ final class ObservationCoexistenceTests: XCTestCase {
                 changes.increment()
             }
             // Set on the main thread: the main-actor observer runs synchronously.
-            let observer = value.addObserverOnMainActor { model.count = $0 }
-            value <<< 3
+            let observer = value.subscribe { @MainActor count in model.count = count }
+            value.value = 3
             XCTAssertTrue(isObservable(model))
             XCTAssertEqual(model.count, 3)
             XCTAssertEqual(changes.value, 1)

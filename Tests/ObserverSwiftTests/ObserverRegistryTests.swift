@@ -337,7 +337,7 @@ final class ObserverRegistryTests: XCTestCase {
         queue.setSpecific(key: key, value: 42)
         let onQueue = AlphaOnly("on queue")
         let inline = AlphaOnly("inline")
-        registry.addObserver(onQueue, queue: queue)
+        registry.addObserver(onQueue, delivery: .queue(queue))
         registry.addObserver(inline)
         let seenOnQueue = Locked<[Int?]>([])
         for value in 1...3 {
@@ -361,7 +361,7 @@ final class ObserverRegistryTests: XCTestCase {
         queue.async { gate.wait() }
         do {
             let transient = TransientAlpha(ledger)
-            registry.addObserver(transient, queue: queue)
+            registry.addObserver(transient, delivery: .queue(queue))
             registry.dispatchToObservers { (observer: AlphaObserver) in observer.alpha(1) }
         }
         gate.signal()
@@ -378,7 +378,7 @@ final class ObserverRegistryTests: XCTestCase {
         var observer: TransientAlpha? = TransientAlpha(ledger)
         do {
             let registry = ObserverRegistry()
-            registry.addObserver(observer!, queue: queue)
+            registry.addObserver(observer!, delivery: .queue(queue))
             registry.dispatchToObservers { (observer: AlphaObserver) in observer.alpha(1) }
         }
         observer = nil  // the registry and the observer are both gone

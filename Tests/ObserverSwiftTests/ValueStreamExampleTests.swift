@@ -8,7 +8,7 @@ import XCTest
 
 private final class ProfileViewModel {
     let name = ObservableValue("Ada")  // SwiftEvents' init(_:)
-    let unread = ObservableValue(value: 0, skipsDuplicates: true)
+    let unread = ObservableValue(0, skipsDuplicates: true)
 }
 
 // A binding target is handed to whichever thread sets the value, so it is
@@ -36,21 +36,21 @@ final class ValueStreamExampleTests: XCTestCase {
         let view = ProfileView()
 
         // Bind a target: held weakly, handed back alive; replay: true sends the current value now.
-        model.name.bind(view, replay: true) { view, name in view.title = name }
-        model.unread.bind(view) { view, count in view.badge = count == 0 ? "" : "\(count)" }
+        model.name.subscribe(view, replay: true) { view, name in view.title = name }
+        model.unread.subscribe(view) { view, count in view.badge = count == 0 ? "" : "\(count)" }
         XCTAssertEqual(view.title, "Ada")
 
         model.name.value = "Grace"  // view.title == "Grace"
         XCTAssertEqual(view.title, "Grace")
-        model.unread <<< 3  // the operator sets too: view.badge == "3"
+        model.unread.value = 3  // the operator sets too: view.badge == "3"
         XCTAssertEqual(view.badge, "3")
-        model.unread <<< 3  // skipped: unchanged
+        model.unread.value = 3  // skipped: unchanged
 
         // The minimal recipe: closure observers and tokens.
-        let token = model.unread.addObserver { count in print("unread:", count) }
+        let token = model.unread.subscribe { count in print("unread:", count) }
         model.unread.value = 4  // prints "unread: 4"
-        model.unread.removeObserver(token)
-        print(model.name.observersCount, model.unread.triggersCount)  // 1 2
+        token.cancel()
+        print(model.name.subscribersCount, model.unread.triggersCount)  // 1 2
 
         XCTAssertEqual(printed.values, ["unread: 4", "1 2"])
     }

@@ -58,7 +58,7 @@ extension Scenario {
             }
             figure(Contender.valueName) {
                 let value = ObservableValue(0)
-                for _ in 0..<size { _ = value.addObserver { value in memorySink.total &+= value } }
+                for _ in 0..<size { _ = value.subscribe { value in memorySink.total &+= value } }
                 return value
             }
             figure(Contender.keyedEventName) {

@@ -45,12 +45,12 @@ extension Contender {
     /// An `ObservableValue<Int>` with `count` closure observers capturing `sink`.
     static func valueObservers(count: Int, sink: Sink) -> Contender {
         let value = ObservableValue(0)
-        for _ in 0..<count { _ = value.addObserver { value in sink.total &+= value } }
+        for _ in 0..<count { _ = value.subscribe { value in sink.total &+= value } }
         return Contender(
             implementation: valueSetName, deliveriesPerSend: count,
             send: { sets in valueSet(value, sets: sets) },
             checksum: { sink.total },
-            tearDown: { value.removeAllObservers() })
+            tearDown: { value.unsubscribeAll() })
     }
 }
 

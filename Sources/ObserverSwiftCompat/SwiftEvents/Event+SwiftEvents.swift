@@ -61,7 +61,16 @@ extension Event where Value: Sendable {
     public func subscribe<Target: AnyObject & Sendable>(
         _ target: Target, queue: DispatchQueue?, handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        subscribe(target, queue: queue) { _, value in handler(value) }
+        subscribe(target, delivery: Delivery(queue: queue)) { _, value in handler(value) }
+    }
+
+    /// SwiftEvents' form with a queue and a handler that receives the live
+    /// target (`nil`: the sending thread).
+    @discardableResult
+    public func subscribe<Target: AnyObject & Sendable>(
+        _ target: Target, queue: DispatchQueue?, handler: @escaping @Sendable (Target, Value) -> Void
+    ) -> Subscription {
+        subscribe(target, delivery: Delivery(queue: queue), handler: handler)
     }
 
     /// SwiftEvents 1's spelling of `subscribe(_:queue:handler:)` with a

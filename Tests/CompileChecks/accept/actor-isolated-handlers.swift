@@ -7,7 +7,7 @@ actor Tally {
 
     func start(_ event: Event<Int>, _ value: ObservableValue<Int>, _ prices: KeyedEvent<String, Double>) {
         event.subscribe(isolatedTo: self) { tally, value in tally.total += value }
-        value.bind(isolatedTo: self, replay: true) { tally, value in tally.total = value }
+        value.subscribe(isolatedTo: self, replay: true) { tally, value in tally.total = value }
         prices.subscribe(isolatedTo: self, key: "AAPL") { tally, price in tally.last["AAPL"] = price }
         prices.subscribe(isolatedTo: self, keys: ["A", "B"]) { tally, key, price in tally.last[key] = price }
     }

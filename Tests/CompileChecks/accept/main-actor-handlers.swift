@@ -10,8 +10,8 @@ final class TitleView {
     func start(_ event: Event<String>, _ name: ObservableValue<String>) {
         event.subscribe { @MainActor title in self.label = title }.store(in: &bag)
         event.subscribe(self) { @MainActor view, title in view.label = title }
-        event.subscribeOnMainActor(self) { view, title in view.label = title }
-        name.bindOnMainActor(self, replay: true) { view, name in view.label = name }
-        name.addObserverOnMainActor { name in self.label = name }.store(in: &bag)
+        event.subscribe(self) { @MainActor view, title in view.label = title }
+        name.subscribe(self, replay: true) { @MainActor view, name in view.label = name }
+        name.subscribe { @MainActor name in self.label = name }.store(in: &bag)
     }
 }

@@ -13,5 +13,6 @@ func start(_ event: Event<Int>, tally: Tally) -> Subscription {
 }
 
 func startOnce(_ event: Event<Int>, tally: Tally) {
-    event.subscribeOnce { value in tally.add(value) }  // ends by itself: may be ignored
+    // Ends by itself, but a closure's token is only ever dropped explicitly.
+    _ = event.subscribe(limit: 1) { value in tally.add(value) }
 }

@@ -4,5 +4,5 @@ import ObserverSwift
 
 func watch(_ count: ObservableValue<Int>) -> Subscription {
     var latest = 0
-    return count.addObserver { latest = $0 }
+    return count.subscribe { latest = $0 }
 }

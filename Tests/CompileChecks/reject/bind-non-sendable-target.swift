@@ -7,5 +7,5 @@ final class Label {
 }
 
 func connect(_ name: ObservableValue<String>, to label: Label) {
-    name.bind(label) { label, name in label.text = name }
+    name.subscribe(label) { label, name in label.text = name }
 }

@@ -1,6 +1,7 @@
-// expect-error: result of call to 'subscribe' is unused
+// expect-error: result of call to 'subscribe(limit:_:)' is unused
 // warnings-as-errors
-// Nothing ends a closure subscription but its token: dropping it is flagged
+// Nothing ends a closure subscription but its token (or its limit): dropping
+// the token without `_ =` is flagged
 // (a warning; this check compiles with warnings as errors).
 import ObserverSwift
 

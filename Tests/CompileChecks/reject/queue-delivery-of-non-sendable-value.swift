@@ -8,5 +8,5 @@ final class Draft {
 }
 
 func edit(_ drafts: Event<Draft>, on queue: DispatchQueue) -> Subscription {
-    drafts.subscribe(queue: queue) { draft in draft.text += "!" }
+    drafts.subscribe(delivery: .queue(queue)) { draft in draft.text += "!" }
 }

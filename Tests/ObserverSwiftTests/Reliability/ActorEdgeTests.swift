@@ -104,9 +104,9 @@ final class ActorEdgeTests: XCTestCase {
                 name: "ObservableValue", takesLimit: false,
                 subscribe: { recorder, limit, handler in
                     precondition(limit == nil)
-                    return value.bind(isolatedTo: recorder, handler: handler)
+                    return value.subscribe(isolatedTo: recorder, handler: handler)
                 },
-                send: { value.value = $0 }, count: { value.observersCount }),
+                send: { value.value = $0 }, count: { value.subscribersCount }),
         ]
     }
 

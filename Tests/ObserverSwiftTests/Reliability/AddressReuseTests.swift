@@ -54,12 +54,12 @@ final class AddressReuseTests: XCTestCase {
     func testObservableValueUnbindDoesNotMatchAnObjectAtADeadTargetsAddress() {
         let value = ObservableValue(0)
         withNewObjectsAfterATargetDied(
-            subscribedBy: { value.bind($0) { _, _ in } },
+            subscribedBy: { value.subscribe($0) { _, _ in } },
             check: { newcomer in
-                XCTAssertEqual(value.unbind(newcomer), 0, "an object that never bound was unbound")
+                XCTAssertEqual(value.unsubscribe(newcomer), 0, "an object that never bound was unbound")
             }
         )
-        XCTAssertEqual(value.observersCount, 0)
+        XCTAssertEqual(value.subscribersCount, 0)
     }
 
     func testANewObjectCanSubscribeAndUnsubscribeItself() {

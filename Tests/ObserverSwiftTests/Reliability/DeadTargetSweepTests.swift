@@ -52,7 +52,7 @@ final class DeadTargetSweepTests: XCTestCase {
             let capture = ReliabilityTrackedCapture()
             event.subscribe(target) { _, _ in capture.checkIntact() }
             keyed.subscribe(target, key: key) { _, _ in capture.checkIntact() }
-            value.bind(target) { _, _ in capture.checkIntact() }
+            value.subscribe(target) { _, _ in capture.checkIntact() }
             registry.addObserver(target)
         }
 

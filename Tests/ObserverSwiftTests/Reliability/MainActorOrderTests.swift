@@ -20,8 +20,8 @@ final class MainActorOrderTests: XCTestCase {
             let added = ValueTestRecorder<Int>()
             let bound = ValueTestRecorder<Int>()
             let shown = Shown()
-            let observer = number.addObserverOnMainActor { value in added.append(value) }
-            number.bindOnMainActor(shown) { shown, value in
+            let observer = number.subscribe { @MainActor value in added.append(value) }
+            number.subscribe(shown) { @MainActor shown, value in
                 shown.text = "\(value)"
                 bound.append(value)
             }

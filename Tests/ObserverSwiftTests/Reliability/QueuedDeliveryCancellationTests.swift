@@ -34,26 +34,34 @@ final class QueuedDeliveryCancellationTests: XCTestCase {
         let value = ObservableValue(0)
         let target = Target()
         return [
-            ("Event closure", { queue, record in event.subscribe(queue: queue) { record($0) } }, event.send, event),
             (
-                "Event target", { queue, record in targetEvent.subscribe(target, queue: queue) { _, v in record(v) } },
+                "Event closure", { queue, record in event.subscribe(delivery: .queue(queue)) { record($0) } },
+                event.send, event
+            ),
+            (
+                "Event target",
+                { queue, record in targetEvent.subscribe(target, delivery: .queue(queue)) { _, v in record(v) } },
                 targetEvent.send, target
             ),
             (
-                "Event limit", { queue, record in limited.subscribe(queue: queue, limit: 5) { record($0) } },
+                "Event limit", { queue, record in limited.subscribe(delivery: .queue(queue), limit: 5) { record($0) } },
                 limited.send, limited
             ),
             (
-                "KeyedEvent closure", { queue, record in keyed.subscribe(key: "k", queue: queue) { record($0) } },
+                "KeyedEvent closure",
+                { queue, record in keyed.subscribe(key: "k", delivery: .queue(queue)) { record($0) } },
                 { keyed.send($0, forKey: "k") }, keyed
             ),
             (
                 "KeyedEvent target",
-                { queue, record in keyedTarget.subscribe(target, key: "k", queue: queue) { _, v in record(v) } },
+                { queue, record in
+                    keyedTarget.subscribe(target, key: "k", delivery: .queue(queue)) { _, v in record(v) }
+                },
                 { keyedTarget.send($0, forKey: "k") }, target
             ),
             (
-                "ObservableValue observer", { queue, record in value.addObserver(queue: queue) { record($0) } },
+                "ObservableValue observer",
+                { queue, record in value.subscribe(delivery: .queue(queue)) { record($0) } },
                 { value.value = $0 }, value
             ),
         ]
@@ -120,7 +128,8 @@ final class QueuedDeliveryCancellationTests: XCTestCase {
         let event = Event<Int>()
         let busy = BusyQueue()
         let ran = Locked<[Int]>([])
-        let token = event.subscribe(queue: busy.queue, limit: 1) { value in ran.withLock { $0.append(value) } }
+        let token = event.subscribe(delivery: .queue(busy.queue), limit: 1) { value in ran.withLock { $0.append(value) }
+        }
         event.send(1)
         event.send(2)
         XCTAssertFalse(token.cancel(), "spent: already expired")
@@ -136,7 +145,7 @@ final class QueuedDeliveryCancellationTests: XCTestCase {
         let closure = event.subscribe { @MainActor value in ran.withLock { $0.append("closure \(value)") } }
         let target = Target()
         let bound = event.subscribe(target) { @MainActor _, value in ran.withLock { $0.append("target \(value)") } }
-        let keyedToken = keyed.subscribeOnMainActor(key: "k") { value in ran.withLock { $0.append("keyed \(value)") } }
+        let keyedToken = keyed.subscribe(key: "k") { @MainActor value in ran.withLock { $0.append("keyed \(value)") } }
         let sent = DispatchSemaphore(value: 0)
         Thread {
             event.send(1)  // not the main thread: enqueued on the main queue

@@ -41,7 +41,7 @@ final class SenderWaitTests: XCTestCase {
         let seen = Received<Int>()
         let inHandler = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
-        let observer = number.addObserver { value in
+        let observer = number.subscribe { value in
             seen.append(value)
             if value == 1 {
                 inHandler.signal()
@@ -67,7 +67,7 @@ final class SenderWaitTests: XCTestCase {
         let queue = DispatchQueue(label: "slow observer")
         let inHandler = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
-        let queued = number.addObserver(queue: queue) { value in
+        let queued = number.subscribe(delivery: .queue(queue)) { value in
             if value == 1 {
                 inHandler.signal()
                 _ = release.wait(timeout: .now() + 10)
@@ -78,7 +78,7 @@ final class SenderWaitTests: XCTestCase {
         let releaseActor = DispatchSemaphore(value: 0)
         Task { await recorder.occupy(entered: entered, release: releaseActor) }
         XCTAssertEqual(entered.wait(timeout: .now() + 5), .success)
-        let bound = number.bind(isolatedTo: recorder) { recorder, value in recorder.record(value) }
+        let bound = number.subscribe(isolatedTo: recorder) { recorder, value in recorder.record(value) }
         number.value = 1
         XCTAssertEqual(inHandler.wait(timeout: .now() + 5), .success)
         let other = onThread {

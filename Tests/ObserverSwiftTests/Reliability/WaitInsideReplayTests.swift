@@ -25,10 +25,10 @@ final class WaitInsideReplayTests: XCTestCase {
 
     func testCancelAndWaitInsideAnAddObserverReplayThrows() {
         let value = ObservableValue(1)
-        let other = value.addObserver { _ in }
+        let other = value.subscribe { _ in }
         let outcome = Locked<[String]>([])
         runBounded("addObserver replay") {
-            _ = value.addObserver(replay: true) { _ in
+            _ = value.subscribe(replay: true) { _ in
                 outcome.withLock { $0.append(ObserverCore.isInsideDelivery ? "inside" : "outside") }
                 do {
                     try other.cancelAndWait()
@@ -47,7 +47,7 @@ final class WaitInsideReplayTests: XCTestCase {
         let value = ObservableValue("a")
         let target = Target()
         let outcome = Locked<[String]>([])
-        value.bind(target, replay: true) { _, _ in
+        value.subscribe(target, replay: true) { _, _ in
             do {
                 try ObserverCore.reclaimNow()
                 outcome.withLock { $0.append("returned") }
@@ -62,7 +62,7 @@ final class WaitInsideReplayTests: XCTestCase {
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     func testWaitInsideAnObservationOnChangeThrows() {
         let value = ObservableValue(0)
-        let other = value.addObserver { _ in }
+        let other = value.subscribe { _ in }
         let outcome = Locked<[String]>([])
         withObservationTracking {
             _ = value.value
@@ -97,7 +97,7 @@ final class WaitInsideReplayTests: XCTestCase {
         }.start()
         let outcome = Locked<String>("")
         runBounded("replay + sender") {
-            _ = value.addObserver(replay: true) { replayed in
+            _ = value.subscribe(replay: true) { replayed in
                 guard replayed == 0 else { return }
                 replayStarted.signal()
                 senderInHandler.wait()

@@ -28,7 +28,7 @@ final class EventReliabilitySource: ReliabilitySource {
     var subscribersCount: Int { event.subscribersCount }
 
     func subscribe(queue: DispatchQueue, _ handler: @escaping @Sendable (Int) -> Void) -> Subscription? {
-        event.subscribe(queue: queue, handler)
+        event.subscribe(delivery: .queue(queue), handler)
     }
 }
 
@@ -63,7 +63,7 @@ final class KeyedEventReliabilitySource: ReliabilitySource {
     var subscribersCount: Int { event.subscribersCount }
 
     func subscribe(queue: DispatchQueue, _ handler: @escaping @Sendable (Int) -> Void) -> Subscription? {
-        event.subscribe(key: 1, queue: queue, handler)
+        event.subscribe(key: 1, delivery: .queue(queue), handler)
     }
 
     func subscribeUnreachableKey(_ handler: @escaping @Sendable (Int) -> Void) -> Subscription? {
@@ -82,7 +82,7 @@ final class ObservableValueReliabilitySource: ReliabilitySource {
     let value = ObservableValue(0)
 
     func subscribe(_ handler: @escaping @Sendable (Int) -> Void) -> Subscription {
-        value.addObserver(handler)
+        value.subscribe(handler)
     }
 
     var supportsTargets: Bool { true }
@@ -90,21 +90,21 @@ final class ObservableValueReliabilitySource: ReliabilitySource {
     func subscribe(target: ReliabilityTarget, _ handler: @escaping @Sendable (ReliabilityTarget, Int) -> Void)
         -> Subscription
     {
-        value.bind(target, handler: handler)
+        value.subscribe(target, handler: handler)
     }
 
-    func unsubscribe(target: ReliabilityTarget) -> Int { value.unbind(target) }
-    func unsubscribeAll() -> Int { value.removeAllObservers() }
+    func unsubscribe(target: ReliabilityTarget) -> Int { value.unsubscribe(target) }
+    func unsubscribeAll() -> Int { value.unsubscribeAll() }
     func send(_ newValue: Int) { value.value = newValue }
-    var subscribersCount: Int { value.observersCount }
+    var subscribersCount: Int { value.subscribersCount }
 
     func subscribe(queue: DispatchQueue, _ handler: @escaping @Sendable (Int) -> Void) -> Subscription? {
-        value.addObserver(queue: queue, handler)
+        value.subscribe(delivery: .queue(queue), handler)
     }
 
     func replayThenWaitInsideThrows() -> Bool? {
         let threw = KeyedCounter()
-        let token = value.addObserver(replay: true) { _ in
+        let token = value.subscribe(replay: true) { _ in
             // Inside the replay (before addObserver returns) or a later set.
             do { try ObserverCore.waitForDeliveriesInFlight() } catch { threw.increment() }
         }

@@ -58,8 +58,8 @@ public final class MainActorChecks {
                 received.append(value)
                 onMainQueue.append(DispatchQueue.getSpecific(key: Self.mainQueueKey) == true)
             })
-        tokens.append(number.addObserverOnMainActor { @MainActor [self] value in added.append(value) })
-        number.bindOnMainActor(shown) { shown, value in shown.text.set("\(value)") }
+        tokens.append(number.subscribe { @MainActor [self] value in added.append(value) })
+        number.subscribe(shown) { @MainActor shown, value in shown.text.set("\(value)") }
 
         event.send(1)
         expect(received == [1], "a send on the main actor ran the @MainActor handler before it returned")

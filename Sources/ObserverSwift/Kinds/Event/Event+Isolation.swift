@@ -4,81 +4,61 @@ import Dispatch
 /// a dispatch queue, the main actor, or any actor. The value crosses to that
 /// place, so it must be `Sendable`.
 extension Event where Value: Sendable {
-    // MARK: On a dispatch queue
+    // MARK: On a dispatch queue or the main actor
 
-    /// Subscribes a closure that runs asynchronously on `queue`, in the
-    /// order the sends enqueued it; `nil` means the sending thread.
+    /// Subscribes a closure that runs where `delivery` says: on the sending
+    /// thread, asynchronously on a queue (in the order the sends enqueued),
+    /// or on the main actor.
+    ///
+    /// ```swift
+    /// let saves = Event<Int>()
+    /// let log = DispatchQueue(label: "log")
+    /// let token = saves.subscribe(delivery: .queue(log)) { count in print("saved", count) }
+    /// saves.send(1)   // returns at once; "saved 1" prints on `log`
+    /// token.cancel()
+    /// ```
     ///
     /// - Parameters:
-    ///   - queue: where the handler runs. A concurrent queue may run several
-    ///     deliveries at once, which is why the handler is `@Sendable`.
+    ///   - delivery: where the handler runs. A concurrent queue may run
+    ///     several deliveries at once, which is why the handler is
+    ///     `@Sendable`. For a handler that touches main-actor state, mark the
+    ///     closure instead: `subscribe { @MainActor value in ... }` is
+    ///     checked by the compiler.
+    ///   - limit: deliver at most this many values, then cancel; `nil` (the
+    ///     default) means no limit, zero or less subscribes nothing.
     ///   - handler: called with each value sent.
-    /// - Returns: a ``Subscription`` that must be kept (or stored in a bag):
-    ///   nothing else ends this subscription.
+    /// - Returns: a ``Subscription`` that must be kept (or stored in a bag,
+    ///   or discarded explicitly).
     @inlinable
-    public func subscribe(queue: DispatchQueue?, _ handler: @escaping @Sendable (Value) -> Void) -> Subscription {
-        subscribeClosure(delivery: Delivery(queue: queue), limit: nil, handler)
-    }
-
-    /// ``subscribe(queue:_:)`` for at most `limit` deliveries (exact under
-    /// concurrent sends); zero or less subscribes nothing and returns an
-    /// inactive token.
-    @inlinable
-    @discardableResult
     public func subscribe(
-        queue: DispatchQueue?, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
+        delivery: Delivery, limit: Int? = nil, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        subscribeClosure(delivery: Delivery(queue: queue), limit: limit, handler)
+        subscribeClosure(delivery: delivery, limit: limit, handler)
     }
 
-    /// Subscribes a closure for exactly one delivery, on `queue`.
-    @discardableResult
-    public func subscribeOnce(
-        queue: DispatchQueue?, _ handler: @escaping @Sendable (Value) -> Void
-    ) -> Subscription {
-        subscribe(queue: queue, limit: 1, handler)
-    }
-
-    /// Subscribes `handler` on behalf of a weakly held `target`, running on
-    /// `queue` (see ``Event/subscribe(_:limit:handler:)-(_,_,(Target,Value)->Void)``). The target is
-    /// loaded again where the handler runs: it may be gone by then.
+    /// Subscribes `handler` on behalf of a weakly held `target`, running
+    /// where `delivery` says (see
+    /// ``Event/subscribe(_:limit:handler:)-(_,_,(Target,Value)->Void)``). The
+    /// target is loaded again where the handler runs: it may be gone by then.
     @inlinable
     @discardableResult
     public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, queue: DispatchQueue?, limit: Int? = nil,
+        _ target: Target, delivery: Delivery, limit: Int? = nil,
         handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        subscribeTarget(target, delivery: Delivery(queue: queue), limit: limit, handler)
+        subscribeTarget(target, delivery: delivery, limit: limit, handler)
     }
-
-    // MARK: On the main actor
 
     /// Subscribes a main-actor handler. It runs synchronously when the send
     /// happens on the main actor and is enqueued on the main queue otherwise
     /// (behind any main-actor delivery still queued: see ``Delivery/mainActor``).
     ///
     /// Selected by marking the closure: `event.subscribe { @MainActor value in ... }`.
-    /// An unmarked closure selects ``subscribe(_:)``, whose handler runs on the
-    /// sending thread, so touching main-actor state from it does not compile.
-    public func subscribe(_ handler: @escaping @MainActor (Value) -> Void) -> Subscription {
-        subscribeOnMainActor(handler)
-    }
-
-    /// `subscribe { @MainActor value in ... }` for at most `limit` deliveries.
-    @discardableResult
-    public func subscribe(limit: Int?, _ handler: @escaping @MainActor (Value) -> Void) -> Subscription {
-        subscribeOnMainActor(limit: limit, handler)
-    }
-
-    /// The same as `subscribe { @MainActor value in ... }`, named.
-    public func subscribeOnMainActor(_ handler: @escaping @MainActor (Value) -> Void) -> Subscription {
-        subscribeOnMainActor(limit: nil, handler)
-    }
-
-    /// The same as `subscribe(limit:) { @MainActor value in ... }`, named.
-    @discardableResult
-    public func subscribeOnMainActor(
-        limit: Int?, _ handler: @escaping @MainActor (Value) -> Void
+    /// An unmarked closure selects ``subscribe(limit:_:)-(_,(Value)->Void)``,
+    /// whose handler runs on the sending thread, so touching main-actor state
+    /// from it does not compile.
+    public func subscribe(
+        limit: Int? = nil, _ handler: @escaping @MainActor (Value) -> Void
     ) -> Subscription {
         subscribeClosure(delivery: .mainActor, limit: limit) { value in
             MainActor.assumeIsolated { handler(value) }

@@ -133,33 +133,19 @@ public final class Event<Value> {
     /// sender), so it is `@Sendable`: the compiler rejects handlers that
     /// mutate captured variables or touch actor state.
     ///
-    /// - Parameter handler: called with each value sent.
-    /// - Returns: a ``Subscription``. Nothing ends this subscription but
-    ///   cancelling it (or the event's deallocation), so the result may not be
-    ///   ignored: keep the token, or `store(in:)` a ``SubscriptionBag`` or a
-    ///   `Set<Subscription>`.
-    @inlinable
-    public func subscribe(_ handler: @escaping @Sendable (Value) -> Void) -> Subscription {
-        subscribeClosure(delivery: .synchronous, limit: nil, handler)
-    }
-
-    /// Subscribes a closure for at most `limit` deliveries on the sending
-    /// thread, then cancels it (exact under concurrent sends).
-    ///
     /// - Parameters:
-    ///   - limit: deliver at most this many values. `nil` means no limit;
-    ///     zero or less subscribes nothing and returns an inactive token.
+    ///   - limit: deliver at most this many values, then cancel (exact under
+    ///     concurrent sends). `nil` (the default) means no limit; zero or
+    ///     less subscribes nothing and returns an inactive token.
     ///   - handler: called with each value sent.
+    /// - Returns: a ``Subscription``. A closure subscription ends only when
+    ///   it is cancelled, its limit is spent or the event is deallocated, so
+    ///   the result may not be ignored: keep the token, `store(in:)` a
+    ///   ``SubscriptionBag`` or a `Set<Subscription>`, or discard it
+    ///   explicitly with `_ =`.
     @inlinable
-    @discardableResult
-    public func subscribe(limit: Int?, _ handler: @escaping @Sendable (Value) -> Void) -> Subscription {
+    public func subscribe(limit: Int? = nil, _ handler: @escaping @Sendable (Value) -> Void) -> Subscription {
         subscribeClosure(delivery: .synchronous, limit: limit, handler)
-    }
-
-    /// Subscribes a closure for exactly one delivery on the sending thread.
-    @discardableResult
-    public func subscribeOnce(_ handler: @escaping @Sendable (Value) -> Void) -> Subscription {
-        subscribe(limit: 1, handler)
     }
 
     // MARK: Subscribing targets (SwiftEvents)
@@ -192,19 +178,12 @@ public final class Event<Value> {
         subscribeTarget(target, delivery: .synchronous, limit: limit, handler)
     }
 
-    /// ``subscribe(_:queue:limit:handler:)`` with a main-actor handler, selected
-    /// by marking the closure: `event.subscribe(self) { @MainActor me, value in ... }`.
+    /// ``subscribe(_:limit:handler:)-(_,_,(Target,Value)->Void)`` with a
+    /// main-actor handler, selected by marking the closure:
+    /// `event.subscribe(self) { @MainActor me, value in ... }`. It runs as
+    /// ``Delivery/mainActor`` says.
     @discardableResult
     public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, limit: Int? = nil,
-        handler: @escaping @MainActor (Target, Value) -> Void
-    ) -> Subscription where Value: Sendable {
-        subscribeOnMainActor(target, limit: limit, handler: handler)
-    }
-
-    /// The same as `subscribe(target) { @MainActor target, value in ... }`, named.
-    @discardableResult
-    public func subscribeOnMainActor<Target: AnyObject & Sendable>(
         _ target: Target, limit: Int? = nil,
         handler: @escaping @MainActor (Target, Value) -> Void
     ) -> Subscription where Value: Sendable {

@@ -4,117 +4,80 @@ import Dispatch
 /// thread: a dispatch queue, the main actor, or any actor. Keys and values
 /// cross to that place, so both must be `Sendable`.
 extension KeyedEvent where Key: Sendable, Value: Sendable {
-    // MARK: On a dispatch queue
+    // MARK: On a dispatch queue or the main actor
 
-    /// ``subscribe(key:_:)`` with the handler on `queue` (`nil` means the
-    /// sending thread). The token must be kept: nothing else ends it.
+    /// ``subscribe(key:limit:_:)-(_,_,(Value)->Void)`` with the handler
+    /// where `delivery` says (see ``Event/subscribe(delivery:limit:_:)``).
+    /// The token must be kept: nothing but cancelling or the limit ends it.
     public func subscribe(
-        key: Key, queue: DispatchQueue?, _ handler: @escaping @Sendable (Value) -> Void
+        key: Key, delivery: Delivery, limit: Int? = nil, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        subscribe(key: key, queue: queue, limit: nil, handler)
-    }
-
-    /// ``subscribe(key:queue:_:)`` for at most `limit` deliveries.
-    @discardableResult
-    public func subscribe(
-        key: Key, queue: DispatchQueue?, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
-    ) -> Subscription {
-        let delivery = Delivery(queue: queue)
         if case .synchronous = delivery { return subscribe(key: key, limit: limit, handler) }
         return subscribeClosure(CollectionOfOne(key), delivery: delivery, limit: limit) { _, value in
             handler(value)
         }
     }
 
-    /// ``subscribe(keys:_:)`` with the handler on `queue`.
+    /// ``subscribe(keys:limit:_:)-(_,_,(Key,Value)->Void)`` with the handler
+    /// where `delivery` says.
     public func subscribe(
-        keys: some Sequence<Key>, queue: DispatchQueue?, _ handler: @escaping @Sendable (Key, Value) -> Void
-    ) -> Subscription {
-        subscribe(keys: keys, queue: queue, limit: nil, handler)
-    }
-
-    /// ``subscribe(keys:queue:_:)`` for at most `limit` deliveries in total.
-    @discardableResult
-    public func subscribe(
-        keys: some Sequence<Key>, queue: DispatchQueue?, limit: Int?,
+        keys: some Sequence<Key>, delivery: Delivery, limit: Int? = nil,
         _ handler: @escaping @Sendable (Key, Value) -> Void
     ) -> Subscription {
-        let delivery = Delivery(queue: queue)
         if case .synchronous = delivery { return subscribe(keys: keys, limit: limit, handler) }
         return subscribeClosure(keys, delivery: delivery, limit: limit, handler)
     }
 
-    /// Subscribes a closure to one key for exactly one delivery, on `queue`.
-    @discardableResult
-    public func subscribeOnce(
-        key: Key, queue: DispatchQueue?, _ handler: @escaping @Sendable (Value) -> Void
-    ) -> Subscription {
-        subscribe(key: key, queue: queue, limit: 1, handler)
-    }
-
-    /// ``subscribe(_:key:limit:handler:)`` with the handler on `queue`; the
-    /// target is loaded again where the handler runs.
+    /// ``subscribe(_:key:limit:handler:)-(_,_,_,(Target,Value)->Void)`` with
+    /// the handler where `delivery` says; the target is loaded again where
+    /// the handler runs.
     @discardableResult
     public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, key: Key, queue: DispatchQueue?, limit: Int? = nil,
+        _ target: Target, key: Key, delivery: Delivery, limit: Int? = nil,
         handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        subscribeTarget(target, CollectionOfOne(key), delivery: Delivery(queue: queue), limit: limit) {
+        subscribeTarget(target, CollectionOfOne(key), delivery: delivery, limit: limit) {
             target, _, value in handler(target, value)
         }
     }
 
-    /// ``subscribe(_:keys:limit:handler:)`` with the handler on `queue`.
+    /// ``subscribe(_:keys:limit:handler:)-(_,_,_,(Target,Key,Value)->Void)``
+    /// with the handler where `delivery` says.
     @discardableResult
     public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, keys: some Sequence<Key>, queue: DispatchQueue?, limit: Int? = nil,
+        _ target: Target, keys: some Sequence<Key>, delivery: Delivery, limit: Int? = nil,
         handler: @escaping @Sendable (Target, Key, Value) -> Void
     ) -> Subscription {
-        subscribeTarget(target, keys, delivery: Delivery(queue: queue), limit: limit, handler)
+        subscribeTarget(target, keys, delivery: delivery, limit: limit, handler)
     }
 
-    // MARK: On the main actor
-
-    /// Subscribes a main-actor handler to one key. It runs synchronously when
-    /// the send happens on the main actor and is enqueued on the main queue
-    /// otherwise (see ``Delivery/mainActor``). The token must be kept:
-    /// nothing else ends it.
-    public func subscribeOnMainActor(
-        key: Key, _ handler: @escaping @MainActor (Value) -> Void
-    ) -> Subscription {
-        subscribeOnMainActor(key: key, limit: nil, handler)
-    }
-
-    /// ``subscribeOnMainActor(key:_:)`` for at most `limit` deliveries.
-    @discardableResult
-    public func subscribeOnMainActor(
-        key: Key, limit: Int?, _ handler: @escaping @MainActor (Value) -> Void
+    /// Subscribes a main-actor handler to one key, selected by marking the
+    /// closure: `prices.subscribe(key: "AAPL") { @MainActor price in ... }`.
+    /// It runs synchronously when the send happens on the main actor and is
+    /// enqueued on the main queue otherwise (see ``Delivery/mainActor``).
+    /// The token must be kept: nothing but cancelling or the limit ends it.
+    public func subscribe(
+        key: Key, limit: Int? = nil, _ handler: @escaping @MainActor (Value) -> Void
     ) -> Subscription {
         subscribeClosure(CollectionOfOne(key), delivery: .mainActor, limit: limit) { _, value in
             MainActor.assumeIsolated { handler(value) }
         }
     }
 
-    /// ``subscribeOnMainActor(key:_:)`` over several keys.
-    public func subscribeOnMainActor(
-        keys: some Sequence<Key>, _ handler: @escaping @MainActor (Key, Value) -> Void
-    ) -> Subscription {
-        subscribeOnMainActor(keys: keys, limit: nil, handler)
-    }
-
-    /// ``subscribeOnMainActor(keys:_:)`` for at most `limit` deliveries in total.
-    @discardableResult
-    public func subscribeOnMainActor(
-        keys: some Sequence<Key>, limit: Int?, _ handler: @escaping @MainActor (Key, Value) -> Void
+    /// The main-actor handler over several keys:
+    /// `subscribe(keys: ["a", "b"]) { @MainActor key, value in ... }`.
+    public func subscribe(
+        keys: some Sequence<Key>, limit: Int? = nil, _ handler: @escaping @MainActor (Key, Value) -> Void
     ) -> Subscription {
         subscribeClosure(keys, delivery: .mainActor, limit: limit) { key, value in
             MainActor.assumeIsolated { handler(key, value) }
         }
     }
 
-    /// ``subscribe(_:key:limit:handler:)`` with a main-actor handler.
+    /// A main-actor handler on behalf of a weakly held `target`, selected by
+    /// marking the closure: `subscribe(self, key: "AAPL") { @MainActor me, price in ... }`.
     @discardableResult
-    public func subscribeOnMainActor<Target: AnyObject & Sendable>(
+    public func subscribe<Target: AnyObject & Sendable>(
         _ target: Target, key: Key, limit: Int? = nil,
         handler: @escaping @MainActor (Target, Value) -> Void
     ) -> Subscription {

@@ -121,23 +121,19 @@ public final class KeyedEvent<Key: Hashable, Value> {
     ///
     /// - Parameters:
     ///   - key: the key whose sends the handler receives.
+    ///   - limit: deliver at most this many values, then cancel (exact under
+    ///     concurrent sends). `nil` (the default) means no limit; zero or
+    ///     less subscribes nothing and returns an inactive token.
     ///   - handler: receives each value sent for `key`; `@Sendable`, because
     ///     concurrent senders call it on their threads at once.
-    /// - Returns: a ``Subscription``. Nothing else ends this subscription, so
-    ///   the result may not be ignored: keep it, or `store(in:)` a
-    ///   ``SubscriptionBag`` or a `Set<Subscription>`.
-    public func subscribe(key: Key, _ handler: @escaping @Sendable (Value) -> Void) -> Subscription {
-        register(CollectionOfOne(key), ClosureSubscriber(handler))
-    }
-
-    /// ``subscribe(key:_:)`` for at most `limit` deliveries, then cancelled
-    /// (exact under concurrent sends). `nil` means no limit; zero or less
-    /// subscribes nothing and returns an inactive token.
-    @discardableResult
+    /// - Returns: a ``Subscription``. Nothing but cancelling or its limit
+    ///   ends this subscription, so the result may not be ignored: keep it,
+    ///   `store(in:)` a ``SubscriptionBag`` or a `Set<Subscription>`, or
+    ///   discard it explicitly with `_ =`.
     public func subscribe(
-        key: Key, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
+        key: Key, limit: Int? = nil, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        guard limit != nil else { return subscribe(key: key, handler) }
+        guard limit != nil else { return register(CollectionOfOne(key), ClosureSubscriber(handler)) }
         return subscribeClosure(CollectionOfOne(key), delivery: .synchronous, limit: limit) { _, value in
             handler(value)
         }
@@ -146,7 +142,8 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// Subscribes one closure to several keys: one ``Subscription`` whose
     /// `cancel()` removes it from all of them. The handler receives the key
     /// each value was sent for. Duplicate keys count once; no keys at all
-    /// returns an inactive token.
+    /// returns an inactive token. A `limit` counts deliveries over all the
+    /// keys.
     ///
     /// ```swift
     /// let moves = KeyedEvent<String, Int>()
@@ -159,28 +156,14 @@ public final class KeyedEvent<Key: Hashable, Value> {
     ///
     /// - Parameters:
     ///   - keys: the keys whose sends the handler receives.
+    ///   - limit: as in ``subscribe(key:limit:_:)-(_,_,(Value)->Void)``.
     ///   - handler: receives each key and the value sent for it.
     /// - Returns: one ``Subscription`` for all the keys.
     public func subscribe(
-        keys: some Sequence<Key>, _ handler: @escaping @Sendable (Key, Value) -> Void
+        keys: some Sequence<Key>, limit: Int? = nil, _ handler: @escaping @Sendable (Key, Value) -> Void
     ) -> Subscription {
-        register(keys, KeyedClosureSubscriber(handler))
-    }
-
-    /// ``subscribe(keys:_:)`` for at most `limit` deliveries in total, over
-    /// all the keys; `nil` means no limit.
-    @discardableResult
-    public func subscribe(
-        keys: some Sequence<Key>, limit: Int?, _ handler: @escaping @Sendable (Key, Value) -> Void
-    ) -> Subscription {
-        guard limit != nil else { return subscribe(keys: keys, handler) }
+        guard limit != nil else { return register(keys, KeyedClosureSubscriber(handler)) }
         return subscribeClosure(keys, delivery: .synchronous, limit: limit, handler)
-    }
-
-    /// Subscribes a closure to one key for exactly one delivery.
-    @discardableResult
-    public func subscribeOnce(key: Key, _ handler: @escaping @Sendable (Value) -> Void) -> Subscription {
-        subscribe(key: key, limit: 1, handler)
     }
 
     // MARK: Subscribing targets

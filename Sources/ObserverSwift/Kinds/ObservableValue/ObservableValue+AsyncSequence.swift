@@ -18,7 +18,7 @@ extension ObservableValue where Value: Sendable {
     /// ```
     public func values(bufferingPolicy: ObserverBufferingPolicy) -> ObserverValues<Value> {
         ObserverValues(bufferingPolicy: bufferingPolicy) { yield in
-            addObserver(replay: true) { value in yield(value) }
+            subscribe(replay: true) { value in yield(value) }
         }
     }
 }

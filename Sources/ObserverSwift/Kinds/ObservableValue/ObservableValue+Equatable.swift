@@ -5,20 +5,16 @@ extension ObservableValue where Value: Equatable {
     ///
     /// ```swift
     /// let mode = ObservableValue("light", skipsDuplicates: true)
-    /// mode.addObserver { print("mode:", $0) }
+    /// let token = mode.subscribe { print("mode:", $0) }
     /// mode.value = "light"   // nothing: unchanged
     /// mode.value = "dark"    // prints "mode: dark"
+    /// token.cancel()
     /// ```
     public convenience init(_ value: Value, skipsDuplicates: Bool) {
-        self.init(value: value, skipsDuplicates: skipsDuplicates)
-    }
-
-    /// The minimal recipe's spelling of ``init(_:skipsDuplicates:)``.
-    public convenience init(value: Value, skipsDuplicates: Bool) {
         if skipsDuplicates {
             self.init(value: value, isDuplicate: ==)
         } else {
-            self.init(value: value)
+            self.init(value)
         }
     }
 }

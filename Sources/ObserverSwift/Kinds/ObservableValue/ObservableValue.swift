@@ -5,18 +5,17 @@ import Foundation
     import Observation
 #endif
 
-/// A value that notifies its observers whenever it is set: SwiftEvents'
+/// A value that notifies its subscribers whenever it is set: SwiftEvents'
 /// `Observable<T>` and the minimal `Observable<T>(value:)` recipe, on the
 /// lock-free core. (It is not called `Observable` so that a file can import
 /// both ObserverSwift and Swift's `Observation` module.)
 ///
 /// ```swift
-/// final class Label { var text = "" }
+/// final class Label: @unchecked Sendable { var text = "" }
 /// let name = ObservableValue("Ada")
 /// let label = Label()
-/// name.bind(label) { label, name in label.text = name }   // label held weakly
-/// name.value = "Grace"                                     // label.text == "Grace"
-/// name <<< "Barbara"                                       // same as `name.value = "Barbara"`
+/// name.subscribe(label) { label, name in label.text = name }   // label held weakly
+/// name.value = "Grace"                                          // label.text == "Grace"
 /// ```
 ///
 /// Threading: every member may be called from any thread. A synchronous
@@ -38,8 +37,8 @@ import Foundation
 /// stored at once (``value`` returns it) and delivered to every observer
 /// right after the round in progress ends, on the same thread, before the
 /// outer setter returns — never nested inside the round, so no observer sees
-/// the values out of order. A handler may also bind, unbind or remove
-/// observers (a new observer is not called by the round in progress).
+/// the values out of order. A handler may also subscribe or cancel
+/// subscriptions (a new observer is not called by the round in progress).
 public final class ObservableValue<Value> {
     /// The observers: one slot list in the core, as for every observer kind.
     @usableFromInline
@@ -74,13 +73,8 @@ public final class ObservableValue<Value> {
     @exclusivity(unchecked)
     var lastDelivered: Value
 
-    /// Creates an observable value (SwiftEvents' spelling).
-    public convenience init(_ value: Value) {
-        self.init(value: value)
-    }
-
-    /// Creates an observable value (the minimal recipe's spelling).
-    public init(value: Value) {
+    /// Creates an observable value holding `value`.
+    public init(_ value: Value) {
         storage = ValueStorage(value)
         lastDelivered = value
         isDuplicate = nil

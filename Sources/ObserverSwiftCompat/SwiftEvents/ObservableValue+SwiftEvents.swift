@@ -1,0 +1,122 @@
+import Dispatch
+import ObserverSwift
+
+/// SwiftEvents' `Observable` spellings (`bind`, `unbind`, `unbindAll`,
+/// `observersCount`, `<<<`) over ``ObservableValue``'s `subscribe` family.
+extension ObservableValue {
+    /// SwiftEvents' spelling of `subscribe(_:replay:handler:)`.
+    @discardableResult
+    public func bind<Target: AnyObject & Sendable>(
+        _ target: Target, replay: Bool = false,
+        handler: @escaping @Sendable (Target, Value) -> Void
+    ) -> Subscription {
+        subscribe(target, replay: replay, handler: handler)
+    }
+
+    /// SwiftEvents 2's form: `target` only bounds the binding's life (held
+    /// weakly); the handler receives the value alone.
+    ///
+    /// ```swift
+    /// viewModel.infoLabel.bind(self) { [weak self] in self?.updateInfoLabel($0) }
+    /// ```
+    @discardableResult
+    public func bind<Target: AnyObject & Sendable>(
+        _ target: Target, replay: Bool = false, handler: @escaping @Sendable (Value) -> Void
+    ) -> Subscription {
+        subscribe(target, replay: replay) { _, value in handler(value) }
+    }
+
+    /// SwiftEvents' spelling of `unsubscribe(_:)`.
+    @discardableResult
+    public func unbind(_ target: AnyObject) -> Int {
+        unsubscribe(target)
+    }
+
+    /// Removes every binding made with a target; closure observers stay.
+    /// Returns how many were removed.
+    @discardableResult
+    public func unbindAll() -> Int {
+        unsubscribeAll(withTargets: true)
+    }
+
+    /// SwiftEvents' spelling of `subscribersCount`.
+    public var observersCount: Int { subscribersCount }
+}
+
+extension ObservableValue where Value: Sendable {
+    /// SwiftEvents' form with a queue (`nil`: the setting thread).
+    @discardableResult
+    public func bind<Target: AnyObject & Sendable>(
+        _ target: Target, queue: DispatchQueue?, replay: Bool = false,
+        handler: @escaping @Sendable (Target, Value) -> Void
+    ) -> Subscription {
+        subscribe(target, delivery: Delivery(queue: queue), replay: replay, handler: handler)
+    }
+
+    /// SwiftEvents 2's form with a queue: the handler receives the value alone.
+    @discardableResult
+    public func bind<Target: AnyObject & Sendable>(
+        _ target: Target, queue: DispatchQueue?, replay: Bool = false,
+        handler: @escaping @Sendable (Value) -> Void
+    ) -> Subscription {
+        subscribe(target, delivery: Delivery(queue: queue), replay: replay) { _, value in handler(value) }
+    }
+}
+
+/// The minimal `Observable<T>(value:)` recipe's spellings.
+extension ObservableValue {
+    /// The recipe's initializer: `ObservableValue(value: 0)`.
+    public convenience init(value: Value) {
+        self.init(value)
+    }
+
+    /// The recipe's spelling of `subscribe(replay:_:)`.
+    public func addObserver(
+        replay: Bool = false, _ handler: @escaping @Sendable (Value) -> Void
+    ) -> Subscription {
+        subscribe(replay: replay, handler)
+    }
+
+    /// Removes the observer `token` names (`token.cancel()` in
+    /// ObserverSwift). Returns false (and does nothing) for a token already
+    /// removed or issued by another source.
+    @discardableResult
+    public func removeObserver(_ token: Subscription) -> Bool {
+        unsubscribe(token: token)
+    }
+
+    /// Removes every closure observer; subscriptions made with a target stay.
+    /// Returns how many were removed.
+    @discardableResult
+    public func removeObserver() -> Int {
+        unsubscribeAll(withTargets: false)
+    }
+
+    /// The recipe's spelling of `unsubscribeAll()`.
+    @discardableResult
+    public func removeAllObservers() -> Int {
+        unsubscribeAll()
+    }
+}
+
+extension ObservableValue where Value: Equatable {
+    /// The recipe's spelling of `init(_:skipsDuplicates:)`.
+    public convenience init(value: Value, skipsDuplicates: Bool) {
+        self.init(value, skipsDuplicates: skipsDuplicates)
+    }
+}
+
+/// Sets a new value: `observable <<< value` (SwiftEvents' operator).
+/// Assignment precedence, so `count <<< count.value + 1` needs no parentheses.
+infix operator <<< : AssignmentPrecedence
+
+/// Sets `observable.value` to `value`, notifying its subscribers.
+///
+/// ```swift
+/// let score = ObservableValue(0)
+/// score <<< 5          // score.value == 5
+/// ```
+@inlinable
+public func <<< <Value>(observable: ObservableValue<Value>, value: @autoclosure () -> Value) {
+    observable.value = value()
+}
