@@ -311,7 +311,7 @@ final class AtomicWordTests: XCTestCase {
         XCTAssertTrue(conforming[0].expiryWords.expired.plainValue, "the dead observer's box expired through its words")
 
         let changes = PropertyChanges(0)
-        let observer = changes.observe { _, _ in }
+        let observer = changes.makeObserver(delivery: .synchronous, activate: true) { _, _ in }
         var boxes: [PropertySubscriber<Int>] = []
         changes.slots.forEach { boxes.append($0) }
         XCTAssertEqual(boxes.count, 1)

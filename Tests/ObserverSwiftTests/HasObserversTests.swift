@@ -160,7 +160,7 @@ final class HasObserversTests: XCTestCase {
         let levels = Recorder<Int>()
         do {
             let screen = Screen()
-            model.observe(\.level) { _, new in levels.append(new) }.add(to: screen)
+            model.observe(\.$level) { _, new in levels.append(new) }.add(to: screen)
             model.level = 1
             screen.deactivateObservers()
             model.level = 2
@@ -170,7 +170,7 @@ final class HasObserversTests: XCTestCase {
         }
         model.level = 4
         XCTAssertEqual(levels.all, [1, 3], "not delivered for a deallocated owner")
-        XCTAssertEqual(model.$level.observersCount, 0, "the observer left the property's list")
+        XCTAssertEqual(model.$level.subscribersCount, 0, "the observer left the property's list")
     }
 
     func testObserverAddedToTwoOwnersIsGatedByTheFirst() {

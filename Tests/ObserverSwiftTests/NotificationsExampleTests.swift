@@ -90,7 +90,7 @@ final class NotificationsExampleTests: XCTestCase {
     func testTourKeyPath() {
         let start = tourOutput.count
         let document = Tour.Document()
-        let titleObserver = document.observe(\.title) { old, new in
+        let titleObserver = document.observe(\.$title) { old, new in
             print("title:", old, "→", new)
         }
         document.title = "Draft"  // title: Untitled → Draft

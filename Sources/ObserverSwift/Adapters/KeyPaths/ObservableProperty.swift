@@ -1,6 +1,6 @@
 /// Declares a property of a class observable by key path (there is no KVO
-/// on Linux): `observe(\.title) { old, new in }` on a ``KeyPathObservable``
-/// class, or `$title.observe { old, new in }`.
+/// on Linux): `observe(\.$title) { old, new in }` on a
+/// ``KeyPathObservable`` class.
 ///
 /// ```swift
 /// final class Document: KeyPathObservable {
@@ -9,7 +9,7 @@
 /// }
 ///
 /// let document = Document()
-/// let observer = document.observe(\.title) { old, new in
+/// let observer = document.observe(\.$title) { old, new in
 ///     print("title:", old, "→", new)
 /// }
 /// document.title = "Draft"        // prints "title: Untitled → Draft"
@@ -48,11 +48,7 @@ public struct ObservableProperty<Value> {
         storage storageKeyPath: ReferenceWritableKeyPath<Owner, Self>
     ) -> Value {
         get {
-            let changes = owner[keyPath: storageKeyPath].projectedValue
-            if PropertyAccessProbe.isArmed {
-                PropertyAccessProbe.record(changes, keyPath: wrappedKeyPath, owner: Owner.self)
-            }
-            return changes.value
+            owner[keyPath: storageKeyPath].projectedValue.value
         }
         set {
             owner[keyPath: storageKeyPath].projectedValue.value = newValue

@@ -3,15 +3,16 @@ import Foundation
 
 /// The observable storage of one ``ObservableProperty``: its value and its
 /// observers (a slot list in the C core). It is the wrapper's projected
-/// value: `$title.value`, `$title.observe { old, new in }`.
+/// value: `$title.value`, `$title.modify { }`, and what
+/// `observe(\.$title) { old, new in }` observes.
 ///
 /// ```swift
 /// final class Profile: KeyPathObservable {
-///     @ObservableProperty var name = "anonymous"
+///     @ObservableProperty var visits = 0
 /// }
 /// let profile = Profile()
-/// let observer = profile.$name.observe { old, new in print(old, "→", new) }
-/// profile.name = "ada"            // prints "anonymous → ada"
+/// let observer = profile.observe(\.$visits) { old, new in print(old, "→", new) }
+/// profile.$visits.modify { $0 += 1 }   // prints "0 → 1", atomic among writers
 /// ```
 ///
 /// Threading: `value` may be read and written from any thread; each write
@@ -32,7 +33,7 @@ public final class PropertyChanges<Value>: @unchecked Sendable {
     var storage: Value
 
     /// Creates the storage with an initial value (no notification).
-    public init(_ value: Value) {
+    init(_ value: Value) {
         storage = value
     }
 
@@ -66,31 +67,18 @@ public final class PropertyChanges<Value>: @unchecked Sendable {
         send(old: old, new: new)
     }
 
-    /// Observes changes of this property (what `observe(\.$property)` calls).
-    ///
-    /// - Parameters:
-    ///   - activate: start observing at once (default true, like KVO's
-    ///     `observe`); pass false to start it later with `activate()`.
-    ///   - handler: receives the old and the new value of each write, on the
-    ///     writing thread, synchronously inside the write.
-    /// - Returns: the observer; keep it: releasing it stops the observation.
-    public func observe(
-        activate: Bool = true, _ handler: @escaping @Sendable (_ old: Value, _ new: Value) -> Void
-    ) -> KeyPathObserver {
-        makeObserver(keyPath: nil, delivery: .synchronous, activate: activate, handler)
-    }
-
+    /// An observer of this property (what `observe(\.$property)` returns).
     func makeObserver(
-        keyPath: AnyKeyPath?, delivery: Delivery, activate: Bool, _ handler: @escaping @Sendable (Value, Value) -> Void
+        delivery: Delivery, activate: Bool, _ handler: @escaping @Sendable (Value, Value) -> Void
     ) -> KeyPathObserver {
         let box = PropertySubscriber(list: slots, delivery: delivery, handler: handler)
-        let observer = KeyPathObserver(list: slots, box: box, keyPath: keyPath)
+        let observer = KeyPathObserver(list: slots, box: box)
         if activate { observer.activate() }
         return observer
     }
 
     /// Active observers of this property.
-    public var observersCount: Int { slots.liveCount }
+    public var subscribersCount: Int { slots.liveCount }
 
     @inlinable
     func exchange(_ newValue: Value) -> Value {
@@ -105,16 +93,5 @@ public final class PropertyChanges<Value>: @unchecked Sendable {
     @inlinable
     func send(old: Value, new: Value) {
         slots.send { $0.receive(old: old, new: new) }
-    }
-}
-
-extension PropertyChanges where Value: Sendable {
-    /// ``observe(activate:_:)`` with `handler` run on `queue` (nil: the
-    /// writing thread). The values cross to the queue, so they must be `Sendable`.
-    public func observe(
-        queue: DispatchQueue?, activate: Bool = true,
-        _ handler: @escaping @Sendable (_ old: Value, _ new: Value) -> Void
-    ) -> KeyPathObserver {
-        makeObserver(keyPath: nil, delivery: Delivery(queue: queue), activate: activate, handler)
     }
 }
