@@ -27,9 +27,9 @@ public enum Delivery: Sendable {
 /// Carries a value into a `@Sendable` closure whose thread hand-off the
 /// caller has documented (a handler given a queue runs there by contract).
 @usableFromInline
-struct UncheckedSendable<Wrapped>: @unchecked Sendable {
-    @usableFromInline let wrapped: Wrapped
-    @usableFromInline init(_ wrapped: Wrapped) { self.wrapped = wrapped }
+package struct UncheckedSendable<Wrapped>: @unchecked Sendable {
+    @usableFromInline package let wrapped: Wrapped
+    @usableFromInline package init(_ wrapped: Wrapped) { self.wrapped = wrapped }
 }
 
 extension Delivery {

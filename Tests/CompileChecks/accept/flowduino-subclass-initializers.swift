@@ -2,7 +2,7 @@
 // `init()` is not `required`, so a subclass overrides it with `override init()`
 // (Flowduino's README thread) or declares a designated initializer of its own
 // without also providing `init()`.
-import ObserverSwift
+import ObserverSwiftCompat
 
 protocol TickObserver: AnyObject {
     func tick(_ count: Int)

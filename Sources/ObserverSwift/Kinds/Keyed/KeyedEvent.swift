@@ -187,7 +187,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
         }
     }
 
-    /// ``subscribe(_:key:limit:handler:)`` over several keys; the handler
+    /// ``subscribe(_:key:limit:handler:)-(_,_,_,(Target,Value)->Void)`` over several keys; the handler
     /// also receives the key.
     @discardableResult
     public func subscribe<Target: AnyObject & Sendable>(

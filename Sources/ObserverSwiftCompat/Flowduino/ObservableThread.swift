@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ObserverSwift
 
 /// A thread that can be observed through protocols (Flowduino's
 /// `ObservableThread`): subclass it, override ``main()``, loop while
@@ -62,7 +63,7 @@ open class ObservableThread: ProtocolObservable {
     /// Sent (on the thread calling ``notifyChange()``) each time
     /// ``notifyChange()`` is called: the stand-in for Flowduino's
     /// `objectWillChange`, which has no Combine to live in on Linux.
-    /// Subscribe with `subscribeOnMainActor` to update UI.
+    /// Subscribe with a `@MainActor` closure to update UI.
     public let changes = Event<Void>()
 
     private enum Phase { case idle, running, finished }

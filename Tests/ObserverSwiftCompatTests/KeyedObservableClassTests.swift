@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import ObserverSwift  // not @testable: written as a user's module would be
+import ObserverSwiftCompat  // not @testable: written as a user's module would be
 import XCTest
 
 // Flowduino 2.x's keyed test, as its users write it: the key type is

@@ -1,5 +1,5 @@
 import Foundation
-import ObserverSwift
+import ObserverSwiftCompat
 import XCTest
 
 // What the Protocol-typed observers and Observable threads guides' examples

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import XCTest
 
-@testable import ObserverSwift
+@testable import ObserverSwiftCompat
 
 // Flowduino's README thread, as a user writes it in their own module (this
 // file imports neither CoreFoundation nor anything else special).
@@ -31,13 +31,13 @@ class RandomNumberObservableThread: ObservableThread {
 
 final class RandomNumberObserverClass: RandomNumberObserver, @unchecked Sendable {
     // @unchecked: state behind a lock; the semaphore is thread-safe.
-    let numbers = Locked<[Int]>([])
+    let numbers = SharedVariable<[Int]>([])
     let received = DispatchSemaphore(value: 0)
-    let threads = Locked<[String?]>([])
+    let threads = SharedVariable<[String?]>([])
 
     public func onRandomNumber(_ randomNumber: Int) {
-        numbers.withLock { $0.append(randomNumber) }
-        threads.withLock { $0.append(Thread.current.name) }
+        numbers.update { $0.append(randomNumber) }
+        threads.update { $0.append(Thread.current.name) }
         received.signal()
     }
 }
@@ -66,13 +66,13 @@ final class IterationThread: ObservableThread, @unchecked Sendable {
 final class OneShotThread: ObservableThread, @unchecked Sendable {
     let runs = HeapAtomicWord<Int>(0)
     let executingInMain = HeapAtomicWord<Bool>(false)
-    let threadName = Locked<String?>(nil)
+    let threadName = SharedVariable<String?>(nil)
 
     override func main() {
         runs.wrappingAdd(1, ordering: .relaxed)
         executingInMain.store(isExecuting, ordering: .relaxed)
         let name = ObservableThread.current?.name
-        threadName.withLock { $0 = name }
+        threadName.update { $0 = name }
     }
 }
 
@@ -96,7 +96,7 @@ final class ObservableThreadTests: XCTestCase {
         XCTAssertTrue(myThread.waitUntilFinished(timeout: 30), "cancel interrupts Self.sleep")
         XCTAssertTrue(myThread.isFinished)
         XCTAssertTrue(myThread.isCancelled)
-        let numbers = myObserver.numbers.withLock { $0 }
+        let numbers = myObserver.numbers.value
         XCTAssertFalse(numbers.isEmpty)
         XCTAssertTrue(numbers.allSatisfy { (-9000..<9001).contains($0) })
     }
@@ -138,7 +138,7 @@ final class ObservableThreadTests: XCTestCase {
         XCTAssertTrue(thread.executingInMain.load(ordering: .relaxed))
         XCTAssertTrue(thread.isFinished)
         XCTAssertFalse(thread.isExecuting)
-        XCTAssertEqual(thread.threadName.withLock { $0 }, "one-shot")
+        XCTAssertEqual(thread.threadName.value, "one-shot")
         XCTAssertEqual(thread.name, "one-shot")
 
         let cancelled = OneShotThread()
@@ -154,7 +154,7 @@ final class ObservableThreadTests: XCTestCase {
         let key = DispatchSpecificKey<String>()
         queue.setSpecific(key: key, value: "observer queue")
         final class Where: AlphaObserver, @unchecked Sendable {
-            let places = Locked<[String]>([])
+            let places = SharedVariable<[String]>([])
             let key: DispatchSpecificKey<String>
             let done = DispatchSemaphore(value: 0)
             init(_ key: DispatchSpecificKey<String>) { self.key = key }
@@ -162,7 +162,7 @@ final class ObservableThreadTests: XCTestCase {
                 let place =
                     Thread.isMainThread
                     ? "main" : (DispatchQueue.getSpecific(key: key) ?? ObservableThread.current?.name ?? "?")
-                places.withLock { $0.append(place) }
+                places.update { $0.append(place) }
                 done.signal()
             }
         }
@@ -191,9 +191,9 @@ final class ObservableThreadTests: XCTestCase {
             mainDelivered.fulfill()
         }
         waitUntilFulfilled([mainDelivered], timeout: 60)
-        XCTAssertEqual(inline.places.withLock { $0 }, ["sender"])
-        XCTAssertEqual(queued.places.withLock { $0 }, ["observer queue"])
-        XCTAssertEqual(onMain.places.withLock { $0 }, ["main"])
+        XCTAssertEqual(inline.places.value, ["sender"])
+        XCTAssertEqual(queued.places.value, ["observer queue"])
+        XCTAssertEqual(onMain.places.value, ["main"])
     }
 
     func testSleepOutsideAnObservableThreadIsAPlainSleep() {

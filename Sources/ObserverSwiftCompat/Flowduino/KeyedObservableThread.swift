@@ -1,3 +1,5 @@
+import ObserverSwift
+
 /// An ``ObservableThread`` whose observers can also be registered under keys
 /// (Flowduino 2.x's `KeyedObservableThread`): subclass it, override
 /// ``ObservableThread/main()``, loop while

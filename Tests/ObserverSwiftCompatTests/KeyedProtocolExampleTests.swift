@@ -1,5 +1,5 @@
 import Foundation
-import ObserverSwift
+import ObserverSwiftCompat
 import XCTest
 
 // What the Keyed observers guide's protocol-observer examples state
