@@ -110,7 +110,7 @@ func foundationTour() {
         print("wave from", note.object ?? "nobody")
     }
     Notification.Name.demoWave.post()
-    NotificationCenter.post(.demoWave, object: "Ada")
+    Notification.Name.demoWave.post(object: "Ada")
     observer.deactivate()
     Notification.Name.demoWave.post()
     print("active:", observer.isActive)

@@ -51,24 +51,4 @@ final class NotificationPostingTests: XCTestCase {
         withExtendedLifetime((observer, defaultObserver)) {}
     }
 
-    func testNotificationCenterStaticPost() {
-        let name = NotificationsSupport.uniqueName()
-        let calls = Recorder<String>()
-        let observer = observe(name, into: calls)
-        NotificationCenter.post(name)
-        NotificationCenter.post(name, object: "a", userInfo: ["k": 1])
-        XCTAssertEqual(calls.all, ["-/-", "a/1"])
-        withExtendedLifetime(observer) {}
-    }
-
-    func testInstancePostWithoutLabel() {
-        let center = NotificationCenter()
-        let name = NotificationsSupport.uniqueName()
-        let calls = Recorder<String>()
-        let observer = observe(name, center: center, into: calls)
-        center.post(name)
-        center.post(name, object: "c")
-        XCTAssertEqual(calls.all, ["-/-", "c/-"])
-        withExtendedLifetime(observer) {}
-    }
 }

@@ -68,7 +68,7 @@ final class NotificationsExampleTests: XCTestCase {
         let start = tourOutput.count
         let watcher = Tour.Watcher()
         Notification.Name.wave.post()  // wave from nobody
-        NotificationCenter.post(.wave, object: "Ada")  // wave from Ada
+        Notification.Name.wave.post(object: "Ada")  // wave from Ada
         watcher.waveObserver.deactivate()
         Notification.Name.wave.post()  // (nothing)
         watcher.waveObserver.activate()

@@ -19,16 +19,3 @@ extension Notification.Name {
         center.post(name: self, object: object, userInfo: userInfo)
     }
 }
-
-extension NotificationCenter {
-    /// Posts to the default center: `NotificationCenter.post(.wave)`.
-    public static func post(_ name: Notification.Name, object: Any? = nil, userInfo: [AnyHashable: Any]? = nil) {
-        NotificationCenter.default.post(name: name, object: object, userInfo: userInfo)
-    }
-
-    /// Posts to this center with optional object and user info:
-    /// `center.post(.wave)`.
-    public func post(_ name: Notification.Name, object: Any? = nil, userInfo: [AnyHashable: Any]? = nil) {
-        post(name: name, object: object, userInfo: userInfo)
-    }
-}

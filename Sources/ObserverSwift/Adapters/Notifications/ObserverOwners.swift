@@ -20,7 +20,7 @@ import Dispatch
 /// is called on its behalf and the observer deregisters itself.
 public enum ObserverOwners {
     /// Seconds between periodic sweeps while groups exist.
-    public static let sweepInterval: Double = 5
+    static let sweepInterval: Double = 5
 
     /// Groups of live owners. Reading it sweeps first.
     public static var count: Int {
@@ -133,6 +133,3 @@ final class ObserverOwnerTable: Sendable {
         }
     }
 }
-
-@available(*, deprecated, renamed: "ObserverOwners")
-public typealias ObserverGroups = ObserverOwners
