@@ -88,7 +88,7 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
 
     // MARK: SubscriptionCanceller
 
-    func cancelSubscription() -> Bool {
+    package func cancelSubscription() -> Bool {
         let entries = end()
         guard let engine else { return false }
         var removed = false
@@ -112,7 +112,7 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
         return entries.contains { $0.hash == hash && engine.contains($0) }
     }
 
-    var isSubscriptionActive: Bool {
+    package var isSubscriptionActive: Bool {
         guard let engine else { return false }
         let entries = state.withLock { $0.entries }
         return entries.contains { engine.contains($0) }

@@ -45,8 +45,7 @@ public final class Subscription: Hashable, @unchecked Sendable {
 
     /// A token that cancels through `canceller` (ObserverSwiftCompat's
     /// producer streams).
-    @_spi(Compatibility)
-    public init(canceller: any SubscriptionCanceller) {
+    package init(canceller: any SubscriptionCanceller) {
         self.list = nil
         self.handle = SlotHandle.notAdded
         self.canceller = canceller
@@ -149,8 +148,7 @@ struct SubscriptionReference: Sendable {
 }
 
 /// What a ``Subscription`` cancels when it is not one slot of a `AnySlotList`.
-@_spi(Compatibility)
-public protocol SubscriptionCanceller: AnyObject, Sendable {
+package protocol SubscriptionCanceller: AnyObject, Sendable {
     /// Same contract as ``Subscription/cancel()``.
     func cancelSubscription() -> Bool
     /// Same contract as ``Subscription/isActive``.

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Compatibility) import ObserverSwift
+import ObserverSwift
 
 /// The state behind a producer stream's `Subscription`: runs the
 /// connection's disconnect exactly once, whichever thread unsubscribes first
@@ -15,7 +15,7 @@ final class Disconnection: SubscriptionCanceller, @unchecked Sendable {
     }
 
     /// True until the first ``cancelSubscription()``.
-    var isSubscriptionActive: Bool {
+    package var isSubscriptionActive: Bool {
         lock.lock()
         defer { lock.unlock() }
         return disconnect != nil
@@ -25,7 +25,7 @@ final class Disconnection: SubscriptionCanceller, @unchecked Sendable {
     /// concurrent one (which does not wait for the first to finish). The
     /// disconnect runs outside the lock: it is user code, and may
     /// unsubscribe this subscription again (a no-op).
-    func cancelSubscription() -> Bool {
+    package func cancelSubscription() -> Bool {
         lock.lock()
         let disconnect = self.disconnect
         self.disconnect = nil  // release what the producer captured

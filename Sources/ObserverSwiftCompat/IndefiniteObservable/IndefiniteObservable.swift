@@ -1,4 +1,4 @@
-@_spi(Compatibility) import ObserverSwift
+import ObserverSwift
 
 /// A stream of values with no completion and no failure, produced on demand
 /// (material-motion's IndefiniteObservable, same names).

@@ -54,14 +54,10 @@ final class PropertySubscriber<Value>: AttachableSubscriber, @unchecked Sendable
             return
         }
         guard attached.load(ordering: .relaxed) else { return }
-        switch delivery {
-        case .synchronous:
-            handler(old, new)
-        case .queue, .mainActor:
-            let isSubscribed = { [self] in attached.load(ordering: .acquiring) && !gate.ownerIsGone }
-            delivery.run(ifSubscribed: isSubscribed) {
-                [self] in handler(old, new)
-            }
+        if case .synchronous = delivery { return handler(old, new) }
+        let isSubscribed = { [self] in attached.load(ordering: .acquiring) && !gate.ownerIsGone }
+        delivery.run(ifSubscribed: isSubscribed) {
+            [self] in handler(old, new)
         }
     }
 }
