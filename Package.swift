@@ -100,7 +100,8 @@ let package = Package(
         ),
         .testTarget(
             name: "ObserverSwiftTests",
-            dependencies: ["ObserverSwift"]
+            // ObserverSwiftCompat only for the registry tests that use Flowduino's array forms.
+            dependencies: ["ObserverSwift", "ObserverSwiftCompat"]
         ),
         .testTarget(
             name: "ObserverSwiftCompatTests",

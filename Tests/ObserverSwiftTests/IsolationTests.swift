@@ -218,7 +218,7 @@ final class IsolationTests: XCTestCase {
         let queued = ProgressSink()
         let queue = DispatchQueue(label: "queued-keyed-observer")
         registry.addKeyedObserver(key: "download", direct)
-        registry.addKeyedObserver(key: "download", queued, queue: queue)
+        registry.addKeyedObserver(key: "download", queued, delivery: .queue(queue))
         var keys: [String] = []
         registry.withKeyedObservers(key: "download") { (key: String, observer: ProgressObserving) in
             keys.append(key)

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ObserverSwiftCompat  // Flowduino's array forms: addObserver([a, b]), removeObserver([a, b])
 import XCTest
 
 @testable import ObserverSwift
@@ -345,7 +346,7 @@ final class KeyedObserverRegistryTests: XCTestCase {
         queue.setSpecific(key: specificKey, value: 42)
         let onQueue = AlphaOnly("on queue")
         let inline = AlphaOnly("inline")
-        registry.addKeyedObserver(key: "K", onQueue, queue: queue)
+        registry.addKeyedObserver(key: "K", onQueue, delivery: .queue(queue))
         registry.addKeyedObserver(key: "K", inline)
         let seen = Locked<[String]>([])
         for value in 1...3 {

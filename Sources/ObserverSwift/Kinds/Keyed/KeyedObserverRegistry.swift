@@ -107,24 +107,6 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
         return true
     }
 
-    /// ``addKeyedObserver(key:_:delivery:)->Bool`` with a queue: `nil` means the
-    /// thread calling `withKeyedObservers`.
-    @discardableResult
-    public func addKeyedObserver<Key: Hashable>(key: Key, _ observer: any AnyObject & Sendable, queue: DispatchQueue?)
-        -> Bool
-    {
-        addKeyedObserver(key: key, observer, delivery: Delivery(queue: queue))
-    }
-
-    /// Registers every observer of `observers` under `key`; returns how many
-    /// were new there.
-    @discardableResult
-    public func addKeyedObserver<Key: Hashable>(
-        key: Key, _ observers: [any AnyObject & Sendable], delivery: Delivery = .synchronous
-    ) -> Int {
-        observers.reduce(0) { $0 + (addKeyedObserver(key: key, $1, delivery: delivery) ? 1 : 0) }
-    }
-
     /// Registers `observer` under each of `keys`; returns under how many it
     /// was new.
     @discardableResult
@@ -132,15 +114,6 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
         keys: some Sequence<Key>, _ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous
     ) -> Int {
         keys.reduce(0) { $0 + (addKeyedObserver(key: $1, observer, delivery: delivery) ? 1 : 0) }
-    }
-
-    /// Registers every observer of `observers` under each of `keys`; returns
-    /// how many (key, observer) registrations were new.
-    @discardableResult
-    public func addKeyedObserver<Key: Hashable>(
-        keys: some Sequence<Key>, _ observers: [any AnyObject & Sendable], delivery: Delivery = .synchronous
-    ) -> Int {
-        keys.reduce(0) { $0 + addKeyedObserver(key: $1, observers, delivery: delivery) }
     }
 
     // MARK: Removing
@@ -159,25 +132,11 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
         return removed
     }
 
-    /// Unregisters every observer of `observers` from `key`; returns how
-    /// many were registered there.
-    @discardableResult
-    public func removeKeyedObserver<Key: Hashable>(key: Key, _ observers: [AnyObject]) -> Int {
-        observers.reduce(0) { $0 + (removeKeyedObserver(key: key, $1) ? 1 : 0) }
-    }
-
     /// Unregisters `observer` from each of `keys`; returns from how many it
     /// was removed.
     @discardableResult
     public func removeKeyedObserver<Key: Hashable>(keys: some Sequence<Key>, _ observer: AnyObject) -> Int {
         keys.reduce(0) { $0 + (removeKeyedObserver(key: $1, observer) ? 1 : 0) }
-    }
-
-    /// Unregisters every observer of `observers` from each of `keys`; returns
-    /// how many (key, observer) registrations were removed.
-    @discardableResult
-    public func removeKeyedObserver<Key: Hashable>(keys: some Sequence<Key>, _ observers: [AnyObject]) -> Int {
-        keys.reduce(0) { $0 + removeKeyedObserver(key: $1, observers) }
     }
 
     /// Unregisters `observer` from every key, of every key type; returns from

@@ -33,24 +33,6 @@ extension KeyedProtocolObservable {
         keyedObserverRegistry.addKeyedObserver(key: key, observer, delivery: delivery)
     }
 
-    /// Registers `observer` under `key` with its calls run on `queue`
-    /// (`nil`: the thread calling `withKeyedObservers`).
-    @discardableResult
-    public func addKeyedObserver<Key: Hashable>(key: Key, _ observer: any AnyObject & Sendable, queue: DispatchQueue?)
-        -> Bool
-    {
-        keyedObserverRegistry.addKeyedObserver(key: key, observer, queue: queue)
-    }
-
-    /// Registers every observer of `observers` under `key`; returns how many
-    /// were new there.
-    @discardableResult
-    public func addKeyedObserver<Key: Hashable>(
-        key: Key, _ observers: [any AnyObject & Sendable], delivery: Delivery = .synchronous
-    ) -> Int {
-        keyedObserverRegistry.addKeyedObserver(key: key, observers, delivery: delivery)
-    }
-
     /// Registers `observer` under each of `keys`; returns under how many it
     /// was new.
     @discardableResult
@@ -60,15 +42,6 @@ extension KeyedProtocolObservable {
         keyedObserverRegistry.addKeyedObserver(keys: keys, observer, delivery: delivery)
     }
 
-    /// Registers every observer of `observers` under each of `keys`; returns
-    /// how many (key, observer) registrations were new.
-    @discardableResult
-    public func addKeyedObserver<Key: Hashable>(
-        keys: some Sequence<Key>, _ observers: [any AnyObject & Sendable], delivery: Delivery = .synchronous
-    ) -> Int {
-        keyedObserverRegistry.addKeyedObserver(keys: keys, observers, delivery: delivery)
-    }
-
     /// Unregisters `observer` from `key`; false (a no-op) when it was not
     /// registered there. A key left without observers is freed.
     @discardableResult
@@ -76,25 +49,11 @@ extension KeyedProtocolObservable {
         keyedObserverRegistry.removeKeyedObserver(key: key, observer)
     }
 
-    /// Unregisters every observer of `observers` from `key`; returns how
-    /// many were registered there.
-    @discardableResult
-    public func removeKeyedObserver<Key: Hashable>(key: Key, _ observers: [AnyObject]) -> Int {
-        keyedObserverRegistry.removeKeyedObserver(key: key, observers)
-    }
-
     /// Unregisters `observer` from each of `keys`; returns from how many it
     /// was removed.
     @discardableResult
     public func removeKeyedObserver<Key: Hashable>(keys: some Sequence<Key>, _ observer: AnyObject) -> Int {
         keyedObserverRegistry.removeKeyedObserver(keys: keys, observer)
-    }
-
-    /// Unregisters every observer of `observers` from each of `keys`;
-    /// returns how many (key, observer) registrations were removed.
-    @discardableResult
-    public func removeKeyedObserver<Key: Hashable>(keys: some Sequence<Key>, _ observers: [AnyObject]) -> Int {
-        keyedObserverRegistry.removeKeyedObserver(keys: keys, observers)
     }
 
     /// Unregisters `observer` from every key; returns from how many keys.

@@ -86,13 +86,6 @@ open class ObservableClass: ProtocolObservable {
         withExistingRegistry { $0.removeObserver(observer) } ?? false
     }
 
-    /// Unregisters every observer of `observers`; returns how many were
-    /// registered.
-    @discardableResult
-    public final func removeObserver(_ observers: [AnyObject]) -> Int {
-        withExistingRegistry { $0.removeObserver(observers) } ?? 0
-    }
-
     /// Unregisters every observer; returns how many were registered.
     @discardableResult
     public final func removeAllObservers() -> Int {

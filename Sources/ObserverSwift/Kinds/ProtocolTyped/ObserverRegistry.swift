@@ -157,19 +157,6 @@ public final class ObserverRegistry: @unchecked Sendable {
         return true
     }
 
-    /// ``addObserver(_:delivery:)->Bool`` with a queue: `nil` means the thread
-    /// calling `withObservers`.
-    @discardableResult
-    public func addObserver(_ observer: any AnyObject & Sendable, queue: DispatchQueue?) -> Bool {
-        addObserver(observer, delivery: Delivery(queue: queue))
-    }
-
-    /// Registers every observer of `observers`; returns how many were new.
-    @discardableResult
-    public func addObserver(_ observers: [any AnyObject & Sendable], delivery: Delivery = .synchronous) -> Int {
-        observers.reduce(0) { $0 + (addObserver($1, delivery: delivery) ? 1 : 0) }
-    }
-
     /// Unregisters `observer`. Returns false (a no-op) when it was not
     /// registered. A `withObservers` that starts after this returns does not
     /// call it; one already running on another thread may.
@@ -181,13 +168,6 @@ public final class ObserverRegistry: @unchecked Sendable {
         guard let entry = entries.removeValue(forKey: ObjectIdentifier(observer)) else { return false }
         removeLocked(entry)
         return true
-    }
-
-    /// Unregisters every observer of `observers`; returns how many were
-    /// registered.
-    @discardableResult
-    public func removeObserver(_ observers: [AnyObject]) -> Int {
-        observers.reduce(0) { $0 + (removeObserver($1) ? 1 : 0) }
     }
 
     /// Unregisters every observer; returns how many were registered.

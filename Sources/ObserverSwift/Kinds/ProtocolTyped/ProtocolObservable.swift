@@ -30,30 +30,10 @@ extension ProtocolObservable {
         observerRegistry.addObserver(observer, delivery: delivery)
     }
 
-    /// Registers `observer` with its calls run on `queue` (`nil`: the
-    /// thread calling `withObservers`).
-    @discardableResult
-    public func addObserver(_ observer: any AnyObject & Sendable, queue: DispatchQueue?) -> Bool {
-        observerRegistry.addObserver(observer, queue: queue)
-    }
-
-    /// Registers every observer of `observers`; returns how many were new.
-    @discardableResult
-    public func addObserver(_ observers: [any AnyObject & Sendable], delivery: Delivery = .synchronous) -> Int {
-        observerRegistry.addObserver(observers, delivery: delivery)
-    }
-
     /// Unregisters `observer`; false (a no-op) when it was not registered.
     @discardableResult
     public func removeObserver(_ observer: AnyObject) -> Bool {
         observerRegistry.removeObserver(observer)
-    }
-
-    /// Unregisters every observer of `observers`; returns how many were
-    /// registered.
-    @discardableResult
-    public func removeObserver(_ observers: [AnyObject]) -> Int {
-        observerRegistry.removeObserver(observers)
     }
 
     /// Unregisters every observer; returns how many were registered.
