@@ -101,7 +101,9 @@ let package = Package(
         .testTarget(
             name: "ObserverSwiftTests",
             // ObserverSwiftCompat only for the registry tests that use Flowduino's array forms.
-            dependencies: ["ObserverSwift", "ObserverSwiftCompat"]
+            dependencies: ["ObserverSwift", "ObserverSwiftCompat"],
+            // A file sees ObserverSwiftCompat's members only if it imports it.
+            swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]
         ),
         .testTarget(
             name: "ObserverSwiftCompatTests",

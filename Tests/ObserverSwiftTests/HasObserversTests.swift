@@ -25,7 +25,7 @@ final class HasObserversTests: XCTestCase {
         let second = NotificationsSupport.uniqueName()
         let calls = Recorder<Notification.Name>()
         let screen = Screen()
-        screen.add(observer: NotificationObserver(forName: first, queue: nil, center: center) { calls.append($0.name) })
+        NotificationObserver(forName: first, queue: nil, center: center) { calls.append($0.name) }.add(to: screen)
         NotificationObserver(forName: second, queue: nil, center: center) { calls.append($0.name) }.add(to: screen)
         XCTAssertEqual(screen.observers.count, 2)
 
@@ -53,9 +53,8 @@ final class HasObserversTests: XCTestCase {
                 .add(to: screen)
                 .activate()
             kept = observer
-            screen.add(observers: [
-                NotificationObserver(forName: name, queue: nil, center: center) { _ in calls.append(2) }
-            ])
+            NotificationObserver(forName: name, queue: nil, center: center) { _ in calls.append(2) }
+                .add(to: screen)
         }
         XCTAssertNotNil(kept, "the group holds its observers")
         center.post(name: name, object: nil)
@@ -146,10 +145,10 @@ final class HasObserversTests: XCTestCase {
     func testReadingCountSweeps() {
         do {
             let screen = Screen()
-            screen.add(observer: NotificationObserver(forName: .init("count"), center: NotificationCenter()) { _ in })
+            NotificationObserver(forName: .init("count"), center: NotificationCenter()) { _ in }.add(to: screen)
         }
         let live = Screen()
-        live.add(observer: NotificationObserver(forName: .init("count"), center: NotificationCenter()) { _ in })
+        NotificationObserver(forName: .init("count"), center: NotificationCenter()) { _ in }.add(to: live)
         XCTAssertGreaterThanOrEqual(ObserverOwners.count, 1)
         XCTAssertEqual(ObserverOwners.sweep(), 0, "count already swept the dead owner's group")
         withExtendedLifetime(live) {}
@@ -198,10 +197,9 @@ final class HasObserversTests: XCTestCase {
         let screen = Screen()
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
             for _ in 0..<25 {
-                screen.add(
-                    observer: NotificationObserver(forName: name, queue: nil, center: center) { _ in
-                        calls.append(worker)
-                    })
+                NotificationObserver(forName: name, queue: nil, center: center) { _ in
+                    calls.append(worker)
+                }.add(to: screen)
                 if worker % 2 == 0 { screen.activateObservers() } else { screen.deactivateObservers() }
             }
         }

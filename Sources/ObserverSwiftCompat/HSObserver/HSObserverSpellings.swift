@@ -13,3 +13,17 @@ extension NotificationCenter {
         NotificationCenter.default.post(name: name, object: object, userInfo: userInfo)
     }
 }
+
+extension HasObservers {
+    /// HSObserver's spelling of `observer.add(to: self)`: adds `observer` to
+    /// this object's group, unchanged in state (an inactive observer stays
+    /// inactive until `activateObservers()`).
+    public func add(observer: any Observes) {
+        observer.add(to: self)
+    }
+
+    /// Adds several observers to this object's group.
+    public func add(observers: [any Observes]) {
+        for observer in observers { observer.add(to: self) }
+    }
+}

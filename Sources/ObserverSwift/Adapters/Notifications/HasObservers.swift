@@ -21,16 +21,11 @@
 public protocol HasObservers: AnyObject {}
 
 extension HasObservers {
-    /// Adds `observer` to this object's group, unchanged in state (an
-    /// inactive observer stays inactive until `activateObservers()`).
-    public func add(observer: any Observes) {
+    /// Adds `observer` to this object's group (what `observer.add(to: self)`
+    /// calls), unchanged in state.
+    func addToGroup(_ observer: any Observes) {
         (observer as? OwnerGated)?.ownerGate.bind(to: self)
         ObserverOwnerTable.shared.group(for: self, create: true)?.add(observer)
-    }
-
-    /// Adds several observers to this object's group.
-    public func add(observers: [any Observes]) {
-        for observer in observers { add(observer: observer) }
     }
 
     /// Activates every observer in the group.

@@ -33,7 +33,7 @@ extension Observes {
     /// ```
     @discardableResult
     public func add<Owner: HasObservers>(to owner: Owner) -> Self {
-        owner.add(observer: self)
+        owner.addToGroup(self)
         return self
     }
 }
