@@ -15,13 +15,6 @@ public enum Delivery: Sendable {
     /// main actor and no earlier main-actor delivery is still queued,
     /// otherwise enqueued on the main queue (behind those, in order).
     case mainActor
-
-    /// `.queue(queue)` when a queue is given, `.synchronous` otherwise
-    /// (the meaning of SwiftEvents' `queue: DispatchQueue? = nil`).
-    @inlinable
-    public init(queue: DispatchQueue?) {
-        self = queue.map(Delivery.queue) ?? .synchronous
-    }
 }
 
 /// Carries a value into a `@Sendable` closure whose thread hand-off the

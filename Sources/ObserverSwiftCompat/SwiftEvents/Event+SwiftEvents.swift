@@ -82,3 +82,12 @@ extension Event where Value: Sendable {
         subscribe(target, queue: queue, handler: handler)
     }
 }
+
+extension Delivery {
+    /// `.queue(queue)` when a queue is given, `.synchronous` otherwise: the
+    /// meaning of SwiftEvents' `queue: DispatchQueue? = nil`.
+    @inlinable
+    public init(queue: DispatchQueue?) {
+        self = queue.map(Delivery.queue) ?? .synchronous
+    }
+}
