@@ -10,7 +10,7 @@ import Dispatch
 ///   ``count``, ``sweep()``): small tables (fewer than 16 groups) are swept on
 ///   every access; larger ones once per `count / 8` accesses, so that an
 ///   access stays O(1) amortized;
-/// - a periodic sweep on a utility queue, every ``sweepInterval`` seconds
+/// - a periodic sweep on a utility queue, every 5 seconds
 ///   while the table is not empty.
 ///
 /// Removing an entry deactivates its observers at once (they leave their
