@@ -38,9 +38,9 @@ public enum ObserverCore {
         /// Subscriptions never released because memory ran out while
         /// cancelling from inside a delivery (0 unless allocation failed).
         public var leakedSubscriptions: Int
-        /// Values received by actor subscriptions (`subscribe(isolatedTo:)`,
-        /// `bind(isolatedTo:)`) and not yet delivered: the backlog of actors
-        /// that do not keep up. Senders never wait for it.
+        /// Values received by actor subscriptions (`subscribe(isolatedTo:)`)
+        /// and not yet delivered: the backlog of actors that do not keep up.
+        /// Senders never wait for it.
         public var queuedActorDeliveries: Int = 0
         /// Values actor subscriptions dropped under a `bufferingPolicy` other
         /// than `.unbounded`, since the process started.

@@ -21,8 +21,8 @@ class Subscriber: @unchecked Sendable {
     /// Whether the subscription can still deliver; expires it when not.
     func checkLiveness() -> Bool { true }
 
-    /// Whether this subscription was made for a target (`subscribe(target)`,
-    /// `bind`), dead or alive.
+    /// Whether this subscription was made for a target (`subscribe(target)`),
+    /// dead or alive.
     var hasTarget: Bool { false }
 
     /// Whether the box ends itself, through ``checkLiveness()``, once its

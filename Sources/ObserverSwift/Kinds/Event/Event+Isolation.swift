@@ -108,7 +108,7 @@ extension Event where Value: Sendable {
     }
 
     /// The actor subscription and its mailbox (nil for an inactive token),
-    /// so a replaying bind can put the current value first.
+    /// so a replaying subscription can put the current value first.
     func subscribeActor<A: Actor>(
         _ actor: A, limit: Int?, bufferingPolicy: ObserverBufferingPolicy,
         handler: @escaping @Sendable (isolated A, Value) -> Void
