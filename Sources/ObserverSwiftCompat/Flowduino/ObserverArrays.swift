@@ -22,13 +22,13 @@ extension ProtocolObservable {
     /// Registers every observer of `observers`; returns how many were new.
     @discardableResult
     public func addObserver(_ observers: [any AnyObject & Sendable], delivery: Delivery = .synchronous) -> Int {
-        observers.reduce(0) { $0 + (addObserver($1, delivery: delivery) ? 1 : 0) }
+        observerRegistry.addObserver(observers, delivery: delivery)
     }
 
     /// Unregisters every observer of `observers`; returns how many were registered.
     @discardableResult
     public func removeObserver(_ observers: [AnyObject]) -> Int {
-        observers.reduce(0) { $0 + (removeObserver($1) ? 1 : 0) }
+        observerRegistry.removeObserver(observers)
     }
 }
 
