@@ -466,7 +466,10 @@ oc_retire_unlinked(struct oc_keymap_entry *entry)
 		__atomic_fetch_sub(&oc_keymap_live, 1, __ATOMIC_RELAXED);
 		entry = next;
 	}
-	oc_reclaim_poll();
+	/* Throttled, as every list writer's: a key created and removed per
+	 * subscribe/cancel pair must not scan the epoch records (and issue a
+	 * membarrier) each time; garbage stays bounded by the threshold. */
+	oc__writer_poll();
 }
 
 /* Takes the lock and runs the deferred sweep (blocking writers only). */

@@ -118,3 +118,30 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
         return entries.contains { engine.contains($0) }
     }
 }
+
+/// The registration of a subscription stored under one key whose box never
+/// ends on its own (a closure without limit or target, as
+/// `KeyedEvent.subscribe(key:_:)` makes): its slot is known before its token
+/// exists and never changes, so it needs neither a lock nor a list of
+/// entries. Cancelling removes that slot by identity; the core issues each
+/// handle once, so only the first of concurrent cancels removes it (and
+/// returns true), and a later one finds nothing.
+final class KeyedSlotRegistration: SubscriptionCanceller, @unchecked Sendable {
+    // @unchecked: immutable but for the weak reference (a token may outlive
+    // its source), which Swift loads and clears atomically.
+    private weak var engine: AnyKeyedSlotLists?
+    private let slot: KeyedSlot
+
+    init(engine: AnyKeyedSlotLists, slot: KeyedSlot) {
+        self.engine = engine
+        self.slot = slot
+    }
+
+    func cancelSubscription() -> Bool {
+        engine?.remove(slot) ?? false
+    }
+
+    var isSubscriptionActive: Bool {
+        engine?.contains(slot) ?? false
+    }
+}

@@ -91,7 +91,8 @@ public final class KeyedEvent<Key: Hashable, Value> {
         return makeLists()
     }
 
-    private func makeLists() -> Lists {
+    @usableFromInline
+    func makeLists() -> Lists {
         let made = Unmanaged.passRetained(Lists())
         // Release: the lists are initialized before another thread sees
         // them; acquire on failure, to use those another subscriber made.
@@ -126,8 +127,9 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// - Returns: a ``Subscription``. Nothing else ends this subscription, so
     ///   the result may not be ignored: keep it, or `store(in:)` a
     ///   ``SubscriptionBag`` or a `Set<Subscription>`.
+    @inlinable
     public func subscribe(key: Key, _ handler: @escaping @Sendable (Value) -> Void) -> Subscription {
-        register(CollectionOfOne(key), ClosureSubscriber(handler))
+        lists.subscribe(ClosureSubscriber(handler), forKey: key)
     }
 
     /// ``subscribe(key:_:)`` for at most `limit` deliveries, then cancelled
