@@ -34,6 +34,14 @@ struct oc_list {
 	/* Contexts stored; written under the lock, read with relaxed loads. */
 	uint32_t count;
 	struct oc_retired retired;
+	/* `used` until the array outgrows 64 slots: no allocation of its own. */
+	uint64_t first_used;
+	/*
+	 * The list's first slot array (OC_MIN_CAPACITY slots) follows the
+	 * struct in the same allocation (oc_first_array): creating a list is one
+	 * allocation, not three. Once replaced it is not retired on its own: it
+	 * lives, readable by views taken before, until the list is reclaimed.
+	 */
 };
 
 /* A slot array with its retirement header in front of it. */
@@ -138,6 +146,40 @@ oc_release_list(struct oc_retired *retired)
 	free((char *)retired - offsetof(struct oc_list, retired));
 }
 
+/* A list's allocation: the struct, then its first slot array. */
+static size_t
+oc_list_bytes(void)
+{
+	return sizeof(struct oc_list) + sizeof(struct oc_slot_array) +
+	    (size_t)OC_MIN_CAPACITY * sizeof(struct oc_slot);
+}
+
+/* The first slot array, right after the struct (8-byte aligned: the
+ * struct's size is a multiple of its alignment, which is at least 8). */
+static struct oc_slot_array *
+oc_first_array(struct oc_list *list)
+{
+	return (struct oc_slot_array *)(void *)(list + 1);
+}
+
+/* Retires `array` when it is a block of its own (not the first array). */
+static void
+oc_retire_array(struct oc_list *list, struct oc_slot_array *array)
+{
+	if (array == oc_first_array(list))
+		return;
+	oc__retire(&oc_block_of(array)->retired, oc_release_block,
+	    oc_block_bytes(array->capacity));
+}
+
+/* Frees `used` when it is an allocation of its own. */
+static void
+oc_free_used(struct oc_list *list, uint64_t *used)
+{
+	if (used != &list->first_used)
+		free(used);
+}
+
 static struct oc_array_block *
 oc_block_allocate(uint32_t capacity)
 {
@@ -153,29 +195,19 @@ oc_block_allocate(uint32_t capacity)
 oc_list_t *
 oc_list_create(oc_release_fn *release)
 {
-	struct oc_list *list = oc__alloc(sizeof *list);
-	struct oc_array_block *block;
+	struct oc_list *list = oc__alloc(oc_list_bytes());
 
 	if (list == NULL)
 		return NULL;
-	memset(list, 0, sizeof *list);
-	block = oc_block_allocate(OC_MIN_CAPACITY);
-	list->used = oc__alloc(oc_words_for(OC_MIN_CAPACITY) * sizeof(uint64_t));
-	if (block == NULL || list->used == NULL) {
-		free(block);
-		free(list->used);
-		free(list);
-		return NULL;
-	}
-	memset(list->used, 0, oc_words_for(OC_MIN_CAPACITY) * sizeof(uint64_t));
+	memset(list, 0, oc_list_bytes());
 	if (pthread_mutex_init(&list->lock, NULL) != 0) {
-		free(block);
-		free(list->used);
 		free(list);
 		return NULL;
 	}
 	list->release = release;
-	list->head.array = &block->array;
+	list->used = &list->first_used;
+	oc_first_array(list)->capacity = OC_MIN_CAPACITY;
+	list->head.array = oc_first_array(list);
 	return list;
 }
 
@@ -200,25 +232,33 @@ oc_resize_locked(struct oc_list *list, uint32_t capacity)
 	size_t old_words = oc_words_for(old->capacity);
 	size_t new_words = oc_words_for(capacity);
 	struct oc_array_block *block = oc_block_allocate(capacity);
-	uint64_t *used = oc__alloc(new_words * sizeof(uint64_t));
+	/* Up to 64 slots the bitmap is the list's own word. */
+	uint64_t *used = new_words == 1 ? &list->first_used : oc__alloc(new_words * sizeof(uint64_t));
 
 	if (block == NULL || used == NULL) {
 		free(block);
-		free(used);
+		if (used != NULL)
+			oc_free_used(list, used);
 		return OC_ENOMEM;
 	}
 	memcpy(block->array.slots, old->slots, (size_t)limit * sizeof(struct oc_slot));
-	memset(used, 0, new_words * sizeof(uint64_t));
-	memcpy(used, list->used,
-	    (old_words < new_words ? old_words : new_words) * sizeof(uint64_t));
-	free(list->used);
-	list->used = used;
+	if (used != list->used) {
+		/* Into a fresh bitmap, or back into the list's word (copied
+		 * before the old one is freed). */
+		uint64_t *previous = list->used;
+
+		if (used != &list->first_used)
+			memset(used, 0, new_words * sizeof(uint64_t));
+		memcpy(used, previous,
+		    (old_words < new_words ? old_words : new_words) * sizeof(uint64_t));
+		oc_free_used(list, previous);
+		list->used = used;
+	}
 	if (list->first_free_word > new_words)
 		list->first_free_word = (uint32_t)new_words;
 
 	__atomic_store_n(&list->head.array, &block->array, __ATOMIC_RELEASE);
-	oc__retire(&oc_block_of(old)->retired, oc_release_block,
-	    oc_block_bytes(old->capacity));
+	oc_retire_array(list, old);
 	return OC_OK;
 }
 
@@ -566,10 +606,10 @@ oc_list_destroy(oc_list_t *list)
 		return;
 	oc_list_clear(list);
 	pthread_mutex_destroy(&list->lock);
-	free(list->used);
+	oc_free_used(list, list->used);
 	array = list->head.array;
-	/* Readers that took a view before may still read the array and head. */
-	oc__retire(&oc_block_of(array)->retired, oc_release_block,
-	    oc_block_bytes(array->capacity));
-	oc__retire(&list->retired, oc_release_list, sizeof *list);
+	/* Readers that took a view before may still read the array and head
+	 * (the first array, inside the list, goes with the list). */
+	oc_retire_array(list, array);
+	oc__retire(&list->retired, oc_release_list, oc_list_bytes());
 }

@@ -58,7 +58,12 @@ public final class KeyedEvent<Key: Hashable, Value> {
     public init() {}
 
     deinit {
-        if let made = listsWord.load(ordering: .acquiring) { Unmanaged<Lists>.fromOpaque(made).release() }
+        guard let made = listsWord.load(ordering: .acquiring) else { return }
+        // Tokens hold the lists strongly: removing every subscription here
+        // frees the boxes (and what their handlers capture) now, and leaves a
+        // token that outlives the event only an empty map.
+        Unmanaged<Lists>.fromOpaque(made)._withUnsafeGuaranteedRef { _ = $0.removeAll() }
+        Unmanaged<Lists>.fromOpaque(made).release()
     }
 
     /// Calls `body` with the keyed lists borrowed (no retain), or returns
