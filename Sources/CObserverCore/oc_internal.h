@@ -30,6 +30,18 @@ void __tsan_release(void *address);
 void *oc__alloc(size_t bytes);
 
 /*
+ * A list inside memory its owner allocates (the keymap puts each key's list
+ * in the key's entry): oc__list_bytes() bytes, 8-byte aligned. oc__list_init
+ * makes an empty list there (false: no mutex; nothing to undo).
+ * oc__list_finish does what oc_list_destroy does except retiring the list's
+ * own memory: the owner retires that, so that it outlives every reader that
+ * may still view the list.
+ */
+size_t oc__list_bytes(void);
+bool oc__list_init(oc_list_t *list, oc_release_fn *release);
+void oc__list_finish(oc_list_t *list);
+
+/*
  * A retired object: released by `release` once no reader can see it.
  * Embedded in (or allocated beside) whatever is retired.
  */

@@ -355,24 +355,41 @@ oc_acquire_locked(struct oc_keymap *map, uint64_t hash, const void *probe_key)
 	return entry;
 }
 
+/* An entry's allocation: the entry, then its key's list (oc__list_init). */
+static size_t
+oc_entry_list_offset(void)
+{
+	return (sizeof(struct oc_keymap_entry) + 7) & ~(size_t)7;
+}
+
+static size_t
+oc_entry_bytes(void)
+{
+	return oc_entry_list_offset() + oc__list_bytes();
+}
+
 /*
- * Creates the key's entry holding one reference (the caller's add). On
- * failure returns NULL and hands back in *orphan a list to destroy after
- * unlocking (destroying polls reclamation, never done under the lock).
+ * Creates the key's entry holding one reference (the caller's add), with
+ * its list in the same allocation. On failure returns NULL and may hand
+ * back in *orphan an entry never published, whose list the caller finishes
+ * (oc__list_finish) and frees after unlocking (list calls are never made
+ * under the map lock).
  */
 static struct oc_keymap_entry *
 oc_entry_create_locked(struct oc_keymap *map, uint64_t hash, void *key_context,
-    oc_list_t **orphan)
+    struct oc_keymap_entry **orphan)
 {
-	struct oc_keymap_entry *entry = oc__alloc(sizeof *entry);
-	oc_list_t *list = oc_list_create(map->release_context);
+	struct oc_keymap_entry *entry = oc__alloc(oc_entry_bytes());
+	oc_list_t *list;
 
-	if (entry == NULL || list == NULL) {
+	if (entry == NULL)
+		return NULL;
+	memset(entry, 0, sizeof *entry);
+	list = (oc_list_t *)(void *)((char *)entry + oc_entry_list_offset());
+	if (!oc__list_init(list, map->release_context)) {
 		free(entry);
-		*orphan = list;
 		return NULL;
 	}
-	memset(entry, 0, sizeof *entry);
 	entry->public.hash = hash;
 	entry->public.key_context = key_context;
 	entry->public.list = list;
@@ -382,8 +399,7 @@ oc_entry_create_locked(struct oc_keymap *map, uint64_t hash, void *key_context,
 	 * allocation leaves the key absent (the add reports OC_ENOMEM). */
 	if (!oc_table_has_room(map->table) &&
 	    !oc_table_rebuild_locked(map, 4 * map->table->live)) {
-		free(entry);
-		*orphan = list;
+		*orphan = entry;
 		return NULL;
 	}
 	/* Publishes the entry with release: its fields and list are visible
@@ -392,6 +408,16 @@ oc_entry_create_locked(struct oc_keymap *map, uint64_t hash, void *key_context,
 	oc_set_key_count_locked(map, map->head.key_count + 1);
 	__atomic_fetch_add(&oc_keymap_live, 1, __ATOMIC_RELAXED);
 	return entry;
+}
+
+/* Outside the map lock: discards an entry that was never published. */
+static void
+oc_discard_orphan(struct oc_keymap_entry *orphan)
+{
+	if (orphan == NULL)
+		return;
+	oc__list_finish(orphan->public.list);
+	free(orphan);
 }
 
 static void
@@ -449,7 +475,7 @@ oc_maybe_rebuild_locked(struct oc_keymap *map)
 }
 
 /*
- * Outside the lock: destroys the lists of unlinked entries (empty; nobody
+ * Outside the lock: finishes the lists of unlinked entries (empty; nobody
  * can reach them for writing any more) and retires the entries, whose
  * release callback releases their key.
  */
@@ -461,8 +487,9 @@ oc_retire_unlinked(struct oc_keymap_entry *entry)
 	while (entry != NULL) {
 		struct oc_keymap_entry *next = entry->next_unlinked;
 
-		oc_list_destroy(entry->public.list);
-		oc__retire(&entry->retired, oc_entry_release, sizeof *entry);
+		/* The list's memory is the entry's: retired with it. */
+		oc__list_finish(entry->public.list);
+		oc__retire(&entry->retired, oc_entry_release, oc_entry_bytes());
 		__atomic_fetch_sub(&oc_keymap_live, 1, __ATOMIC_RELAXED);
 		entry = next;
 	}
@@ -567,7 +594,7 @@ oc_keymap_add(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 {
 	struct oc_keymap_entry *unlinked = NULL;
 	struct oc_keymap_entry *entry;
-	oc_list_t *orphan = NULL;
+	struct oc_keymap_entry *orphan = NULL;
 	oc_status_t status;
 
 	if (handle != NULL)
@@ -584,7 +611,7 @@ oc_keymap_add(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 		entry = oc_entry_create_locked(map, hash, key_context, &orphan);
 		if (entry == NULL) {
 			pthread_mutex_unlock(&map->lock);
-			oc_list_destroy(orphan);
+			oc_discard_orphan(orphan);
 			oc_retire_unlinked(unlinked);
 			return OC_ENOMEM;
 		}

@@ -192,6 +192,25 @@ oc_block_allocate(uint32_t capacity)
 	return block;
 }
 
+size_t
+oc__list_bytes(void)
+{
+	return oc_list_bytes();
+}
+
+bool
+oc__list_init(oc_list_t *list, oc_release_fn *release)
+{
+	memset(list, 0, oc_list_bytes());
+	if (pthread_mutex_init(&list->lock, NULL) != 0)
+		return false;
+	list->release = release;
+	list->used = &list->first_used;
+	oc_first_array(list)->capacity = OC_MIN_CAPACITY;
+	list->head.array = oc_first_array(list);
+	return true;
+}
+
 oc_list_t *
 oc_list_create(oc_release_fn *release)
 {
@@ -199,15 +218,10 @@ oc_list_create(oc_release_fn *release)
 
 	if (list == NULL)
 		return NULL;
-	memset(list, 0, oc_list_bytes());
-	if (pthread_mutex_init(&list->lock, NULL) != 0) {
+	if (!oc__list_init(list, release)) {
 		free(list);
 		return NULL;
 	}
-	list->release = release;
-	list->used = &list->first_used;
-	oc_first_array(list)->capacity = OC_MIN_CAPACITY;
-	list->head.array = oc_first_array(list);
 	return list;
 }
 
@@ -598,18 +612,21 @@ oc_list_contains(oc_list_t *list, oc_handle_t handle)
 }
 
 void
-oc_list_destroy(oc_list_t *list)
+oc__list_finish(oc_list_t *list)
 {
-	struct oc_slot_array *array;
-
-	if (list == NULL)
-		return;
 	oc_list_clear(list);
 	pthread_mutex_destroy(&list->lock);
 	oc_free_used(list, list->used);
-	array = list->head.array;
 	/* Readers that took a view before may still read the array and head
-	 * (the first array, inside the list, goes with the list). */
-	oc_retire_array(list, array);
+	 * (the first array, inside the list, goes with the list's memory). */
+	oc_retire_array(list, list->head.array);
+}
+
+void
+oc_list_destroy(oc_list_t *list)
+{
+	if (list == NULL)
+		return;
+	oc__list_finish(list);
 	oc__retire(&list->retired, oc_release_list, oc_list_bytes());
 }
