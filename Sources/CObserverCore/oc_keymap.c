@@ -634,19 +634,32 @@ oc_keymap_remove(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 {
 	struct oc_keymap_entry *unlinked = NULL;
 	struct oc_keymap_entry *entry;
-	oc_status_t status;
+	void *context = NULL;
+	oc_status_t status = OC_ENOENT;
 
 	if (map == NULL || probe_key == NULL)
 		return OC_EINVAL;
+	/*
+	 * One pass under the map lock: the list lock nests inside it (as in
+	 * oc_keymap_contains), and taking the context out runs no callback
+	 * and does not poll; the context is retired after unlocking. Holding
+	 * the map lock keeps the entry linked, so no reference is taken.
+	 */
 	oc_lock(map, &unlinked);
-	entry = oc_acquire_locked(map, hash, probe_key);
+	entry = (struct oc_keymap_entry *)(uintptr_t)oc_find(map, hash, probe_key, map->equal);
+	if (entry != NULL) {
+		status = oc__list_take(entry->public.list, handle, &context);
+		if (status == OC_OK) {
+			oc_drop_locked(map, entry, 1, &unlinked);
+			oc_maybe_rebuild_locked(map);
+		}
+	}
 	pthread_mutex_unlock(&map->lock);
+	if (status == OC_OK)
+		oc__list_retire_taken(map->release_context, context);
 	oc_retire_unlinked(unlinked);
-	if (entry == NULL)
-		return OC_ENOENT;
-
-	status = oc_list_remove(entry->public.list, handle);
-	oc_drop(map, entry, status == OC_OK ? 2 : 1);
+	if (status == OC_OK)
+		oc__writer_poll();
 	return status;
 }
 

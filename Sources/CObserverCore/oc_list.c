@@ -498,6 +498,26 @@ oc_list_remove(oc_list_t *list, oc_handle_t handle)
 }
 
 oc_status_t
+oc__list_take(oc_list_t *list, oc_handle_t handle, void **context)
+{
+	pthread_mutex_lock(&list->lock);
+	if (!oc_handle_matches_locked(list, handle)) {
+		pthread_mutex_unlock(&list->lock);
+		return OC_ENOENT;
+	}
+	*context = oc_vacate_locked(list, handle.index);
+	oc_maybe_shrink_locked(list);
+	pthread_mutex_unlock(&list->lock);
+	return OC_OK;
+}
+
+void
+oc__list_retire_taken(oc_release_fn *release, void *context)
+{
+	oc_retire_context(release, context);
+}
+
+oc_status_t
 oc_list_try_remove(oc_list_t *list, oc_handle_t handle)
 {
 	if (list == NULL)
@@ -614,7 +634,10 @@ oc_list_contains(oc_list_t *list, oc_handle_t handle)
 void
 oc__list_finish(oc_list_t *list)
 {
-	oc_list_clear(list);
+	/* Relaxed: the caller guarantees that no writer call is in progress or
+	 * follows (as for oc_list_destroy), so the count is settled. */
+	if (__atomic_load_n(&list->count, __ATOMIC_RELAXED) != 0)
+		oc_list_clear(list);
 	pthread_mutex_destroy(&list->lock);
 	oc_free_used(list, list->used);
 	/* Readers that took a view before may still read the array and head

@@ -134,7 +134,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
     ///   ``SubscriptionBag`` or a `Set<Subscription>`.
     @inlinable
     public func subscribe(key: Key, _ handler: @escaping @Sendable (Value) -> Void) -> Subscription {
-        lists.subscribe(ClosureSubscriber(handler), forKey: key)
+        lists.subscribe(forKey: key, handler)
     }
 
     /// ``subscribe(key:_:)`` for at most `limit` deliveries, then cancelled
