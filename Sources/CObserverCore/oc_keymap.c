@@ -73,6 +73,14 @@ struct oc_keymap_entry {
 	 */
 	uint64_t refs;
 	oc_release_fn *release_key;
+	/*
+	 * The context whose removal emptied the key (oc_keymap_remove), or
+	 * NULL: released (with the map's release_context) together with the
+	 * entry, after the same grace period, instead of through a retirement
+	 * record of its own.
+	 */
+	void *last_context;
+	oc_release_fn *release_context;
 	/* Under the map lock: chains entries unlinked by one writer call. */
 	struct oc_keymap_entry *next_unlinked;
 	struct oc_retired retired;
@@ -330,6 +338,8 @@ oc_entry_release(struct oc_retired *retired)
 	struct oc_keymap_entry *entry = (struct oc_keymap_entry *)(void *)
 	    ((char *)retired - offsetof(struct oc_keymap_entry, retired));
 
+	if (entry->last_context != NULL && entry->release_context != NULL)
+		entry->release_context(entry->last_context);
 	if (entry->release_key != NULL)
 		entry->release_key(entry->public.key_context);
 	free(entry);
@@ -395,6 +405,7 @@ oc_entry_create_locked(struct oc_keymap *map, uint64_t hash, void *key_context,
 	entry->public.list = list;
 	entry->refs = 1;
 	entry->release_key = map->release_key;
+	entry->release_context = map->release_context;
 	/* Growth first, so that the put below always has room. A failed
 	 * allocation leaves the key absent (the add reports OC_ENOMEM). */
 	if (!oc_table_has_room(map->table) &&
@@ -651,11 +662,17 @@ oc_keymap_remove(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 		status = oc__list_take(entry->public.list, handle, &context);
 		if (status == OC_OK) {
 			oc_drop_locked(map, entry, 1, &unlinked);
+			if (unlinked == entry) {
+				/* The key emptied: the context goes with its entry. */
+				entry->last_context = context;
+				context = NULL;
+				oc__live_contexts_add(-1);
+			}
 			oc_maybe_rebuild_locked(map);
 		}
 	}
 	pthread_mutex_unlock(&map->lock);
-	if (status == OC_OK)
+	if (context != NULL)
 		oc__list_retire_taken(map->release_context, context);
 	oc_retire_unlinked(unlinked);
 	if (status == OC_OK)
