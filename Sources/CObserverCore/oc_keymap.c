@@ -459,8 +459,15 @@ oc_sweep_locked(struct oc_keymap *map, struct oc_keymap_entry **unlinked)
 	const oc_key_entry_t *linked;
 	size_t cursor = 0;
 
-	/* Acquire: pairs with the release store after the refs decrement. */
-	if (!__atomic_exchange_n(&map->sweep_needed, false, __ATOMIC_ACQUIRE))
+	/*
+	 * A relaxed load first: every writer call comes here, and the exchange
+	 * is a locked instruction even when no sweep is needed. A set flag the
+	 * load misses is found by the next writer call (as a set that happens
+	 * just after this call would be). Acquire on the exchange: pairs with
+	 * the release store after the refs decrement.
+	 */
+	if (!__atomic_load_n(&map->sweep_needed, __ATOMIC_RELAXED) ||
+	    !__atomic_exchange_n(&map->sweep_needed, false, __ATOMIC_ACQUIRE))
 		return;
 	/* Unlinking only writes tombstones: the iteration stays valid. */
 	while ((linked = oc_table_next(map->table, &cursor)) != NULL) {

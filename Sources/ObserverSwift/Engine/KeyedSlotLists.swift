@@ -225,7 +225,12 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     /// Retries the queued removals without blocking: for a send that met a
     /// box whose removal is still queued.
     func retryPendingRemovalsFromSendPath() {
-        guard hasPendingRemovals.exchange(false, ordering: .acquiring) else { return }
+        // A plain load first: every subscribe and cancel comes here, and an
+        // exchange is a locked instruction even when nothing is pending.
+        // Relaxed: the exchange that follows orders what it finds.
+        guard hasPendingRemovals.load(ordering: .relaxed),
+            hasPendingRemovals.exchange(false, ordering: .acquiring)
+        else { return }
         let pending = pendingRemovals.withLock { list in
             defer { list.removeAll() }
             return list
@@ -301,7 +306,12 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
 
     /// Runs removals a send had to queue.
     func performPendingRemovals() {
-        guard hasPendingRemovals.exchange(false, ordering: .acquiring) else { return }
+        // A plain load first: every subscribe and cancel comes here, and an
+        // exchange is a locked instruction even when nothing is pending.
+        // Relaxed: the exchange that follows orders what it finds.
+        guard hasPendingRemovals.load(ordering: .relaxed),
+            hasPendingRemovals.exchange(false, ordering: .acquiring)
+        else { return }
         let pending = pendingRemovals.withLock { list in
             defer { list.removeAll() }
             return list
