@@ -114,10 +114,6 @@ struct KeyedSlot: Sendable {
     /// stored this names its entry; afterwards the handle matches nothing.
     let entry: UInt
     let handle: SlotHandle
-
-    /// A slot that names nothing: removing it finds no entry.
-    @usableFromInline
-    static var notStored: KeyedSlot { KeyedSlot(hash: 0, entry: 0, handle: SlotHandle.notAdded) }
 }
 
 /// The C map's `oc_key_equal_fn`.

@@ -121,3 +121,33 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
         return entries.contains { engine.contains($0) }
     }
 }
+
+/// The registration of a subscription stored under one key whose box never
+/// ends on its own (a closure without limit or target, as
+/// `KeyedEvent.subscribe(key:_:)` makes): its slot is known before its token
+/// exists and never changes, so it needs neither a lock nor a list of
+/// entries. Cancelling removes that slot by identity; the core issues each
+/// handle once, so only the first of concurrent cancels removes it (and
+/// returns true), and a later one finds nothing. An object of its own, not
+/// the box: a token may be kept long after its subscription ends, and must
+/// not keep the handler (and what it captures) alive meanwhile.
+final class KeyedSlotRegistration: SubscriptionCanceller, @unchecked Sendable {
+    // @unchecked: immutable; the engine is internally synchronized.
+
+    /// Strong, for the reason given at ``KeyedRegistration``.
+    private let engine: AnyKeyedSlotLists
+    private let slot: KeyedSlot
+
+    init(engine: AnyKeyedSlotLists, slot: KeyedSlot) {
+        self.engine = engine
+        self.slot = slot
+    }
+
+    func cancelSubscription() -> Bool {
+        engine.remove(slot)
+    }
+
+    var isSubscriptionActive: Bool {
+        engine.contains(slot)
+    }
+}

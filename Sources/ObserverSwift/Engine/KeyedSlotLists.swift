@@ -170,10 +170,12 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
         return KeyedSlot(hash: hash, entry: entry, handle: handle)
     }
 
-    /// The token of a box that is its own canceller.
+    /// The token of a subscription whose box was stored once, as `slot`, and
+    /// never ends on its own (a closure without limit or target): cancelling
+    /// removes that slot.
     @usableFromInline
-    static func token(_ box: Subscriber) -> Subscription {
-        Subscription(canceller: box.canceller)
+    final func subscription(storedAt slot: KeyedSlot) -> Subscription {
+        Subscription(canceller: KeyedSlotRegistration(engine: self, slot: slot))
     }
 
     /// Removes the box that ``addSlot(_:forKey:)`` stored as `slot`; false
@@ -419,15 +421,12 @@ final class KeyedSlotLists<Box: Subscriber>: AnyKeyedSlotLists, @unchecked Senda
         addBox(box, forKey: key)
     }
 
-    /// Stores a ``OneKeyClosureSubscriber`` of `handler` under `key` and
-    /// returns its token. Inlinable: the subscribe + cancel pair of
-    /// `KeyedEvent.subscribe(key:_:)`.
+    /// Stores `box`, which never ends on its own (a closure without limit or
+    /// target), under `key` alone and returns its token. Inlinable: the
+    /// subscribe + cancel pair of `KeyedEvent.subscribe(key:_:)`.
     @inlinable
-    func subscribe<Key: Hashable, Value>(forKey key: Key, _ handler: @escaping (Value) -> Void) -> Subscription
-    where Box == EventSubscriber<Key, Value> {
-        let box = OneKeyClosureSubscriber<Key, Value>(engine: self, handler)
-        box.slot = addBox(box, forKey: key)
-        return Self.token(box)
+    func subscribe<Key: Hashable>(_ box: Box, forKey key: Key) -> Subscription {
+        subscription(storedAt: addBox(box, forKey: key))
     }
 
     /// The keyed send path: calls `body` with every box stored under `key`

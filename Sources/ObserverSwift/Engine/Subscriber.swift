@@ -41,12 +41,6 @@ class Subscriber: @unchecked Sendable {
     /// whose memory the subscription keeps allocated, so an object allocated
     /// at a dead target's address is never taken for it.
     func isTarget(_ object: AnyObject) -> Bool { false }
-
-    /// The canceller of a box that is its own token's (a keyed closure
-    /// under one key); only such boxes are asked.
-    var canceller: any SubscriptionCanceller {
-        fatalError("ObserverSwift: this box is not a canceller")
-    }
 }
 
 /// State for boxes stored once in one list that can expire on their own: a

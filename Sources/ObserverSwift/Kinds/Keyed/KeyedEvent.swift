@@ -134,7 +134,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
     ///   ``SubscriptionBag`` or a `Set<Subscription>`.
     @inlinable
     public func subscribe(key: Key, _ handler: @escaping @Sendable (Value) -> Void) -> Subscription {
-        lists.subscribe(forKey: key, handler)
+        lists.subscribe(ClosureSubscriber(handler), forKey: key)
     }
 
     /// ``subscribe(key:_:)`` for at most `limit` deliveries, then cancelled
