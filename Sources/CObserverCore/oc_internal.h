@@ -30,6 +30,30 @@ void __tsan_release(void *address);
 void *oc__alloc(size_t bytes);
 
 /*
+ * A list inside memory its owner allocates (the keymap puts each key's list
+ * in the key's entry): oc__list_bytes() bytes, 8-byte aligned. oc__list_init
+ * makes an empty list there (false: no mutex; nothing to undo).
+ * oc__list_finish does what oc_list_destroy does except retiring the list's
+ * own memory: the owner retires that, so that it outlives every reader that
+ * may still view the list.
+ */
+size_t oc__list_bytes(void);
+bool oc__list_init(oc_list_t *list, oc_release_fn *release);
+void oc__list_finish(oc_list_t *list);
+
+/*
+ * oc_list_remove in two steps, for a caller that holds a lock of its own
+ * while removing (the keymap's, which the list lock nests in):
+ * oc__list_take removes the context `handle` names and hands it back in
+ * *context (OC_OK) or returns OC_ENOENT; it runs no callback, retires
+ * nothing and does not poll. Once the caller holds no lock,
+ * oc__list_retire_taken retires the context (released with `release` after
+ * a grace period); the caller then polls (oc__writer_poll).
+ */
+oc_status_t oc__list_take(oc_list_t *list, oc_handle_t handle, void **context);
+void oc__list_retire_taken(oc_release_fn *release, void *context);
+
+/*
  * A retired object: released by `release` once no reader can see it.
  * Embedded in (or allocated beside) whatever is retired.
  */

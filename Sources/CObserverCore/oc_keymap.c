@@ -73,6 +73,14 @@ struct oc_keymap_entry {
 	 */
 	uint64_t refs;
 	oc_release_fn *release_key;
+	/*
+	 * The context whose removal emptied the key (oc_keymap_remove), or
+	 * NULL: released (with the map's release_context) together with the
+	 * entry, after the same grace period, instead of through a retirement
+	 * record of its own.
+	 */
+	void *last_context;
+	oc_release_fn *release_context;
 	/* Under the map lock: chains entries unlinked by one writer call. */
 	struct oc_keymap_entry *next_unlinked;
 	struct oc_retired retired;
@@ -330,6 +338,8 @@ oc_entry_release(struct oc_retired *retired)
 	struct oc_keymap_entry *entry = (struct oc_keymap_entry *)(void *)
 	    ((char *)retired - offsetof(struct oc_keymap_entry, retired));
 
+	if (entry->last_context != NULL && entry->release_context != NULL)
+		entry->release_context(entry->last_context);
 	if (entry->release_key != NULL)
 		entry->release_key(entry->public.key_context);
 	free(entry);
@@ -355,35 +365,52 @@ oc_acquire_locked(struct oc_keymap *map, uint64_t hash, const void *probe_key)
 	return entry;
 }
 
+/* An entry's allocation: the entry, then its key's list (oc__list_init). */
+static size_t
+oc_entry_list_offset(void)
+{
+	return (sizeof(struct oc_keymap_entry) + 7) & ~(size_t)7;
+}
+
+static size_t
+oc_entry_bytes(void)
+{
+	return oc_entry_list_offset() + oc__list_bytes();
+}
+
 /*
- * Creates the key's entry holding one reference (the caller's add). On
- * failure returns NULL and hands back in *orphan a list to destroy after
- * unlocking (destroying polls reclamation, never done under the lock).
+ * Creates the key's entry holding one reference (the caller's add), with
+ * its list in the same allocation. On failure returns NULL and may hand
+ * back in *orphan an entry never published, whose list the caller finishes
+ * (oc__list_finish) and frees after unlocking (list calls are never made
+ * under the map lock).
  */
 static struct oc_keymap_entry *
 oc_entry_create_locked(struct oc_keymap *map, uint64_t hash, void *key_context,
-    oc_list_t **orphan)
+    struct oc_keymap_entry **orphan)
 {
-	struct oc_keymap_entry *entry = oc__alloc(sizeof *entry);
-	oc_list_t *list = oc_list_create(map->release_context);
+	struct oc_keymap_entry *entry = oc__alloc(oc_entry_bytes());
+	oc_list_t *list;
 
-	if (entry == NULL || list == NULL) {
+	if (entry == NULL)
+		return NULL;
+	memset(entry, 0, sizeof *entry);
+	list = (oc_list_t *)(void *)((char *)entry + oc_entry_list_offset());
+	if (!oc__list_init(list, map->release_context)) {
 		free(entry);
-		*orphan = list;
 		return NULL;
 	}
-	memset(entry, 0, sizeof *entry);
 	entry->public.hash = hash;
 	entry->public.key_context = key_context;
 	entry->public.list = list;
 	entry->refs = 1;
 	entry->release_key = map->release_key;
+	entry->release_context = map->release_context;
 	/* Growth first, so that the put below always has room. A failed
 	 * allocation leaves the key absent (the add reports OC_ENOMEM). */
 	if (!oc_table_has_room(map->table) &&
 	    !oc_table_rebuild_locked(map, 4 * map->table->live)) {
-		free(entry);
-		*orphan = list;
+		*orphan = entry;
 		return NULL;
 	}
 	/* Publishes the entry with release: its fields and list are visible
@@ -392,6 +419,16 @@ oc_entry_create_locked(struct oc_keymap *map, uint64_t hash, void *key_context,
 	oc_set_key_count_locked(map, map->head.key_count + 1);
 	__atomic_fetch_add(&oc_keymap_live, 1, __ATOMIC_RELAXED);
 	return entry;
+}
+
+/* Outside the map lock: discards an entry that was never published. */
+static void
+oc_discard_orphan(struct oc_keymap_entry *orphan)
+{
+	if (orphan == NULL)
+		return;
+	oc__list_finish(orphan->public.list);
+	free(orphan);
 }
 
 static void
@@ -422,8 +459,15 @@ oc_sweep_locked(struct oc_keymap *map, struct oc_keymap_entry **unlinked)
 	const oc_key_entry_t *linked;
 	size_t cursor = 0;
 
-	/* Acquire: pairs with the release store after the refs decrement. */
-	if (!__atomic_exchange_n(&map->sweep_needed, false, __ATOMIC_ACQUIRE))
+	/*
+	 * A relaxed load first: every writer call comes here, and the exchange
+	 * is a locked instruction even when no sweep is needed. A set flag the
+	 * load misses is found by the next writer call (as a set that happens
+	 * just after this call would be). Acquire on the exchange: pairs with
+	 * the release store after the refs decrement.
+	 */
+	if (!__atomic_load_n(&map->sweep_needed, __ATOMIC_RELAXED) ||
+	    !__atomic_exchange_n(&map->sweep_needed, false, __ATOMIC_ACQUIRE))
 		return;
 	/* Unlinking only writes tombstones: the iteration stays valid. */
 	while ((linked = oc_table_next(map->table, &cursor)) != NULL) {
@@ -449,7 +493,7 @@ oc_maybe_rebuild_locked(struct oc_keymap *map)
 }
 
 /*
- * Outside the lock: destroys the lists of unlinked entries (empty; nobody
+ * Outside the lock: finishes the lists of unlinked entries (empty; nobody
  * can reach them for writing any more) and retires the entries, whose
  * release callback releases their key.
  */
@@ -461,12 +505,16 @@ oc_retire_unlinked(struct oc_keymap_entry *entry)
 	while (entry != NULL) {
 		struct oc_keymap_entry *next = entry->next_unlinked;
 
-		oc_list_destroy(entry->public.list);
-		oc__retire(&entry->retired, oc_entry_release, sizeof *entry);
+		/* The list's memory is the entry's: retired with it. */
+		oc__list_finish(entry->public.list);
+		oc__retire(&entry->retired, oc_entry_release, oc_entry_bytes());
 		__atomic_fetch_sub(&oc_keymap_live, 1, __ATOMIC_RELAXED);
 		entry = next;
 	}
-	oc_reclaim_poll();
+	/* Throttled, as every list writer's: a key created and removed per
+	 * subscribe/cancel pair must not scan the epoch records (and issue a
+	 * membarrier) each time; garbage stays bounded by the threshold. */
+	oc__writer_poll();
 }
 
 /* Takes the lock and runs the deferred sweep (blocking writers only). */
@@ -564,7 +612,7 @@ oc_keymap_add(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 {
 	struct oc_keymap_entry *unlinked = NULL;
 	struct oc_keymap_entry *entry;
-	oc_list_t *orphan = NULL;
+	struct oc_keymap_entry *orphan = NULL;
 	oc_status_t status;
 
 	if (handle != NULL)
@@ -581,7 +629,7 @@ oc_keymap_add(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 		entry = oc_entry_create_locked(map, hash, key_context, &orphan);
 		if (entry == NULL) {
 			pthread_mutex_unlock(&map->lock);
-			oc_list_destroy(orphan);
+			oc_discard_orphan(orphan);
 			oc_retire_unlinked(unlinked);
 			return OC_ENOMEM;
 		}
@@ -604,19 +652,38 @@ oc_keymap_remove(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 {
 	struct oc_keymap_entry *unlinked = NULL;
 	struct oc_keymap_entry *entry;
-	oc_status_t status;
+	void *context = NULL;
+	oc_status_t status = OC_ENOENT;
 
 	if (map == NULL || probe_key == NULL)
 		return OC_EINVAL;
+	/*
+	 * One pass under the map lock: the list lock nests inside it (as in
+	 * oc_keymap_contains), and taking the context out runs no callback
+	 * and does not poll; the context is retired after unlocking. Holding
+	 * the map lock keeps the entry linked, so no reference is taken.
+	 */
 	oc_lock(map, &unlinked);
-	entry = oc_acquire_locked(map, hash, probe_key);
+	entry = (struct oc_keymap_entry *)(uintptr_t)oc_find(map, hash, probe_key, map->equal);
+	if (entry != NULL) {
+		status = oc__list_take(entry->public.list, handle, &context);
+		if (status == OC_OK) {
+			oc_drop_locked(map, entry, 1, &unlinked);
+			if (unlinked == entry) {
+				/* The key emptied: the context goes with its entry. */
+				entry->last_context = context;
+				context = NULL;
+				oc__live_contexts_add(-1);
+			}
+			oc_maybe_rebuild_locked(map);
+		}
+	}
 	pthread_mutex_unlock(&map->lock);
+	if (context != NULL)
+		oc__list_retire_taken(map->release_context, context);
 	oc_retire_unlinked(unlinked);
-	if (entry == NULL)
-		return OC_ENOENT;
-
-	status = oc_list_remove(entry->public.list, handle);
-	oc_drop(map, entry, status == OC_OK ? 2 : 1);
+	if (status == OC_OK)
+		oc__writer_poll();
 	return status;
 }
 

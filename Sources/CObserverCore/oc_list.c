@@ -34,6 +34,14 @@ struct oc_list {
 	/* Contexts stored; written under the lock, read with relaxed loads. */
 	uint32_t count;
 	struct oc_retired retired;
+	/* `used` until the array outgrows 64 slots: no allocation of its own. */
+	uint64_t first_used;
+	/*
+	 * The list's first slot array (OC_MIN_CAPACITY slots) follows the
+	 * struct in the same allocation (oc_first_array): creating a list is one
+	 * allocation, not three. Once replaced it is not retired on its own: it
+	 * lives, readable by views taken before, until the list is reclaimed.
+	 */
 };
 
 /* A slot array with its retirement header in front of it. */
@@ -138,6 +146,40 @@ oc_release_list(struct oc_retired *retired)
 	free((char *)retired - offsetof(struct oc_list, retired));
 }
 
+/* A list's allocation: the struct, then its first slot array. */
+static size_t
+oc_list_bytes(void)
+{
+	return sizeof(struct oc_list) + sizeof(struct oc_slot_array) +
+	    (size_t)OC_MIN_CAPACITY * sizeof(struct oc_slot);
+}
+
+/* The first slot array, right after the struct (8-byte aligned: the
+ * struct's size is a multiple of its alignment, which is at least 8). */
+static struct oc_slot_array *
+oc_first_array(struct oc_list *list)
+{
+	return (struct oc_slot_array *)(void *)(list + 1);
+}
+
+/* Retires `array` when it is a block of its own (not the first array). */
+static void
+oc_retire_array(struct oc_list *list, struct oc_slot_array *array)
+{
+	if (array == oc_first_array(list))
+		return;
+	oc__retire(&oc_block_of(array)->retired, oc_release_block,
+	    oc_block_bytes(array->capacity));
+}
+
+/* Frees `used` when it is an allocation of its own. */
+static void
+oc_free_used(struct oc_list *list, uint64_t *used)
+{
+	if (used != &list->first_used)
+		free(used);
+}
+
 static struct oc_array_block *
 oc_block_allocate(uint32_t capacity)
 {
@@ -150,32 +192,36 @@ oc_block_allocate(uint32_t capacity)
 	return block;
 }
 
+size_t
+oc__list_bytes(void)
+{
+	return oc_list_bytes();
+}
+
+bool
+oc__list_init(oc_list_t *list, oc_release_fn *release)
+{
+	memset(list, 0, oc_list_bytes());
+	if (pthread_mutex_init(&list->lock, NULL) != 0)
+		return false;
+	list->release = release;
+	list->used = &list->first_used;
+	oc_first_array(list)->capacity = OC_MIN_CAPACITY;
+	list->head.array = oc_first_array(list);
+	return true;
+}
+
 oc_list_t *
 oc_list_create(oc_release_fn *release)
 {
-	struct oc_list *list = oc__alloc(sizeof *list);
-	struct oc_array_block *block;
+	struct oc_list *list = oc__alloc(oc_list_bytes());
 
 	if (list == NULL)
 		return NULL;
-	memset(list, 0, sizeof *list);
-	block = oc_block_allocate(OC_MIN_CAPACITY);
-	list->used = oc__alloc(oc_words_for(OC_MIN_CAPACITY) * sizeof(uint64_t));
-	if (block == NULL || list->used == NULL) {
-		free(block);
-		free(list->used);
+	if (!oc__list_init(list, release)) {
 		free(list);
 		return NULL;
 	}
-	memset(list->used, 0, oc_words_for(OC_MIN_CAPACITY) * sizeof(uint64_t));
-	if (pthread_mutex_init(&list->lock, NULL) != 0) {
-		free(block);
-		free(list->used);
-		free(list);
-		return NULL;
-	}
-	list->release = release;
-	list->head.array = &block->array;
 	return list;
 }
 
@@ -200,25 +246,33 @@ oc_resize_locked(struct oc_list *list, uint32_t capacity)
 	size_t old_words = oc_words_for(old->capacity);
 	size_t new_words = oc_words_for(capacity);
 	struct oc_array_block *block = oc_block_allocate(capacity);
-	uint64_t *used = oc__alloc(new_words * sizeof(uint64_t));
+	/* Up to 64 slots the bitmap is the list's own word. */
+	uint64_t *used = new_words == 1 ? &list->first_used : oc__alloc(new_words * sizeof(uint64_t));
 
 	if (block == NULL || used == NULL) {
 		free(block);
-		free(used);
+		if (used != NULL)
+			oc_free_used(list, used);
 		return OC_ENOMEM;
 	}
 	memcpy(block->array.slots, old->slots, (size_t)limit * sizeof(struct oc_slot));
-	memset(used, 0, new_words * sizeof(uint64_t));
-	memcpy(used, list->used,
-	    (old_words < new_words ? old_words : new_words) * sizeof(uint64_t));
-	free(list->used);
-	list->used = used;
+	if (used != list->used) {
+		/* Into a fresh bitmap, or back into the list's word (copied
+		 * before the old one is freed). */
+		uint64_t *previous = list->used;
+
+		if (used != &list->first_used)
+			memset(used, 0, new_words * sizeof(uint64_t));
+		memcpy(used, previous,
+		    (old_words < new_words ? old_words : new_words) * sizeof(uint64_t));
+		oc_free_used(list, previous);
+		list->used = used;
+	}
 	if (list->first_free_word > new_words)
 		list->first_free_word = (uint32_t)new_words;
 
 	__atomic_store_n(&list->head.array, &block->array, __ATOMIC_RELEASE);
-	oc__retire(&oc_block_of(old)->retired, oc_release_block,
-	    oc_block_bytes(old->capacity));
+	oc_retire_array(list, old);
 	return OC_OK;
 }
 
@@ -444,6 +498,26 @@ oc_list_remove(oc_list_t *list, oc_handle_t handle)
 }
 
 oc_status_t
+oc__list_take(oc_list_t *list, oc_handle_t handle, void **context)
+{
+	pthread_mutex_lock(&list->lock);
+	if (!oc_handle_matches_locked(list, handle)) {
+		pthread_mutex_unlock(&list->lock);
+		return OC_ENOENT;
+	}
+	*context = oc_vacate_locked(list, handle.index);
+	oc_maybe_shrink_locked(list);
+	pthread_mutex_unlock(&list->lock);
+	return OC_OK;
+}
+
+void
+oc__list_retire_taken(oc_release_fn *release, void *context)
+{
+	oc_retire_context(release, context);
+}
+
+oc_status_t
 oc_list_try_remove(oc_list_t *list, oc_handle_t handle)
 {
 	if (list == NULL)
@@ -558,18 +632,24 @@ oc_list_contains(oc_list_t *list, oc_handle_t handle)
 }
 
 void
+oc__list_finish(oc_list_t *list)
+{
+	/* Relaxed: the caller guarantees that no writer call is in progress or
+	 * follows (as for oc_list_destroy), so the count is settled. */
+	if (__atomic_load_n(&list->count, __ATOMIC_RELAXED) != 0)
+		oc_list_clear(list);
+	pthread_mutex_destroy(&list->lock);
+	oc_free_used(list, list->used);
+	/* Readers that took a view before may still read the array and head
+	 * (the first array, inside the list, goes with the list's memory). */
+	oc_retire_array(list, list->head.array);
+}
+
+void
 oc_list_destroy(oc_list_t *list)
 {
-	struct oc_slot_array *array;
-
 	if (list == NULL)
 		return;
-	oc_list_clear(list);
-	pthread_mutex_destroy(&list->lock);
-	free(list->used);
-	array = list->head.array;
-	/* Readers that took a view before may still read the array and head. */
-	oc__retire(&oc_block_of(array)->retired, oc_release_block,
-	    oc_block_bytes(array->capacity));
-	oc__retire(&list->retired, oc_release_list, sizeof *list);
+	oc__list_finish(list);
+	oc__retire(&list->retired, oc_release_list, oc_list_bytes());
 }

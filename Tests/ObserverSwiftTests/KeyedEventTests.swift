@@ -165,6 +165,77 @@ final class KeyedEventTests: XCTestCase {
         XCTAssertEqual(TrackedKey.deinits.load(ordering: .relaxed) - deinitsBefore, 10)
     }
 
+    /// Tokens hold the event's keyed lists strongly (a weak reference would
+    /// slow every retain of them): deallocating the event must still free
+    /// every subscription, so a kept token keeps neither the handler's
+    /// captures nor the keys alive, whichever way it subscribed.
+    func testKeptTokensKeepNoHandlerAliveOnceTheEventIsGone() throws {
+        try ObserverCore.reclaimNow()
+        let keysBefore = ObserverCore.liveKeys
+        weak var captured: LifetimeTracker?
+        weak var capturedByLimited: LifetimeTracker?
+        weak var capturedByTargeted: LifetimeTracker?
+        var event: KeyedEvent<Int, Int>? = KeyedEvent()
+        let target = LifetimeTracker()
+        var tokens: [Subscription] = []
+        do {
+            let tracker = LifetimeTracker()
+            let limitedTracker = LifetimeTracker()
+            let targetedTracker = LifetimeTracker()
+            captured = tracker
+            capturedByLimited = limitedTracker
+            capturedByTargeted = targetedTracker
+            tokens.append(event!.subscribe(key: 1) { _ in _ = tracker.id })
+            tokens.append(event!.subscribe(key: 2, limit: 5) { _ in _ = limitedTracker.id })
+            tokens.append(event!.subscribe(target, key: 3) { _, _ in _ = targetedTracker.id })
+        }
+        XCTAssertEqual(ObserverCore.liveKeys - keysBefore, 3)
+        event = nil
+        XCTAssertEqual(ObserverCore.liveKeys, keysBefore)
+        try ObserverCore.reclaimNow()
+        XCTAssertNil(captured, "the closure subscriber is released though its token is kept")
+        XCTAssertNil(capturedByLimited, "the limited subscriber is released though its token is kept")
+        XCTAssertNil(capturedByTargeted, "the target's subscriber is released though its token is kept")
+        for token in tokens {
+            XCTAssertFalse(token.isActive)
+            XCTAssertFalse(token.cancel(), "cancelling after the source is gone is a no-op")
+        }
+        withExtendedLifetime(target) {}
+    }
+
+    /// A token kept after its cancel holds nothing of the subscription: the
+    /// handler and what it captures go after the grace period.
+    func testACancelledOneKeyTokenKeepsNoHandlerAlive() throws {
+        let event = KeyedEvent<Int, Int>()
+        weak var captured: LifetimeTracker?
+        let token: Subscription
+        do {
+            let tracker = LifetimeTracker()
+            captured = tracker
+            token = event.subscribe(key: 1) { _ in _ = tracker.id }
+        }
+        XCTAssertTrue(token.cancel())
+        try ObserverCore.reclaimNow()
+        XCTAssertNil(captured, "the kept token does not hold the handler")
+        withExtendedLifetime(token) {}
+    }
+
+    /// A `subscribe(key:_:)` token cancels without a lock: of concurrent
+    /// cancels, exactly one removes the subscription, and the key goes.
+    func testConcurrentCancelsOfOneKeyTokenRemoveItExactlyOnce() {
+        let event = KeyedEvent<Int, Int>()
+        for round in 0..<200 {
+            let token = event.subscribe(key: round) { _ in }
+            let removed = HeapAtomicWord<Int>(0)
+            DispatchQueue.concurrentPerform(iterations: 4) { _ in
+                if token.cancel() { removed.wrappingAdd(1, ordering: .relaxed) }
+            }
+            XCTAssertEqual(removed.load(ordering: .relaxed), 1, "round \(round)")
+            XCTAssertFalse(token.isActive)
+        }
+        XCTAssertEqual(event.keysCount, 0)
+    }
+
     // MARK: Limits, targets, queues
 
     func testLimitIsSharedByAllKeysAndExactUnderConcurrentSends() throws {

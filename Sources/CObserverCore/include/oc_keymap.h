@@ -19,10 +19,10 @@
  *     regardless of how many keys exist (a probe run that always ends at an
  *     empty slot).
  *   - Writers (add, remove, clear) are serialized per map by a mutex. That
- *     mutex is a leaf: it is never held while a list function runs, while
- *     reclamation polls, or while any callback other than oc_key_equal_fn
- *     runs, so a release callback (a Swift deinit) may call back into the
- *     map freely.
+ *     mutex is never held while reclamation polls, while anything is
+ *     released or while any callback other than oc_key_equal_fn runs, so a
+ *     release callback (a Swift deinit) may call back into the map freely.
+ *     A key's list lock may be taken inside it (never the other way).
  *
  * Key lifetime: a key's entry is created by the first oc_keymap_add for it
  * and removed as soon as its list becomes empty (by a remove, a remove_if,

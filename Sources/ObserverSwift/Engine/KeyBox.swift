@@ -38,6 +38,7 @@ final class KeyBox<Key: Hashable>: AnyKeyBox, @unchecked Sendable {
     @usableFromInline
     let key: Key
 
+    @usableFromInline
     init(_ key: Key) {
         self.key = key
         super.init(keyType: ObjectIdentifier(Key.self))
@@ -104,6 +105,7 @@ struct KeyProbe<Key: Hashable> {
 
 /// The entry of a keymap one box was added to: enough to find it again by
 /// identity (see `KeyProbeHeader.entry`), never by comparing keys.
+@usableFromInline
 struct KeyedSlot: Sendable {
     /// The hash the entry was created with.
     let hash: UInt64

@@ -11,7 +11,7 @@ import CObserverCore
 /// A send takes that mutex only in the rare call that expires the box.
 final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked Sendable {
     // @unchecked: mutable state is behind `state`'s lock; `ended` is atomic;
-    // the engine reference is weak (a token may outlive its source).
+    // the engine is immutable and internally synchronized.
 
     /// First stored property: the words of `ended` and `expired` (see `AtomicWord`).
     var words = Words()
@@ -28,7 +28,13 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
         var ended = false
     }
 
-    private weak var engine: AnyKeyedSlotLists?
+    /// Strong, as `Subscription` holds an `Event`'s list: a weak reference
+    /// would give the engine a side table and send every retain and release
+    /// of it down the runtime's slow path. A token (or box) that outlives its
+    /// `KeyedEvent` keeps only the emptied map alive: the event removes every
+    /// subscription when it is deallocated, which also ends the cycle engine →
+    /// box → registration → engine.
+    private let engine: AnyKeyedSlotLists
     /// The keys are only copied under the lock. (The value is not zero-sized
     /// on purpose: ThreadSanitizer misreports accesses to an empty `inout`
     /// value guarded by a lock as races.)
@@ -55,7 +61,7 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
             state.entries.append(slot)
             return true
         }
-        if !accepted { engine?.remove(slot) }
+        if !accepted { engine.remove(slot) }
     }
 
     /// Ends the registration and hands back its entries (empty when it had
@@ -76,11 +82,11 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
     /// the first time), retries the queued removals without blocking.
     func expireFromSendPath() {
         if isEnded {
-            engine?.retryPendingRemovalsFromSendPath()
+            engine.retryPendingRemovalsFromSendPath()
             return
         }
         let entries = end(expiring: true)
-        guard !entries.isEmpty, let engine else { return }
+        guard !entries.isEmpty else { return }
         for slot in entries {
             engine.removeFromSendPath(slot)
         }
@@ -90,7 +96,6 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
 
     package func cancelSubscription() -> Bool {
         let entries = end()
-        guard let engine else { return false }
         var removed = false
         for slot in entries where engine.remove(slot) {
             removed = true
@@ -106,15 +111,43 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
     /// equal are not told apart here.)
     func isSubscribed(underKey key: Key) -> Bool {
         if ended.load(ordering: .acquiring) { return expired.load(ordering: .relaxed) }
-        guard let engine else { return false }
         let hash = AnyKeyedSlotLists.hash(key)
         let entries = state.withLock { $0.entries }
         return entries.contains { $0.hash == hash && engine.contains($0) }
     }
 
     package var isSubscriptionActive: Bool {
-        guard let engine else { return false }
         let entries = state.withLock { $0.entries }
         return entries.contains { engine.contains($0) }
+    }
+}
+
+/// The registration of a subscription stored under one key whose box never
+/// ends on its own (a closure without limit or target, as
+/// `KeyedEvent.subscribe(key:_:)` makes): its slot is known before its token
+/// exists and never changes, so it needs neither a lock nor a list of
+/// entries. Cancelling removes that slot by identity; the core issues each
+/// handle once, so only the first of concurrent cancels removes it (and
+/// returns true), and a later one finds nothing. An object of its own, not
+/// the box: a token may be kept long after its subscription ends, and must
+/// not keep the handler (and what it captures) alive meanwhile.
+final class KeyedSlotRegistration: SubscriptionCanceller, @unchecked Sendable {
+    // @unchecked: immutable; the engine is internally synchronized.
+
+    /// Strong, for the reason given at ``KeyedRegistration``.
+    private let engine: AnyKeyedSlotLists
+    private let slot: KeyedSlot
+
+    init(engine: AnyKeyedSlotLists, slot: KeyedSlot) {
+        self.engine = engine
+        self.slot = slot
+    }
+
+    func cancelSubscription() -> Bool {
+        engine.remove(slot)
+    }
+
+    var isSubscriptionActive: Bool {
+        engine.contains(slot)
     }
 }

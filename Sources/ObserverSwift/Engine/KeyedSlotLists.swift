@@ -118,31 +118,49 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     // MARK: Writers
 
     /// Stores `box` under `key` (retained until a grace period after its
-    /// removal), creating the key's list if needed; returns its handle for
-    /// this key. One box may be stored under several keys.
-    /// ``add(_:forKey:)``, returning the entry the box joined, so that the
-    /// box can be removed by identity (``remove(_:)``) whatever `Key`'s `==`
-    /// and hash do later: a key not equal to itself (`Double.nan`) included.
-    /// Only ``KeyedSlotLists`` calls it, with a box of its type.
-    fileprivate func addBox<Key: Hashable>(_ box: Subscriber, forKey key: Key) -> KeyedSlot {
+    /// removal), creating the key's list if needed, and returns the entry
+    /// the box joined with its handle there, so that the box can be removed
+    /// by identity (``remove(_:)``) whatever `Key`'s `==` and hash do later:
+    /// a key not equal to itself (`Double.nan`) included. One box may be
+    /// stored under several keys. Only ``KeyedSlotLists`` calls it, with a
+    /// box of its type.
+    ///
+    /// Inlinable, so that a caller in another module specializes it: the
+    /// key's hash, its ``KeyBox`` and its probe are the only generic work,
+    /// and unspecialized they cost a runtime metadata lookup each. The rest
+    /// is ``addBox(_:hash:keyContext:probe:matched:)``.
+    @inlinable
+    final func addBox<Key: Hashable>(_ box: Subscriber, forKey key: Key) -> KeyedSlot {
+        let hash = Self.hash(key)
+        let keyContext = Unmanaged.passRetained(KeyBox(key) as AnyKeyBox).toOpaque()
+        // The existing entry the add joined, written by `keyBoxMatchesProbe`.
+        var matched: UnsafeRawPointer?
+        return withUnsafeMutablePointer(to: &matched) { matched in
+            withUnsafePointer(to: KeyProbe(key, matched: matched)) { probe in
+                addBox(box, hash: hash, keyContext: keyContext, probe: UnsafeRawPointer(probe), matched: matched)
+            }
+        }
+    }
+
+    /// The untyped part of ``addBox(_:forKey:)``: `keyContext` is a retained
+    /// ``KeyBox`` of the key (adopted by the map when the key is new,
+    /// released here otherwise), `probe` a ``KeyProbe`` of the same key whose
+    /// `matched` is `matched`.
+    @usableFromInline
+    final func addBox(
+        _ box: Subscriber, hash: UInt64, keyContext: UnsafeMutableRawPointer, probe: UnsafeRawPointer,
+        matched: UnsafeMutablePointer<UnsafeRawPointer?>
+    ) -> KeyedSlot {
         performPendingRemovals()
         if box.expiresWithTarget {
             if !holdsTargets.load(ordering: .relaxed) { holdsTargets.store(true, ordering: .relaxed) }
         }
         sweepDeadTargetsStep()
-        let hash = Self.hash(key)
-        let keyContext = Unmanaged.passRetained(KeyBox(key) as AnyKeyBox).toOpaque()
         let context = Unmanaged.passRetained(box).toOpaque()
         var handle = SlotHandle.notAdded
         var keyAdopted = false
-        // The existing entry the add joined, written by `keyBoxMatchesProbe`.
-        var matched: UnsafeRawPointer?
-        let status = withUnsafeMutablePointer(to: &matched) { matched in
-            withUnsafePointer(to: KeyProbe(key, matched: matched)) { probe in
-                oc_keymap_add(pointer, hash, probe, keyContext, context, &handle, &keyAdopted)
-            }
-        }
-        let entry = keyAdopted ? UInt(bitPattern: keyContext) : UInt(bitPattern: matched)
+        let status = oc_keymap_add(pointer, hash, probe, keyContext, context, &handle, &keyAdopted)
+        let entry = keyAdopted ? UInt(bitPattern: keyContext) : UInt(bitPattern: matched.pointee)
         if !keyAdopted { Unmanaged<AnyKeyBox>.fromOpaque(keyContext).release() }
         guard status == OC_OK, entry != 0 else {
             if status == OC_OK { oc_keymap_remove(pointer, hash, keyContext, handle) }
@@ -150,6 +168,14 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
             fatalError("ObserverSwift: cannot add a keyed observer: \(String(cString: oc_status_string(status)))")
         }
         return KeyedSlot(hash: hash, entry: entry, handle: handle)
+    }
+
+    /// The token of a subscription whose box was stored once, as `slot`, and
+    /// never ends on its own (a closure without limit or target): cancelling
+    /// removes that slot.
+    @usableFromInline
+    final func subscription(storedAt slot: KeyedSlot) -> Subscription {
+        Subscription(canceller: KeyedSlotRegistration(engine: self, slot: slot))
     }
 
     /// Removes the box that ``addSlot(_:forKey:)`` stored as `slot`; false
@@ -201,7 +227,12 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     /// Retries the queued removals without blocking: for a send that met a
     /// box whose removal is still queued.
     func retryPendingRemovalsFromSendPath() {
-        guard hasPendingRemovals.exchange(false, ordering: .acquiring) else { return }
+        // A plain load first: every subscribe and cancel comes here, and an
+        // exchange is a locked instruction even when nothing is pending.
+        // Relaxed: the exchange that follows orders what it finds.
+        guard hasPendingRemovals.load(ordering: .relaxed),
+            hasPendingRemovals.exchange(false, ordering: .acquiring)
+        else { return }
         let pending = pendingRemovals.withLock { list in
             defer { list.removeAll() }
             return list
@@ -277,7 +308,12 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
 
     /// Runs removals a send had to queue.
     func performPendingRemovals() {
-        guard hasPendingRemovals.exchange(false, ordering: .acquiring) else { return }
+        // A plain load first: every subscribe and cancel comes here, and an
+        // exchange is a locked instruction even when nothing is pending.
+        // Relaxed: the exchange that follows orders what it finds.
+        guard hasPendingRemovals.load(ordering: .relaxed),
+            hasPendingRemovals.exchange(false, ordering: .acquiring)
+        else { return }
         let pending = pendingRemovals.withLock { list in
             defer { list.removeAll() }
             return list
@@ -383,6 +419,14 @@ final class KeyedSlotLists<Box: Subscriber>: AnyKeyedSlotLists, @unchecked Senda
     /// ``AnyKeyedSlotLists/remove(_:)``).
     func addSlot<Key: Hashable>(_ box: Box, forKey key: Key) -> KeyedSlot {
         addBox(box, forKey: key)
+    }
+
+    /// Stores `box`, which never ends on its own (a closure without limit or
+    /// target), under `key` alone and returns its token. Inlinable: the
+    /// subscribe + cancel pair of `KeyedEvent.subscribe(key:_:)`.
+    @inlinable
+    func subscribe<Key: Hashable>(_ box: Box, forKey key: Key) -> Subscription {
+        subscription(storedAt: addBox(box, forKey: key))
     }
 
     /// The keyed send path: calls `body` with every box stored under `key`

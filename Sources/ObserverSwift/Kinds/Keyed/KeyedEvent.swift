@@ -58,7 +58,12 @@ public final class KeyedEvent<Key: Hashable, Value> {
     public init() {}
 
     deinit {
-        if let made = listsWord.load(ordering: .acquiring) { Unmanaged<Lists>.fromOpaque(made).release() }
+        guard let made = listsWord.load(ordering: .acquiring) else { return }
+        // Tokens hold the lists strongly: removing every subscription here
+        // frees the boxes (and what their handlers capture) now, and leaves a
+        // token that outlives the event only an empty map.
+        Unmanaged<Lists>.fromOpaque(made)._withUnsafeGuaranteedRef { _ = $0.removeAll() }
+        Unmanaged<Lists>.fromOpaque(made).release()
     }
 
     /// Calls `body` with the keyed lists borrowed (no retain), or returns
@@ -91,7 +96,8 @@ public final class KeyedEvent<Key: Hashable, Value> {
         return makeLists()
     }
 
-    private func makeLists() -> Lists {
+    @usableFromInline
+    func makeLists() -> Lists {
         let made = Unmanaged.passRetained(Lists())
         // Release: the lists are initialized before another thread sees
         // them; acquire on failure, to use those another subscriber made.
@@ -130,13 +136,19 @@ public final class KeyedEvent<Key: Hashable, Value> {
     ///   ends this subscription, so the result may not be ignored: keep it,
     ///   `store(in:)` a ``SubscriptionBag`` or a `Set<Subscription>`, or
     ///   discard it explicitly with `_ =`.
+    @inlinable
     public func subscribe(
         key: Key, limit: Int? = nil, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        guard limit != nil else { return register(CollectionOfOne(key), ClosureSubscriber(handler)) }
-        return subscribeClosure(CollectionOfOne(key), delivery: .synchronous, limit: limit) { _, value in
-            handler(value)
-        }
+        guard let limit else { return lists.subscribe(ClosureSubscriber(handler), forKey: key) }
+        return subscribeLimited(key: key, limit: limit, handler)
+    }
+
+    /// `subscribe(key:limit:_:)` with a limit (not specialized in the caller:
+    /// limited subscriptions are rare).
+    @usableFromInline
+    func subscribeLimited(key: Key, limit: Int, _ handler: @escaping @Sendable (Value) -> Void) -> Subscription {
+        subscribeClosure(CollectionOfOne(key), delivery: .synchronous, limit: limit) { _, value in handler(value) }
     }
 
     /// Subscribes one closure to several keys: one ``Subscription`` whose
