@@ -339,12 +339,12 @@ public final class ObserverRegistry: @unchecked Sendable {
     // MARK: Writer internals (lock held)
 
     private func addLocked(_ record: RegisteredObserver, to view: AnyProtocolView, key: ObjectIdentifier) {
-        guard !record.isRemoved, record.viewHandles[key] == nil else { return }
+        guard !record.isRemoved, !record.isInView(key) else { return }
         guard let handle = view.addIfConforming(record) else { return }
         if record.isRemoved {
             view.slots.remove(handle)
         } else {
-            record.viewHandles[key] = handle
+            record.setViewHandle(handle, for: key)
         }
     }
 
@@ -385,7 +385,9 @@ public final class ObserverRegistry: @unchecked Sendable {
             for observer in pending {
                 if let record = makeRecordLocked(for: observer) { made.append(record) }
             }
-            pending.removeAll(keepingCapacity: true)
+            // A small buffer is kept for the next adds; a large one (a burst
+            // of adds) is not kept for the registry's lifetime.
+            pending.removeAll(keepingCapacity: pending.capacity <= 64)
             for (record, _) in made where !record.isRemoved {
                 storeLocked(record)
             }
@@ -429,9 +431,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         guard !record.isRemoved else { return }
         record.isRemoved = true
         all.remove(record.handle)
-        let handles = record.viewHandles
-        record.viewHandles.removeAll()
-        for (key, handle) in handles {
+        record.takeViewHandles { key, handle in
             viewsByKey[key]?.slots.remove(handle)
         }
     }
