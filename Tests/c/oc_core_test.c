@@ -837,6 +837,9 @@ kernel_offers_membarrier(void)
 #endif
 }
 
+/* Two windows of the object limit: at least two scans by that trigger. */
+#define CHURN_PAIRS ((int)(2 * (OC_SCAN_RETIRED_OBJECTS + OC_WRITER_POLL_THRESHOLD)))
+
 static void
 test_read_side_mode_and_membarrier_count(void)
 {
@@ -866,12 +869,12 @@ test_read_side_mode_and_membarrier_count(void)
 		CHECK(send_once(list) == 1);
 	CHECK(oc_testing_membarriers() - before <= 1);
 
-	/* 6400 subscribe/cancel pairs: 6400 retirements (6400 x 56 bytes,
-	 * under OC_SCAN_RETIRED_BYTES): scans per interval and per
+	/* CHURN_PAIRS subscribe/cancel pairs, as many retirements (56 bytes
+	 * each, under OC_SCAN_RETIRED_BYTES): scans per interval and per
 	 * OC_SCAN_RETIRED_OBJECTS, at least one per that many plus a poll's. */
 	before = oc_testing_membarriers();
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (i = 0; i < 6400; i++) {
+	for (i = 0; i < CHURN_PAIRS; i++) {
 		oc_handle_t churned;
 
 		CHECK(oc_list_add(list, new_probe(3), &churned) == OC_OK);
@@ -882,9 +885,9 @@ test_read_side_mode_and_membarrier_count(void)
 	    (uint64_t)end.tv_nsec - (uint64_t)start.tv_nsec;
 	if (membarrier) {
 		CHECK(oc_testing_membarriers() - before >=
-		    6400 / (OC_SCAN_RETIRED_OBJECTS + OC_WRITER_POLL_THRESHOLD));
+		    CHURN_PAIRS / (OC_SCAN_RETIRED_OBJECTS + OC_WRITER_POLL_THRESHOLD));
 		CHECK(oc_testing_membarriers() - before <=
-		    elapsed_ns / OC_SCAN_INTERVAL_NS + 1 + 6400 / OC_SCAN_RETIRED_OBJECTS + 1 + 1);
+		    elapsed_ns / OC_SCAN_INTERVAL_NS + 1 + CHURN_PAIRS / OC_SCAN_RETIRED_OBJECTS + 1 + 1);
 	} else {
 		CHECK(oc_testing_membarriers() == before);
 	}
@@ -897,7 +900,7 @@ test_read_side_mode_and_membarrier_count(void)
 	oc_list_destroy(list);
 	CHECK(oc_reclaim_barrier() == OC_OK);
 	/* Every probe released exactly once (the tests after count from 0). */
-	CHECK(__atomic_load_n(&releases, __ATOMIC_RELAXED) == 2 + 6400);
+	CHECK(__atomic_load_n(&releases, __ATOMIC_RELAXED) == 2 + CHURN_PAIRS);
 	releases = 0;
 }
 

@@ -339,9 +339,9 @@ oc_status_t oc_synchronize(void);
  * oc_synchronize always scan.
  */
 #define OC_WRITER_POLL_THRESHOLD 64u
-#define OC_SCAN_INTERVAL_NS 2000000u
-#define OC_SCAN_RETIRED_OBJECTS 4096u
-#define OC_SCAN_RETIRED_BYTES 1048576u
+#define OC_SCAN_INTERVAL_NS 5000000u
+#define OC_SCAN_RETIRED_OBJECTS 16384u
+#define OC_SCAN_RETIRED_BYTES 4194304u
 
 /*
  * oc_reclaim_poll: non-blocking. Releases retired memory and contexts whose
