@@ -7,6 +7,7 @@
 import CObserverCore
 import CObserverCore.Testing
 import Foundation
+import Synchronization
 import XCTest
 
 final class ReadSideOrderingTests: XCTestCase {
@@ -16,8 +17,43 @@ final class ReadSideOrderingTests: XCTestCase {
 
     private static let defaultPolicy = oc_scan_policy_t(
         interval_ns: UInt64(OC_SCAN_INTERVAL_NS), retired_objects: UInt64(OC_SCAN_RETIRED_OBJECTS),
-        retired_bytes: UInt64(OC_SCAN_RETIRED_BYTES))
+        retired_objects_alone: UInt64(OC_SCAN_RETIRED_OBJECTS_ALONE), retired_bytes: UInt64(OC_SCAN_RETIRED_BYTES))
     private static let never = UInt64.max
+
+    private func setPolicy(
+        interval: UInt64 = never, objects: UInt64 = never, objectsAlone: UInt64 = never, bytes: UInt64 = never
+    ) {
+        _ = oc_testing_set_scan_policy(
+            oc_scan_policy_t(
+                interval_ns: interval, retired_objects: objects, retired_objects_alone: objectsAlone,
+                retired_bytes: bytes))
+    }
+
+    /// A thread inside read sections (one after the other, as a sender's)
+    /// until `body` returns.
+    private func whileAnotherThreadReads<T>(_ list: OpaquePointer, _ body: () throws -> T) rethrows -> T {
+        let stop = StopRequest()
+        let started = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) let shared = list
+        Thread.detachNewThread {
+            started.signal()
+            while !stop.requested.load(ordering: .relaxed) {
+                let reader = oc_read_begin()
+                let view = oc_list_view(shared)
+                for index in 0..<view.count { _ = oc_view_context(view, index) }
+                oc_read_end(reader)
+                readerSections.add(1, ordering: .relaxed)
+            }
+            finished.signal()
+        }
+        started.wait()
+        defer {
+            stop.requested.store(true, ordering: .relaxed)
+            finished.wait()
+        }
+        return try body()
+    }
 
     /// Objects retired so far in the process (pending or released).
     private func retiredObjects() -> UInt64 {
@@ -148,37 +184,51 @@ final class ReadSideOrderingTests: XCTestCase {
     }
 
     /// Subscribe/cancel churn under the default policy: at most one
-    /// membarrier per interval plus one per OC_SCAN_RETIRED_OBJECTS objects
-    /// or OC_SCAN_RETIRED_BYTES bytes retired (never one per writer poll, as
-    /// 64 000 retirements would give 1000), and what stays pending under
-    /// two windows of the limits.
+    /// membarrier per interval plus one per object limit's worth of
+    /// retirements (OC_SCAN_RETIRED_OBJECTS while another thread reads,
+    /// OC_SCAN_RETIRED_OBJECTS_ALONE otherwise) or OC_SCAN_RETIRED_BYTES
+    /// bytes (never one per writer poll, as 64 000 retirements would give
+    /// 1000), and what stays pending under two windows of the limits.
     func testChurnScansPerIntervalOrPerBoundOfRetirements() throws {
         let membarrier = oc_testing_sections_use_membarrier()
         try withList { list in
             let bytesEach = bytesPerRetiredContext(list)
             XCTAssertGreaterThan(bytesEach, 0)
-            let run = churn(list, pairs: 64_000, firstValue: 10)
-            XCTAssertEqual(run.retired, 64_000)
-            let interval = UInt64(OC_SCAN_INTERVAL_NS)
-            let objects = UInt64(OC_SCAN_RETIRED_OBJECTS)
-            let bytes = UInt64(OC_SCAN_RETIRED_BYTES)
-            let allowed =
-                run.nanoseconds / interval + 1 + run.retired / objects + 1 + run.retired * bytesEach / bytes + 1
-            print(
-                "read-side ordering: \(run.retired) retired in \(run.nanoseconds / 1000) us, \(run.membarriers) membarriers "
-                    + "(allowed \(allowed)), pending at most \(run.maxPendingObjects) objects, \(run.maxPendingBytes) bytes"
-            )
-            if membarrier {
-                XCTAssertLessThanOrEqual(run.membarriers, allowed, "more membarriers than the scan policy allows")
-                XCTAssertGreaterThanOrEqual(
-                    run.membarriers, run.retired / (objects + UInt64(OC_WRITER_POLL_THRESHOLD)) - 1,
-                    "writers retired more than the object limit between two scans")
-            } else {
-                XCTAssertEqual(run.membarriers, 0)
+            for reading in [false, true] {
+                let run =
+                    reading
+                    ? whileAnotherThreadReads(list) { churn(list, pairs: 64_000, firstValue: 10) }
+                    : churn(list, pairs: 64_000, firstValue: 10)
+                XCTAssertEqual(run.retired, 64_000)
+                let interval = UInt64(OC_SCAN_INTERVAL_NS)
+                // Which object limit applies depends on whether a poll saw the
+                // other thread inside a section (a heuristic): the smaller one
+                // bounds the count either way.
+                let objects = UInt64(OC_SCAN_RETIRED_OBJECTS_ALONE)
+                let bytes = UInt64(OC_SCAN_RETIRED_BYTES)
+                let allowed =
+                    run.nanoseconds / interval + 1 + run.retired / objects + 1 + run.retired * bytesEach / bytes + 1
+                print(
+                    "read-side ordering (\(reading ? "another thread reads" : "alone")): \(run.retired) retired in "
+                        + "\(run.nanoseconds / 1000) us, \(run.membarriers) membarriers (allowed \(allowed)), "
+                        + "pending at most \(run.maxPendingObjects) objects, \(run.maxPendingBytes) bytes")
+                if membarrier {
+                    XCTAssertLessThanOrEqual(run.membarriers, allowed, "more membarriers than the scan policy allows")
+                    if !reading {
+                        XCTAssertGreaterThanOrEqual(
+                            run.membarriers, run.retired / (objects + UInt64(OC_WRITER_POLL_THRESHOLD)) - 1,
+                            "writers retired more than the object limit between two scans")
+                    }
+                } else {
+                    XCTAssertEqual(run.membarriers, 0)
+                }
+                // While the other thread's sections end: two windows at most.
+                let pollThreshold = UInt64(OC_WRITER_POLL_THRESHOLD)
+                XCTAssertLessThan(
+                    run.maxPendingObjects, 2 * (UInt64(OC_SCAN_RETIRED_OBJECTS) + pollThreshold),
+                    "pending objects over the bound")
+                XCTAssertLessThan(run.maxPendingBytes, 2 * bytes + bytesEach, "pending bytes over the bound")
             }
-            let pollThreshold = UInt64(OC_WRITER_POLL_THRESHOLD)
-            XCTAssertLessThan(run.maxPendingObjects, 2 * (objects + pollThreshold), "pending objects over the bound")
-            XCTAssertLessThan(run.maxPendingBytes, 2 * bytes + bytesEach, "pending bytes over the bound")
         }
     }
 
@@ -193,17 +243,29 @@ final class ReadSideOrderingTests: XCTestCase {
         try withList { list in
             let bytesEach = bytesPerRetiredContext(list)
 
-            _ = oc_testing_set_scan_policy(
-                oc_scan_policy_t(interval_ns: Self.never, retired_objects: 256, retired_bytes: Self.never))
+            // No other thread reads: the "alone" object limit applies.
+            setPolicy(objectsAlone: 256)
             var run = churn(list, pairs: 6400, firstValue: 10)
             XCTAssertEqual(run.retired, 6400)
-            XCTAssertLessThanOrEqual(run.membarriers, 6400 / 256 + 1, "object limit")
-            XCTAssertGreaterThanOrEqual(run.membarriers, 6400 / (256 + pollThreshold) - 1, "object limit")
-            XCTAssertLessThan(run.maxPendingObjects, 2 * (256 + pollThreshold), "object limit: pending")
+            XCTAssertLessThanOrEqual(run.membarriers, 6400 / 256 + 1, "object limit alone")
+            XCTAssertGreaterThanOrEqual(run.membarriers, 6400 / (256 + pollThreshold) - 1, "object limit alone")
+            XCTAssertLessThan(run.maxPendingObjects, 2 * (256 + pollThreshold), "object limit alone: pending")
+            setPolicy(objects: 256)
+            run = churn(list, pairs: 6400, firstValue: 10)
+            XCTAssertEqual(run.membarriers, 0, "the limit for a reading thread applied with none reading")
+
+            // Another thread reads (and is seen in a section by some poll of
+            // each window): the other object limit applies.
+            setPolicy(objects: 256)
+            let sectionsBefore = readerSections.load(ordering: .relaxed)
+            run = whileAnotherThreadReads(list) { churn(list, pairs: 6400, firstValue: 10) }
+            XCTAssertLessThanOrEqual(run.membarriers, 6400 / 256 + 1, "object limit while another thread reads")
+            if readerSections.load(ordering: .relaxed) - sectionsBefore > 100_000 {
+                XCTAssertGreaterThan(run.membarriers, 0, "object limit while another thread reads")
+            }
 
             let byteLimit = 8 * pollThreshold * bytesEach
-            _ = oc_testing_set_scan_policy(
-                oc_scan_policy_t(interval_ns: Self.never, retired_objects: Self.never, retired_bytes: byteLimit))
+            setPolicy(bytes: byteLimit)
             run = churn(list, pairs: 6400, firstValue: 10_000)
             let retiredBytes = run.retired * bytesEach
             XCTAssertLessThanOrEqual(run.membarriers, retiredBytes / byteLimit + 1, "byte limit")
@@ -212,14 +274,12 @@ final class ReadSideOrderingTests: XCTestCase {
             XCTAssertLessThan(run.maxPendingBytes, 2 * (byteLimit + pollThreshold * bytesEach), "byte limit: pending")
 
             let interval: UInt64 = 1_000_000
-            _ = oc_testing_set_scan_policy(
-                oc_scan_policy_t(interval_ns: interval, retired_objects: Self.never, retired_bytes: Self.never))
+            setPolicy(interval: interval)
             run = churn(list, pairs: 64_000, firstValue: 20_000)
             XCTAssertLessThanOrEqual(run.membarriers, run.nanoseconds / interval + 1, "interval")
             XCTAssertGreaterThan(run.membarriers, 0, "interval: \(run.nanoseconds) ns of churn and no scan")
 
-            _ = oc_testing_set_scan_policy(
-                oc_scan_policy_t(interval_ns: Self.never, retired_objects: Self.never, retired_bytes: Self.never))
+            setPolicy()
             run = churn(list, pairs: 6400, firstValue: 100_000)
             XCTAssertEqual(run.membarriers, 0, "polls scanned with every trigger off")
             XCTAssertEqual(oc_stats().pending_objects, 6400, "released without a scan")
@@ -227,4 +287,12 @@ final class ReadSideOrderingTests: XCTestCase {
             XCTAssertEqual(oc_stats().pending_objects, 0)
         }
     }
+}
+
+/// Sections the reading thread of `whileAnotherThreadReads` has run.
+private let readerSections = Atomic<Int>(0)
+
+/// A stop flag another thread polls.
+private final class StopRequest: Sendable {
+    let requested = Atomic<Bool>(false)
 }

@@ -57,12 +57,14 @@ uint64_t oc_testing_membarriers(void);
 typedef struct oc_scan_policy {
 	uint64_t interval_ns;
 	uint64_t retired_objects;
+	uint64_t retired_objects_alone;
 	uint64_t retired_bytes;
 } oc_scan_policy_t;
 
 /*
  * oc_testing_set_scan_policy: replaces the scan policy's limits (defaults:
- * OC_SCAN_INTERVAL_NS, OC_SCAN_RETIRED_OBJECTS, OC_SCAN_RETIRED_BYTES) and
+ * OC_SCAN_INTERVAL_NS, OC_SCAN_RETIRED_OBJECTS,
+ * OC_SCAN_RETIRED_OBJECTS_ALONE, OC_SCAN_RETIRED_BYTES) and
  * returns the previous ones, so that a test can isolate one trigger (a
  * limit of UINT64_MAX never triggers). Takes the reclaim lock, which a
  * barrier holds while it waits for read sections: never call it from
