@@ -74,11 +74,10 @@ void oc__retire(struct oc_retired *retired, void (*release)(struct oc_retired *)
 
 /*
  * Writers call this after every change: it polls reclamation only once
- * OC_WRITER_POLL_THRESHOLD retired objects are pending, so a burst of
- * subscribe/cancel pairs does not scan every epoch record each time, while
- * the garbage a writer leaves behind stays bounded.
+ * OC_WRITER_POLL_THRESHOLD (oc_epoch.h) retired objects are pending, so a
+ * burst of subscribe/cancel pairs does not poll on each change, while the
+ * garbage a writer leaves behind stays bounded.
  */
-#define OC_WRITER_POLL_THRESHOLD 64u
 
 /* Ready objects a sender releases per poll (see oc__reader_poll). */
 #define OC_READER_RELEASE_LIMIT 8u

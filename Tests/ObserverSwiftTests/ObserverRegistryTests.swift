@@ -192,6 +192,29 @@ final class ObserverRegistryTests: XCTestCase {
         XCTAssertEqual(beta.recorded, ["beta 2"])
     }
 
+    /// An observer stored in three views (its first handle kept inline, the
+    /// others beside it) is removed from each.
+    func testObserverStoredInSeveralViewsIsRemovedFromEveryOne() {
+        let registry = ObserverRegistry()
+        let both = AlphaAndBeta("both")
+        registry.addObserver(both)
+        var anyCalls = 0
+        registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
+        registry.withObservers { (observer: BetaObserver) in observer.beta(2) }
+        registry.withObservers { (_: AnyObject) in anyCalls += 1 }
+        XCTAssertTrue(registry.removeObserver(both))
+        registry.withObservers { (observer: AlphaObserver) in observer.alpha(3) }
+        registry.withObservers { (observer: BetaObserver) in observer.beta(4) }
+        registry.withObservers { (_: AnyObject) in anyCalls += 1 }
+        XCTAssertEqual(both.recorded, ["alpha 1", "beta 2"])
+        XCTAssertEqual(anyCalls, 1)
+        registry.addObserver(both)
+        registry.withObservers { (observer: BetaObserver) in observer.beta(5) }
+        registry.withObservers { (_: AnyObject) in anyCalls += 1 }
+        XCTAssertEqual(both.recorded, ["alpha 1", "beta 2", "beta 5"])
+        XCTAssertEqual(anyCalls, 2)
+    }
+
     func testRemovedObserverCanBeAddedAgainAndIsCastAgain() {
         let registry = ObserverRegistry()
         let both = AlphaAndBeta("both")

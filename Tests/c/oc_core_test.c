@@ -812,9 +812,12 @@ test_full_list_clear_destroy_barrier(void)
  * How read sections are ordered. With
  * OBSERVER_CORE_MEMBARRIER=0 the core must keep the fence; otherwise, on a
  * Linux kernel that offers the private expedited membarrier (asked here
- * directly), it must use it. Either way membarriers are issued per poll or
- * grace period: none for sends, at most one per writer poll (one per 64
- * retirements) for subscribe/cancel churn, one per barrier.
+ * directly), it must use it. Either way membarriers are issued per scan:
+ * none for sends while nothing is pending; for subscribe/cancel churn at
+ * most one per OC_SCAN_INTERVAL_NS plus one per OC_SCAN_RETIRED_OBJECTS_ALONE
+ * retirements (no other thread reads here; or OC_SCAN_RETIRED_BYTES bytes),
+ * and at least one per that many + OC_WRITER_POLL_THRESHOLD; one per barrier and
+ * per synchronize (ReadSideOrderingTests checks each trigger alone).
  */
 static bool
 fallback_forced(void)
@@ -836,13 +839,17 @@ kernel_offers_membarrier(void)
 #endif
 }
 
+/* Two windows of the object limit: at least two scans by that trigger. */
+#define CHURN_PAIRS ((int)(2 * (OC_SCAN_RETIRED_OBJECTS + OC_WRITER_POLL_THRESHOLD)))
+
 static void
 test_read_side_mode_and_membarrier_count(void)
 {
 	bool membarrier = oc_testing_sections_use_membarrier();
 	oc_list_t *list;
 	oc_handle_t handle;
-	uint64_t before;
+	struct timespec start, end;
+	uint64_t before, elapsed_ns;
 	int i;
 
 	releases = 0;
@@ -864,20 +871,29 @@ test_read_side_mode_and_membarrier_count(void)
 		CHECK(send_once(list) == 1);
 	CHECK(oc_testing_membarriers() - before <= 1);
 
-	/* 6400 subscribe/cancel pairs: 6400 retirements, at most one writer
-	 * poll (and membarrier) per 64 of them, plus the senders' one above. */
+	/* CHURN_PAIRS subscribe/cancel pairs, as many retirements (56 bytes
+	 * each, under OC_SCAN_RETIRED_BYTES): scans per interval and per
+	 * OC_SCAN_RETIRED_OBJECTS, at least one per that many plus a poll's. */
 	before = oc_testing_membarriers();
-	for (i = 0; i < 6400; i++) {
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (i = 0; i < CHURN_PAIRS; i++) {
 		oc_handle_t churned;
 
 		CHECK(oc_list_add(list, new_probe(3), &churned) == OC_OK);
 		CHECK(oc_list_remove(list, churned) == OC_OK);
 	}
-	if (membarrier)
-		CHECK(oc_testing_membarriers() - before >= 1);
-	else
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	elapsed_ns = (uint64_t)(end.tv_sec - start.tv_sec) * 1000000000u +
+	    (uint64_t)end.tv_nsec - (uint64_t)start.tv_nsec;
+	if (membarrier) {
+		/* No other thread reads: the object limit is the "alone" one. */
+		CHECK(oc_testing_membarriers() - before >=
+		    CHURN_PAIRS / (OC_SCAN_RETIRED_OBJECTS_ALONE + OC_WRITER_POLL_THRESHOLD));
+		CHECK(oc_testing_membarriers() - before <=
+		    elapsed_ns / OC_SCAN_INTERVAL_NS + 1 + CHURN_PAIRS / OC_SCAN_RETIRED_OBJECTS_ALONE + 1 + 1);
+	} else {
 		CHECK(oc_testing_membarriers() == before);
-	CHECK(oc_testing_membarriers() - before <= 6400 / 64 + 1);
+	}
 
 	/* A barrier and a synchronize: one each. */
 	before = oc_testing_membarriers();
@@ -887,7 +903,7 @@ test_read_side_mode_and_membarrier_count(void)
 	oc_list_destroy(list);
 	CHECK(oc_reclaim_barrier() == OC_OK);
 	/* Every probe released exactly once (the tests after count from 0). */
-	CHECK(__atomic_load_n(&releases, __ATOMIC_RELAXED) == 2 + 6400);
+	CHECK(__atomic_load_n(&releases, __ATOMIC_RELAXED) == 2 + CHURN_PAIRS);
 	releases = 0;
 }
 

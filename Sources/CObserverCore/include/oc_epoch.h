@@ -321,12 +321,38 @@ static inline void oc_read_begin_reader(oc_reader_t *reader) { oc_read_begin_rea
 oc_status_t oc_synchronize(void);
 
 /*
+ * Writers poll after a change once OC_WRITER_POLL_THRESHOLD more retired
+ * objects are pending than the latest poll left. Whether a poll scans the
+ * epoch records (the scan is what completes grace periods): with fenced
+ * read sections every poll scans. Where the reclaimer issues membarrier
+ * instead (oc__membarrier_active), each scan interrupts every CPU running
+ * one of the process's threads, a sender among them, so a poll scans only
+ * when OC_SCAN_INTERVAL_NS have passed since the latest scan, or when
+ * OC_SCAN_RETIRED_BYTES bytes of core memory or OC_SCAN_RETIRED_OBJECTS
+ * objects were retired since it (OC_SCAN_RETIRED_OBJECTS_ALONE when no
+ * poll since it saw another thread inside a read section: then the
+ * membarrier interrupts nobody); otherwise it releases what is already
+ * ready and leaves the rest to a later poll. Hence at most one polling
+ * membarrier per interval plus one per object or byte limit's worth of
+ * retirements, and, while readers leave their sections, fewer than 2 x
+ * (OC_SCAN_RETIRED_OBJECTS + OC_WRITER_POLL_THRESHOLD) retired objects per
+ * polling writer and 2 x OC_SCAN_RETIRED_BYTES (plus the largest object)
+ * pending. A barrier and oc_synchronize always scan.
+ */
+#define OC_WRITER_POLL_THRESHOLD 64u
+#define OC_SCAN_INTERVAL_NS 5000000u
+#define OC_SCAN_RETIRED_OBJECTS 16384u
+#define OC_SCAN_RETIRED_OBJECTS_ALONE 1024u
+#define OC_SCAN_RETIRED_BYTES 4194304u
+
+/*
  * oc_reclaim_poll: non-blocking. Releases retired memory and contexts whose
- * grace period is known to have passed, on the calling thread. Writers call
- * it after a change once 64 retired objects are pending (releasing all that
- * is ready); readers every OC_READER_POLL_INTERVAL sections when writers are
- * quiet (releasing a few), so memory is reclaimed without a dedicated
- * thread; a program may also call it at any time.
+ * grace period is known to have passed, on the calling thread, and scans
+ * for more when the policy above says so. Writers call it after a change
+ * (see OC_WRITER_POLL_THRESHOLD; releasing all that is ready);
+ * readers every OC_READER_POLL_INTERVAL sections when writers are quiet
+ * (releasing a few), so memory is reclaimed without a dedicated thread; a
+ * program may also call it at any time.
  */
 void oc_reclaim_poll(void);
 

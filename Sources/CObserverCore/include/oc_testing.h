@@ -53,6 +53,25 @@ bool oc_testing_sections_use_membarrier(void);
 /* Private expedited membarriers the reclaimer has issued (relaxed). */
 uint64_t oc_testing_membarriers(void);
 
+/* The limits of the scan policy (see OC_SCAN_INTERVAL_NS in oc_epoch.h). */
+typedef struct oc_scan_policy {
+	uint64_t interval_ns;
+	uint64_t retired_objects;
+	uint64_t retired_objects_alone;
+	uint64_t retired_bytes;
+} oc_scan_policy_t;
+
+/*
+ * oc_testing_set_scan_policy: replaces the scan policy's limits (defaults:
+ * OC_SCAN_INTERVAL_NS, OC_SCAN_RETIRED_OBJECTS,
+ * OC_SCAN_RETIRED_OBJECTS_ALONE, OC_SCAN_RETIRED_BYTES) and
+ * returns the previous ones, so that a test can isolate one trigger (a
+ * limit of UINT64_MAX never triggers). Takes the reclaim lock, which a
+ * barrier holds while it waits for read sections: never call it from
+ * inside one.
+ */
+oc_scan_policy_t oc_testing_set_scan_policy(oc_scan_policy_t policy);
+
 /* oc_list_capacity: slots in the list's current array. NULL: 0. */
 size_t oc_list_capacity(const oc_list_t *OC_NULLABLE list);
 

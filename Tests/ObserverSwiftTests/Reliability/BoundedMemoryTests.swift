@@ -1,3 +1,4 @@
+import CObserverCore
 import Dispatch
 import ObserverSwift
 import XCTest
@@ -6,9 +7,12 @@ import XCTest
 /// 10M in the long form) keep retired-but-unreleased objects bounded, leak
 /// nothing, and leave the resident set flat once a barrier ran.
 final class BoundedMemoryTests: XCTestCase {
-    /// Retired objects may pile up only between two polls; writers poll once
-    /// 64 are pending, so anything near this bound means reclamation stalled.
-    let pendingBound = 1024
+    /// Retired objects pile up only until the next scan (oc_epoch.h, the scan
+    /// policy): while every read section ends, fewer than two windows of
+    /// OC_SCAN_RETIRED_OBJECTS plus a writer poll's OC_WRITER_POLL_THRESHOLD
+    /// are pending (one window here: no section is active at a scan);
+    /// anything over it means reclamation stalled.
+    let pendingBound = 2 * Int(OC_SCAN_RETIRED_OBJECTS + OC_WRITER_POLL_THRESHOLD)
 
     func testSubscribeUnsubscribeCyclesStayBounded() throws {
         let cycles = ReliabilityEnvironment.memoryCycles

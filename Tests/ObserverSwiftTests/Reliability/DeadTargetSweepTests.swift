@@ -24,6 +24,9 @@ final class DeadTargetSweepTests: XCTestCase {
     }
 
     protocol Listening: AnyObject {}
+    /// No target conforms: a `withObservers` with it stores pending
+    /// observers and calls (and so probes) none.
+    protocol Unheard: AnyObject {}
 
     final class ListeningTarget: Listening, Sendable {
         let payload = Target()
@@ -119,27 +122,73 @@ final class DeadTargetSweepTests: XCTestCase {
         token.cancel()
     }
 
-    /// A registry's adds sweep pending observers (added, never stored by a
-    /// `withObservers`) and stored ones alike.
-    func testRegistryAddsAndRemovesSweepPendingAndStoredObservers() {
+    /// An `ObserverRegistry` alone, never sent to nor counted: 100 000
+    /// short-lived 512-byte targets, added one at a time while pending (never
+    /// stored), and 100 000 more stored while alive (by a `withObservers`
+    /// that calls none of them, so no send ever finds one dead) and
+    /// deallocated afterwards, in batches of 1 000 beside one live observer.
+    /// What the dead targets retain stays under 8 MiB: by mallinfo2 where it
+    /// works, and everywhere by the entries held (each keeps its target's
+    /// allocation of more than 512 bytes). Adds that do not grow the table
+    /// (a steady add + remove) are not what sweeps: the sweep runs when an
+    /// add would grow it.
+    func testRegistryKeepsWhatDeadTargetsRetainUnder8MiBWithoutSendOrCount() throws {
         let registry = ObserverRegistry()
         let kept = ListeningTarget()
         registry.addObserver(kept)
-        for _ in 0..<1_000 { registry.addObserver(ListeningTarget()) }
-        XCTAssertLessThan(registry.entryCount, 64, "pending dead observers")
-        for _ in 0..<100 { registry.addObserver(ListeningTarget()) }
-        registry.withObservers { (_: Listening) in }  // stores what is pending
-        var stored: [ListeningTarget]? = (0..<100).map { _ in ListeningTarget() }
-        for target in stored! { registry.addObserver(target) }
-        registry.withObservers { (_: Listening) in }
-        stored = nil
-        for _ in 0..<200 {
-            let passing = ListeningTarget()
-            registry.addObserver(passing)
-            registry.removeObserver(passing)
+        registry.withObservers { (_: Unheard) in }
+        try ObserverCore.reclaimNow()
+        let heapBefore = HeapBytes.inUse()
+        let entryLimit = Self.retainedLimit / 512
+
+        var highestEntries = 0
+        for cycle in 0..<Self.targets {
+            registry.addObserver(Target())
+            if cycle % 97 == 0 { highestEntries = max(highestEntries, registry.entryCount) }
         }
-        XCTAssertEqual(registry.entryCount, 1, "only the live observer is left")
+        let pendingEntries = registry.entryCount
+        for _ in 0..<(Self.targets / 1_000) {
+            let batch = (0..<1_000).map { _ in Target() }
+            for target in batch {
+                registry.addObserver(target)
+                highestEntries = max(highestEntries, registry.entryCount)
+            }
+            registry.withObservers { (_: Unheard) in }
+        }
+        let storedEntries = registry.entryCount
+        print(
+            "registry dead targets: \(pendingEntries) entries after the pending ones, \(storedEntries) after the "
+                + "stored ones, at most \(highestEntries) (limit \(entryLimit))")
+        if let heapBefore, let heapAfter = HeapBytes.inUse() {
+            let retained = heapAfter - heapBefore
+            print("registry dead targets: \(retained) bytes retained (mallinfo2)")
+            XCTAssertLessThan(retained, Self.retainedLimit, "heap retained by dead observers (mallinfo2)")
+        }
+        XCTAssertLessThan(highestEntries, entryLimit, "entries of dead observers hold over 8 MiB")
         XCTAssertTrue(registry.contains(kept))
+        XCTAssertEqual(registry.observerCount, 1, "only the live observer is left")
+    }
+
+    /// The sweep's bound on the table: it grows only while more than a
+    /// quarter of it is alive, so with L observers alive the entries held,
+    /// dead ones included, stay under 4 L (or 8); a steady add + remove
+    /// leaves the dead entries alone until the next growth would come.
+    func testRegistryEntriesStayUnderFourTimesTheLiveObservers() {
+        let registry = ObserverRegistry()
+        let live = (0..<300).map { _ in ListeningTarget() }
+        for target in live { registry.addObserver(target) }
+        var highest = 0
+        for cycle in 0..<30_000 {
+            registry.addObserver(ListeningTarget())
+            if cycle % 7 == 0 {
+                let passing = ListeningTarget()
+                registry.addObserver(passing)
+                registry.removeObserver(passing)
+            }
+            highest = max(highest, registry.entryCount)
+        }
+        XCTAssertLessThan(highest, 4 * live.count, "entries beside \(live.count) live observers")
+        XCTAssertEqual(registry.observerCount, live.count)
     }
 }
 

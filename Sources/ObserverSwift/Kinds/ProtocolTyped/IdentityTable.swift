@@ -117,20 +117,9 @@ final class IdentityTable<Value> {
     /// Buckets, empty ones included (a power of two).
     var bucketCount: Int { mask &+ 1 }
 
-    /// The identifier stored in bucket `index` (masked), or nil when it is
-    /// empty: for walks spread over many calls, where a removal's backward
-    /// shift may move an entry past the walk (it is found on the next round).
-    func identifier(inBucket index: Int) -> ObjectIdentifier? {
-        let key = keys[index & mask]
-        // ObjectIdentifier is the object address; this undoes `UInt(bitPattern:)`.
-        return key == 0 ? nil : unsafeBitCast(key, to: ObjectIdentifier.self)
-    }
-
-    /// Whether bucket `index` (masked) holds a value for which `predicate`
-    /// is true; the value is lent to `predicate`, not copied.
-    func bucket(_ index: Int, holdsValueWhere predicate: (borrowing Value) -> Bool) -> Bool {
-        keys[index & mask] != 0 && predicate(values[index & mask])
-    }
+    /// Whether storing one more key would grow the table (it is kept at
+    /// most half full).
+    var isFullForInsertion: Bool { (count &+ 1) &* 2 > mask &+ 1 }
 
     /// Every stored identifier, in no particular order.
     var identifiers: [ObjectIdentifier] {
@@ -159,7 +148,8 @@ final class IdentityTable<Value> {
         }
     }
 
-    private func grow() {
+    /// Doubles the buckets.
+    func grow() {
         let (oldKeys, oldValues, oldMask) = (keys, values, mask)
         (keys, values, mask, shift) = Self.allocate(capacity: (oldMask &+ 1) &* 2)
         for index in 0...oldMask where oldKeys[index] != 0 {

@@ -1,10 +1,6 @@
 import Dispatch
 import Foundation
 
-#if !canImport(ObjectiveC)
-    import CSwiftRuntime
-#endif
-
 /// Observers of any protocols, held weakly, called by the protocol they
 /// conform to: the composition form of ``ObservableClass`` (Flowduino's
 /// `ObservableClass`), for types that cannot inherit.
@@ -98,8 +94,6 @@ public final class ObserverRegistry: @unchecked Sendable {
     @usableFromInline
     var hasPendingAdds: AtomicWord<Bool> { AtomicWords.word(self, at: Words.hasPendingAddsOffset) }
     private var viewsByKey: [ObjectIdentifier: AnyProtocolView] = [:]
-    /// Where the next `sweepDeadObserversStepLocked()` starts in `entries`.
-    private var sweepCursor = 0
     /// Every view, in creation order (what `addObserver` casts into).
     private var views: [(key: ObjectIdentifier, view: AnyProtocolView)] = []
     /// Owns the nodes `viewHead` reaches (readers borrow them at +0).
@@ -138,7 +132,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         sweepDeadObserversLocked(force: false)
-        sweepDeadObserversStepLocked()
+        sweepBeforeGrowthLocked()
         let identifier = ObjectIdentifier(observer)
         if defersAdds {
             // One hash for the common case; a repeated add puts the entry back.
@@ -325,12 +319,12 @@ public final class ObserverRegistry: @unchecked Sendable {
     // MARK: Writer internals (lock held)
 
     private func addLocked(_ record: RegisteredObserver, to view: AnyProtocolView, key: ObjectIdentifier) {
-        guard !record.isRemoved, record.viewHandles[key] == nil else { return }
+        guard !record.isRemoved, !record.isInView(key) else { return }
         guard let handle = view.addIfConforming(record) else { return }
         if record.isRemoved {
             view.slots.remove(handle)
         } else {
-            record.viewHandles[key] = handle
+            record.setViewHandle(handle, for: key)
         }
     }
 
@@ -371,7 +365,9 @@ public final class ObserverRegistry: @unchecked Sendable {
             for observer in pending {
                 if let record = makeRecordLocked(for: observer) { made.append(record) }
             }
-            pending.removeAll(keepingCapacity: true)
+            // A small buffer is kept for the next adds; a large one (a burst
+            // of adds) is not kept for the registry's lifetime.
+            pending.removeAll(keepingCapacity: pending.capacity <= 64)
             for (record, _) in made where !record.isRemoved {
                 storeLocked(record)
             }
@@ -415,9 +411,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         guard !record.isRemoved else { return }
         record.isRemoved = true
         all.remove(record.handle)
-        let handles = record.viewHandles
-        record.viewHandles.removeAll()
-        for (key, handle) in handles {
+        record.takeViewHandles { key, handle in
             viewsByKey[key]?.slots.remove(handle)
         }
     }
@@ -431,50 +425,23 @@ public final class ObserverRegistry: @unchecked Sendable {
         sweepDeadObserversLocked()
     }
 
-    /// Buckets of `entries` one `sweepDeadObserversStepLocked()` examines.
-    /// Each add takes one step and adds at most one entry: with C buckets
-    /// and D dead entries spread over them, a step drops 4·D/C on average,
-    /// so under any churn D settles at most near C/4, below the half-full
-    /// mark at which the table grows: dead observers do not grow it.
-    private static let sweepStride = 4
-
-    /// One step of the amortized sweep, taken by every add: drops the
-    /// deallocated observers found in the next `sweepStride` buckets of
-    /// `entries` (round the table), pending or stored. So a registry that is
-    /// never sent to nor counted does not keep dead observers' memory (each
-    /// entry's unowned reference keeps it).
-    private func sweepDeadObserversStepLocked() {
-        var index = sweepCursor
-        for _ in 0..<min(Self.sweepStride, entries.bucketCount) {
-            let bucket = index
-            index = (index &+ 1) & (entries.bucketCount &- 1)
-            // The probe takes no reference, so it runs no deinit.
-            guard entries.bucket(bucket, holdsValueWhere: { hasStartedDeinitLocked($0) }),
-                let identifier = entries.identifier(inBucket: bucket), let current = entries[identifier]
-            else { continue }
-            entries.removeValue(forKey: identifier)
-            removeLocked(current)
-        }
-        sweepCursor = index
-    }
-
-    /// Whether `entry`'s observer has started its deinit; reads the
-    /// observer's address in place (no copy of the entry or of `pending`).
-    @inline(__always)
-    private func hasStartedDeinitLocked(_ entry: borrowing RegistryEntry) -> Bool {
-        #if canImport(ObjectiveC)
-            // Where Objective-C exists, a weak load (see `UnownedObserver`).
-            switch entry {
-            case .pending(let index): return pending[index].observer.hasStartedDeinit
-            case .stored(let record): return record.observer.hasStartedDeinit
-            }
-        #else
-            switch entry {
-            case .pending(let index):
-                return pending.withUnsafeBufferPointer { csr_is_deallocating($0[index].observer.address) }
-            case .stored(let record): return csr_is_deallocating(record.observer.address)
-            }
-        #endif
+    /// Before an add that would grow `entries`: drops every deallocated
+    /// observer, pending or stored (a full sweep), then grows the table only
+    /// if more than a quarter of its buckets still hold observers. So a
+    /// registry that is never sent to nor counted does not keep dead
+    /// observers' memory (each entry's unowned reference keeps its object's
+    /// allocation), and a steady add + remove pays nothing for it.
+    ///
+    /// Bounds: the table has B buckets, at most B / 2 entries. It grows
+    /// (to 2B) only when more than B / 4 observers are alive, so B stays
+    /// under 8 × the most observers ever alive at once (or 16), and the dead
+    /// entries it holds under half of that. Cost: a sweep walks B buckets;
+    /// after one, at least B / 4 adds (no growth) or B / 2 adds (growth)
+    /// come before the next: amortized O(1) per add.
+    private func sweepBeforeGrowthLocked() {
+        guard entries.isFullForInsertion else { return }
+        sweepDeadObserversLocked()
+        if entries.count &* 4 > entries.bucketCount { entries.grow() }
     }
 
     private func sweepDeadObserversLocked() {

@@ -6,7 +6,7 @@
 /// (and so its address) stays allocated while the record exists, but the
 /// observer itself may be deallocated at any time.
 final class RegisteredObserver: Subscriber, @unchecked Sendable {
-    // @unchecked: `observer`, `identifier` and `delivery` are immutable; `handle`, `viewHandles` and `isRemoved` are only touched
+    // @unchecked: `observer`, `identifier` and `delivery` are immutable; `handle`, the view handles and `isRemoved` are only touched
     // under the owning registry's writer lock.
 
     /// The observer, held without owning it (see ``UnownedObserver``).
@@ -18,7 +18,12 @@ final class RegisteredObserver: Subscriber, @unchecked Sendable {
     /// Slot in the registry's list of all observers.
     var handle = SlotHandle.notAdded
     /// Slot in each protocol view this observer conforms to, keyed by view.
-    var viewHandles: [ObjectIdentifier: SlotHandle] = [:]
+    /// Its handles in the protocol views it was stored in: the first one
+    /// inline (one protocol used, the common case, allocates nothing), the
+    /// others in a dictionary made for the second.
+    private var firstViewKey: ObjectIdentifier?
+    private var firstViewHandle = SlotHandle.notAdded
+    private var otherViewHandles: [ObjectIdentifier: SlotHandle] = [:]
     /// Set once removed, so that a view being built skips it.
     var isRemoved = false
 
@@ -39,4 +44,31 @@ final class RegisteredObserver: Subscriber, @unchecked Sendable {
 
     /// A strong reference to the observer, or nil once it is deallocating.
     func strongObserver() -> AnyObject? { observer.strongObserver() }
+
+    /// Whether it is stored in the view of `key`.
+    func isInView(_ key: ObjectIdentifier) -> Bool {
+        firstViewKey == key || otherViewHandles[key] != nil
+    }
+
+    /// Records its handle in the view of `key` (not recorded before).
+    func setViewHandle(_ handle: SlotHandle, for key: ObjectIdentifier) {
+        if firstViewKey == nil {
+            firstViewKey = key
+            firstViewHandle = handle
+        } else {
+            otherViewHandles[key] = handle
+        }
+    }
+
+    /// Forgets every view handle, then calls `body` with each (so `body`
+    /// may run code that reaches this record again).
+    func takeViewHandles(_ body: (ObjectIdentifier, SlotHandle) -> Void) {
+        let first = firstViewKey.map { ($0, firstViewHandle) }
+        let others = otherViewHandles
+        firstViewKey = nil
+        firstViewHandle = .notAdded
+        otherViewHandles = [:]
+        if let first { body(first.0, first.1) }
+        for (key, handle) in others { body(key, handle) }
+    }
 }
