@@ -77,7 +77,7 @@ extension Contender {
     /// target conforms to runs between add and remove.
     static func registryPairs(registered targets: [Target], sendingBetween: Bool = false) -> Contender {
         let observable = ObservableClass()
-        observable.addObserver(targets)
+        for target in targets { observable.addObserver(target) }
         observable.withObservers { (_: IntObserving) in }
         observable.withObservers { (_: UnobservedProtocol) in }
         let newcomer = Target()

@@ -47,7 +47,7 @@ extension Contender {
     /// An `ObservableClass` with every target added as an observer.
     static func protocolObservers(_ targets: [Target]) -> Contender {
         let observable = ObservableClass()
-        observable.addObserver(targets)
+        for target in targets { observable.addObserver(target) }
         return Contender(
             implementation: protocolObserversName, deliveriesPerSend: targets.count,
             send: { sends in protocolSend(observable, sends: sends) },
