@@ -14,12 +14,18 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "observer-bench",
-            dependencies: [.product(name: "ObserverSwift", package: "ObserverSwift")],
+            dependencies: [
+                .product(name: "ObserverSwift", package: "ObserverSwift"),
+                .product(name: "ObserverSwiftCompat", package: "ObserverSwift"),
+            ],
             path: "observer-bench"
         ),
         .executableTarget(
             name: "protocol-bench",
-            dependencies: [.product(name: "ObserverSwift", package: "ObserverSwift")],
+            dependencies: [
+                .product(name: "ObserverSwift", package: "ObserverSwift"),
+                .product(name: "ObserverSwiftCompat", package: "ObserverSwift"),
+            ],
             path: "protocol-bench"
         ),
         .executableTarget(

@@ -8,6 +8,7 @@
 // observers (and per observer), and the ratio baseline / ObserverSwift.
 import Foundation
 import ObserverSwift
+import ObserverSwiftCompat
 
 protocol TickObserver: AnyObject {
     func tick(_ value: Int)

@@ -118,11 +118,12 @@ final class SeedSpellingTests: XCTestCase {
 
     // MARK: HSObserver
 
-    func testHSObserverCentreAndStaticPostByName() {
+    func testHSObserverCentreNameAndStaticPostByName() {
         let name = Notification.Name("SeedSpellingTests.post")
         let received = SharedVariable(0)
         let observer = HSObserver(forName: name, queue: nil, activate: true) { _ in received.update { $0 += 1 } }
         XCTAssertTrue(observer.centre === NotificationCenter.default)
+        XCTAssertEqual(observer.name, name)
         NotificationCenter.post(name: name)
         NotificationCenter.post(name: name, object: nil, userInfo: ["k": 1])
         XCTAssertEqual(received.value, 2)

@@ -17,7 +17,6 @@ final class NotificationObserverTests: XCTestCase {
         XCTAssertTrue(observer.center === NotificationCenter.default)
         XCTAssertNil(observer.object)
         XCTAssertEqual(observer.names, [.init("defaults")])
-        XCTAssertEqual(observer.name, .init("defaults"))
         XCTAssertFalse(observer.isActive)
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 import ObserverSwift
-import ObserverSwiftCompat  // Flowduino's array forms: addObserver([a, b]), removeObserver([a, b])
+import ObserverSwiftCompat  // ObservableClass, Flowduino's base class, and its array forms
 import XCTest
 
 // Flowduino's README, as a user writes it (only `self.` added where Swift 6

@@ -1,4 +1,5 @@
 import ObserverSwift
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)

@@ -1,5 +1,6 @@
 import Foundation
 import ObserverSwift
+import ObserverSwiftCompat
 
 extension Scenario {
     /// Heap bytes per registered closure observer at N = 100k, beyond the

@@ -1,5 +1,6 @@
 import Foundation
 import ObserverSwift
+import ObserverSwiftCompat
 
 extension Scenario {
     /// Heap bytes per source (an `Event<Int>`, an `ObservableValue<Int>`, a

@@ -1,4 +1,5 @@
 import ObserverSwift
+import ObserverSwiftCompat
 
 extension Scenario {
     /// `addObserver` + `removeObserver` of one protocol-typed observer with N

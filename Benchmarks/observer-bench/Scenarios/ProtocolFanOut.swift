@@ -1,4 +1,5 @@
 import ObserverSwift
+import ObserverSwiftCompat
 
 extension Scenario {
     /// `withObservers { (observer: IntObserving) in ... }` over N registered

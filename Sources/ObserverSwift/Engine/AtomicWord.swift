@@ -234,7 +234,7 @@ package struct AtomicWordStorage<Value: AtomicWordValue> {
     @usableFromInline var word: Value.StorageWord
 
     @inlinable
-    init(_ value: Value) { word = Value.encode(value) }
+    package init(_ value: Value) { word = Value.encode(value) }
 
     /// The value, read plainly: for the owner's `init` and for tests that
     /// check a layout, never while other threads may access the word.
@@ -245,19 +245,19 @@ package struct AtomicWordStorage<Value: AtomicWordValue> {
 /// Where an object keeps its atomic words: the start of its stored
 /// properties (the invariant above).
 @usableFromInline
-enum AtomicWords {
+package enum AtomicWords {
     /// The words `object` keeps as its first stored property, typed as
     /// `Words`. `object` must satisfy the invariant, and must outlive every
     /// use of the pointer.
     @inlinable @inline(__always)
-    static func of<Words>(_ object: AnyObject, as _: Words.Type) -> UnsafeMutablePointer<Words> {
+    package static func of<Words>(_ object: AnyObject, as _: Words.Type) -> UnsafeMutablePointer<Words> {
         _getUnsafePointerToStoredProperties(object).assumingMemoryBound(to: Words.self)
     }
 
     /// The word `object` keeps as its first stored property, when that
     /// property is a single `AtomicWordStorage<Value>`.
     @inlinable @inline(__always)
-    static func first<Value>(_ object: AnyObject, as _: Value.Type = Value.self) -> AtomicWord<Value> {
+    package static func first<Value>(_ object: AnyObject, as _: Value.Type = Value.self) -> AtomicWord<Value> {
         AtomicWord(at: of(object, as: AtomicWordStorage<Value>.self))
     }
 
@@ -267,7 +267,9 @@ enum AtomicWords {
     /// module), and a layout test checks it against
     /// `MemoryLayout.offset(of:)`.
     @inlinable @inline(__always)
-    static func word<Value>(_ object: AnyObject, at offset: Int, as _: Value.Type = Value.self) -> AtomicWord<Value> {
+    package static func word<Value>(_ object: AnyObject, at offset: Int, as _: Value.Type = Value.self) -> AtomicWord<
+        Value
+    > {
         let start = UnsafeMutableRawPointer(_getUnsafePointerToStoredProperties(object))
         return AtomicWord(at: (start + offset).assumingMemoryBound(to: AtomicWordStorage<Value>.self))
     }

@@ -172,8 +172,9 @@ public final class SubscriptionBag: Sendable {
         cancelAll()
     }
 
-    /// Keeps `subscription` until the bag is cancelled or deallocated.
-    public func insert(_ subscription: Subscription) {
+    /// Keeps `subscription` until the bag is cancelled or deallocated
+    /// (`Subscription.store(in:)` is the public spelling).
+    func insert(_ subscription: Subscription) {
         subscriptions.withLock { $0.append(subscription) }
     }
 

@@ -4,6 +4,10 @@ import ObserverSwift
 extension NotificationObserver {
     /// HSObserver's spelling of `center`.
     public var centre: NotificationCenter { center }
+
+    /// The first observed name (HSObserver's `name`; ObserverSwift's is
+    /// `names`).
+    public var name: Notification.Name? { names.first }
 }
 
 extension NotificationCenter {

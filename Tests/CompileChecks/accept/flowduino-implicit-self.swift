@@ -1,6 +1,6 @@
 // Flowduino's README setter: `withObservers` is non-escaping, so the body may
 // use `self` implicitly (`_foo`), in Swift 6 mode too.
-import ObserverSwift
+import ObserverSwiftCompat
 
 protocol DummyObserver: AnyObject {
     func onFooChanged(oldValue: String, newValue: String)

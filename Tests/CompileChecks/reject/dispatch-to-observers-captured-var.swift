@@ -6,10 +6,11 @@ protocol ScoreObserver: AnyObject {
     func scoreChanged(to score: Int)
 }
 
-final class Game: ObservableClass {
+final class Game: Sendable {
+    let observers = ObserverRegistry()
     func finish() {
         var score = 10
         score += 1
-        dispatchToObservers { (observer: ScoreObserver) in observer.scoreChanged(to: score) }
+        observers.dispatchToObservers { (observer: ScoreObserver) in observer.scoreChanged(to: score) }
     }
 }

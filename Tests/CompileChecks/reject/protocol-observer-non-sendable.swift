@@ -11,8 +11,10 @@ final class Scoreboard: ScoreObserver {
     func scoreChanged(to score: Int) { shown.append(score) }
 }
 
-final class Game: ObservableClass {}
+final class Game: Sendable {
+    let observers = ObserverRegistry()
+}
 
 func connect(_ game: Game, _ board: Scoreboard) {
-    game.addObserver(board)
+    game.observers.addObserver(board)
 }

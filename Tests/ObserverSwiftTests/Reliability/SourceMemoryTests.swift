@@ -3,6 +3,7 @@ import Foundation
 import XCTest
 
 @testable import ObserverSwift
+@testable import ObserverSwiftCompat  // ObservableClass (Flowduino's base class) and its registry word
 
 /// What a source costs before it is used, and the structures made on first
 /// use: an `Event`'s slot list (first subscribe) and its trigger counter's

@@ -47,8 +47,6 @@ public final class NotificationObserver: Observes, CustomStringConvertible, @unc
 
     /// The observed notification names.
     public let names: [Notification.Name]
-    /// The first observed name (HSObserver's `name`).
-    public var name: Notification.Name? { names.first }
     /// The posting object to match; nil matches any poster.
     public let object: Any?
     /// Where the handler runs; nil means on the posting thread.

@@ -2,9 +2,8 @@ import Dispatch
 import Foundation
 
 /// Observers of any protocols registered under keys, held weakly, called by
-/// key and by the protocol they conform to: the composition form of
-/// ``KeyedObservableClass`` (Flowduino 2.x's keyed observers), for types
-/// that cannot inherit.
+/// key and by the protocol they conform to (Flowduino 2.x's keyed
+/// observers): an observable type holds one as a stored property.
 ///
 /// ```swift
 /// protocol PriceObserver: AnyObject {
@@ -15,7 +14,8 @@ import Foundation
 /// }
 /// let registry = KeyedObserverRegistry()
 /// let ticker = Ticker()
-/// registry.addKeyedObserver(keys: ["AAPL", "MSFT"], ticker)
+/// registry.addKeyedObserver(key: "AAPL", ticker)
+/// registry.addKeyedObserver(key: "MSFT", ticker)
 /// registry.withKeyedObservers(key: "AAPL") { (symbol, observer: PriceObserver) in
 ///     observer.priceChanged(symbol: symbol, to: 187.5)   // ticker is called
 /// }
@@ -37,8 +37,8 @@ import Foundation
 ///
 /// **How it is stored.** Each key with observers owns an ``ObserverRegistry``
 /// (one observer list per protocol used with that key, on the C core),
-/// stored as the only box of the key's list in a C keymap (a Concurrency Kit
-/// hash set). A call finds the key lock-free in O(1) however many keys
+/// stored as the only box of the key's list in the C core's keymap (an
+/// open-addressing table). A call finds the key lock-free in O(1) however many keys
 /// exist and iterates the protocol's list without locking. A key is created
 /// by its first observer and freed, after every call that might still be
 /// reading it has finished, once its last observer is removed.
@@ -107,15 +107,6 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
         return true
     }
 
-    /// Registers `observer` under each of `keys`; returns under how many it
-    /// was new.
-    @discardableResult
-    public func addKeyedObserver<Key: Hashable>(
-        keys: some Sequence<Key>, _ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous
-    ) -> Int {
-        keys.reduce(0) { $0 + (addKeyedObserver(key: $1, observer, delivery: delivery) ? 1 : 0) }
-    }
-
     // MARK: Removing
 
     /// Unregisters `observer` from `key` (its other keys keep it). Returns
@@ -130,13 +121,6 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
         let removed = box.registry.removeObserver(observer)
         removeKeyIfEmptyLocked(box, remove: { lists.remove(box.handle, forKey: key) })
         return removed
-    }
-
-    /// Unregisters `observer` from each of `keys`; returns from how many it
-    /// was removed.
-    @discardableResult
-    public func removeKeyedObserver<Key: Hashable>(keys: some Sequence<Key>, _ observer: AnyObject) -> Int {
-        keys.reduce(0) { $0 + (removeKeyedObserver(key: $1, observer) ? 1 : 0) }
     }
 
     /// Unregisters `observer` from every key, of every key type; returns from
@@ -235,15 +219,6 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
         lists.send(forKey: key) { $0.sendSynchronously(key, body) }
     }
 
-    /// ``withKeyedObservers(key:_:)`` for each of `keys`, in order; `body`
-    /// receives the key each observer was called for.
-    @inlinable
-    public func withKeyedObservers<Key: Hashable, P>(keys: some Sequence<Key>, _ body: (Key, P) -> Void) {
-        for key in keys {
-            withKeyedObservers(key: key, body)
-        }
-    }
-
     /// Calls `body` with `key` and every observer registered under `key`
     /// that conforms to `P`, each where its ``Delivery`` says (synchronous
     /// ones on this thread, the others enqueued). `body` escapes and may run
@@ -253,16 +228,6 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
         key: Key, _ body: @escaping @Sendable (Key, P) -> Void
     ) {
         lists.send(forKey: key) { $0.send(key, body) }
-    }
-
-    /// ``dispatchToKeyedObservers(key:_:)`` for each of `keys`, in order.
-    @inlinable
-    public func dispatchToKeyedObservers<Key: Hashable & Sendable, P>(
-        keys: some Sequence<Key>, _ body: @escaping @Sendable (Key, P) -> Void
-    ) {
-        for key in keys {
-            dispatchToKeyedObservers(key: key, body)
-        }
     }
 
     // MARK: Writer internals (lock held)

@@ -2,8 +2,8 @@ import Dispatch
 import Foundation
 
 /// Observers of any protocols, held weakly, called by the protocol they
-/// conform to: the composition form of ``ObservableClass`` (Flowduino's
-/// `ObservableClass`), for types that cannot inherit.
+/// conform to (Flowduino's `Observable` API): an observable type holds one
+/// as a stored property.
 ///
 /// ```swift
 /// protocol TemperatureObserver: AnyObject {

@@ -1,4 +1,5 @@
 import Dispatch
+import ObserverSwift
 
 /// A type whose observers are registered under keys and called by key and
 /// protocol, through a ``KeyedObserverRegistry`` it holds: adopt it to get

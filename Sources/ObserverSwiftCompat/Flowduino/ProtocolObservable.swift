@@ -1,4 +1,5 @@
 import Dispatch
+import ObserverSwift
 
 /// A type whose observers are called by protocol, through an
 /// ``ObserverRegistry`` it holds: adopt it to get Flowduino's observer API

@@ -1,3 +1,5 @@
+import ObserverSwift
+
 /// A base class whose instances can be observed through protocols
 /// (Flowduino's `ObservableClass`): subclass it, define an observer
 /// protocol, and call ``ProtocolObservable/withObservers(_:)`` wherever
@@ -100,17 +102,10 @@ open class ObservableClass: ProtocolObservable {
     /// ``ObserverRegistry/withObservers(_:)``.
     @inlinable
     public final func withObservers<P>(_ body: (P) -> Void) {
-        // `ObserverRegistry.withObservers`, with the registry borrowed for
-        // each step and `body` called outside every closure: captured by one,
-        // it would be called through a thunk per observer, and a strong
-        // reference to the registry costs a retain and a release per call.
+        // The registry borrowed: a strong reference to it would cost a
+        // retain and a release per call.
         guard let made = registryWord.load(ordering: .acquiring) else { return }
-        let registry = Unmanaged<ObserverRegistry>.fromOpaque(made)
-        if registry._withUnsafeGuaranteedRef({ $0.hasPendingAdds.load(ordering: .acquiring) }) {
-            registry._withUnsafeGuaranteedRef { $0.storePendingAdds() }
-        }
-        let view = registry._withUnsafeGuaranteedRef { $0.view(for: P.self) }
-        view.sendSynchronously(body)
+        Unmanaged<ObserverRegistry>.fromOpaque(made)._withUnsafeGuaranteedRef { $0.withObservers(body) }
     }
 
     /// Calls `body` with every observer conforming to `P`, each where its

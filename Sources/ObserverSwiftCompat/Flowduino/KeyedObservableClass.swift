@@ -1,3 +1,5 @@
+import ObserverSwift
+
 /// A base class whose instances can be observed by key and protocol
 /// (Flowduino 2.x's `KeyedObservableClass`): subclass it, define an observer
 /// protocol, and call ``KeyedProtocolObservable/withKeyedObservers(key:_:)``
