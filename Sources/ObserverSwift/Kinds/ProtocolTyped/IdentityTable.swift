@@ -18,8 +18,11 @@ final class IdentityTable<Value> {
     /// `64 - log2(capacity)`: the hash keeps the top bits.
     private var shift: UInt
 
+    /// Two buckets to start with (one entry, kept at most half full): an
+    /// observable with one observer, the common case, pays 32 bytes of keys
+    /// and values; doubling takes larger tables to their size.
     init() {
-        (keys, values, mask, shift) = Self.allocate(capacity: 16)
+        (keys, values, mask, shift) = Self.allocate(capacity: 2)
     }
 
     deinit {
