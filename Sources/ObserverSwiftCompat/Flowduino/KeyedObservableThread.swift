@@ -1,21 +1,21 @@
 import ObserverSwift
 
 /// An ``ObservableThread`` whose observers can also be registered under keys
-/// (Flowduino 2.x's `KeyedObservableThread`): subclass it, override
+/// (Flowduino's `KeyedObservableThread<TKey>`): subclass it with a key type, override
 /// ``ObservableThread/main()``, loop while
 /// ``ObservableThread/isExecuting``, and call
-/// ``KeyedProtocolObservable/withKeyedObservers(key:_:)``.
+/// `withKeyedObservers(for:_:)`.
 ///
 /// ```swift
 /// protocol SensorObserver: AnyObject {
 ///     func reading(sensor: String, value: Double)
 /// }
-/// class SensorPoller: KeyedObservableThread {
+/// class SensorPoller: KeyedObservableThread<String> {
 ///     override func main() {
 ///         while isExecuting {
 ///             for sensor in ["boiler", "attic"] {
 ///                 let value = Double.random(in: 15...25)
-///                 withKeyedObservers(key: sensor) { (sensor, observer: SensorObserver) in
+///                 withKeyedObservers(for: sensor) { (sensor, observer: SensorObserver) in
 ///                     observer.reading(sensor: sensor, value: value)
 ///                 }
 ///             }
@@ -24,13 +24,13 @@ import ObserverSwift
 ///     }
 /// }
 /// let poller = SensorPoller()
-/// poller.addKeyedObserver(key: "boiler", boilerDisplay)   // only boiler readings
+/// poller.addKeyedObserver(for: "boiler", boilerDisplay)   // only boiler readings
 /// poller.start()
 /// ```
 ///
 /// Keyed and plain observers are separate; both may be added and removed
 /// from any thread while the loop runs. See ``KeyedObserverRegistry``.
-open class KeyedObservableThread: ObservableThread, KeyedProtocolObservable {
+open class KeyedObservableThread<TKey: Hashable>: ObservableThread, KeyedObservable {
     /// The registry holding this thread's keyed observers.
     public let keyedObserverRegistry = KeyedObserverRegistry()
 

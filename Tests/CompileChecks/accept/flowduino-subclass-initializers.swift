@@ -19,7 +19,7 @@ class SelfStartingThread: ObservableThread {
     }
 }
 
-class IntervalThread: KeyedObservableThread {
+class IntervalThread: KeyedObservableThread<String> {
     let interval: Double
     init(interval: Double) {
         self.interval = interval
@@ -35,7 +35,7 @@ class Counter: ObservableClass {
     }
 }
 
-class Repository: KeyedObservableClass {
+class Repository: KeyedObservableClass<String> {
     var models: [String: Int] = [:]
     override init() {
         models["first"] = 1
