@@ -129,10 +129,7 @@ protocol TemperatureObserving: AnyObject {
     func temperatureChanged(to celsius: Double)
 }
 
-final class Thermometer: Sendable {
-    let observers = ObserverRegistry()
-    let rooms = KeyedObserverRegistry()
-}
+final class Thermometer: KeyedObservableClass {}
 
 final class Display: TemperatureObserving, Sendable {
     let name: String
@@ -141,14 +138,14 @@ final class Display: TemperatureObserving, Sendable {
 }
 
 func protocolTour() {
-    section("ObserverRegistry / KeyedObserverRegistry")
+    section("ObservableClass / KeyedObservableClass")
     let thermometer = Thermometer()
     let hall = Display("hall")
     let kitchen = Display("kitchen")
-    thermometer.observers.addObserver(hall)
-    thermometer.observers.withObservers { (observer: TemperatureObserving) in observer.temperatureChanged(to: 21.5) }
-    thermometer.rooms.addKeyedObserver(key: "kitchen", kitchen)
-    thermometer.rooms.withKeyedObservers(key: "kitchen") { (room: String, observer: TemperatureObserving) in
+    thermometer.addObserver(hall)
+    thermometer.withObservers { (observer: TemperatureObserving) in observer.temperatureChanged(to: 21.5) }
+    thermometer.addKeyedObserver(key: "kitchen", kitchen)
+    thermometer.withKeyedObservers(key: "kitchen") { (room: String, observer: TemperatureObserving) in
         observer.temperatureChanged(to: 23)
     }
 

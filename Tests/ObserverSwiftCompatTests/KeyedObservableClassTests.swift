@@ -3,18 +3,18 @@ import Foundation
 import ObserverSwiftCompat  // not @testable: written as a user's module would be
 import XCTest
 
-// Flowduino's keyed test, as its users write it: the class names its key
-// type, `withKeyedObservers(for:)` hands the key over.
+// Flowduino 2.x's keyed test, as its users write it: the key type is
+// inferred at each call, `withKeyedObservers(key:)` hands the key over.
 
 protocol TestKeyedObservable: AnyObject {
     func onValueChanged(key: String, oldValue: String, newValue: String)
 }
 
-class TestKeyedObservableClass: KeyedObservableClass<String> {
+class TestKeyedObservableClass: KeyedObservableClass {
     private var keyValues: [String: String] = ["A": "Hello", "B": "Foo"]
 
     func setValue(key: String, value: String) {
-        withKeyedObservers(for: key) { (key, observer: TestKeyedObservable) in
+        withKeyedObservers(key: key) { (key, observer: TestKeyedObservable) in
             observer.onValueChanged(key: key, oldValue: self.keyValues[key]!, newValue: value)
         }
         self.keyValues[key] = value
@@ -39,7 +39,7 @@ final class TestKeyedObserverClass: TestKeyedObservable, @unchecked Sendable {
 }
 
 /// A subclass with its own init().
-class KeyedCounterWithInit: KeyedObservableClass<Int> {
+class KeyedCounterWithInit: KeyedObservableClass {
     let label: String
 
     override init() {
@@ -102,7 +102,7 @@ protocol SensorReadingObserver: AnyObject {
     func reading(sensor: String, celsius: Double)
 }
 
-class SensorPollerThread: KeyedObservableThread<String> {
+class SensorPollerThread: KeyedObservableThread {
     public override func main() {
         while self.isExecuting {
             for sensor in ["boiler", "attic"] {
@@ -131,7 +131,7 @@ final class SensorDisplay: SensorReadingObserver, @unchecked Sendable {
 }
 
 /// Sends to one key as fast as it can, counting its sends.
-final class KeyedBusyThread: KeyedObservableThread<Int>, @unchecked Sendable {
+final class KeyedBusyThread: KeyedObservableThread, @unchecked Sendable {
     // @unchecked: `sent` is behind a lock.
     let sent = KeyedTestCount()
     override func main() {
@@ -152,7 +152,7 @@ final class KeyedObservableClassTests: XCTestCase {
         let keyB = "B"
         let observable = TestKeyedObservableClass()
         let observer = TestKeyedObserverClass()
-        observable.addKeyedObserver(for: [keyA, keyB], observer)
+        observable.addKeyedObserver(keys: [keyA, keyB], observer)
         XCTAssertEqual(observer.keyValues[keyA], "Hello")
         XCTAssertEqual(observer.keyValues[keyB], "Foo")
         observable.setValue(key: keyA, value: "World")
@@ -161,34 +161,11 @@ final class KeyedObservableClassTests: XCTestCase {
         observable.setValue(key: keyB, value: "Bar")
         XCTAssertEqual(observer.keyValues[keyA], "World")
         XCTAssertEqual(observer.keyValues[keyB], "Bar")
-        observable.removeKeyedObserver(for: keyA, observer)
+        observable.removeKeyedObserver(key: keyA, observer)
         observable.setValue(key: keyA, value: "Again")
         XCTAssertEqual(observer.keyValues[keyA], "World", "removed from A")
         observable.setValue(key: "C", value: "unobserved")
         XCTAssertEqual(observer.calls, 2)
-    }
-
-    /// Flowduino's `for:` forms with the class's key type: an array is
-    /// several keys, and each form returns what it changed.
-    func testFlowduinoForFormsTakeTheClassKeyType() {
-        let observable = TestKeyedObservableClass()
-        let first = TestKeyedObserverClass()
-        let second = TestKeyedObserverClass()
-        XCTAssertTrue(observable.addKeyedObserver(for: "A", first))
-        XCTAssertFalse(observable.addKeyedObserver(for: "A", first), "registered already")
-        XCTAssertEqual(observable.addKeyedObserver(for: ["A", "B"], first), 1, "only B is new")
-        XCTAssertEqual(observable.addKeyedObserver(for: "C", [first, second]), 2)
-        XCTAssertEqual(observable.addKeyedObserver(for: ["A", "C"], [first, second]), 1, "only (A, second) is new")
-        XCTAssertEqual(observable.keyedObserverCount(key: "A"), 2)
-        XCTAssertEqual(observable.keyedObserverCount(key: ["A", "B"]), 0, "no key is an array")
-        var called: [String] = []
-        observable.withKeyedObservers(for: ["B", "C"]) { (key, _: TestKeyedObservable) in called.append(key) }
-        XCTAssertEqual(called.sorted(), ["B", "C", "C"])
-        XCTAssertTrue(observable.removeKeyedObserver(for: "B", first))
-        XCTAssertEqual(observable.removeKeyedObserver(for: ["A", "C"], second), 2)
-        XCTAssertEqual(observable.removeKeyedObserver(for: "A", [first, second]), 1)
-        XCTAssertEqual(observable.removeKeyedObserver(for: ["A", "C"], [first]), 1)
-        XCTAssertEqual(observable.removeAllKeyedObservers(), 0)
     }
 
     func testArraysOfObserversAndKeysThroughTheClass() {

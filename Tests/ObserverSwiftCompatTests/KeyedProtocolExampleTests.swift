@@ -12,7 +12,7 @@ enum KeyedProtocolExample {
         func settingChanged(key: String, from oldValue: String, to newValue: String)
     }
 
-    class Settings: KeyedObservableClass<String> {  // or KeyedObservableThreadSafeClass<String>: the same class
+    class Settings: KeyedObservableClass {  // or KeyedObservableThreadSafeClass: the same class
         private var values = ["theme": "light", "language": "en"]
         func set(_ key: String, to value: String) {
             withKeyedObservers(key: key) { (key, observer: SettingObserver) in
@@ -38,7 +38,7 @@ enum KeyedProtocolExample {
         func reading(sensor: String, celsius: Double)
     }
 
-    class SensorPoller: KeyedObservableThread<String> {
+    class SensorPoller: KeyedObservableThread {
         override func main() {
             while isExecuting {
                 for sensor in ["boiler", "attic"] {

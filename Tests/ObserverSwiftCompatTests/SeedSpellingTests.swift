@@ -113,7 +113,7 @@ final class SeedSpellingTests: XCTestCase {
 
     func testThreadSafeClassesAreTheClassesThemselves() {
         XCTAssertTrue(ObservableThreadSafeClass.self == ObservableClass.self)
-        XCTAssertTrue(KeyedObservableThreadSafeClass<String>.self == KeyedObservableClass<String>.self)
+        XCTAssertTrue(KeyedObservableThreadSafeClass.self == KeyedObservableClass.self)
     }
 
     // MARK: HSObserver

@@ -1,9 +1,9 @@
 import ObserverSwift
 
 /// A base class whose instances can be observed by key and protocol
-/// (Flowduino's `KeyedObservableClass<TKey>`): subclass it with a key type,
-/// define an observer protocol, and call `withKeyedObservers(for:_:)` where
-/// the observers of a key should hear about it. Plain observers work
+/// (Flowduino 2.x's `KeyedObservableClass`): subclass it, define an observer
+/// protocol, and call ``KeyedProtocolObservable/withKeyedObservers(key:_:)``
+/// where the observers of a key should hear about it. Plain observers work
 /// too (``ProtocolObservable/addObserver(_:delivery:)->Bool``,
 /// ``ProtocolObservable/withObservers(_:)``), inherited from
 /// ``ObservableClass``; they are separate from the keyed ones.
@@ -12,27 +12,26 @@ import ObserverSwift
 /// protocol SettingObserver: AnyObject {
 ///     func settingChanged(key: String, oldValue: String, newValue: String)
 /// }
-/// class Settings: KeyedObservableClass<String> {
+/// class Settings: KeyedObservableClass {
 ///     private var values = ["theme": "light", "language": "en"]
 ///     func set(_ key: String, to value: String) {
-///         withKeyedObservers(for: key) { (key, observer: SettingObserver) in
+///         withKeyedObservers(key: key) { (key, observer: SettingObserver) in
 ///             observer.settingChanged(key: key, oldValue: self.values[key] ?? "", newValue: value)
 ///         }
 ///         values[key] = value
 ///     }
 /// }
 /// let settings = Settings()
-/// settings.addKeyedObserver(for: ["theme", "language"], someSettingObserver)  // held weakly
+/// settings.addKeyedObserver(keys: ["theme", "language"], someSettingObserver)  // held weakly
 /// settings.set("theme", to: "dark")   // calls settingChanged(key: "theme", ...)
 /// ```
 ///
-/// The `for:` forms take the class's key type, `TKey`; the `key:` / `keys:`
-/// forms of ``KeyedProtocolObservable`` infer theirs at each call. Every method is
+/// The key type is inferred at each call (any `Hashable`). Every method is
 /// thread-safe, so ObserverSwiftCompat's `KeyedObservableThreadSafeClass` is the same class;
 /// see ``KeyedObserverRegistry`` for the exact guarantees. Classes that
 /// cannot inherit hold a ``KeyedObserverRegistry`` and adopt
 /// ``KeyedProtocolObservable`` instead.
-open class KeyedObservableClass<TKey: Hashable>: ObservableClass, KeyedObservable {
+open class KeyedObservableClass: ObservableClass, KeyedProtocolObservable {
     /// The registry holding this object's keyed observers.
     public let keyedObserverRegistry = KeyedObserverRegistry()
 

@@ -1,21 +1,21 @@
 import ObserverSwift
 
 /// An ``ObservableThread`` whose observers can also be registered under keys
-/// (Flowduino's `KeyedObservableThread<TKey>`): subclass it with a key type, override
+/// (Flowduino 2.x's `KeyedObservableThread`): subclass it, override
 /// ``ObservableThread/main()``, loop while
 /// ``ObservableThread/isExecuting``, and call
-/// `withKeyedObservers(for:_:)`.
+/// ``KeyedProtocolObservable/withKeyedObservers(key:_:)``.
 ///
 /// ```swift
 /// protocol SensorObserver: AnyObject {
 ///     func reading(sensor: String, value: Double)
 /// }
-/// class SensorPoller: KeyedObservableThread<String> {
+/// class SensorPoller: KeyedObservableThread {
 ///     override func main() {
 ///         while isExecuting {
 ///             for sensor in ["boiler", "attic"] {
 ///                 let value = Double.random(in: 15...25)
-///                 withKeyedObservers(for: sensor) { (sensor, observer: SensorObserver) in
+///                 withKeyedObservers(key: sensor) { (sensor, observer: SensorObserver) in
 ///                     observer.reading(sensor: sensor, value: value)
 ///                 }
 ///             }
@@ -24,13 +24,13 @@ import ObserverSwift
 ///     }
 /// }
 /// let poller = SensorPoller()
-/// poller.addKeyedObserver(for: "boiler", boilerDisplay)   // only boiler readings
+/// poller.addKeyedObserver(key: "boiler", boilerDisplay)   // only boiler readings
 /// poller.start()
 /// ```
 ///
 /// Keyed and plain observers are separate; both may be added and removed
 /// from any thread while the loop runs. See ``KeyedObserverRegistry``.
-open class KeyedObservableThread<TKey: Hashable>: ObservableThread, KeyedObservable {
+open class KeyedObservableThread: ObservableThread, KeyedProtocolObservable {
     /// The registry holding this thread's keyed observers.
     public let keyedObserverRegistry = KeyedObserverRegistry()
 

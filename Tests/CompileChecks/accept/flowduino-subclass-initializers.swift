@@ -19,7 +19,7 @@ class SelfStartingThread: ObservableThread {
     }
 }
 
-class IntervalThread: KeyedObservableThread<String> {
+class IntervalThread: KeyedObservableThread {
     let interval: Double
     init(interval: Double) {
         self.interval = interval
@@ -35,7 +35,7 @@ class Counter: ObservableClass {
     }
 }
 
-class Repository: KeyedObservableClass<String> {
+class Repository: KeyedObservableClass {
     var models: [String: Int] = [:]
     override init() {
         models["first"] = 1
