@@ -113,6 +113,31 @@ class OnlyA: ObserverProtocolA {
     func doSomethingForProtocolA() { calls += 1 }
 }
 
+// Flowduino 2.0's keyed observers as its README uses them: the key type is
+// inferred at each call, `withKeyedObservers(key:)`, `addKeyedObserver(key:)`
+// and `addKeyedObserver(keys:)`.
+protocol StockObservable: AnyObject {
+    func onPriceChanged(symbol: String, oldPrice: Int, newPrice: Int)
+}
+
+class StockBoard: KeyedObservableClass {
+    private var prices: [String: Int] = ["AAA": 10, "BBB": 20, "CCC": 30]
+
+    func setPrice(symbol: String, price: Int) {
+        withKeyedObservers(key: symbol) { (symbol, observer: StockObservable) in
+            observer.onPriceChanged(symbol: symbol, oldPrice: self.prices[symbol]!, newPrice: price)
+        }
+        self.prices[symbol] = price
+    }
+}
+
+class StockWatcher: StockObservable {
+    var seen: [String] = []
+    func onPriceChanged(symbol: String, oldPrice: Int, newPrice: Int) {
+        seen.append("\(symbol) \(oldPrice) -> \(newPrice)")
+    }
+}
+
 func flowduinoFlows() {
     // Playground Code to use the above
     let observable = Dummy()  // This is the Object that we can Observe
@@ -138,4 +163,17 @@ func flowduinoFlows() {
     both.addObserver(onlyA)
     both.notifyBoth()
     check(onlyA.calls == 1, "Flowduino observers are called only for the protocols they conform to")
+
+    let board = StockBoard()
+    let watcher = StockWatcher()
+    let single = StockWatcher()
+    board.addKeyedObserver(keys: ["AAA", "BBB"], watcher)
+    board.addKeyedObserver(key: "CCC", single)
+    board.setPrice(symbol: "AAA", price: 11)
+    board.setPrice(symbol: "CCC", price: 31)
+    board.removeKeyedObserver(key: "AAA", watcher)
+    board.setPrice(symbol: "AAA", price: 12)
+    board.setPrice(symbol: "BBB", price: 21)
+    check(watcher.seen == ["AAA 10 -> 11", "BBB 20 -> 21"], "Flowduino KeyedObservableClass, keys:")
+    check(single.seen == ["CCC 30 -> 31"], "Flowduino KeyedObservableClass, key:")
 }
