@@ -80,6 +80,7 @@ final class AtomicWordTests: XCTestCase {
         typealias Lock = RegistryLock.Words
         XCTAssertEqual(MemoryLayout<Lock>.offset(of: \.owner), Lock.ownerOffset)
         XCTAssertEqual(MemoryLayout<Lock>.offset(of: \.waiters), Lock.waitersOffset)
+        XCTAssertEqual(MemoryLayout<Lock>.offset(of: \.condition), Lock.conditionOffset)
         typealias Registry = ObserverRegistry.Words
         XCTAssertEqual(MemoryLayout<Registry>.offset(of: \.viewHead), Registry.viewHeadOffset)
         XCTAssertEqual(MemoryLayout<Registry>.offset(of: \.hasPendingAdds), Registry.hasPendingAddsOffset)

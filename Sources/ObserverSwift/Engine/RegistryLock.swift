@@ -8,20 +8,26 @@ import Foundation
 ///
 /// Threads that find it taken count themselves in `waiters` and sleep on
 /// `condition`; while any waits, new lockers queue behind them instead of
-/// barging in, and the holder hands over with a signal.
+/// barging in, and the holder hands over with a signal. The condition is
+/// made by the first thread that waits or hands over: a lock that is never
+/// contended (most of them: one per registry and per key of a keyed
+/// registry) is one small allocation.
 final class RegistryLock: @unchecked Sendable {
-    // @unchecked: `owner` and `waiters` are atomic; `depth` is touched only
-    // by the thread that holds the lock (ordered by `owner`'s acquire and
-    // release); `condition` is thread-safe.
+    // @unchecked: `owner`, `waiters` and the condition's word are atomic;
+    // `depth` is touched only by the thread that holds the lock (ordered by
+    // `owner`'s acquire and release); the condition is thread-safe.
 
-    /// First stored property: the words of `owner` and `waiters` (see `AtomicWord`).
+    /// First stored property: the words of `owner`, `waiters` and the
+    /// condition's reference (see `AtomicWord`).
     var words = Words()
 
     struct Words {
         var owner = AtomicWordStorage<UInt>(0)
         var waiters = AtomicWordStorage<Int>(0)
+        var condition = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
         static var ownerOffset: Int { 0 }
         static var waitersOffset: Int { MemoryLayout<UInt>.stride }
+        static var conditionOffset: Int { 2 * MemoryLayout<UInt>.stride }
     }
 
     /// The holder's identifier (its `oc_reader_current()` pointer, unique
@@ -31,7 +37,18 @@ final class RegistryLock: @unchecked Sendable {
     /// Nesting depth of the holder's `lock()` calls.
     @exclusivity(unchecked)
     private var depth = 0
-    private let condition = NSCondition()
+    private var conditionWord: AtomicWord<UnsafeMutableRawPointer?> {
+        AtomicWords.word(self, at: Words.conditionOffset)
+    }
+    /// What waiting threads sleep on, made by the first that needs it.
+    private var condition: NSCondition { conditionWord.objectMadeOnFirstUse { NSCondition() } }
+
+    /// Whether a thread has needed the condition (for tests).
+    var hasCondition: Bool { conditionWord.load(ordering: .acquiring) != nil }
+
+    deinit {
+        conditionWord.releaseObject(NSCondition.self)
+    }
 
     @inline(__always)
     func lock() {
@@ -54,6 +71,7 @@ final class RegistryLock: @unchecked Sendable {
 
     private func lockSlowly(_ me: UInt) {
         waiters.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        let condition = condition
         condition.lock()
         while !owner.compareExchange(expected: 0, desired: me, ordering: .acquiring).exchanged {
             // Bounded: an unlock that read `waiters` before our increment
@@ -79,6 +97,7 @@ final class RegistryLock: @unchecked Sendable {
     }
 
     private func unlockToWaiter() {
+        let condition = condition
         condition.lock()
         owner.store(0, ordering: .releasing)
         condition.signal()

@@ -44,17 +44,7 @@ open class ObservableClass: ProtocolObservable {
 
     /// The registry holding this object's observers (made on first use).
     public final var observerRegistry: ObserverRegistry {
-        if let made = registryWord.load(ordering: .acquiring) {
-            return Unmanaged<ObserverRegistry>.fromOpaque(made).takeUnretainedValue()
-        }
-        let made = Unmanaged.passRetained(ObserverRegistry())
-        // Release: the registry is initialized before another thread sees
-        // it; acquire on failure, to use the one another thread made first.
-        let published = registryWord.compareExchange(
-            expected: nil, desired: made.toOpaque(), ordering: .acquiringAndReleasing)
-        if published.exchanged { return made.takeUnretainedValue() }
-        made.release()
-        return Unmanaged<ObserverRegistry>.fromOpaque(published.original!).takeUnretainedValue()
+        registryWord.objectMadeOnFirstUse { ObserverRegistry() }
     }
 
     /// Calls `body` with the registry borrowed, or returns nil when no
@@ -71,9 +61,7 @@ open class ObservableClass: ProtocolObservable {
     public init() {}
 
     deinit {
-        if let made = registryWord.load(ordering: .acquiring) {
-            Unmanaged<ObserverRegistry>.fromOpaque(made).release()
-        }
+        registryWord.releaseObject(ObserverRegistry.self)
     }
 
     // The members below are `ProtocolObservable`'s, for an object that may
