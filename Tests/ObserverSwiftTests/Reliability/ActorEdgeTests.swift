@@ -158,14 +158,18 @@ final class ActorEdgeTests: XCTestCase {
                     spin(microseconds: 20)
                     recorder.record(value)
                 }
+                let senderFinished = DispatchSemaphore(value: 0)
                 let sender = Thread {
                     for value in 1...2_000 {
                         form.send(value)
                         spin(microseconds: 10)
                     }
+                    senderFinished.signal()
                 }
                 sender.start()
                 let received = values(of: recorder, atLeast: 1_000, settle: 0.1)
+                // The next trial subscribes to the same source: this trial's sender must be done.
+                waitFor(senderFinished, "\(form.name), trial \(trial): the sender finished")
                 let firstMissing = zip(1..., received).first { $0 != $1 }?.0
                 XCTAssertTrue(
                     received == Array(1...1_000),
