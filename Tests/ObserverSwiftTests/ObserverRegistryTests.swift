@@ -252,7 +252,7 @@ final class ObserverRegistryTests: XCTestCase {
         // registry (next writer).
         XCTAssertEqual(registry.observerCount, 1)
         XCTAssertEqual(registry.view(for: (any AlphaObserver).self).slots.storedCount, 1)
-        XCTAssertEqual(registry.all.storedCount, 1)
+        XCTAssertEqual(registry.storedCount, 1)
     }
 
     func testObserverDeallocatedBeforeItsProtocolIsFirstUsedIsSkipped() {
@@ -577,7 +577,7 @@ final class ObserverRegistryDeferredAddTests: XCTestCase {
         registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
         XCTAssertEqual(kept.recorded, ["alpha 0", "alpha 1"])
         XCTAssertEqual(view.slots.storedCount, 1)
-        XCTAssertEqual(registry.all.storedCount, 1)
+        XCTAssertEqual(registry.storedCount, 1)
         XCTAssertEqual(registry.observerCount, 1)
     }
 
@@ -610,7 +610,7 @@ final class ObserverRegistryDeferredAddTests: XCTestCase {
         registry.withObservers { (observer: AlphaObserver) in observer.alpha(3) }
         XCTAssertEqual(keeper.recorded, ["alpha 3"])
         XCTAssertEqual(registry.observerCount, 1)
-        XCTAssertEqual(registry.all.storedCount, 1)
+        XCTAssertEqual(registry.storedCount, 1)
     }
 
     func testAnAddOnOneThreadIsSeenByASendThatStartsAfterItOnAnother() {

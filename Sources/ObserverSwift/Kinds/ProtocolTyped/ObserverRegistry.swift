@@ -65,8 +65,19 @@ public final class ObserverRegistry: @unchecked Sendable {
         @inlinable static var hasPendingAddsOffset: Int { MemoryLayout<UInt>.stride }
     }
 
-    /// Every registered observer (its `RegisteredObserver` box).
-    let all = SlotList<RegisteredObserver>()
+    /// Every stored observer (its `RegisteredObserver` box), made by the
+    /// first store: a registry nothing was stored in has no list. Only
+    /// touched under `lock`.
+    @exclusivity(unchecked)
+    private var allStorage: SlotList<RegisteredObserver>?
+
+    /// Observers stored in the list of all, dead ones not yet swept
+    /// included (for tests).
+    var storedCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return allStorage?.storedCount ?? 0
+    }
     /// Head of the lock-free list of protocol views, newest first.
     @usableFromInline
     var viewHead: AtomicWord<Unmanaged<ProtocolViewNode>?> { AtomicWords.word(self, at: Words.viewHeadOffset) }
@@ -303,7 +314,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         viewsByKey[key] = view
         views.append((key, view))
         var registered: [RegisteredObserver] = []
-        all.forEach { registered.append($0) }
+        allStorage?.forEach { registered.append($0) }
         for record in registered {
             addLocked(record, to: view, key: key)
         }
@@ -328,8 +339,16 @@ public final class ObserverRegistry: @unchecked Sendable {
         }
     }
 
-    /// Stores `record` in `all` and in every view it conforms to.
+    /// Stores `record` in the list of all stored observers (made by the
+    /// first store) and in every view it conforms to.
     private func storeLocked(_ record: RegisteredObserver) {
+        let all: SlotList<RegisteredObserver>
+        if let made = allStorage {
+            all = made
+        } else {
+            all = SlotList<RegisteredObserver>()
+            allStorage = all
+        }
         let handle = all.add(record)
         if record.isRemoved {
             // Removed by a deinit that ran while the add reclaimed memory.
@@ -410,7 +429,8 @@ public final class ObserverRegistry: @unchecked Sendable {
     private func removeLocked(_ record: RegisteredObserver) {
         guard !record.isRemoved else { return }
         record.isRemoved = true
-        all.remove(record.handle)
+        // A removed record was stored, so the list exists.
+        allStorage?.remove(record.handle)
         record.takeViewHandles { key, handle in
             viewsByKey[key]?.slots.remove(handle)
         }
