@@ -76,6 +76,18 @@ final class SourceMemoryTests: XCTestCase {
             XCTAssertLessThanOrEqual(
                 valueWithOne - eventWithOne, 48.5, "a subscriber costs a value what it costs an event")
         }
+
+        #if canImport(Observation)
+            // The first read makes the extras (96) and the Observation
+            // registrar (160 with its state).
+            let read = try bytesEach(10_000) {
+                let value = ObservableValue(0)
+                _ = value.value
+                _ = value.value
+                return value
+            }
+            XCTAssertLessThanOrEqual(read ?? 0, 352.5, "an ObservableValue<Int> read once")
+        #endif
     }
 
     /// The extras are made by what needs them, and only then: a read (where
