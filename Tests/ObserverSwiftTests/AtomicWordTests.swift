@@ -74,9 +74,17 @@ final class AtomicWordTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(ContendedCounts.ownedOffset - ContendedCounts.baseOffset, 64 - 8)
         XCTAssertGreaterThanOrEqual(ContendedCounts.sharedOffset - ContendedCounts.ownedOffset, 64)
         XCTAssertGreaterThanOrEqual(ContendedCounts.byteCount - ContendedCounts.sharedOffset, 64)
-        XCTAssertEqual(MemoryLayout<ValueStorageWords>.offset(of: \.current), ValueStorageWords.currentOffset)
-        XCTAssertEqual(MemoryLayout<ValueStorageWords>.offset(of: \.readers0), ValueStorageWords.readers0Offset)
-        XCTAssertEqual(MemoryLayout<ValueStorageWords>.offset(of: \.readers1), ValueStorageWords.readers1Offset)
+        typealias Value = ObservableValueWords
+        XCTAssertEqual(MemoryLayout<Value>.offset(of: \.observers), Value.observersOffset)
+        XCTAssertEqual(MemoryLayout<Value>.offset(of: \.turn), Value.turnOffset)
+        XCTAssertEqual(MemoryLayout<Value>.offset(of: \.current), Value.currentOffset)
+        XCTAssertEqual(MemoryLayout<Value>.offset(of: \.readers), Value.readersOffset)
+        XCTAssertEqual(MemoryLayout<Value>.offset(of: \.extras), Value.extrasOffset)
+        XCTAssertEqual(MemoryLayout<Value>.size, 56, "seven words: an empty ObservableValue<Int> fits 96-byte blocks")
+        typealias Extras = ValueExtras.Words
+        XCTAssertEqual(MemoryLayout<Extras>.offset(of: \.waiters), Extras.waitersOffset)
+        XCTAssertEqual(MemoryLayout<Extras>.offset(of: \.condition), Extras.conditionOffset)
+        XCTAssertEqual(MemoryLayout<Extras>.offset(of: \.observation), Extras.observationOffset)
         typealias Lock = RegistryLock.Words
         XCTAssertEqual(MemoryLayout<Lock>.offset(of: \.owner), Lock.ownerOffset)
         XCTAssertEqual(MemoryLayout<Lock>.offset(of: \.waiters), Lock.waitersOffset)
@@ -97,10 +105,6 @@ final class AtomicWordTests: XCTestCase {
         XCTAssertEqual(MemoryLayout<Lists>.offset(of: \.hasPendingRemovals), Lists.hasPendingRemovalsOffset)
         XCTAssertEqual(MemoryLayout<Lists>.offset(of: \.holdsTargets), Lists.holdsTargetsOffset)
         XCTAssertEqual(MemoryLayout<Lists>.offset(of: \.sweepCursor), Lists.sweepCursorOffset)
-        typealias Turn = NotificationTurn.Words
-        XCTAssertEqual(MemoryLayout<Turn>.offset(of: \.waiters), Turn.waitersOffset)
-        XCTAssertEqual(MemoryLayout<Turn>.offset(of: \.turn), Turn.turnOffset)
-        XCTAssertEqual(MemoryLayout<Turn>.offset(of: \.condition), Turn.conditionOffset)
         typealias Keyed = KeyedRegistration<Int>.Words
         XCTAssertEqual(MemoryLayout<Keyed>.offset(of: \.ended), Keyed.endedOffset)
         XCTAssertEqual(MemoryLayout<Keyed>.offset(of: \.expired), Keyed.expiredOffset)
@@ -148,16 +152,42 @@ final class AtomicWordTests: XCTestCase {
         token.cancel()
     }
 
-    /// A value's storage keeps `current` and `readers` first.
-    func testValueStorageWordsAreTheStoragesFirstStoredProperty() {
-        let storage = ValueStorage("first")
-        storage.readers1.wrappingAdd(3, ordering: .relaxed)
-        storage.current.store(1, ordering: .releasing)
-        XCTAssertEqual(storage.words.current.plainValue, 1)
-        XCTAssertEqual(storage.words.readers0.plainValue, 0)
-        XCTAssertEqual(storage.words.readers1.plainValue, 3)
-        storage.readers1.wrappingSubtract(3, ordering: .relaxed)
-        XCTAssertEqual(storage.read(), "first", "the copies, after the words, are intact")
+    /// A value keeps its words first and the storage's copies right after
+    /// them, where `copiesOffset` says, whatever the value's size and
+    /// alignment.
+    func testObservableValueWordsAndCopiesAreWhereTheViewsLook() {
+        let value = ObservableValue("first")
+        value.storage.readers.wrappingAdd(3 << 32, ordering: .relaxed)
+        XCTAssertEqual(value.words.readers.plainValue, 3 << 32)
+        value.storage.readers.wrappingSubtract(3 << 32, ordering: .relaxed)
+        value.value = "second"
+        XCTAssertEqual(value.words.current.plainValue, 1, "the storage's view wrote ObservableValue.words.current")
+        XCTAssertEqual(value.copies.0, "first", "the copies, after the words, are the property")
+        XCTAssertEqual(value.copies.1, "second")
+        value.acquireTurn(by: 42)
+        XCTAssertTrue(value.turn.isHeld(by: 42))
+        XCTAssertEqual(value.words.turn.plainValue, 42, "the C claim functions wrote ObservableValue.words.turn")
+        value.turn.release()
+        XCTAssertEqual(value.words.turn.plainValue, 0)
+        XCTAssertNil(value.words.extras.plainValue, "an uncontended set makes no extras")
+        XCTAssertEqual(value.triggersCount, 1)
+        XCTAssertEqual(value.words.observers.triggers.owned.plainValue, 1, "counted in ObservableValue.words")
+        XCTAssertEqual(value.value, "second")
+
+        func checkCopies<Element: Equatable>(_ first: Element, _ second: Element, _ name: String) {
+            let value = ObservableValue(first)
+            value.value = second
+            XCTAssertEqual(value.copies.0, first, name)
+            XCTAssertEqual(value.copies.1, second, name)
+            XCTAssertEqual(value.storage.writerValue, second, name)
+            XCTAssertEqual(value.value, second, name)
+        }
+        checkCopies(UInt8(1), UInt8(2), "1-byte values")
+        checkCopies(Int32(1), Int32(2), "4-byte values")
+        checkCopies(SIMD4<Float>(1, 2, 3, 4), SIMD4<Float>(5, 6, 7, 8), "16-byte aligned values")
+        checkCopies([1, 2], [3], "references")
+        checkCopies(Optional("a"), nil, "multi-payload enums")
+        XCTAssertEqual(MemoryLayout<SIMD4<Float>>.alignment, 16)
     }
 
     /// The registry lock keeps `owner` and `waiters` first.
@@ -192,15 +222,15 @@ final class AtomicWordTests: XCTestCase {
     /// Every single-word host keeps its word first, and its other stored
     /// properties intact after it.
     func testSingleWordHostsKeepTheirWordFirst() {
-        let turn = NotificationTurn()
-        turn.waiters.wrappingAdd(3, ordering: .relaxed)
-        XCTAssertEqual(turn.words.waiters.plainValue, 3)
-        turn.waiters.wrappingSubtract(3, ordering: .relaxed)
-        turn.acquire(by: 42)
-        XCTAssertTrue(turn.isHeld(by: 42), "the claim word, after the waiters' word, is intact")
-        XCTAssertEqual(turn.words.turn.plainValue, 42, "the C claim functions wrote NotificationTurn.words.turn")
-        turn.release()
-        XCTAssertNil(turn.words.condition.plainValue, "no setter waited: no condition made")
+        let value = ObservableValue(0)
+        value.madeExtras.waiters.wrappingAdd(3, ordering: .relaxed)
+        let extrasWords = AtomicWords.of(value.madeExtras, as: ValueExtras.Words.self)
+        XCTAssertEqual(extrasWords.pointee.waiters.plainValue, 3, "the extras' words are their first stored property")
+        XCTAssertFalse(value.turn.admitsFastClaim, "a setter waits")
+        value.madeExtras.waiters.wrappingSubtract(3, ordering: .relaxed)
+        XCTAssertTrue(value.turn.admitsFastClaim)
+        XCTAssertNil(extrasWords.pointee.condition.plainValue, "no setter waited: no condition made")
+        XCTAssertNil(value.madeExtras.isDuplicate, "the stored property after the words is intact")
 
         let parent = DeadObserverFlag()
         let flag = DeadObserverFlag(parent: parent)
@@ -210,18 +240,15 @@ final class AtomicWordTests: XCTestCase {
         XCTAssertTrue(flag.take())
         XCTAssertFalse(flag.isSetWord.plainValue)
 
-        if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
-            let observation = ValueObservation.make()
-            XCTAssertTrue(observation is RegisteredValueObservation, "Observation exists here")
-            XCTAssertFalse(observation.armedWord.plainValue)
-            observation.access()
-            XCTAssertTrue(observation.armedWord.plainValue)
-            XCTAssertTrue(observation.isArmed)
-        }
-
-        let withoutObservation = ValueObservation()
-        withoutObservation.access()
-        XCTAssertFalse(withoutObservation.isArmed, "the base (Apple systems without Observation) never arms")
+        #if canImport(Observation)
+            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
+                XCTAssertFalse(value.madeExtras.isArmed)
+                XCTAssertNil(extrasWords.pointee.observation.plainValue)
+                _ = value.value
+                XCTAssertNotNil(extrasWords.pointee.observation.plainValue, "the first read made the observation")
+                XCTAssertTrue(value.madeExtras.isArmed)
+            }
+        #endif
 
         final class Owner {}
         let gate = OwnerGate()

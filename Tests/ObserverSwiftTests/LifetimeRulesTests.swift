@@ -79,7 +79,7 @@ final class LifetimeRulesTests: XCTestCase {
         for other in others { registry.addObserver(other) }
 
         XCTAssertEqual(event.slots.storedCount, 0, "the dead target's slot is freed")
-        XCTAssertEqual(value.changes.slots.storedCount, 0, "the dead binding's slot is freed")
+        XCTAssertEqual(value.observers.slots.storedCount, 0, "the dead binding's slot is freed")
         XCTAssertEqual(keyed.keysCount, 0, "the dead target's slot, and its key, are freed")
         XCTAssertEqual(registry.entryCount, others.count, "the dead observer is dropped")
         try ObserverCore.reclaimNow()

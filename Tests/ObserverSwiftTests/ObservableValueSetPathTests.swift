@@ -56,6 +56,26 @@ final class ObservableValueSetPathTests: XCTestCase {
         XCTAssertEqual(level.value, "b")
     }
 
+    /// Observation's `onChange` runs inside the set, before the value is
+    /// stored; a replaying subscribe made there gets the value before the
+    /// set, then the set's round: no gap, no repeat.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    func testReplayFromObservationsCallbackGetsTheValueBeforeTheSet() {
+        let level = ObservableValue(0)
+        let late = ValueTestRecorder<Int>()
+        let lateToken = SharedVariable<Subscription?>(nil)
+        withObservationTracking {
+            _ = level.value
+        } onChange: {
+            lateToken.value = level.subscribe(replay: true) { late.append($0) }
+        }
+        level.value = 1
+        XCTAssertEqual(late.values, [0, 1])
+        level.value = 2
+        XCTAssertEqual(late.values, [0, 1, 2])
+        lateToken.value?.cancel()
+    }
+
     /// Two threads read while one sets pairs (n, n) of heap-allocated
     /// strings: every read is a pair the setter stored, never half of one,
     /// and each reader sees the values in the order they were set.

@@ -63,7 +63,7 @@ final class DeadTargetSweepTests: XCTestCase {
         // source keeps.
         let liveBoxes = ReliabilityLiveInstances.current - liveBefore
         let storedEvent = event.slots.storedCount
-        let storedValue = value.changes.slots.storedCount
+        let storedValue = value.observers.slots.storedCount
         let keys = keyed.keysCount
         let entries = registry.entryCount
         print(

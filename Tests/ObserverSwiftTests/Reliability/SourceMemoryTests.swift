@@ -7,7 +7,8 @@ import XCTest
 
 /// What a source costs before it is used, and the structures made on first
 /// use: an `Event`'s slot list (first subscribe) and its trigger counter's
-/// padded lines (first send from a second thread, or a reset).
+/// padded lines (first send from a second thread, or a reset); an
+/// `ObservableValue`'s extras (first read, first contended or reentrant set).
 final class SourceMemoryTests: XCTestCase {
     /// Heap bytes per object made by `make`, by mallinfo2 (nil where it
     /// cannot be read: another platform, a sanitizer). The least of three
@@ -42,6 +43,109 @@ final class SourceMemoryTests: XCTestCase {
             return event
         }
         XCTAssertLessThanOrEqual(sent ?? 0, 48.5, "sends from one thread allocate nothing")
+    }
+
+    /// An `ObservableValue<Int>` nobody read or subscribed to is one 88-byte
+    /// object (a 96-byte heap block); sets from one thread, counts and
+    /// unsubscribes make nothing. A subscriber costs what it costs an
+    /// `Event`: the value adds its 48 bytes of words and copies and nothing else.
+    func testAnEmptyObservableValueIsOneSmallObject() throws {
+        guard let bytes = try bytesEach(10_000, { ObservableValue(0) }) else { return }
+        XCTAssertLessThanOrEqual(bytes, 96.5, "an empty ObservableValue<Int>")
+        let set = try bytesEach(10_000) {
+            let value = ObservableValue(0)
+            value.value = 1
+            value.value = 2
+            _ = value.subscribersCount
+            _ = value.triggersCount
+            value.unsubscribeAll()
+            return value
+        }
+        XCTAssertLessThanOrEqual(set ?? 0, 96.5, "sets from one thread and counts allocate nothing")
+
+        let valueWithOne = try bytesEach(10_000) {
+            let value = ObservableValue(0)
+            _ = value.subscribe { _ in }
+            return value
+        }
+        let eventWithOne = try bytesEach(10_000) {
+            let event = Event<Int>()
+            _ = event.subscribe { _ in }
+            return event
+        }
+        if let valueWithOne, let eventWithOne {
+            XCTAssertLessThanOrEqual(
+                valueWithOne - eventWithOne, 48.5, "a subscriber costs a value what it costs an event")
+        }
+
+        #if canImport(Observation)
+            // The first read makes the extras (96) and the Observation
+            // registrar (160 with its state).
+            let read = try bytesEach(10_000) {
+                let value = ObservableValue(0)
+                _ = value.value
+                _ = value.value
+                return value
+            }
+            XCTAssertLessThanOrEqual(read ?? 0, 352.5, "an ObservableValue<Int> read once")
+        #endif
+    }
+
+    /// The extras are made by what needs them, and only then: a read (where
+    /// Observation exists), a set from inside a handler, a setter that has
+    /// to wait, a value that skips duplicates (at `init`).
+    func testTheValueExtrasAreMadeOnFirstUse() {
+        let value = ObservableValue(0)
+        let received = Received<Int>()
+        let token = value.subscribe { received.append($0) }
+        value.value = 1
+        XCTAssertNil(value.words.extras.plainValue, "a subscribe and an uncontended set make no extras")
+
+        // A handler's set: queued behind the round, in the extras it makes.
+        let reentrant = value.subscribe { [value] new in if new == 1 { value.value = 2 } }
+        value.value = 1
+        XCTAssertNotNil(value.words.extras.plainValue, "a set from a handler made the extras")
+        XCTAssertEqual(received.values, [1, 1, 2])
+        XCTAssertTrue(value.madeExtras.pending.isEmpty)
+        XCTAssertNil(value.madeExtras.roundValue, "nothing of the round is kept once the turn is released")
+        reentrant.cancel()
+        token.cancel()
+
+        #if canImport(Observation)
+            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
+                let read = ObservableValue(5)
+                XCTAssertEqual(read.value, 5)
+                XCTAssertNotNil(read.words.extras.plainValue, "the first read made the extras")
+                XCTAssertTrue(read.madeExtras.isArmed, "and the observation")
+            }
+        #endif
+
+        let skipping = ObservableValue(0, skipsDuplicates: true)
+        XCTAssertNotNil(skipping.madeExtras.isDuplicate, "a value that skips duplicates has its check from init")
+        let plain = ObservableValue(0, skipsDuplicates: false)
+        XCTAssertNil(plain.words.extras.plainValue)
+
+        // A setter finding the turn taken waits, counted in the extras.
+        let contended = ObservableValue(0)
+        let holder: UInt = 0x1000
+        contended.acquireTurn(by: holder)
+        let done = DispatchSemaphore(value: 0)
+        let setter = Thread {
+            contended.value = 7
+            done.signal()
+        }
+        setter.start()
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while contended.extrasWord.load(ordering: .acquiring) == nil
+            || contended.madeExtras.waiters.load(ordering: .relaxed) == 0, Date() < deadline
+        {
+            usleep(1000)
+        }
+        XCTAssertEqual(contended.madeExtras.waiters.load(ordering: .relaxed), 1, "the setter waits in the extras")
+        contended.turn.release()
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(contended.madeExtras.waiters.load(ordering: .relaxed), 0)
+        XCTAssertEqual(contended.value, 7)
     }
 
     /// An empty `KeyedEvent` and an `ObservableClass` no observer was added

@@ -113,13 +113,6 @@ extension Event where Value: Sendable {
         _ actor: A, limit: Int?, bufferingPolicy: ObserverBufferingPolicy,
         handler: @escaping @Sendable (isolated A, Value) -> Void
     ) -> (subscription: Subscription, mailbox: ActorMailbox<A, Value>?) {
-        if let limit, limit <= 0 { return (Subscription.inactive, nil) }
-        let mailbox = ActorMailbox(
-            actor: actor, limit: limit ?? Int.max, policy: bufferingPolicy, handler: handler)
-        let subscription = subscribeTarget(actor, delivery: .synchronous, limit: nil) { _, value in
-            mailbox.receive(value)
-        }
-        mailbox.attach(subscription)
-        return (subscription, mailbox)
+        observers.subscribeActor(actor, limit: limit, bufferingPolicy: bufferingPolicy, handler: handler)
     }
 }

@@ -5,8 +5,6 @@ extension Event {
     @inlinable
     @inline(__always)
     func send(_ value: Value, inSectionOf reader: SectionReader) {
-        triggers.increment(by: reader)
-        guard let list = existingList else { return }
-        Slots.sendInSection(list) { $0.receive((), value) }
+        observers.send(value, inSectionOf: reader)
     }
 }

@@ -30,7 +30,7 @@ import Dispatch
 /// be called by it, and is never called by a send that starts afterwards.
 public final class Event<Value> {
     @usableFromInline
-    typealias Slots = SlotList<EventSubscriber<Void, Value>>
+    typealias Slots = EventObservers<Value>.Slots
 
     /// First stored property: the words of `triggers` and of the slot list's
     /// reference (see `AtomicWord`). Nothing else: an event with no
@@ -41,74 +41,32 @@ public final class Event<Value> {
     var words = Words()
 
     @usableFromInline
-    struct Words {
-        @usableFromInline var triggers = TriggerCounter.Words()
-        /// The slot list (retained), or nil before the first subscribe.
-        @usableFromInline var slots = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
-        @usableFromInline init() {}
+    typealias Words = EventObserverWords
 
-        @inlinable static var triggersOffset: Int { 0 }
-        @inlinable static var slotsOffset: Int { MemoryLayout<TriggerCounter.Words>.stride }
-    }
+    /// The subscriptions and the trigger count, on `words`.
+    @inlinable
+    var observers: EventObservers<Value> { EventObservers(in: self, at: 0) }
 
-    @usableFromInline
-    var triggers: TriggerCounter { TriggerCounter(in: self, at: Words.triggersOffset) }
-
-    @usableFromInline
-    var slotsWord: AtomicWord<UnsafeMutableRawPointer?> { AtomicWords.word(self, at: Words.slotsOffset) }
+    @inlinable
+    var triggers: TriggerCounter { observers.triggers }
 
     /// Creates an event with no subscribers.
     public init() {}
 
     deinit {
-        if let list = slotsWord.load(ordering: .acquiring) {
-            let slots = Unmanaged<Slots>.fromOpaque(list)
-            // Tokens may keep the list itself alive; the handlers go now.
-            slots._withUnsafeGuaranteedRef { _ = $0.removeAll() }
-            slots.release()
-        }
-        triggers.deallocateContendedCounts()
+        observers.release()
     }
 
     /// Calls `body` with the slot list borrowed (no retain), or returns nil
     /// when nobody ever subscribed. The send path.
     @inlinable @inline(__always)
     func withExistingSlots<Result>(_ body: (Slots) -> Result) -> Result? {
-        // Acquire: pairs with the release that published the list, so its
-        // fields are visible. A plain move on x86.
-        guard let list = slotsWord.load(ordering: .acquiring) else { return nil }
-        return Unmanaged<Slots>.fromOpaque(list)._withUnsafeGuaranteedRef(body)
-    }
-
-    /// The slot list's C list, or nil when nobody ever subscribed. The send
-    /// path goes through the C list alone: a Swift reference to the slot
-    /// list, even borrowed, costs a retain and a release per send here.
-    /// The event keeps the list (and so its C list) alive.
-    @inlinable @inline(__always)
-    var existingList: OpaquePointer? {
-        // Acquire: pairs with the release that published the list, so its
-        // fields are visible. A plain move on x86.
-        guard let list = slotsWord.load(ordering: .acquiring) else { return nil }
-        return Unmanaged<Slots>.fromOpaque(list)._withUnsafeGuaranteedRef { $0.pointer }
+        observers.withExistingSlots(body)
     }
 
     /// The slot list, made now if nobody subscribed yet. Writers only.
     @usableFromInline
-    var slots: Slots { madeSlots.takeUnretainedValue() }
-
-    /// ``slots``, unretained (the event keeps it): what subscribes borrow.
-    @usableFromInline
-    var madeSlots: Unmanaged<Slots> {
-        if let list = slotsWord.load(ordering: .acquiring) { return Unmanaged<Slots>.fromOpaque(list) }
-        let made = Unmanaged.passRetained(Slots())
-        // Release: the list is initialized before another thread sees it;
-        // acquire on failure, to use the list another subscriber made first.
-        let published = slotsWord.compareExchange(
-            expected: nil, desired: made.toOpaque(), ordering: .acquiringAndReleasing)
-        if published.exchanged { return made }
-        made.release()
-        return Unmanaged<Slots>.fromOpaque(published.original!)
-    }
+    var slots: Slots { observers.slots }
 
     // MARK: Sending
 
@@ -118,10 +76,10 @@ public final class Event<Value> {
     /// returns, in subscription-slot order; queued ones are enqueued.
     @inlinable
     public func send(_ value: Value) {
+        // The reader first: the words' addresses are then computed after
+        // the thread-local lookup, not kept across it.
         let reader = SectionReader.current
-        triggers.increment(by: reader)
-        guard let list = existingList else { return }
-        Slots.send(list, as: reader) { $0.receive((), value) }
+        observers.send(value, as: reader)
     }
 
     // MARK: Subscribing closures
@@ -200,20 +158,20 @@ public final class Event<Value> {
     /// stored (that one is freed as expired, not counted).
     @discardableResult
     public func unsubscribe(_ target: AnyObject) -> Int {
-        withExistingSlots { $0.removeAll { $0.isTarget(target) } } ?? 0
+        observers.unsubscribe(target)
     }
 
     /// Removes every subscription; returns how many were stored.
     @discardableResult
     public func unsubscribeAll() -> Int {
-        withExistingSlots { $0.removeAll() } ?? 0
+        observers.unsubscribeAll()
     }
 
     // MARK: Counting
 
     /// Subscriptions that can still deliver: not cancelled, target alive,
     /// limit not spent. Reading it also frees slots of dead targets.
-    public var subscribersCount: Int { withExistingSlots { $0.liveCount } ?? 0 }
+    public var subscribersCount: Int { observers.subscribersCount }
 
     /// How many times ``send(_:)`` was called.
     public var triggersCount: Int { triggers.value }
@@ -225,37 +183,18 @@ public final class Event<Value> {
 
     // MARK: Internals
 
-    // Inlinable so that each client specializes them: the box's generic
-    // metadata is then looked up once per type, not on every subscribe.
     @inlinable
     func subscribeClosure(
         delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        if let limit, limit <= 0 { return Subscription.inactive }
-        return madeSlots._withUnsafeGuaranteedRef { slots in
-            let box: EventSubscriber<Void, Value>
-            if case .synchronous = delivery, limit == nil {
-                box = ClosureSubscriber(handler)
-            } else {
-                box = QueuedOrLimitedSubscriber(
-                    expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max
-                ) { _, value in handler(value) }
-            }
-            return Subscription(list: slots, handle: slots.add(box))
-        }
+        observers.subscribeClosure(delivery: delivery, limit: limit, handler)
     }
 
     @inlinable
     func subscribeTarget<Target: AnyObject>(
         _ target: Target, delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        if let limit, limit <= 0 { return Subscription.inactive }
-        return madeSlots._withUnsafeGuaranteedRef { slots in
-            let box = TargetSubscriber(
-                target: target, expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max
-            ) { target, _, value in handler(target, value) }
-            return Subscription(list: slots, handle: slots.add(box))
-        }
+        observers.subscribeTarget(target, delivery: delivery, limit: limit, handler)
     }
 }
 

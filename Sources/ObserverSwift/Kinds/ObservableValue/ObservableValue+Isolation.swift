@@ -11,10 +11,10 @@ extension ObservableValue where Value: Sendable {
         delivery: Delivery, replay: Bool = false, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         guard replay else {
-            return changes.subscribe(delivery: delivery, handler)
+            return observers.subscribeClosure(delivery: delivery, limit: nil, handler)
         }
         return subscribeReplaying(delivery: delivery) {
-            changes.subscribe(delivery: delivery, handler)
+            observers.subscribeClosure(delivery: delivery, limit: nil, handler)
         } replay: {
             handler($0)
         }
@@ -29,10 +29,10 @@ extension ObservableValue where Value: Sendable {
         handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
         guard replay else {
-            return changes.subscribe(target, delivery: delivery, handler: handler)
+            return observers.subscribeTarget(target, delivery: delivery, limit: nil, handler)
         }
         return subscribeReplaying(delivery: delivery) {
-            changes.subscribe(target, delivery: delivery, handler: handler)
+            observers.subscribeTarget(target, delivery: delivery, limit: nil, handler)
         } replay: { [weak target] current in
             if let target { handler(target, current) }
         }
@@ -46,12 +46,13 @@ extension ObservableValue where Value: Sendable {
     public func subscribe(
         replay: Bool = false, _ handler: @escaping @MainActor (Value) -> Void
     ) -> Subscription {
-        guard replay else {
-            return changes.subscribe(handler)
+        func subscribe() -> Subscription {
+            observers.subscribeClosure(delivery: .mainActor, limit: nil) { value in
+                MainActor.assumeIsolated { handler(value) }
+            }
         }
-        return subscribeReplaying(delivery: .mainActor) {
-            changes.subscribe(handler)
-        } replay: { current in
+        guard replay else { return subscribe() }
+        return subscribeReplaying(delivery: .mainActor, subscribe) { current in
             MainActor.assumeIsolated { handler(current) }
         }
     }
@@ -63,12 +64,13 @@ extension ObservableValue where Value: Sendable {
         _ target: Target, replay: Bool = false,
         handler: @escaping @MainActor (Target, Value) -> Void
     ) -> Subscription {
-        guard replay else {
-            return changes.subscribe(target, handler: handler)
+        func subscribe() -> Subscription {
+            observers.subscribeTarget(target, delivery: .mainActor, limit: nil) { target, value in
+                MainActor.assumeIsolated { handler(target, value) }
+            }
         }
-        return subscribeReplaying(delivery: .mainActor) {
-            changes.subscribe(target, handler: handler)
-        } replay: { [weak target] current in
+        guard replay else { return subscribe() }
+        return subscribeReplaying(delivery: .mainActor, subscribe) { [weak target] current in
             guard let target else { return }
             MainActor.assumeIsolated { handler(target, current) }
         }
@@ -102,10 +104,12 @@ extension ObservableValue where Value: Sendable {
         handler: @escaping @Sendable (isolated A, Value) -> Void
     ) -> Subscription {
         guard replay else {
-            return changes.subscribe(isolatedTo: actor, bufferingPolicy: bufferingPolicy, handler: handler)
+            return observers.subscribeActor(
+                actor, limit: nil, bufferingPolicy: bufferingPolicy, handler: handler
+            ).subscription
         }
         return withTurn { current in
-            let (subscription, mailbox) = changes.subscribeActor(
+            let (subscription, mailbox) = observers.subscribeActor(
                 actor, limit: nil, bufferingPolicy: bufferingPolicy, handler: handler)
             // Holding the turn: no set can deliver between these two lines,
             // so the current value is first in the mailbox.

@@ -24,10 +24,10 @@ extension ObservableValue {
         replay: Bool = false, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         guard replay else {
-            return changes.subscribe(handler)
+            return observers.subscribeClosure(delivery: .synchronous, limit: nil, handler)
         }
         return subscribeReplaying(delivery: .synchronous) {
-            changes.subscribe(handler)
+            observers.subscribeClosure(delivery: .synchronous, limit: nil, handler)
         } replay: {
             handler($0)
         }
@@ -59,10 +59,10 @@ extension ObservableValue {
         handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
         guard replay else {
-            return changes.subscribe(target, handler: handler)
+            return observers.subscribeTarget(target, delivery: .synchronous, limit: nil, handler)
         }
         return subscribeReplaying(delivery: .synchronous) {
-            changes.subscribe(target, handler: handler)
+            observers.subscribeTarget(target, delivery: .synchronous, limit: nil, handler)
         } replay: { current in
             handler(target, current)
         }
@@ -72,13 +72,13 @@ extension ObservableValue {
     /// target never subscribed is a no-op (returns 0).
     @discardableResult
     public func unsubscribe(_ target: AnyObject) -> Int {
-        changes.unsubscribe(target)
+        observers.unsubscribe(target)
     }
 
     /// Removes every subscription; returns how many were stored.
     @discardableResult
     public func unsubscribeAll() -> Int {
-        changes.unsubscribeAll()
+        observers.unsubscribeAll()
     }
 
     /// Removes the subscriptions made with a target (`withTargets: true`) or
@@ -86,7 +86,7 @@ extension ObservableValue {
     /// `ObserverSwiftCompat`'s `unbindAll()` and `removeObserver()`.
     @discardableResult
     package func unsubscribeAll(withTargets: Bool) -> Int {
-        changes.slots.removeAll { $0.hasTarget == withTargets }
+        observers.withExistingSlots { $0.removeAll { $0.hasTarget == withTargets } } ?? 0
     }
 
     /// Cancels the subscription `token` names if it is one of this value's;
@@ -95,20 +95,20 @@ extension ObservableValue {
     @discardableResult
     package func unsubscribe(token: Subscription) -> Bool {
         // Handles are unique in the process: a foreign one matches no slot.
-        changes.slots.remove(token.handle)
+        observers.withExistingSlots { $0.remove(token.handle) } ?? false
     }
 
     /// Subscriptions that can still be called: those with a live target and
     /// closure subscriptions not cancelled.
-    public var subscribersCount: Int { changes.subscribersCount }
+    public var subscribersCount: Int { observers.subscribersCount }
 
     /// How many times the subscribers were notified (sets skipped as
     /// duplicates are not counted; replays are not counted).
-    public var triggersCount: Int { changes.triggersCount }
+    public var triggersCount: Int { observers.triggers.value }
 
     /// Sets ``triggersCount`` back to zero.
     public func resetTriggersCount() {
-        changes.resetTriggersCount()
+        observers.triggers.reset()
     }
 
     /// Subscribes with `subscribe` and hands the current value to `replay`

@@ -1,3 +1,4 @@
+import CObserverCore
 import Dispatch
 import Foundation
 
@@ -40,50 +41,100 @@ import Foundation
 /// the values out of order. A handler may also subscribe or cancel
 /// subscriptions (a new observer is not called by the round in progress).
 public final class ObservableValue<Value> {
-    /// The observers: one slot list in the core, as for every observer kind.
+    /// First stored property: the words of the observers, the turn, the
+    /// storage and the extras (see `AtomicWord` and `ObservableValueWords`).
     @usableFromInline
-    let changes = Event<Value>()
+    var words = ObservableValueWords()
 
+    /// The storage's two copies of the value (see ``ValueStorage``): read
+    /// and written through `storage` only, never as a property after `init`.
     @usableFromInline
-    let turn = NotificationTurn()
-
-    /// The stored value: written by the thread holding the turn, read by
-    /// any thread without waiting for it.
-    @usableFromInline
-    let storage: ValueStorage<Value>
-
-    /// Makes ``value`` visible to Swift's Observation (`withObservationTracking`,
-    /// SwiftUI): reads register access, sets announce the mutation.
-    @usableFromInline
-    let observation = ValueObservation.make()
-
-    /// Non-nil when sets of an equal value are skipped.
-    @usableFromInline
-    let isDuplicate: ((Value, Value) -> Bool)?
-
-    /// Values set by handlers during a round, delivered after it. Touched
-    /// only by the thread holding the turn.
-    @usableFromInline
-    @exclusivity(unchecked)
-    var pending: [Value] = []
-
-    /// The value of the latest round started (what a new observer replays).
-    /// Touched only by the thread holding the turn.
-    @usableFromInline
-    @exclusivity(unchecked)
-    var lastDelivered: Value
+    var copies: (Value, Value)
 
     /// Creates an observable value holding `value`.
     public init(_ value: Value) {
-        storage = ValueStorage(value)
-        lastDelivered = value
-        isDuplicate = nil
+        copies = (value, value)
     }
 
     init(value: Value, isDuplicate: @escaping (Value, Value) -> Bool) {
-        storage = ValueStorage(value)
-        lastDelivered = value
-        self.isDuplicate = isDuplicate
+        copies = (value, value)
+        let extras = Unmanaged.passRetained(TypedValueExtras<Value>(isDuplicate: isDuplicate))
+        words.extras = AtomicWordStorage(extras.toOpaque())
+    }
+
+    deinit {
+        observers.release()
+        if let extras = extrasWord.load(ordering: .acquiring) {
+            Unmanaged<TypedValueExtras<Value>>.fromOpaque(extras).release()
+        }
+    }
+
+    // MARK: Views of the words
+
+    /// The observers: one slot list in the core, as for every observer kind.
+    @inlinable
+    var observers: EventObservers<Value> { EventObservers(in: self, at: ObservableValueWords.observersOffset) }
+
+    @inlinable
+    var turn: NotificationTurn {
+        NotificationTurn(word: AtomicWords.word(self, at: ObservableValueWords.turnOffset), extrasWord: extrasWord)
+    }
+
+    /// The stored value: written by the thread holding the turn, read by
+    /// any thread without waiting for it.
+    @inlinable
+    var storage: ValueStorage<Value> {
+        let start = UnsafeMutableRawPointer(_getUnsafePointerToStoredProperties(self))
+        return ValueStorage(
+            current: AtomicWords.word(self, at: ObservableValueWords.currentOffset),
+            readers: AtomicWords.word(self, at: ObservableValueWords.readersOffset),
+            copies: (start + Self.copiesOffset).assumingMemoryBound(to: Value.self))
+    }
+
+    /// Where `copies` starts, from the start of the stored properties: after
+    /// the words, at `Value`'s alignment. Swift lays a class's stored
+    /// properties out in declaration order from the end of the object's
+    /// header, each at its alignment; `AtomicWordTests` checks the copies
+    /// read through this offset against the property.
+    @inlinable
+    static var copiesOffset: Int {
+        let header = 2 * MemoryLayout<UnsafeRawPointer>.size
+        let end = header + MemoryLayout<ObservableValueWords>.size
+        let alignment = MemoryLayout<Value>.alignment
+        return (end + alignment - 1) / alignment * alignment - header
+    }
+
+    /// The extras' reference (retained), nil before their first use.
+    @inlinable
+    var extrasWord: AtomicWord<UnsafeMutableRawPointer?> {
+        AtomicWords.word(self, at: ObservableValueWords.extrasOffset)
+    }
+
+    /// Calls `body` with the extras borrowed (no retain), or returns nil
+    /// when nothing needed them yet. The value keeps them until it is
+    /// deallocated.
+    @inlinable @inline(__always)
+    func withExistingExtras<Result>(_ body: (TypedValueExtras<Value>) -> Result) -> Result? {
+        // Acquire: the extras are initialized before their publication.
+        // A plain move on x86.
+        guard let extras = extrasWord.load(ordering: .acquiring) else { return nil }
+        return Unmanaged<TypedValueExtras<Value>>.fromOpaque(extras)._withUnsafeGuaranteedRef(body)
+    }
+
+    /// The extras, made now if nothing needed them yet.
+    @usableFromInline
+    var madeExtras: TypedValueExtras<Value> {
+        if let existing = extrasWord.load(ordering: .acquiring) {
+            return Unmanaged<TypedValueExtras<Value>>.fromOpaque(existing).takeUnretainedValue()
+        }
+        let made = Unmanaged.passRetained(TypedValueExtras<Value>(isDuplicate: nil))
+        // Release: the extras are initialized before another thread sees
+        // them; acquire on failure, to use the ones another thread made first.
+        let published = extrasWord.compareExchange(
+            expected: nil, desired: made.toOpaque(), ordering: .acquiringAndReleasing)
+        if published.exchanged { return made.takeUnretainedValue() }
+        made.release()
+        return Unmanaged<TypedValueExtras<Value>>.fromOpaque(published.original!).takeUnretainedValue()
     }
 
     /// The current value. Setting it notifies every observer (see the type's
@@ -91,12 +142,37 @@ public final class ObservableValue<Value> {
     @inlinable
     public var value: Value {
         get {
-            observation.access()
+            registerAccess()
             return storage.read()
         }
         set {
             assign(newValue)
         }
+    }
+
+    /// Makes ``value`` visible to Swift's Observation (`withObservationTracking`,
+    /// SwiftUI): a read registers access, and sets announce the mutation
+    /// from then on (see ``ValueObservation``). Where Observation does not
+    /// exist, nothing.
+    @inlinable @inline(__always)
+    func registerAccess() {
+        #if canImport(Observation)
+            let registered = withExistingExtras { extras -> Bool in
+                guard extras.isArmed else { return false }
+                extras.registerAccess()
+                return true
+            }
+            if registered != true { registerFirstAccess() }
+        #endif
+    }
+
+    @usableFromInline
+    func registerFirstAccess() {
+        #if canImport(Observation)
+            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
+                madeExtras.registerAccess()
+            }
+        #endif
     }
 
     // MARK: The set path
@@ -105,104 +181,216 @@ public final class ObservableValue<Value> {
     func assign(_ newValue: Value) {
         // The reader identifies the calling thread while it runs.
         let reader = SectionReader.current
-        let thread = reader.threadIdentity
-        if turn.isHeld(by: thread) {
-            // A handler of this value's round on this thread: queue behind it.
-            if store(newValue, fenced: false) { pending.append(newValue) }
-            return
-        }
         if turn.admitsFastClaim {
             // One barrier enters the read section and claims the turn.
             if reader.beginClaiming(turn) {
-                if store(newValue, fenced: true) {
-                    lastDelivered = newValue
-                    changes.send(newValue, inSectionOf: reader)
-                }
-                deliverPending()
-                turn.release()
+                runRoundAndRelease(newValue, reader)
                 // As below: the section ends after the turn is released.
                 reader.end()
                 return
             }
-            // Taken: leave the section before waiting for the turn.
+            // Taken (by this thread too, when a handler sets the value):
+            // leave the section before waiting for the turn.
             reader.end()
         }
-        turn.acquire(by: thread)
+        assignWithoutFastClaim(newValue, reader)
+    }
+
+    /// A set whose fast claim failed or was not tried: from a handler of this
+    /// value's round on this thread, or while another thread holds the turn
+    /// or waits for it.
+    @inlinable
+    @inline(never)
+    func assignWithoutFastClaim(_ newValue: Value, _ reader: SectionReader) {
+        let thread = reader.threadIdentity
+        if turn.isHeld(by: thread) {
+            // A handler of this value's round on this thread: queue behind it.
+            queueBehindRound(newValue)
+            return
+        }
+        acquireTurn(by: thread)
         // While the turn is held, this thread counts as inside a delivery
         // (a read section): Observation's `onChange`, `==` and handlers run
         // here, and a wait for in-flight deliveries made from them must throw
         // rather than wait for a sender that waits for this turn. The section
         // ends after the turn is released, so deinits it runs hold nothing.
         reader.begin()
-        if store(newValue, fenced: true) {
-            deliver(newValue)
-            deliverPending()
-        }
-        turn.release()
+        runRoundAndRelease(newValue, reader)
         reader.end()
+    }
+
+    /// Waits for the turn (the slow path of a set).
+    @usableFromInline
+    func acquireTurn(by thread: UInt) {
+        let turn = self.turn
+        if turn.tryClaim(by: thread) { return }
+        turn.wait(by: thread, in: madeExtras)
+    }
+
+    /// Stores `newValue` and, unless it is a skipped duplicate, delivers it
+    /// to every observer present now; then delivers what handlers set
+    /// meanwhile and releases the turn. Holding the turn, claimed since the
+    /// last store, inside a read section entered on `reader`.
+    @inlinable
+    @inline(__always)
+    func runRoundAndRelease(_ newValue: Value, _ reader: SectionReader) {
+        if extrasWord.load(ordering: .acquiring) != nil {
+            runRoundAndReleaseWithExtras(newValue, reader)
+            return
+        }
+        // Nothing but this store and the send runs before the round starts:
+        // no duplicate check, no Observation to tell.
+        let replaced = storage.write(newValue, fenced: true)
+        // The replaced value is released here, before the round: its deinit
+        // may read or set this value.
+        withExtendedLifetime(replaced) {}
+        sendRound(newValue, reader)
+        if extrasWord.load(ordering: .acquiring) == nil {
+            // No extras: nobody waits for the turn, and no handler set the
+            // value during the round.
+            oc_claim_release(AtomicWords.word(self, at: ObservableValueWords.turnOffset, as: UInt.self).word)
+        } else {
+            // A handler's set made the extras to queue its value there, or
+            // another thread made them (a read, a setter that waits).
+            finishTurnAndRelease(reader)
+        }
+    }
+
+    /// The send of a round, not inlined: the send loop then keeps its
+    /// values in registers whatever the set around it holds.
+    @inlinable
+    @inline(never)
+    func sendRound(_ value: Value, _ reader: SectionReader) {
+        observers.send(value, inSectionOf: reader)
+    }
+
+    @inlinable
+    @inline(never)
+    func runRoundAndReleaseWithExtras(_ newValue: Value, _ reader: SectionReader) {
+        withExistingExtras { runRound(newValue, reader, extras: $0) }
+        turn.release()
+    }
+
+    @inlinable
+    @inline(never)
+    func finishTurnAndRelease(_ reader: SectionReader) {
+        withExistingExtras { finishTurn(reader, extras: $0) }
+        turn.release()
+    }
+
+    @inlinable
+    func runRound(_ newValue: Value, _ reader: SectionReader, extras: TypedValueExtras<Value>) {
+        if store(newValue, fenced: true, extras: extras) {
+            startRound(newValue, reader, extras: extras)
+        }
+        finishTurn(reader, extras: extras)
     }
 
     /// Stores `newValue` unless it is a skipped duplicate; true when stored.
     /// Holding the turn; `fenced`: the turn was claimed since the last store.
     @inlinable
-    @inline(__always)
-    func store(_ newValue: Value, fenced: Bool) -> Bool {
+    func store(_ newValue: Value, fenced: Bool, extras: TypedValueExtras<Value>) -> Bool {
+        let storage = self.storage
+        // From here until the round starts, user code may run (`==`,
+        // Observation's callbacks) and ask for the round's value (a
+        // replaying subscribe): keep it.
+        if extras.roundValue == nil { extras.roundValue = storage.writerValue }
         // Stores are serialized by the turn: the writer reads its own copy.
-        if let isDuplicate, isDuplicate(storage.writerValue, newValue) { return false }
-        let announces = observation.isArmed
-        if announces { observation.willSet() }
+        if let isDuplicate = extras.isDuplicate, isDuplicate(storage.writerValue, newValue) { return false }
+        let announces = extras.isArmed
+        if announces { extras.announceWillSet() }
         let replaced = storage.write(newValue, fenced: fenced)
-        if announces { observation.didSet() }
-        // The replaced value is released here, outside any section or lock:
-        // its deinit may read or set this value.
+        if announces { extras.announceDidSet() }
+        // The replaced value is released here, before the round: its deinit
+        // may read or set this value.
         withExtendedLifetime(replaced) {}
         return true
     }
 
     /// One round: every observer present now gets `value`. Holding the turn.
     @inlinable
-    func deliver(_ value: Value) {
-        lastDelivered = value
-        changes.send(value)
+    @inline(__always)
+    func startRound(_ value: Value, _ reader: SectionReader, extras: TypedValueExtras<Value>) {
+        extras.roundValue = value
+        observers.send(value, inSectionOf: reader)
     }
 
-    /// Delivers what handlers set during the rounds, in order. Holding the turn.
+    /// A set by the thread holding the turn (a handler's): stored at once,
+    /// delivered after the round in progress.
+    @usableFromInline
+    func queueBehindRound(_ newValue: Value) {
+        let extras = madeExtras
+        if store(newValue, fenced: false, extras: extras) { extras.pending.append(newValue) }
+    }
+
+    /// Delivers what handlers set during the rounds, in order, and forgets
+    /// the round's value. Holding the turn, about to release it.
     @inlinable
     @inline(__always)
-    func deliverPending() {
-        if !pending.isEmpty { deliverPendingValues() }
+    func finishTurn(_ reader: SectionReader, extras: TypedValueExtras<Value>) {
+        if !extras.pending.isEmpty { deliverPendingValues(reader, extras: extras) }
+        if extras.roundValue != nil { extras.roundValue = nil }
     }
 
     @usableFromInline
-    func deliverPendingValues() {
+    func deliverPendingValues(_ reader: SectionReader, extras: TypedValueExtras<Value>) {
         var index = 0
-        while index < pending.count {
+        while index < extras.pending.count {
             // Read by index each time: handlers may append while we deliver.
-            let next = pending[index]
-            deliver(next)
+            let next = extras.pending[index]
+            startRound(next, reader, extras: extras)
             index += 1
         }
-        pending.removeAll()
+        extras.pending.removeAll()
     }
 
     /// Runs `body` holding the turn (or inside the round this thread already
-    /// runs), then delivers what `body` caused to be set. For replaying binds.
+    /// runs), then delivers what `body` caused to be set. For replaying
+    /// binds: `body` gets the value of the round in progress or last started.
     func withTurn<Result>(_ body: (_ current: Value) -> Result) -> Result {
         let reader = SectionReader.current
         let thread = reader.threadIdentity
+        let turn = self.turn
         if turn.isHeld(by: thread) {
             // The enclosing round delivers whatever `body` sets.
-            return body(lastDelivered)
+            let round: Value?? = withExistingExtras { $0.roundValue }
+            return body((round ?? nil) ?? storage.writerValue)
         }
-        turn.acquire(by: thread)
+        acquireTurn(by: thread)
         // Inside a delivery while the turn is held (see `assign`).
         reader.begin()
-        let result = body(lastDelivered)
-        deliverPending()
+        let result = body(storage.writerValue)
+        withExistingExtras { finishTurn(reader, extras: $0) }
         turn.release()
         reader.end()
         return result
     }
+}
+
+/// The words an ``ObservableValue`` keeps first (see `AtomicWord`): 56
+/// bytes, then the storage's two copies; with an `Int` value the object is
+/// 88 bytes (a 96-byte heap block). Everything else is made on first use:
+/// the slot list (first subscribe), the trigger counter's padded lines
+/// (first send from a second thread) and the ``ValueExtras`` (first read,
+/// first contended or reentrant set; at `init` for a value that skips
+/// duplicates).
+@usableFromInline
+struct ObservableValueWords {
+    @usableFromInline var observers = EventObserverWords()
+    /// The turn's claim word (see ``NotificationTurn``).
+    @usableFromInline var turn = AtomicWordStorage<UInt>(0)
+    /// ``ValueStorage``'s `current` and `readers`.
+    @usableFromInline var current = AtomicWordStorage<Int>(0)
+    @usableFromInline var readers = AtomicWordStorage<UInt>(0)
+    /// The ``TypedValueExtras`` (retained), nil before their first use.
+    @usableFromInline var extras = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
+    @usableFromInline init() {}
+
+    @inlinable static var observersOffset: Int { 0 }
+    @inlinable static var turnOffset: Int { MemoryLayout<EventObserverWords>.stride }
+    @inlinable static var currentOffset: Int { turnOffset + MemoryLayout<UInt>.stride }
+    @inlinable static var readersOffset: Int { currentOffset + MemoryLayout<Int>.stride }
+    @inlinable static var extrasOffset: Int { readersOffset + MemoryLayout<UInt>.stride }
 }
 
 extension ObservableValue: @unchecked Sendable where Value: Sendable {}
@@ -216,7 +404,7 @@ extension ObservableValue: @unchecked Sendable where Value: Sendable {}
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     extension ObservableValue: Observation.Observable {}
 #endif
-// @unchecked: `storage` has one writer (the turn's holder) and lock-free
-// readers (see `ValueStorage`); `pending` and
-// `lastDelivered` are touched only by the thread holding `turn`; the
-// observers live in the internally synchronized core.
+// @unchecked: the storage has one writer (the turn's holder) and lock-free
+// readers (see `ValueStorage`); the extras' `pending` and `roundValue` are
+// touched only by the thread holding the turn; every other word is atomic;
+// the observers live in the internally synchronized core.

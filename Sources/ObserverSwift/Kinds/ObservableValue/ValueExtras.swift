@@ -1,0 +1,175 @@
+import Foundation
+
+/// The parts of an ``ObservableValue`` that most values never use, made the
+/// first time one is needed and kept until the value is deallocated: the
+/// duplicate check (made with the value when it skips duplicates), what
+/// Swift's Observation sees (the first read of `value`), the setters
+/// waiting for the turn (the first setter that has to wait), and the values
+/// handlers set during a round (the first such set). A value none of them
+/// touched keeps only a nil word for them.
+///
+/// This base holds what needs no `Value`: the waiters and the observation,
+/// in words the turn reaches without knowing the value's type. The value
+/// makes a ``TypedValueExtras``.
+@usableFromInline
+class ValueExtras: @unchecked Sendable {
+    // @unchecked: `words` are atomic; the condition and the registrar are
+    // thread-safe; the subclass's fields are touched only by the thread
+    // holding the turn.
+
+    /// First stored property: the words of `waiters`, the condition's and
+    /// the observation's references (see `AtomicWord`).
+    @usableFromInline
+    var words = Words()
+
+    @usableFromInline
+    struct Words {
+        @usableFromInline var waiters = AtomicWordStorage<Int>(0)
+        @usableFromInline var condition = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
+        @usableFromInline var observation = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
+        @usableFromInline init() {}
+
+        @inlinable static var waitersOffset: Int { 0 }
+        @inlinable static var conditionOffset: Int { MemoryLayout<UInt>.stride }
+        @inlinable static var observationOffset: Int { 2 * MemoryLayout<UInt>.stride }
+    }
+
+    /// Setters waiting for the turn (in `NotificationTurn.wait(by:in:)`).
+    @usableFromInline
+    final var waiters: AtomicWord<Int> { AtomicWords.word(self, at: Words.waitersOffset) }
+
+    final var conditionWord: AtomicWord<UnsafeMutableRawPointer?> {
+        AtomicWords.word(self, at: Words.conditionOffset)
+    }
+
+    /// The value's ``ValueObservation`` (retained), nil until `value` is
+    /// first read where Observation exists. Never cleared.
+    @usableFromInline
+    final var observationWord: AtomicWord<UnsafeMutableRawPointer?> {
+        AtomicWords.word(self, at: Words.observationOffset)
+    }
+
+    @usableFromInline
+    init() {}
+
+    deinit {
+        if let made = conditionWord.load(ordering: .acquiring) { Unmanaged<NSCondition>.fromOpaque(made).release() }
+        #if canImport(Observation)
+            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *),
+                let made = observationWord.load(ordering: .acquiring)
+            {
+                Unmanaged<ValueObservation>.fromOpaque(made).release()
+            }
+        #endif
+    }
+
+    /// The condition waiting setters sleep on, made by the first of them.
+    final var condition: NSCondition {
+        if let made = conditionWord.load(ordering: .acquiring) {
+            return Unmanaged<NSCondition>.fromOpaque(made).takeUnretainedValue()
+        }
+        let made = Unmanaged.passRetained(NSCondition())
+        // Release: the condition is initialized before another thread uses
+        // it; acquire on failure, to use the one another setter made first.
+        let published = conditionWord.compareExchange(
+            expected: nil, desired: made.toOpaque(), ordering: .acquiringAndReleasing)
+        if published.exchanged { return made.takeUnretainedValue() }
+        made.release()
+        return Unmanaged<NSCondition>.fromOpaque(published.original!).takeUnretainedValue()
+    }
+
+    // MARK: Observation
+
+    /// Whether a set must announce itself (``announceWillSet()`` and
+    /// ``announceDidSet()``): true once `value` has been read where
+    /// Observation exists.
+    @inlinable
+    final var isArmed: Bool {
+        // Sequentially consistent, pairing with the publication in
+        // `registerAccess()`: a set that does not see it comes before it in
+        // the single total order, so before any tracking the read belongs to
+        // could be installed.
+        observationWord.load(ordering: .sequentiallyConsistent) != nil
+    }
+
+    /// Registers a read of `value` with Observation (`withObservationTracking`,
+    /// SwiftUI), making the observation on the first read. Nothing where
+    /// Observation does not exist.
+    @usableFromInline
+    final func registerAccess() {
+        #if canImport(Observation)
+            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
+                madeObservation.access()
+            }
+        #endif
+    }
+
+    @usableFromInline
+    final func announceWillSet() {
+        #if canImport(Observation)
+            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
+                existingObservation?.willSet()
+            }
+        #endif
+    }
+
+    @usableFromInline
+    final func announceDidSet() {
+        #if canImport(Observation)
+            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
+                existingObservation?.didSet()
+            }
+        #endif
+    }
+
+    #if canImport(Observation)
+        @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+        final var existingObservation: ValueObservation? {
+            // Acquire: the observation is initialized before its publication.
+            guard let made = observationWord.load(ordering: .acquiring) else { return nil }
+            return Unmanaged<ValueObservation>.fromOpaque(made).takeUnretainedValue()
+        }
+
+        @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+        final var madeObservation: ValueObservation {
+            if let existing = existingObservation { return existing }
+            let made = Unmanaged.passRetained(ValueObservation())
+            // Sequentially consistent, pairing with `isArmed` (and releasing
+            // the observation's initialization); on failure, acquire the one
+            // another reader made first.
+            let published = observationWord.compareExchange(
+                expected: nil, desired: made.toOpaque(), ordering: .sequentiallyConsistent)
+            if published.exchanged { return made.takeUnretainedValue() }
+            made.release()
+            return Unmanaged<ValueObservation>.fromOpaque(published.original!).takeUnretainedValue()
+        }
+    #endif
+}
+
+/// The ``ValueExtras`` of an ``ObservableValue`` of `Value`.
+@usableFromInline
+final class TypedValueExtras<Value>: ValueExtras, @unchecked Sendable {
+    /// Non-nil when sets of an equal value are skipped.
+    @usableFromInline
+    let isDuplicate: ((Value, Value) -> Bool)?
+
+    /// Values set by handlers during a round, delivered after it. Touched
+    /// only by the thread holding the turn.
+    @usableFromInline
+    @exclusivity(unchecked)
+    var pending: [Value] = []
+
+    /// The value of the round in progress, or of the latest one started,
+    /// while a set holding the turn may have stored a later one (nil
+    /// otherwise: the round's value is then the stored one). What a new
+    /// observer replays when it subscribes from inside the turn. Touched only
+    /// by the thread holding the turn; nil whenever nobody holds it.
+    @usableFromInline
+    @exclusivity(unchecked)
+    var roundValue: Value?
+
+    @usableFromInline
+    init(isDuplicate: ((Value, Value) -> Bool)?) {
+        self.isDuplicate = isDuplicate
+    }
+}
