@@ -98,14 +98,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
 
     @usableFromInline
     func makeLists() -> Lists {
-        let made = Unmanaged.passRetained(Lists())
-        // Release: the lists are initialized before another thread sees
-        // them; acquire on failure, to use those another subscriber made.
-        let published = listsWord.compareExchange(
-            expected: nil, desired: made.toOpaque(), ordering: .acquiringAndReleasing)
-        if published.exchanged { return made.takeUnretainedValue() }
-        made.release()
-        return Unmanaged<Lists>.fromOpaque(published.original!).takeUnretainedValue()
+        listsWord.objectMadeOnFirstUse { Lists() }
     }
 
     // MARK: Sending

@@ -53,7 +53,7 @@ class ValueExtras: @unchecked Sendable {
     init() {}
 
     deinit {
-        if let made = conditionWord.load(ordering: .acquiring) { Unmanaged<NSCondition>.fromOpaque(made).release() }
+        conditionWord.releaseObject(NSCondition.self)
         #if canImport(Observation)
             if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *),
                 let made = observationWord.load(ordering: .acquiring)
@@ -65,17 +65,7 @@ class ValueExtras: @unchecked Sendable {
 
     /// The condition waiting setters sleep on, made by the first of them.
     final var condition: NSCondition {
-        if let made = conditionWord.load(ordering: .acquiring) {
-            return Unmanaged<NSCondition>.fromOpaque(made).takeUnretainedValue()
-        }
-        let made = Unmanaged.passRetained(NSCondition())
-        // Release: the condition is initialized before another thread uses
-        // it; acquire on failure, to use the one another setter made first.
-        let published = conditionWord.compareExchange(
-            expected: nil, desired: made.toOpaque(), ordering: .acquiringAndReleasing)
-        if published.exchanged { return made.takeUnretainedValue() }
-        made.release()
-        return Unmanaged<NSCondition>.fromOpaque(published.original!).takeUnretainedValue()
+        conditionWord.objectMadeOnFirstUse { NSCondition() }
     }
 
     // MARK: Observation
