@@ -147,4 +147,23 @@ final class SourceMemoryTests: XCTestCase {
         fresh.send(2)
         XCTAssertEqual(fresh.triggersCount, 2, "the first sender after a reset owns the block")
     }
+
+    /// A token is one 40-byte object (a 48-byte heap block): its flag and
+    /// handle, and one reference (its list, or what cancels a keyed
+    /// subscription).
+    func testATokenIsOneSmallObject() throws {
+        let event = Event<Int>()
+        let keyed = KeyedEvent<Int, Int>()
+        let bytes = try bytesEach(10_000) { Subscription(list: nil, handle: SlotHandle.notAdded) }
+        XCTAssertLessThanOrEqual(bytes ?? 0, 48.5, "a token")
+        let token = event.subscribe { _ in }
+        let keyedToken = keyed.subscribe(key: 1) { _ in }
+        let multiKeyToken = keyed.subscribe(keys: [1, 2]) { _, _ in }
+        XCTAssertTrue(token.isActive && keyedToken.isActive && multiKeyToken.isActive)
+        XCTAssertTrue(token.cancel() && keyedToken.cancel() && multiKeyToken.cancel())
+        XCTAssertFalse(token.isActive || keyedToken.isActive || multiKeyToken.isActive)
+        XCTAssertFalse(token.cancel() || keyedToken.cancel() || multiKeyToken.cancel())
+        XCTAssertFalse(Subscription.inactive.isActive)
+        XCTAssertFalse(Subscription.inactive.cancel())
+    }
 }
