@@ -7,6 +7,6 @@ extension Event {
     func send(_ value: Value, inSectionOf reader: SectionReader) {
         triggers.increment(by: reader)
         guard let list = existingList else { return }
-        Slots.sendInSection(list) { $0.receive((), value) }
+        Slots.sendInSection(value, to: list) { $0.receive((), value) }
     }
 }

@@ -121,7 +121,7 @@ public final class Event<Value> {
         let reader = SectionReader.current
         triggers.increment(by: reader)
         guard let list = existingList else { return }
-        Slots.send(list, as: reader) { $0.receive((), value) }
+        Slots.send(value, to: list, as: reader) { $0.receive((), value) }
     }
 
     // MARK: Subscribing closures
@@ -233,14 +233,13 @@ public final class Event<Value> {
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
         return madeSlots._withUnsafeGuaranteedRef { slots in
-            let box: EventSubscriber<Void, Value>
             if case .synchronous = delivery, limit == nil {
-                box = ClosureSubscriber(handler)
-            } else {
-                box = QueuedOrLimitedSubscriber(
-                    expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max
-                ) { _, value in handler(value) }
+                // A plain closure: stored in a cell, not an object.
+                return Subscription(list: slots, handle: slots.addHandler(handler))
             }
+            let box = QueuedOrLimitedSubscriber(
+                expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max
+            ) { _, value in handler(value) }
             return Subscription(list: slots, handle: slots.add(box))
         }
     }
