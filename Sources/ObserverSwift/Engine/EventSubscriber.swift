@@ -1,5 +1,6 @@
 /// A box an event delivers to: `Event<Value>` stores `EventSubscriber<Void, Value>`
-/// boxes (its sends pass `()` as the key), `KeyedEvent<Key, Value>` stores
+/// boxes (its sends pass `()` as the key; its plain closures are
+/// ``HandlerCell``s), `KeyedEvent<Key, Value>` stores
 /// `EventSubscriber<Key, Value>` boxes under each of their keys. Subclasses
 /// override ``receive(_:_:)``; the subclasses below are shared by both kinds,
 /// so a limit, a queued or main-actor delivery and a weak target are handled
@@ -11,8 +12,8 @@ class EventSubscriber<Key, Value>: Subscriber, @unchecked Sendable {
 }
 
 /// A closure of the value alone, called synchronously for every send: the hot
-/// path (`Event.subscribe`, `KeyedEvent.subscribe(key:)`), holding nothing
-/// but the closure.
+/// path of `KeyedEvent.subscribe(key:)`, holding nothing but the closure.
+/// (`Event.subscribe` stores such a closure in a ``HandlerCell`` instead.)
 @usableFromInline
 final class ClosureSubscriber<Key, Value>: EventSubscriber<Key, Value>, @unchecked Sendable {
     @usableFromInline let handler: (Value) -> Void

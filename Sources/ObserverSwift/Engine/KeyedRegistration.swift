@@ -9,7 +9,7 @@ import CObserverCore
 /// that expires while its keys are still being added (a send to its first
 /// key spends a limit of 1) removes every key, including those added later.
 /// A send takes that mutex only in the rare call that expires the box.
-final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked Sendable {
+final class KeyedRegistration<Key: Hashable>: SubscriptionRegistration, SubscriptionCanceller, @unchecked Sendable {
     // @unchecked: mutable state is behind `state`'s lock; `ended` is atomic;
     // the engine is immutable and internally synchronized.
 
@@ -94,7 +94,7 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
 
     // MARK: SubscriptionCanceller
 
-    package func cancelSubscription() -> Bool {
+    override package func cancelSubscription() -> Bool {
         let entries = end()
         var removed = false
         for slot in entries where engine.remove(slot) {
@@ -116,7 +116,7 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
         return entries.contains { $0.hash == hash && engine.contains($0) }
     }
 
-    package var isSubscriptionActive: Bool {
+    override package var isSubscriptionActive: Bool {
         let entries = state.withLock { $0.entries }
         return entries.contains { engine.contains($0) }
     }
@@ -131,7 +131,7 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionCanceller, @unchecked 
 /// returns true), and a later one finds nothing. An object of its own, not
 /// the box: a token may be kept long after its subscription ends, and must
 /// not keep the handler (and what it captures) alive meanwhile.
-final class KeyedSlotRegistration: SubscriptionCanceller, @unchecked Sendable {
+final class KeyedSlotRegistration: SubscriptionRegistration, SubscriptionCanceller, @unchecked Sendable {
     // @unchecked: immutable; the engine is internally synchronized.
 
     /// Strong, for the reason given at ``KeyedRegistration``.
@@ -143,11 +143,11 @@ final class KeyedSlotRegistration: SubscriptionCanceller, @unchecked Sendable {
         self.slot = slot
     }
 
-    func cancelSubscription() -> Bool {
+    override func cancelSubscription() -> Bool {
         engine.remove(slot)
     }
 
-    var isSubscriptionActive: Bool {
+    override var isSubscriptionActive: Bool {
         engine.contains(slot)
     }
 }

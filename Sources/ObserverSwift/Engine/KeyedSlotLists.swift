@@ -175,7 +175,7 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     /// removes that slot.
     @usableFromInline
     final func subscription(storedAt slot: KeyedSlot) -> Subscription {
-        Subscription(canceller: KeyedSlotRegistration(engine: self, slot: slot))
+        Subscription(registration: KeyedSlotRegistration(engine: self, slot: slot))
     }
 
     /// Removes the box that ``addSlot(_:forKey:)`` stored as `slot`; false

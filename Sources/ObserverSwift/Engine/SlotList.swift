@@ -8,10 +8,13 @@ import CObserverCore
 /// `deinit`: a `Subscription` token holds its list strongly, so the list can
 /// outlive its owner, but the handlers must not.
 ///
-/// Each slot's context is a retained ``Subscriber`` box, released by the core
-/// only after a grace period, so a box is never freed while a sender may
-/// still be calling it. Sends borrow boxes at +0 (no retain/release per
-/// delivery).
+/// Each slot's context is a retained ``Subscriber`` box or, in an `Event`'s
+/// list, a ``HandlerCell`` (a plain closure without an object), released by
+/// the core only after a grace period, so neither is freed while a sender
+/// may still be calling it. Sends borrow boxes at +0 (no retain/release per
+/// delivery). A cell has no target, never expires and is always live: the
+/// walks below skip cells where they look for targets or expired boxes, and
+/// count them as live.
 @usableFromInline
 class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
     // @unchecked: the C list is internally synchronized (writers take its
@@ -86,6 +89,31 @@ class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
         return handle
     }
 
+    /// Stores `handler` in a ``HandlerCell`` (freed by the list after its
+    /// grace period once removed) and returns its handle.
+    /// Inlined, so that the closure goes into its cell as the caller holds
+    /// it (an unspecialized call would wrap it in a reabstraction thunk, an
+    /// allocation of its own).
+    @inlinable
+    func addHandler<Value>(_ handler: @escaping (Value) -> Void) -> SlotHandle {
+        addCell(HandlerCell.make(handler))
+    }
+
+    /// Stores the cell `context` (tagged, see ``HandlerCell``); frees it and
+    /// stops the process when the core cannot store it.
+    @usableFromInline
+    func addCell(_ context: UnsafeMutableRawPointer) -> SlotHandle {
+        sweepIfNeeded()
+        sweepDeadTargetsStep()
+        var handle = SlotHandle.notAdded
+        let status = oc_list_add(pointer, context, &handle)
+        guard status == OC_OK else {
+            HandlerCell.destroy(context)
+            fatalError("ObserverSwift: cannot add an observer: \(String(cString: oc_status_string(status)))")
+        }
+        return handle
+    }
+
     /// Removes the box named by `handle`; false for a stale or foreign
     /// handle, or one whose box has expired (it is swept first).
     @discardableResult
@@ -116,7 +144,7 @@ class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
             guard view.count > 0 else { return 0 }
             var index = start < view.count ? start : 0
             for _ in 0..<min(Self.sweepStride, view.count) {
-                if let context = oc_view_context(view, index) {
+                if let context = oc_view_context(view, index), !HandlerCell.isCell(context) {
                     Unmanaged<Subscriber>.fromOpaque(context)._withUnsafeGuaranteedRef { box in
                         // Expires (and removes without blocking) a box whose target died.
                         box.expireIfTargetIsGone()
@@ -149,7 +177,8 @@ class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
 
     /// Removes every box for which `predicate` is true; returns how many.
     /// `predicate` runs under the list's writer lock and must not call back
-    /// into this list.
+    /// into this list. A cell is asked as ``HandlerCell/asSubscriber`` (no
+    /// target, never expired), so it goes with the plain closure boxes.
     @discardableResult
     func removeAll(where predicate: (Subscriber) -> Bool) -> Int {
         sweepIfNeeded()
@@ -167,6 +196,7 @@ class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
                         { context, argument in
                             guard let argument else { return false }
                             let predicate = Unmanaged<RemovalPredicate>.fromOpaque(argument).takeUnretainedValue()
+                            if HandlerCell.isCell(context) { return predicate.body(HandlerCell.asSubscriber) }
                             let box = Unmanaged<Subscriber>.fromOpaque(context).takeUnretainedValue()
                             return predicate.body(box)
                         },
@@ -197,17 +227,39 @@ class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
     func performPendingRemovals() { sweepIfNeeded() }
 
     /// Calls `body` with every box visible to a send starting now, inside one
-    /// read section. Not a send path (see ``SlotList/send(_:)``).
+    /// read section (cells skipped). Not a send path (see
+    /// ``SlotList/send(_:as:_:)``).
     func forEachBox(_ body: (Subscriber) -> Void) {
-        withReadSection { forEachVisibleBox(in: pointer, as: Subscriber.self, body) }
+        withReadSection {
+            let view = oc_list_view(pointer)
+            var index: UInt32 = 0
+            while index < view.count {
+                if let context = oc_view_context(view, index), !HandlerCell.isCell(context) {
+                    Unmanaged<Subscriber>.fromOpaque(context)._withUnsafeGuaranteedRef { body($0) }
+                }
+                index &+= 1
+            }
+        }
     }
 
-    /// Subscriptions that can still deliver; expires dead ones it finds.
+    /// Subscriptions that can still deliver (every cell, and the boxes whose
+    /// ``Subscriber/checkLiveness()`` says so); expires dead ones it finds.
     var liveCount: Int {
         sweepIfNeeded()
         var live = 0
-        forEachBox { box in
-            if box.checkLiveness() { live += 1 }
+        withReadSection {
+            let view = oc_list_view(pointer)
+            var index: UInt32 = 0
+            while index < view.count {
+                if let context = oc_view_context(view, index) {
+                    if HandlerCell.isCell(context) {
+                        live += 1
+                    } else if Unmanaged<Subscriber>.fromOpaque(context)._withUnsafeGuaranteedRef({ $0.checkLiveness() }) {
+                        live += 1
+                    }
+                }
+                index &+= 1
+            }
         }
         return live
     }
@@ -256,6 +308,28 @@ final class SlotList<Box: Subscriber>: AnySlotList, @unchecked Sendable {
         reader.end()
     }
 
+    /// ``send(_:as:_:)`` for a list that may hold ``HandlerCell``s of
+    /// `(Value) -> Void` (an `Event`'s): calls each cell's closure with
+    /// `value` in place, and `body` with each box.
+    @inlinable
+    @inline(__always)
+    static func send<Value>(
+        _ value: Value, to list: OpaquePointer, as reader: SectionReader, boxes body: (Box) -> Void
+    ) {
+        if oc_list_is_empty(list) { return }
+        reader.begin()
+        forEachVisibleCellOrBox(in: list, value, as: Box.self, body)
+        reader.end()
+    }
+
+    /// ``send(_:to:as:boxes:)`` for a caller already inside a read section.
+    @inlinable
+    @inline(__always)
+    static func sendInSection<Value>(_ value: Value, to list: OpaquePointer, boxes body: (Box) -> Void) {
+        if oc_list_is_empty(list) { return }
+        forEachVisibleCellOrBox(in: list, value, as: Box.self, body)
+    }
+
     /// ``sendInSection(_:)`` on the C list of a `SlotList<Box>`, as
     /// ``send(_:as:_:)``.
     @inlinable
@@ -287,13 +361,13 @@ final class SlotList<Box: Subscriber>: AnySlotList, @unchecked Sendable {
         withReadSection { forEachVisibleBox(in: pointer, as: Box.self, body) }
     }
 
-    /// For a caller inside a read section: the one box a send starting now
-    /// would call, when there is exactly one and it is a `Sole`; nil when
-    /// there are none, several, or one of another class. Stops scanning at a
-    /// second visible box.
+    /// For a caller inside a read section: the one ``HandlerCell`` of
+    /// `(Value) -> Void` a send starting now would call, when there is
+    /// exactly one context and it is a cell; nil when there are none,
+    /// several, or one box. Stops scanning at a second visible context.
     @inlinable
     @inline(__always)
-    func soleVisibleBox<Sole: AnyObject>(as _: Sole.Type) -> SoleVisibleBox<Sole>? {
+    func soleVisibleHandler<Value>(of _: Value.Type) -> SoleVisibleHandler<Value>? {
         if isEmpty { return nil }
         let view = oc_list_view(pointer)
         var found: (context: UnsafeMutableRawPointer, index: UInt32)?
@@ -305,16 +379,14 @@ final class SlotList<Box: Subscriber>: AnySlotList, @unchecked Sendable {
             }
             index &+= 1
         }
-        guard let found,
-            Unmanaged<Box>.fromOpaque(found.context)._withUnsafeGuaranteedRef({ $0 is Sole })
-        else { return nil }
-        return SoleVisibleBox(
-            box: Unmanaged<Sole>.fromOpaque(found.context), context: found.context, index: found.index,
-            slots: view.slots, sequence: view.sequence)
+        guard let found, HandlerCell.isCell(found.context) else { return nil }
+        return SoleVisibleHandler(
+            cell: HandlerCell.contents(found.context, as: Value.self), context: found.context,
+            index: found.index, slots: view.slots, sequence: view.sequence)
     }
 
     /// Whether a send starting now would still call `sole`'s box and nothing
-    /// else (same read section as ``soleVisibleBox(as:)``).
+    /// else (same read section as ``soleVisibleHandler(of:)``).
     ///
     /// The list's published sequence grows with every add, so an unchanged
     /// sequence means no box became visible; the same slot array still
@@ -323,20 +395,20 @@ final class SlotList<Box: Subscriber>: AnySlotList, @unchecked Sendable {
     /// what makes comparing its address sound.
     @inlinable
     @inline(__always)
-    func stillHasOnly(_ sole: SoleVisibleBox<some AnyObject>) -> Bool {
+    func stillHasOnly<Value>(_ sole: SoleVisibleHandler<Value>) -> Bool {
         let view = oc_list_view(pointer)
         return view.sequence == sole.sequence && view.slots == sole.slots && sole.index < view.count
             && oc_view_context(view, sole.index) == sole.context
     }
 }
 
-/// The one box a slot list's sends call, as found inside a read section by
-/// ``SlotList/soleVisibleBox(as:)``: valid only within that section, and only
-/// while ``SlotList/stillHasOnly(_:)`` says so.
+/// The one cell a slot list's sends call, as found inside a read section by
+/// ``SlotList/soleVisibleHandler(of:)``: valid only within that section, and
+/// only while ``SlotList/stillHasOnly(_:)`` says so.
 @usableFromInline
-struct SoleVisibleBox<Sole: AnyObject> {
-    /// Borrowed: the section keeps the box alive.
-    @usableFromInline let box: Unmanaged<Sole>
+struct SoleVisibleHandler<Value> {
+    /// The cell: the section keeps it alive.
+    @usableFromInline let cell: UnsafeMutablePointer<HandlerCellContents<Value>>
     @usableFromInline let context: UnsafeMutableRawPointer
     @usableFromInline let index: UInt32
     @usableFromInline let slots: UnsafePointer<oc_slot>
@@ -344,10 +416,10 @@ struct SoleVisibleBox<Sole: AnyObject> {
 
     @inlinable
     init(
-        box: Unmanaged<Sole>, context: UnsafeMutableRawPointer, index: UInt32, slots: UnsafePointer<oc_slot>,
-        sequence: UInt64
+        cell: UnsafeMutablePointer<HandlerCellContents<Value>>, context: UnsafeMutableRawPointer, index: UInt32,
+        slots: UnsafePointer<oc_slot>, sequence: UInt64
     ) {
-        self.box = box
+        self.cell = cell
         self.context = context
         self.index = index
         self.slots = slots
@@ -362,7 +434,9 @@ final class RemovalPredicate {
     init(_ body: @escaping (Subscriber) -> Bool) { self.body = body }
 }
 
-/// The core's release callback: balances `passRetained` in `AnySlotList.addBox`.
+/// The core's release callback: balances `passRetained` in `AnySlotList.addBox`,
+/// or frees the cell `AnySlotList.addHandler` made.
 private func releaseSubscriberBox(_ context: UnsafeMutableRawPointer) {
+    if HandlerCell.isCell(context) { return HandlerCell.destroy(context) }
     Unmanaged<Subscriber>.fromOpaque(context).release()
 }

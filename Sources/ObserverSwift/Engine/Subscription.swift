@@ -18,37 +18,62 @@ public final class Subscription: Hashable, @unchecked Sendable {
     // @unchecked: every stored property is immutable but the first, whose
     // word is only accessed atomically.
 
+    // The fields are ordered so that the token is 40 bytes (a 48-byte heap
+    // block): a flag byte and the handle's index share one 8-byte word.
+
     /// First stored property: `cancelsOnRelease`' word (see `AtomicWord`).
     var cancelsOnReleaseWord = AtomicWordStorage<Bool>(false)
-
-    // Strong, not weak: a weak reference would give the list a side table and
-    // send every retain/release of it down the runtime's slow path. A token
-    // keeps only the (emptied) C list alive after its source is gone: sources
-    // remove all their observers when they are deallocated.
-    private let list: AnySlotList?
-    let handle: SlotHandle
-    /// Set instead of `list` for subscriptions that are not one slot of one
-    /// list: a keyed subscription spans one slot per key; a producer
-    /// stream's token (ObserverSwiftCompat's `IndefiniteObservable`) runs its
-    /// disconnect once.
-    private let canceller: (any SubscriptionCanceller)?
+    /// The handle's slot index; for a token that is not one slot of one
+    /// list (`handleSequence` 0), what `owner` is (see `OwnerKind`).
+    private let handleIndex: UInt32
+    /// The handle's sequence; 0 (never issued) when `owner` is not a list
+    /// (or the token never was active: then neither kind is in the index).
+    private let handleSequence: UInt64
+    /// The slot list of a one-slot subscription (`handleSequence` not 0);
+    /// otherwise nil or unused (an inactive token) or what cancels it: a keyed
+    /// subscription spans one slot per key; a producer stream's token
+    /// (ObserverSwiftCompat's `IndefiniteObservable`) runs its disconnect once.
+    ///
+    /// Strong, not weak: a weak reference would give the list a side table
+    /// and send every retain/release of it down the runtime's slow path. A
+    /// token keeps only the (emptied) C list alive after its source is gone:
+    /// sources remove all their observers when they are deallocated.
+    private let owner: AnyObject?
     /// Set by `store(in: &set)`. Relaxed: read only by `deinit`, which the
     /// release of the last reference orders after every store.
     private var cancelsOnRelease: AtomicWord<Bool> { AtomicWords.first(self) }
 
     @usableFromInline
     init(list: AnySlotList?, handle: SlotHandle) {
-        self.list = list
-        self.handle = handle
-        self.canceller = nil
+        self.handleIndex = handle.index
+        self.handleSequence = handle.sequence
+        self.owner = list
+    }
+
+    /// A token that cancels through `registration` (a keyed subscription).
+    init(registration: SubscriptionRegistration) {
+        self.handleIndex = OwnerKind.registration
+        self.handleSequence = 0
+        self.owner = registration
     }
 
     /// A token that cancels through `canceller` (ObserverSwiftCompat's
     /// producer streams).
     package init(canceller: any SubscriptionCanceller) {
-        self.list = nil
-        self.handle = SlotHandle.notAdded
-        self.canceller = canceller
+        self.handleSequence = 0
+        if let registration = canceller as? SubscriptionRegistration {
+            self.handleIndex = OwnerKind.registration
+            self.owner = registration
+        } else {
+            self.handleIndex = OwnerKind.canceller
+            self.owner = canceller
+        }
+    }
+
+    /// The handle of a one-slot subscription (``SlotHandle/notAdded`` for
+    /// any other token).
+    var handle: SlotHandle {
+        handleSequence == 0 ? SlotHandle.notAdded : SlotHandle(sequence: handleSequence, index: handleIndex)
     }
 
     deinit {
@@ -62,8 +87,7 @@ public final class Subscription: Hashable, @unchecked Sendable {
     /// Whether the subscription is still stored (not cancelled, not expired
     /// and removed, source alive).
     public var isActive: Bool {
-        if let canceller { return canceller.isSubscriptionActive }
-        return list?.contains(handle) ?? false
+        isSubscriptionActive(owner: owner, index: handleIndex, sequence: handleSequence)
     }
 
     /// Cancels the subscription. Returns true when this call removed it;
@@ -76,8 +100,14 @@ public final class Subscription: Hashable, @unchecked Sendable {
     /// still run.
     @discardableResult
     public func cancel() -> Bool {
-        if let canceller { return canceller.cancelSubscription() }
-        return list?.remove(handle) ?? false
+        // A one-slot token first, its list borrowed: this token keeps it
+        // (a downcast of the `let` would retain and release it).
+        if handleSequence != 0 {
+            let list = Unmanaged<AnySlotList>.fromOpaque(Unmanaged.passUnretained(owner.unsafelyUnwrapped).toOpaque())
+            let handle = SlotHandle(sequence: handleSequence, index: handleIndex)
+            return withExtendedLifetime(self) { list._withUnsafeGuaranteedRef { $0.remove(handle) } }
+        }
+        return cancelSubscription(owner: owner, index: handleIndex, sequence: handleSequence)
     }
 
     /// Cancels, then waits until no send that might still call the handler
@@ -97,7 +127,7 @@ public final class Subscription: Hashable, @unchecked Sendable {
     /// that must check or end it without keeping the token alive (an actor
     /// mailbox: the token's release may be what cancels).
     var reference: SubscriptionReference {
-        SubscriptionReference(list: list, handle: handle, canceller: canceller)
+        SubscriptionReference(owner: owner, index: handleIndex, sequence: handleSequence)
     }
 
     /// Adds this subscription to `bag`, which cancels it when deallocated.
@@ -128,23 +158,68 @@ public final class Subscription: Hashable, @unchecked Sendable {
 
 /// A subscription as its token sees it, without the token: the same
 /// `isActive` and `cancel()`.
-struct SubscriptionReference: Sendable {
-    fileprivate let list: AnySlotList?
-    fileprivate let handle: SlotHandle
-    fileprivate let canceller: (any SubscriptionCanceller)?
+struct SubscriptionReference: @unchecked Sendable {
+    // @unchecked: the owner is a slot list or a registration (both Sendable)
+    // or a `SubscriptionCanceller` (Sendable), held as `AnyObject`.
+    fileprivate let owner: AnyObject?
+    fileprivate let index: UInt32
+    fileprivate let sequence: UInt64
 
     /// Same contract as ``Subscription/isActive``.
-    var isActive: Bool {
-        if let canceller { return canceller.isSubscriptionActive }
-        return list?.contains(handle) ?? false
-    }
+    var isActive: Bool { isSubscriptionActive(owner: owner, index: index, sequence: sequence) }
 
     /// Same contract as ``Subscription/cancel()``.
     @discardableResult
-    func cancel() -> Bool {
-        if let canceller { return canceller.cancelSubscription() }
-        return list?.remove(handle) ?? false
+    func cancel() -> Bool { cancelSubscription(owner: owner, index: index, sequence: sequence) }
+}
+
+/// ``Subscription/isActive`` of a token's fields.
+@inline(__always)
+private func isSubscriptionActive(owner: AnyObject?, index: UInt32, sequence: UInt64) -> Bool {
+    guard let owner else { return false }
+    if sequence != 0 {
+        return unsafeDowncast(owner, to: AnySlotList.self).contains(SlotHandle(sequence: sequence, index: index))
     }
+    if index == OwnerKind.registration {
+        return unsafeDowncast(owner, to: SubscriptionRegistration.self).isSubscriptionActive
+    }
+    guard index == OwnerKind.canceller else { return false }
+    return (owner as! any SubscriptionCanceller).isSubscriptionActive
+}
+
+/// ``Subscription/cancel()`` of a token's fields.
+@inline(__always)
+private func cancelSubscription(owner: AnyObject?, index: UInt32, sequence: UInt64) -> Bool {
+    guard let owner else { return false }
+    if sequence != 0 {
+        return unsafeDowncast(owner, to: AnySlotList.self).remove(SlotHandle(sequence: sequence, index: index))
+    }
+    if index == OwnerKind.registration {
+        return unsafeDowncast(owner, to: SubscriptionRegistration.self).cancelSubscription()
+    }
+    guard index == OwnerKind.canceller else { return false }
+    return (owner as! any SubscriptionCanceller).cancelSubscription()
+}
+
+/// What a token's owner is when its handle's sequence is 0, stored in the
+/// handle's index.
+private enum OwnerKind {
+    /// An engine registration: cancelled through its class, no cast.
+    static var registration: UInt32 { 1 }
+    /// Any other `SubscriptionCanceller` (ObserverSwiftCompat's).
+    static var canceller: UInt32 { 2 }
+}
+
+/// The engine's own ``SubscriptionCanceller``s (a keyed subscription's
+/// registration) derive from this class, so that a token cancels them with a
+/// class call rather than a cast to the protocol. Subclasses override both
+/// members; the class declares no stored properties (a subclass's first
+/// stored property may hold its atomic words, see `AtomicWord`).
+class SubscriptionRegistration: @unchecked Sendable {
+    /// Same contract as ``Subscription/cancel()``.
+    func cancelSubscription() -> Bool { false }
+    /// Same contract as ``Subscription/isActive``.
+    var isSubscriptionActive: Bool { false }
 }
 
 /// What a ``Subscription`` cancels when it is not one slot of a `AnySlotList`.

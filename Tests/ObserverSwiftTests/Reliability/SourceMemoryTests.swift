@@ -15,6 +15,11 @@ final class SourceMemoryTests: XCTestCase {
     /// measurements: work an earlier test left on other threads (a queued
     /// delivery) may allocate during one.
     private func bytesEach(_ count: Int, _ make: () -> AnyObject) throws -> Double? {
+        try Self.bytesEach(count, make)
+    }
+
+    /// ``bytesEach(_:_:)`` for other test classes.
+    static func bytesEach(_ count: Int, _ make: () -> AnyObject) throws -> Double? {
         var least: Double?
         for _ in 0..<3 {
             var kept: [AnyObject] = []

@@ -34,11 +34,11 @@ extension Event {
             // Looked up per value: a handler (or another thread) may make
             // the list by subscribing.
             let sent: Void? = withExistingSlots { slots in
-                if let sole = slots.soleVisibleBox(as: ClosureSubscriber<Void, Value>.self) {
+                if let sole = slots.soleVisibleHandler(of: Value.self) {
                     // One plain closure subscription: call its closure directly
-                    // for as long as the list holds that box alone, which is
+                    // for as long as the list holds that cell alone, which is
                     // what a send of each value would call.
-                    let handler = sole.box._withUnsafeGuaranteedRef { $0.handler }
+                    let handler = sole.cell.pointee.handler
                     handler(value)
                     next = remaining.next()
                     while let value = next, slots.stillHasOnly(sole) {
@@ -47,7 +47,7 @@ extension Event {
                         next = remaining.next()
                     }
                 } else {
-                    slots.sendInSection { $0.receive((), value) }
+                    Slots.sendInSection(value, to: slots.pointer) { $0.receive((), value) }
                     next = remaining.next()
                 }
             }

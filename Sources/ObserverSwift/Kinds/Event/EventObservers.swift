@@ -99,7 +99,7 @@ struct EventObservers<Value> {
     func send(_ value: Value, as reader: SectionReader) {
         triggers.increment(by: reader)
         guard let list = existingList else { return }
-        Slots.send(list, as: reader) { $0.receive((), value) }
+        Slots.send(value, to: list, as: reader) { $0.receive((), value) }
     }
 
     /// ``send(_:as:)`` for a caller already inside a read section entered on
@@ -108,7 +108,7 @@ struct EventObservers<Value> {
     func send(_ value: Value, inSectionOf reader: SectionReader) {
         triggers.increment(by: reader)
         guard let list = existingList else { return }
-        Slots.sendInSection(list) { $0.receive((), value) }
+        Slots.sendInSection(value, to: list) { $0.receive((), value) }
     }
 
     // MARK: Subscribing
@@ -121,14 +121,13 @@ struct EventObservers<Value> {
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
         return madeSlots._withUnsafeGuaranteedRef { slots in
-            let box: EventSubscriber<Void, Value>
             if case .synchronous = delivery, limit == nil {
-                box = ClosureSubscriber(handler)
-            } else {
-                box = QueuedOrLimitedSubscriber(
-                    expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max
-                ) { _, value in handler(value) }
+                // A plain closure: stored in a cell, not an object.
+                return Subscription(list: slots, handle: slots.addHandler(handler))
             }
+            let box = QueuedOrLimitedSubscriber(
+                expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max
+            ) { _, value in handler(value) }
             return Subscription(list: slots, handle: slots.add(box))
         }
     }
