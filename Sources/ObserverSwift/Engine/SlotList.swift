@@ -254,7 +254,8 @@ class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
                 if let context = oc_view_context(view, index) {
                     if HandlerCell.isCell(context) {
                         live += 1
-                    } else if Unmanaged<Subscriber>.fromOpaque(context)._withUnsafeGuaranteedRef({ $0.checkLiveness() }) {
+                    } else if Unmanaged<Subscriber>.fromOpaque(context)._withUnsafeGuaranteedRef({ $0.checkLiveness() })
+                    {
                         live += 1
                     }
                 }

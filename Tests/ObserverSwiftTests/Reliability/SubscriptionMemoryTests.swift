@@ -61,7 +61,8 @@ final class SubscriptionMemoryTests: XCTestCase {
         for _ in 0..<count { tokens.append(kept.subscribe { _ in }) }
         try ObserverCore.reclaimNow()
         guard let keptAfter = HeapBytes.inUse() else { return }
-        XCTAssertLessThanOrEqual(Double(keptAfter - keptBefore) / Double(count), 101.5, "per closure observer, token kept")
+        XCTAssertLessThanOrEqual(
+            Double(keptAfter - keptBefore) / Double(count), 101.5, "per closure observer, token kept")
         XCTAssertEqual(tokens.filter { $0.cancel() }.count, count)
         XCTAssertEqual(kept.subscribersCount, 0)
     }
@@ -70,11 +71,15 @@ final class SubscriptionMemoryTests: XCTestCase {
     /// its slot list (Swift object and C list with its first slot) and the
     /// closure's cell.
     func testAnEventWithOneClosureSubscriber() throws {
-        guard let bytes = try SourceMemoryTests.bytesEach(10_000, {
-            let event = Event<Int>()
-            _ = event.subscribe { _ in }
-            return event
-        }) else { return }
+        guard
+            let bytes = try SourceMemoryTests.bytesEach(
+                10_000,
+                {
+                    let event = Event<Int>()
+                    _ = event.subscribe { _ in }
+                    return event
+                })
+        else { return }
         XCTAssertLessThanOrEqual(bytes, 304.5, "an Event with one closure subscriber")
     }
 
