@@ -24,7 +24,7 @@ final class SubscriptionMemoryTests: XCTestCase {
     func testATokenIsOneSmallObject() throws {
         let event = Event<Int>()
         let keyed = KeyedEvent<Int, Int>()
-        let bytes = try SourceMemoryTests.bytesEach(10_000) { Subscription(list: nil, handle: SlotHandle.notAdded) }
+        let bytes = try SourceMemoryTests.bytesEach(100_000) { Subscription(list: nil, handle: SlotHandle.notAdded) }
         XCTAssertLessThanOrEqual(bytes ?? 0, 48.5, "a token")
         let token = event.subscribe { _ in }
         let keyedToken = keyed.subscribe(key: 1) { _ in }
@@ -73,7 +73,7 @@ final class SubscriptionMemoryTests: XCTestCase {
     func testAnEventWithOneClosureSubscriber() throws {
         guard
             let bytes = try SourceMemoryTests.bytesEach(
-                10_000,
+                100_000,
                 {
                     let event = Event<Int>()
                     _ = event.subscribe { _ in }
