@@ -64,9 +64,7 @@ public final class ObservableValue<Value> {
 
     deinit {
         observers.release()
-        if let extras = extrasWord.load(ordering: .acquiring) {
-            Unmanaged<TypedValueExtras<Value>>.fromOpaque(extras).release()
-        }
+        extrasWord.releaseObject(TypedValueExtras<Value>.self)
     }
 
     // MARK: Views of the words
@@ -124,17 +122,7 @@ public final class ObservableValue<Value> {
     /// The extras, made now if nothing needed them yet.
     @usableFromInline
     var madeExtras: TypedValueExtras<Value> {
-        if let existing = extrasWord.load(ordering: .acquiring) {
-            return Unmanaged<TypedValueExtras<Value>>.fromOpaque(existing).takeUnretainedValue()
-        }
-        let made = Unmanaged.passRetained(TypedValueExtras<Value>(isDuplicate: nil))
-        // Release: the extras are initialized before another thread sees
-        // them; acquire on failure, to use the ones another thread made first.
-        let published = extrasWord.compareExchange(
-            expected: nil, desired: made.toOpaque(), ordering: .acquiringAndReleasing)
-        if published.exchanged { return made.takeUnretainedValue() }
-        made.release()
-        return Unmanaged<TypedValueExtras<Value>>.fromOpaque(published.original!).takeUnretainedValue()
+        extrasWord.objectMadeOnFirstUse { TypedValueExtras<Value>(isDuplicate: nil) }
     }
 
     /// The current value. Setting it notifies every observer (see the type's
