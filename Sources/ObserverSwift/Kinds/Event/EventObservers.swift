@@ -79,6 +79,9 @@ struct EventObservers<Value> {
     /// ``slots``, unretained (the owner keeps it): what subscribes borrow.
     @usableFromInline
     var madeSlots: Unmanaged<Slots> {
+        // Not `AtomicWord.objectMadeOnFirstUse`: this body is not specialized
+        // for `Value`, and passing `Slots` to that generic function looks up
+        // its metadata on every subscribe, the made list's fast path included.
         if let list = slotsWord.load(ordering: .acquiring) { return Unmanaged<Slots>.fromOpaque(list) }
         let made = Unmanaged.passRetained(Slots())
         // Release: the list is initialized before another thread sees it;
