@@ -1,5 +1,6 @@
 import Foundation
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 /// Seeded random operation sequences (subscribe a closure, subscribe a weak

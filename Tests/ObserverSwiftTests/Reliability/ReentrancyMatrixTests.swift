@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 /// The reentrancy matrix, run for every observer kind in

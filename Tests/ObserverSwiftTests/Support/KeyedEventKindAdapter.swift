@@ -1,5 +1,6 @@
 import Dispatch
 import ObserverSwift
+import ObserverTestSupport
 
 /// `KeyedEvent<Double, Int>` as a reliability-test observer kind: a send is
 /// `send(_:forKey: 1)` (and one to `Double.nan`, which reaches nobody).

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 /// `ObservableValue<Int>` as a reliability-test observer kind: a send sets
