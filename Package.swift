@@ -98,24 +98,30 @@ let package = Package(
             dependencies: ["ProgramShapeChecks"],
             path: "Tests/ProgramShapes/async"
         ),
+        // What the test targets share (thread-safe recorders and counters, threads,
+        // waits, protocol observers): test targets cannot depend on each other.
+        .target(
+            name: "ObserverTestSupport",
+            path: "Tests/ObserverTestSupport"
+        ),
         .testTarget(
             name: "ObserverSwiftTests",
             // ObserverSwiftCompat only for the registry tests that use Flowduino's array forms.
-            dependencies: ["ObserverSwift", "ObserverSwiftCompat"],
+            dependencies: ["ObserverSwift", "ObserverSwiftCompat", "ObserverTestSupport"],
             // A file sees ObserverSwiftCompat's members only if it imports it.
             swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]
         ),
         .testTarget(
             name: "ObserverSwiftCompatTests",
-            dependencies: ["ObserverSwiftCompat"]
+            dependencies: ["ObserverSwiftCompat", "ObserverTestSupport"]
         ),
         .testTarget(
             name: "ObserverNATSTests",
-            dependencies: ["ObserverNATS", "CNATS"]
+            dependencies: ["ObserverNATS", "CNATS", "ObserverTestSupport"]
         ),
         .testTarget(
             name: "CObserverCoreTests",
-            dependencies: ["CObserverCore"]
+            dependencies: ["CObserverCore", "ObserverTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -2,28 +2,16 @@
 import CObserverCore
 import CObserverCore.Testing
 import Foundation
+import ObserverTestSupport
 import XCTest
 
-/// A list guarded by an `NSLock` (a pthread mutex, which ThreadSanitizer
-/// understands on every platform).
-final class LockedReleases: @unchecked Sendable {
-    private let lock = NSLock()
-    private var released: [Int] = []
-
-    func withLock<Result>(_ body: (inout [Int]) -> Result) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&released)
-    }
-}
-
 /// Contexts released by the core in these tests (fake pointers 1, 2, ...).
-let coreTestReleases = LockedReleases()
+let coreTestReleases = SharedVariable<[Int]>([])
 
 /// The release callback for core tests: records which context was released.
 let coreTestRelease: @convention(c) (UnsafeMutableRawPointer) -> Void = { context in
     let value = Int(bitPattern: context)
-    coreTestReleases.withLock { $0.append(value) }
+    coreTestReleases.update { $0.append(value) }
 }
 
 func fakeContext(_ value: Int) -> UnsafeMutableRawPointer {
@@ -31,7 +19,7 @@ func fakeContext(_ value: Int) -> UnsafeMutableRawPointer {
 }
 
 func takeReleases() -> [Int] {
-    coreTestReleases.withLock { released in
+    coreTestReleases.update { released in
         defer { released.removeAll() }
         return released.sorted()
     }
@@ -69,24 +57,4 @@ func releaseIntKey(_ keyContext: UnsafeMutableRawPointer) {
     let key = keyContext.assumingMemoryBound(to: Int.self)
     key.pointee = -999_999
     key.deallocate()
-}
-
-/// Failures seen by a concurrent test's threads, behind a lock taken only
-/// when a check fails (a passing run adds no synchronization between them).
-final class ConcurrentFailures: @unchecked Sendable {
-    // @unchecked: `count` is only touched under `lock`.
-    private let lock = NSLock()
-    private var count = 0
-
-    func record() {
-        lock.lock()
-        count += 1
-        lock.unlock()
-    }
-
-    var total: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return count
-    }
 }

@@ -2,6 +2,7 @@ import CObserverCore
 import CObserverCore.Testing
 import Dispatch
 import Foundation
+import ObserverTestSupport
 import XCTest
 
 /// The keymap's table under a writer that keeps growing, emptying and
@@ -13,7 +14,7 @@ final class KeymapTableTests: XCTestCase {
         let table = ChurnedTable()
         defer { table.destroy() }
         for key in 0..<ChurnedTable.stable { table.add(key) }
-        let misses = ConcurrentFailures()
+        let misses = LockedCounter()
         let rounds = 3_000
         DispatchQueue.concurrentPerform(iterations: 3) { worker in
             if worker == 0 {
@@ -25,15 +26,15 @@ final class KeymapTableTests: XCTestCase {
                     let base = ChurnedTable.stable + (round % 4) * 10_000
                     let count = round % 16 == 0 ? 2_000 : 64
                     let handles = (base..<(base + count)).map { ($0, table.add($0)) }
-                    for (key, handle) in handles where !table.remove(key, handle) { misses.record() }
+                    for (key, handle) in handles where !table.remove(key, handle) { misses.increment() }
                 }
                 return
             }
             for index in 0..<(rounds * 100) where !table.finds(index % ChurnedTable.stable) {
-                misses.record()
+                misses.increment()
             }
         }
-        XCTAssertEqual(misses.total, 0, "a linked key was not found, or another key's entry was")
+        XCTAssertEqual(misses.value, 0, "a linked key was not found, or another key's entry was")
         XCTAssertEqual(oc_keymap_key_count(table.map), ChurnedTable.stable)
     }
 

@@ -1,6 +1,7 @@
 import CObserverCore
 import CObserverCore.Testing
 import Dispatch
+import ObserverTestSupport
 import XCTest
 
 /// The C keymap API called directly. Keys are `Int`s: a key_context is a
@@ -274,7 +275,7 @@ final class KeymapTests: XCTestCase {
                         &adopted)
                     if !adopted { keyContext.deallocate() }
                     if oc_keymap_remove(map, hash, &probe, handle) != OC_OK {
-                        state.failures.record()
+                        state.failures.increment()
                     }
                 }
                 return
@@ -287,18 +288,18 @@ final class KeymapTests: XCTestCase {
                 var key = Int(seed >> 40) % keys
                 let reader = oc_read_begin()
                 if let entry = oc_keymap_find(map, UInt64(key % 5), &key) {
-                    if entry.pointee.key_context.load(as: Int.self) != key { state.failures.record() }
+                    if entry.pointee.key_context.load(as: Int.self) != key { state.failures.increment() }
                     let view = oc_list_view(entry.pointee.list)
                     for index in 0..<view.count {
                         if let context = oc_view_context(view, index), Int(bitPattern: context) != key + 1 {
-                            state.failures.record()
+                            state.failures.increment()
                         }
                     }
                 }
                 oc_read_end(reader)
             }
         }
-        XCTAssertEqual(state.failures.total, 0)
+        XCTAssertEqual(state.failures.value, 0)
         XCTAssertEqual(oc_keymap_key_count(map), 0)
     }
 }
@@ -307,6 +308,6 @@ final class KeymapTests: XCTestCase {
 private final class ConcurrentState: @unchecked Sendable {
     // @unchecked: `map` is internally synchronized; `failures` is.
     let map: OpaquePointer
-    let failures = ConcurrentFailures()
+    let failures = LockedCounter()
     init(map: OpaquePointer) { self.map = map }
 }

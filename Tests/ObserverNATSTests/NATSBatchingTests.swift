@@ -1,6 +1,7 @@
 import CNATS
 import Foundation
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 @testable import ObserverNATS
@@ -107,7 +108,7 @@ final class NATSBatchingTests: XCTestCase {
         let raw = try RawConnection()
         let counter = raw.subscribe(subject)
         defer { natsSubscription_Destroy(counter) }
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let remote = Event<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
@@ -144,7 +145,7 @@ final class NATSBatchingTests: XCTestCase {
         let importing = try NATSBridge(options: NATSOptions(servers: [server.url]))
         defer { importing.close() }
         let stream = NATSStream(name: "BATCHED", subjects: ["batched.>"])
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let remote = Event<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
@@ -193,7 +194,7 @@ final class NATSBatchingTests: XCTestCase {
         defer { bridge.close() }
         let raw = try RawConnection()
         let subject = NATSTestEnvironment.uniqueSubject()
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let remote = Event<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
@@ -217,7 +218,7 @@ final class NATSBatchingTests: XCTestCase {
         let raw = try RawConnection()
         let subject = NATSTestEnvironment.uniqueSubject()
         let stream = NATSStream(name: "OVERLAP\(UInt32.random(in: 0 ... .max))", subjects: [subject])
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let remote = Event<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
@@ -239,7 +240,7 @@ final class NATSBatchingTests: XCTestCase {
         defer { bridge.close() }
         let raw = try RawConnection()
         let subject = NATSTestEnvironment.uniqueSubject()
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let remote = Event<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
@@ -286,7 +287,7 @@ final class NATSBatchingTests: XCTestCase {
         let importing = try NATSBridge(options: try NATSTestEnvironment.options())
         defer { importing.close() }
         let subject = NATSTestEnvironment.uniqueSubject()
-        let arrivals = Collected<Date>()
+        let arrivals = Received<Date>()
         let remote = Event<Int>()
         let token = remote.subscribe { _ in arrivals.append(Date()) }
         defer { token.cancel() }
@@ -310,7 +311,7 @@ final class NATSBatchingTests: XCTestCase {
         let importing = try NATSBridge(options: try NATSTestEnvironment.options())
         defer { importing.close() }
         let subject = NATSTestEnvironment.uniqueSubject()
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let remote = Event<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }

@@ -1,13 +1,14 @@
 import Foundation
 import ObserverNATS
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 /// Events across two connections: the same observers as local events, in order, exactly once.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class NATSBridgeEventTests: XCTestCase {
     final class Screen: Sendable {
-        let shown = Collected<Int>()
+        let shown = Received<Int>()
     }
 
     func testExportedEventReachesEveryKindOfImportedObserverInOrder() async throws {
@@ -23,9 +24,9 @@ final class NATSBridgeEventTests: XCTestCase {
         try publisher.export(local, to: subject)
         let imported = try subscriber.import(subject, into: remote)
 
-        let closureValues = Collected<Int>()
+        let closureValues = Received<Int>()
         let screen = Screen()
-        let mainActorValues = Collected<Int>()
+        let mainActorValues = Received<Int>()
         let token = remote.subscribe { value in closureValues.append(value) }
         let targetToken = remote.subscribe(screen) { screen, value in screen.shown.append(value) }
         let mainToken = remote.subscribe { @MainActor value in mainActorValues.append(value) }
@@ -78,7 +79,7 @@ final class NATSBridgeEventTests: XCTestCase {
             let subject = NATSTestEnvironment.uniqueSubject("roundTrip\(line)")
             let local = Event<Value>()
             let remote = Event<Value>()
-            let received = Collected<Value>()
+            let received = Received<Value>()
             let token = remote.subscribe { received.append($0) }
             defer { token.cancel() }
             try publisher.export(local, to: subject, codec: codec)
@@ -111,7 +112,7 @@ final class NATSBridgeEventTests: XCTestCase {
             let bridge = try NATSBridge(options: try NATSTestEnvironment.options { $0.echo = echo })
             let local = Event<Int>()
             let remote = Event<Int>()
-            let received = Collected<Int>()
+            let received = Received<Int>()
             let token = remote.subscribe { received.append($0) }
             try bridge.export(local, to: subject)
             let imported = try bridge.import(subject, into: remote)
@@ -151,8 +152,8 @@ final class NATSBridgeEventTests: XCTestCase {
         }
         let firstEvent = Event<Int>()
         let secondEvent = Event<Int>()
-        let atFirst = Collected<Int>()
-        let atSecond = Collected<Int>()
+        let atFirst = Received<Int>()
+        let atSecond = Received<Int>()
         let tokens = [firstEvent.subscribe { atFirst.append($0) }, secondEvent.subscribe { atSecond.append($0) }]
         defer { tokens.forEach { $0.cancel() } }
         try first.export(firstEvent, to: subject)
@@ -188,8 +189,8 @@ final class NATSBridgeEventTests: XCTestCase {
         let doubled = Event<Int>()
         let sink = Event<Int>()
         let probe = Event<Int>()
-        let atSink = Collected<Int>()
-        let atProbe = Collected<Int>()
+        let atSink = Received<Int>()
+        let atProbe = Received<Int>()
         let tokens = [
             relayed.subscribe { doubled.send($0 * 2) }, sink.subscribe { atSink.append($0) },
             probe.subscribe { atProbe.append($0) },

@@ -1,6 +1,7 @@
 import Foundation
 import ObserverNATS
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 /// Connecting: unreachable servers, refused credentials, several URLs, options.
@@ -96,7 +97,7 @@ final class NATSConnectionFaultTests: XCTestCase {
         defer { good.close() }
         let event = Event<Int>()
         let remote = Event<Int>()
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
         let listener = try NATSBridge(options: NATSOptions(servers: [server.url], credentials: .token("right-token")))
@@ -162,7 +163,7 @@ final class NATSConnectionFaultTests: XCTestCase {
         let bridge = try NATSBridge(options: secure)
         let subject = NATSTestEnvironment.uniqueSubject()
         let remote = Event<Int>()
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
         try bridge.import(subject, into: remote)

@@ -2,6 +2,7 @@ import CNATS
 import Foundation
 import ObserverNATS
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 /// Bad payloads, slow handlers, and closing while messages are in flight.
@@ -29,7 +30,7 @@ final class NATSDeliveryFaultTests: XCTestCase {
         }
         let subject = NATSTestEnvironment.uniqueSubject()
         let remote = Event<Int>()
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
         let imported = try subscriber.import(subject, into: remote)
@@ -85,7 +86,7 @@ final class NATSDeliveryFaultTests: XCTestCase {
         }
         let subject = NATSTestEnvironment.uniqueSubject()
         let remote = Event<Int>()
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
         let imported = try subscriber.import(subject, into: remote, codec: evenOnly)
@@ -119,7 +120,7 @@ final class NATSDeliveryFaultTests: XCTestCase {
         let remote = Event<Int>()
         let release = DispatchSemaphore(value: 0)
         let first = DispatchSemaphore(value: 0)
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let token = remote.subscribe { value in
             received.append(value)
             if value == 1 {
@@ -213,7 +214,7 @@ final class NATSDeliveryFaultTests: XCTestCase {
         let subject = NATSTestEnvironment.uniqueSubject()
         let remote = Event<Int>()
         let holder = LockedImport()
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let token = remote.subscribe { value in
             received.append(value)
             holder.value?.cancel()

@@ -1,6 +1,7 @@
 import Foundation
 import ObserverNATS
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 /// At-least-once across failures, with servers the test starts: `kill -9` of the node of a
@@ -45,7 +46,7 @@ final class NATSFailoverTests: XCTestCase {
         let stream = NATSStream(name: "FAILOVER", subjects: ["failover.>"], replicas: 3)
         let local = Event<Int>()
         let remote = Event<Int>()
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
         let imported = try subscriber.import(
@@ -125,7 +126,7 @@ final class NATSFailoverTests: XCTestCase {
         let stream = NATSStream(name: "OUTAGE", subjects: ["outage.>"])
         let local = Event<Int>()
         let remote = Event<Int>()
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
         let imported = try subscriber.import(

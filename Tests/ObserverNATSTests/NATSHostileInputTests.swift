@@ -1,6 +1,7 @@
 import CNATS
 import Foundation
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 @testable import ObserverNATS
@@ -45,7 +46,7 @@ final class NATSHostileInputTests: XCTestCase {
         defer { bridge.close() }
         let raw = try RawPublisher()
         let subject = NATSTestEnvironment.uniqueSubject()
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let remote = Event<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
@@ -65,7 +66,7 @@ final class NATSHostileInputTests: XCTestCase {
         let streamSubject = NATSTestEnvironment.uniqueSubject()
         let stream = NATSStream(name: "HOSTILE\(UInt32.random(in: 0 ... .max))", subjects: [streamSubject])
         let durable = Event<Int>()
-        let durableReceived = Collected<Int>()
+        let durableReceived = Received<Int>()
         let durableToken = durable.subscribe { durableReceived.append($0) }
         defer { durableToken.cancel() }
         let durableImport = try bridge.import(
@@ -113,7 +114,7 @@ final class NATSHostileInputTests: XCTestCase {
         // An import that must keep receiving after the refused calls.
         let canary = Event<Int>()
         let canaryRemote = Event<Int>()
-        let canaryReceived = Collected<Int>()
+        let canaryReceived = Received<Int>()
         let canaryToken = canaryRemote.subscribe { canaryReceived.append($0) }
         defer { canaryToken.cancel() }
         let other = try NATSBridge(options: try NATSTestEnvironment.options())
@@ -134,7 +135,7 @@ final class NATSHostileInputTests: XCTestCase {
         XCTAssertEqual(longest.utf8.count, NATSSubject.maximumSubjectBytes)
         let local = Event<Int>()
         let remote = Event<Int>()
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
         try other.import(longest, into: remote)
@@ -144,7 +145,7 @@ final class NATSHostileInputTests: XCTestCase {
         let jetStreamSubject = String(longest.dropLast(3)) + "-js"
         let durableStream = NATSStream(name: "LONG\(UInt32.random(in: 0 ... .max))", subjects: [jetStreamSubject])
         let durableRemote = Event<Int>()
-        let durableReceived = Collected<Int>()
+        let durableReceived = Received<Int>()
         let durableToken = durableRemote.subscribe { durableReceived.append($0) }
         defer { durableToken.cancel() }
         try other.import(
@@ -213,7 +214,7 @@ final class NATSHostileInputTests: XCTestCase {
         let raw = try RawPublisher()
         let prefix = NATSTestEnvironment.uniqueSubject()
         let remote = KeyedEvent<Int, Int>()
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let token = remote.subscribe(key: 5) { received.append($0) }
         defer { token.cancel() }
         let imported = try bridge.import(prefix: prefix, into: remote)
@@ -245,7 +246,7 @@ final class NATSHostileInputTests: XCTestCase {
         XCTAssertEqual(NATSSubject.pattern(forKey: 42), "42")
         let other = try NATSBridge(options: try NATSTestEnvironment.options())
         defer { other.close() }
-        let received = Collected<String>()
+        let received = Received<String>()
         let token = remote.subscribe(keys: ["a.b", "a", "b"]) { key, _ in received.append(key) }
         defer { token.cancel() }
         try other.import(prefix: prefix, matching: try XCTUnwrap(NATSSubject.pattern(forKey: "a.b")), into: remote)
@@ -275,7 +276,7 @@ final class NATSHostileInputTests: XCTestCase {
         XCTAssertLessThan(growth, 4 << 20, "\(cycles) import + cancel cycles grew the heap by \(growth) bytes")
         // The bridge still imports.
         let remote = Event<Int>()
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
         try bridge.import(subject, into: remote)

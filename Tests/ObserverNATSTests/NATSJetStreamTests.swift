@@ -1,6 +1,7 @@
 import Foundation
 import ObserverNATS
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 /// At-least-once against one server the test owns: pending counts, flush, close that
@@ -219,7 +220,7 @@ final class NATSJetStreamTests: XCTestCase {
         let stream = NATSStream(name: "LIVE", subjects: ["live.>"])
         let local = Event<Int>()
         let remote = Event<Int>()
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
         try bridge.export(local, to: "live.values", delivery: .atLeastOnce(stream: stream))
@@ -278,7 +279,7 @@ final class NATSJetStreamTests: XCTestCase {
             let stream = NATSStream(name: name, subjects: ["\(name.lowercased()).>"], retention: retention)
             let local = Event<Int>()
             let remote = Event<Int>()
-            let received = Collected<Int>()
+            let received = Received<Int>()
             let token = remote.subscribe { received.append($0) }
             defer { token.cancel() }
             try bridge.export(local, to: subject, delivery: .atLeastOnce(stream: stream))

@@ -1,6 +1,7 @@
 import Foundation
 import ObserverNATS
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 /// Keyed events: keys become subject tokens, wildcards select keys.
@@ -39,12 +40,12 @@ final class NATSKeyedTests: XCTestCase {
         try publisher.export(prices, keys: keys, toPrefix: prefix)
 
         let everything = KeyedEvent<String, Double>()
-        let all = Collected<String>()
+        let all = Received<String>()
         let allToken = everything.subscribe(keys: keys) { key, value in all.append("\(key)=\(value)") }
         let allImport = try subscriber.import(prefix: prefix, matching: ">", into: everything)
 
         let oneKey = KeyedEvent<String, Double>()
-        let only = Collected<String>()
+        let only = Received<String>()
         let onlyToken = oneKey.subscribe(keys: keys) { key, value in only.append("\(key)=\(value)") }
         try subscriber.import(prefix: prefix, matching: NATSSubject.escapeToken("a.b"), into: oneKey)
 
@@ -78,7 +79,7 @@ final class NATSKeyedTests: XCTestCase {
         let byID = KeyedEvent<Int, String>()
         try bridge.export(byID, keys: [-1, 0, 42], toPrefix: prefix)
         let remote = KeyedEvent<Int, String>()
-        let received = Collected<String>()
+        let received = Received<String>()
         let token = remote.subscribe(keys: [-1, 0, 42]) { key, value in received.append("\(key):\(value)") }
         defer { token.cancel() }
         let imported = try other.import(prefix: prefix, into: remote)
@@ -121,7 +122,7 @@ final class NATSAllKeysImportTests: XCTestCase {
         try publisher.export(prices, keys: keys, toPrefix: prefix)
 
         let every = Event<NATSKeyedValue<String, Double>>()
-        let seen = Collected<String>()
+        let seen = Received<String>()
         let token = every.subscribe { keyed in seen.append("\(keyed.key)=\(keyed.value)") }
         defer { token.cancel() }
         let imported = try subscriber.import(prefix: prefix, matching: "*", into: every)
@@ -135,7 +136,7 @@ final class NATSAllKeysImportTests: XCTestCase {
 
         // Integer keys: only canonical tokens, as for a KeyedEvent import.
         let numbered = Event<NATSKeyedValue<Int, Int>>()
-        let numbers = Collected<String>()
+        let numbers = Received<String>()
         let numberToken = numbered.subscribe { keyed in numbers.append("\(keyed.key)=\(keyed.value)") }
         defer { numberToken.cancel() }
         let numberPrefix = NATSTestEnvironment.uniqueSubject()

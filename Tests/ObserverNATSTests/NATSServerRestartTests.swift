@@ -1,6 +1,7 @@
 import Foundation
 import ObserverNATS
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 /// The server is killed (`kill -9`) and restarted on the same port while 100 000 events
@@ -71,7 +72,7 @@ final class NATSServerRestartTests: XCTestCase {
         }
         let local = Event<Int>()
         let remote = Event<Int>()
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
         let export = try publisher.export(local, to: "restart.at-most-once")
@@ -110,7 +111,7 @@ final class NATSServerRestartTests: XCTestCase {
         let stream = NATSStream(name: "RESTART", subjects: ["restart.>"])
         let local = Event<Int>()
         let remote = Event<Int>()
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
         let imported = try subscriber.import(

@@ -1,6 +1,7 @@
 import Foundation
 import ObserverNATS
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 /// The server `make test` starts (see `.ci/with-nats-server`).
@@ -30,28 +31,6 @@ enum NATSTestEnvironment {
         let clean = name.filter { $0.isLetter || $0.isNumber }
         return "test.\(clean).\(UInt32.random(in: 0 ... .max))"
     }
-}
-
-/// Values collected from any thread.
-@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
-final class Collected<Element: Sendable>: @unchecked Sendable {
-    // @unchecked: `storage` is only touched under `lock`.
-    private let lock = NSLock()
-    private var storage: [Element] = []
-
-    func append(_ element: Element) {
-        lock.lock()
-        storage.append(element)
-        lock.unlock()
-    }
-
-    var values: [Element] {
-        lock.lock()
-        defer { lock.unlock() }
-        return storage
-    }
-
-    var count: Int { values.count }
 }
 
 /// Polls `condition` every 5 ms until it holds or `timeout` passes; returns whether it held.
@@ -160,12 +139,12 @@ final class OwnedNATSServer: @unchecked Sendable {
 /// Collects a bridge's statuses.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class StatusLog: Sendable {
-    let statuses: Collected<NATSStatus>
+    let statuses: Received<NATSStatus>
     let event = Event<NATSStatus>()
     private let subscription: Subscription
 
     init() {
-        let statuses = Collected<NATSStatus>()
+        let statuses = Received<NATSStatus>()
         self.statuses = statuses
         subscription = event.subscribe { status in statuses.append(status) }
     }

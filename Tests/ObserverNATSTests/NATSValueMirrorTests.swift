@@ -1,6 +1,7 @@
 import Foundation
 import ObserverNATS
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 /// ObservableValue mirrored through a JetStream key-value bucket.
@@ -27,7 +28,7 @@ final class NATSValueMirrorTests: XCTestCase {
         XCTAssertTrue(waitUntil { hereMirror.publishedCount == 2 })
         usleep(100_000)
         let there = ObservableValue(0)
-        let seenThere = Collected<Int>()
+        let seenThere = Received<Int>()
         let token = there.subscribe { seenThere.append($0) }
         defer { token.cancel() }
         let thereMirror = try second.mirror(there, bucket: "observer-tests", key: key)
@@ -88,7 +89,7 @@ final class NATSValueMirrorTests: XCTestCase {
         let key = uniqueKey()
         let a = ObservableValue(0)
         let b = ObservableValue(0)
-        let seenA = Collected<Int>()
+        let seenA = Received<Int>()
         // Runs before the mirror's own observer of `a` in each round of `a`.
         let slowHandler = a.subscribe { value in
             seenA.append(value)
@@ -156,7 +157,7 @@ final class NATSValueMirrorTests: XCTestCase {
         let token = copy.subscribe { forwarded.send($0) }
         defer { token.cancel() }
         let listened = Event<Int>()
-        let heard = Collected<Int>()
+        let heard = Received<Int>()
         let listener = listened.subscribe { heard.append($0) }
         defer { listener.cancel() }
         try first.import(subject, into: listened)

@@ -1,4 +1,5 @@
 import ObserverSwiftCompat
+import ObserverTestSupport
 import XCTest
 
 // IndefiniteObservable's README, "How to make an observable", as a user
@@ -31,7 +32,7 @@ final class IndefiniteObservableReadmeTests: XCTestCase {
             observer.next(5)
             return noopDisconnect
         }
-        let seen = ValueTestRecorder<Int>()
+        let seen = Received<Int>()
         let subscription = observable.subscribe { value in
             seen.append(value)
         }
@@ -57,7 +58,7 @@ final class IndefiniteObservableReadmeTests: XCTestCase {
                 unregisterCallback(someToken)
             }
         }
-        let seen = ValueTestRecorder<Int>()
+        let seen = Received<Int>()
         let subscription = observable.subscribe { value in
             seen.append(value)
         }
@@ -99,7 +100,7 @@ final class IndefiniteObservableReadmeTests: XCTestCase {
         let dragStream = ValueObservable<DragConnection.Value> { observer in
             return DragConnection(subscribedTo: pan, observer: observer).disconnect
         }
-        let seen = ValueTestRecorder<Int>()
+        let seen = Received<Int>()
         let subscription = dragStream.subscribe {
             seen.append($0)
         }
@@ -118,7 +119,7 @@ final class IndefiniteObservableReadmeTests: XCTestCase {
             return noopDisconnect
         }
         let shared = observable.share { forward in ValueObserver(forward) }
-        let seen = ValueTestRecorder<Int>()
+        let seen = Received<Int>()
         let a = shared.subscribe(observer: ValueObserver { seen.append($0) })
         let b = shared.subscribe(observer: ValueObserver { seen.append($0 * 10) })
         XCTAssertEqual(connects, 1)

@@ -1,13 +1,14 @@
 import Dispatch
 import Foundation
 import ObserverSwiftCompat
+import ObserverTestSupport
 import XCTest
 
 /// A producer that counts its connections and disconnections.
 private final class CountingProducer: @unchecked Sendable {
     // @unchecked: counters are thread-safe; `observers` is guarded by `lock`.
-    let connects = ValueTestCounter()
-    let disconnects = ValueTestCounter()
+    let connects = LockedCounter()
+    let disconnects = LockedCounter()
     private let lock = NSLock()
     private var observers: [Int: ValueObserver<Int>] = [:]
     private var nextKey = 0
@@ -50,7 +51,7 @@ final class IndefiniteObservableTests: XCTestCase {
             observer.next(2)
             return noopDisconnect
         }
-        let seen = ValueTestRecorder<Int>()
+        let seen = Received<Int>()
         let subscription = numbers.subscribe { seen.append($0) }
         XCTAssertEqual(seen.values, [1, 2])
         withExtendedLifetime(subscription) {}
@@ -58,8 +59,8 @@ final class IndefiniteObservableTests: XCTestCase {
 
     func testEachSubscriptionConnectsItsOwnProducer() {
         let producer = CountingProducer()
-        let first = ValueTestRecorder<Int>()
-        let second = ValueTestRecorder<Int>()
+        let first = Received<Int>()
+        let second = Received<Int>()
         let a = producer.stream.subscribe { first.append($0) }
         let b = producer.stream.subscribe { second.append($0) }
         XCTAssertEqual(producer.connects.value, 2)
@@ -97,7 +98,7 @@ final class IndefiniteObservableTests: XCTestCase {
 
     func testUnsubscribeFromTwoThreadsAtOnceDisconnectsOnce() {
         for _ in 0..<2_000 {
-            let disconnects = ValueTestCounter()
+            let disconnects = LockedCounter()
             let stream = ValueObservable<Int> { _ in { disconnects.increment() } }
             let subscription = stream.subscribe { _ in }
             DispatchQueue.concurrentPerform(iterations: 2) { _ in subscription.unsubscribe() }
@@ -121,7 +122,7 @@ final class IndefiniteObservableTests: XCTestCase {
 
     func testSubscriptionOutlivesTheObservableAndABagDisconnects() {
         let producer = CountingProducer()
-        let seen = ValueTestRecorder<Int>()
+        let seen = Received<Int>()
         var bag: SubscriptionBag? = SubscriptionBag()
         ValueObservable<Int> { observer in producer.stream.subscribe { observer.next($0) }.unsubscribe }
             .subscribe { seen.append($0) }
@@ -141,13 +142,13 @@ final class IndefiniteObservableTests: XCTestCase {
             observer.next(1)
             return noopDisconnect
         }
-        let seen = ValueTestRecorder<Int>()
+        let seen = Received<Int>()
         stream.subscribe(observer: ValueObserver { seen.append($0) }).unsubscribe()
         XCTAssertEqual(seen.values, [1])
     }
 
     func testValueObserverCallsItsClosure() {
-        let seen = ValueTestRecorder<String>()
+        let seen = Received<String>()
         let observer = ValueObserver<String> { seen.append($0) }
         observer.next("a")
         XCTAssertEqual(seen.values, ["a"])
@@ -161,9 +162,9 @@ final class IndefiniteObservableTests: XCTestCase {
             let token = callbacks.subscribe { observer.next($0) }
             return { token.cancel() }
         }
-        let received = ValueTestRecorder<Int>()
+        let received = Received<Int>()
         let subscription = stream.subscribe { received.append($0) }
-        ValueTestThread { callbacks.send(5) }.join()
+        JoinableThread { callbacks.send(5) }.join()
         subscription.unsubscribe()
         callbacks.send(6)
         XCTAssertEqual(received.values, [5])

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import ObserverSwiftCompat
+import ObserverTestSupport
 import XCTest
 
 /// A weak target recording what is handed to it, from any thread.

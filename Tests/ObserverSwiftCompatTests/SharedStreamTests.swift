@@ -1,14 +1,15 @@
 import Dispatch
 import Foundation
 import ObserverSwiftCompat
+import ObserverTestSupport
 import XCTest
 
 /// A producer with one upstream callback list that counts connections.
 private final class Source: @unchecked Sendable {
     // @unchecked: every stored property is thread-safe.
     let callbacks = Event<Int>()
-    let connects = ValueTestCounter()
-    let disconnects = ValueTestCounter()
+    let connects = LockedCounter()
+    let disconnects = LockedCounter()
 
     var stream: ValueObservable<Int> {
         ValueObservable<Int> { [self] observer in
@@ -26,8 +27,8 @@ final class SharedStreamTests: XCTestCase {
     func testShareConnectsOnceAndFansOut() {
         let source = Source()
         let shared = source.stream.share()
-        let a = ValueTestRecorder<Int>()
-        let b = ValueTestRecorder<Int>()
+        let a = Received<Int>()
+        let b = Received<Int>()
         let first = shared.subscribe { a.append($0) }
         let second = shared.subscribe { b.append($0) }
         XCTAssertEqual(source.connects.value, 1)
@@ -49,7 +50,7 @@ final class SharedStreamTests: XCTestCase {
         let source = Source()
         let shared = source.stream.share()
         shared.subscribe { _ in }.unsubscribe()
-        let seen = ValueTestRecorder<Int>()
+        let seen = Received<Int>()
         let again = shared.subscribe { seen.append($0) }
         XCTAssertEqual(source.connects.value, 2)
         source.callbacks.send(5)
@@ -66,8 +67,8 @@ final class SharedStreamTests: XCTestCase {
             observer.next(2)
             return noopDisconnect
         }.share()
-        let first = ValueTestRecorder<Int>()
-        let second = ValueTestRecorder<Int>()
+        let first = Received<Int>()
+        let second = Received<Int>()
         let a = shared.subscribe { first.append($0) }
         let b = shared.subscribe { second.append($0) }
         XCTAssertEqual(first.values, [1, 2])
@@ -83,7 +84,7 @@ final class SharedStreamTests: XCTestCase {
             return noopDisconnect
         }.share()
         let inner = SharedVariable<Subscription?>(nil)
-        let innerSeen = ValueTestRecorder<Int>()
+        let innerSeen = Received<Int>()
         let outer = shared.subscribe { _ in
             inner.value = shared.subscribe { innerSeen.append($0) }  // no deadlock
         }
@@ -96,16 +97,16 @@ final class SharedStreamTests: XCTestCase {
     func testConcurrentSubscribersBalanceConnectsAndDisconnects() {
         let source = Source()
         let shared = source.stream.share()
-        let stable = ValueTestCounter()
+        let stable = LockedCounter()
         let keeper = shared.subscribe { _ in stable.increment() }
         let churners = (0..<3).map { _ in
-            ValueTestThread {
+            JoinableThread {
                 for _ in 0..<1_000 {
                     shared.subscribe { _ in }.unsubscribe()
                 }
             }
         }
-        let sender = ValueTestThread {
+        let sender = JoinableThread {
             for value in 0..<5_000 { source.callbacks.send(value) }
         }
         churners.forEach { $0.join() }
@@ -117,7 +118,7 @@ final class SharedStreamTests: XCTestCase {
 
         // Without a keeper, connections come and go but always balance.
         let churners2 = (0..<3).map { _ in
-            ValueTestThread {
+            JoinableThread {
                 for _ in 0..<1_000 { shared.subscribe { _ in }.unsubscribe() }
             }
         }

@@ -1,5 +1,6 @@
 import Foundation
 import ObserverSwiftCompat
+import ObserverTestSupport
 import XCTest
 
 // What the Producer streams guide's example prints, checked with the same
@@ -8,7 +9,7 @@ import XCTest
 
 final class StreamExampleTests: XCTestCase {
     func testTourStream() {
-        let printed = ValueTestRecorder<String>()
+        let printed = Received<String>()
         @Sendable func print(_ items: Any...) { printed.append(items.map { "\($0)" }.joined(separator: " ")) }
 
         // A callback API to wrap (an Event stands for it here).

@@ -1,10 +1,11 @@
 import Foundation
 import ObserverSwiftCompat
+import ObserverTestSupport
 import XCTest
 
 /// A binding target recording the texts handed to it, from any thread.
 private final class Label: Sendable {
-    let texts = ValueTestRecorder<String>()
+    let texts = Received<String>()
 }
 
 /// SwiftEvents' `Observable` and the minimal `Observable<T>` recipe, spelled
@@ -13,8 +14,8 @@ final class ValueSpellingTests: XCTestCase {
     func testRecipeInitializersAndTheAssignmentOperator() {
         let number = ObservableValue(value: 1)
         let mode = ObservableValue(value: "light", skipsDuplicates: true)
-        let seen = ValueTestRecorder<Int>()
-        let modes = ValueTestRecorder<String>()
+        let seen = Received<Int>()
+        let modes = Received<String>()
         let token = number.addObserver { seen.append($0) }
         let modeToken = mode.addObserver { modes.append($0) }
         number <<< 5
@@ -45,7 +46,7 @@ final class ValueSpellingTests: XCTestCase {
     func testUnbindAllRemovesBindingsButKeepsAddedObservers() {
         let number = ObservableValue(0)
         let label = Label()
-        let added = ValueTestRecorder<Int>()
+        let added = Received<Int>()
         number.bind(label) { label, value in label.texts.append("\(value)") }
         let observer = number.addObserver { added.append($0) }
         XCTAssertEqual(number.unbindAll(), 1)
@@ -59,7 +60,7 @@ final class ValueSpellingTests: XCTestCase {
     func testRemoveObserverIgnoresAForeignToken() {
         let number = ObservableValue(0)
         let other = ObservableValue(0)
-        let otherSeen = ValueTestRecorder<Int>()
+        let otherSeen = Received<Int>()
         let foreign = other.addObserver { otherSeen.append($0) }
         XCTAssertFalse(number.removeObserver(foreign))
         other.value = 1
@@ -72,7 +73,7 @@ final class ValueSpellingTests: XCTestCase {
     func testRemoveObserverWithoutArgumentRemovesAddedObserversButNotBindings() {
         let number = ObservableValue(0)
         let label = Label()
-        let added = ValueTestCounter()
+        let added = LockedCounter()
         _ = number.addObserver { _ in added.increment() }  // both removed by removeObserver()
         _ = number.addObserver { _ in added.increment() }
         number.bind(label) { label, value in label.texts.append("\(value)") }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import ObserverSwiftCompat  // Flowduino's array forms: addObserver([a, b]), removeObserver([a, b])
+import ObserverTestSupport
 import XCTest
 
 @testable import ObserverSwift

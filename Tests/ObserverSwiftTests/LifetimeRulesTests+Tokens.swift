@@ -1,4 +1,5 @@
 import Dispatch
+import ObserverTestSupport
 import XCTest
 
 @testable import ObserverSwift

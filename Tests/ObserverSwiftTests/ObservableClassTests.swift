@@ -1,6 +1,7 @@
 import Foundation
 import ObserverSwift
 import ObserverSwiftCompat  // ObservableClass, Flowduino's base class, and its array forms
+import ObserverTestSupport
 import XCTest
 
 // Flowduino's README, as a user writes it (only `self.` added where Swift 6

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 final class ObservableValueConcurrencyTests: XCTestCase {
@@ -11,10 +12,10 @@ final class ObservableValueConcurrencyTests: XCTestCase {
         let threads = 4
         let perThread = 2_000
         let number = ObservableValue(-1)
-        let recorders = (0..<3).map { _ in ValueTestRecorder<Int>() }
+        let recorders = (0..<3).map { _ in Received<Int>() }
         let observers = recorders.map { recorder in number.subscribe { recorder.append($0) } }
         let workers = (0..<threads).map { thread in
-            ValueTestThread {
+            JoinableThread {
                 for index in 0..<perThread { number.value = thread * perThread + index }
             }
         }
@@ -39,8 +40,8 @@ final class ObservableValueConcurrencyTests: XCTestCase {
     /// gapless run: the replayed value, then every later one, no repeat.
     func testReplayUnderConcurrentSetsHasNoGapAndNoRepeat() {
         let number = ObservableValue(0)
-        let stop = ValueTestCounter()
-        let setter = ValueTestThread {
+        let stop = LockedCounter()
+        let setter = JoinableThread {
             var value = 0
             while stop.value == 0 {
                 value += 1
@@ -49,7 +50,7 @@ final class ObservableValueConcurrencyTests: XCTestCase {
         }
         var broken = 0
         for _ in 0..<5_000 {
-            let recorder = ValueTestRecorder<Int>()
+            let recorder = Received<Int>()
             let sawThree = DispatchSemaphore(value: 0)
             let token = number.subscribe(replay: true) { value in
                 recorder.append(value)
@@ -76,7 +77,7 @@ final class ObservableValueConcurrencyTests: XCTestCase {
         let readerFinished = SharedVariable(DispatchTimeoutResult.timedOut)
         _ = number.subscribe { value in  // removed by the deferred removeAllObservers()
             guard value == 1 else { return }
-            let reader = ValueTestThread {
+            let reader = JoinableThread {
                 XCTAssertEqual(number.value, 1)
                 readDone.signal()
             }
@@ -91,12 +92,12 @@ final class ObservableValueConcurrencyTests: XCTestCase {
     /// observers count exactly, and nothing deadlocks.
     func testSettersWhileObserversComeAndGo() {
         let number = ObservableValue(0)
-        let stable = ValueTestCounter()
+        let stable = LockedCounter()
         let stableObserver = number.subscribe { _ in stable.increment() }
         let setters = (0..<2).map { _ in
-            ValueTestThread { for value in 0..<3_000 { number.value = value } }
+            JoinableThread { for value in 0..<3_000 { number.value = value } }
         }
-        let churn = ValueTestThread {
+        let churn = JoinableThread {
             for round in 0..<1_000 {
                 let token = number.subscribe(replay: round % 2 == 0) { _ in }
                 token.cancel()

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Observation
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 /// The set path's own guarantees: Observation still sees sets however many
@@ -50,7 +51,7 @@ final class ObservableValueSetPathTests: XCTestCase {
         } onChange: {
             changed.signal()
         }
-        let setter = ValueTestThread { level.value = "b" }
+        let setter = JoinableThread { level.value = "b" }
         setter.join()
         XCTAssertEqual(changed.wait(timeout: .now() + 5), .success)
         XCTAssertEqual(level.value, "b")
@@ -62,7 +63,7 @@ final class ObservableValueSetPathTests: XCTestCase {
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     func testReplayFromObservationsCallbackGetsTheValueBeforeTheSet() {
         let level = ObservableValue(0)
-        let late = ValueTestRecorder<Int>()
+        let late = Received<Int>()
         let lateToken = SharedVariable<Subscription?>(nil)
         withObservationTracking {
             _ = level.value
@@ -82,10 +83,10 @@ final class ObservableValueSetPathTests: XCTestCase {
     func testReadersNeverSeeAHalfWrittenValue() {
         let sets = 40_000
         let pair = ObservableValue(SetPathPair(0))
-        let stop = ValueTestCounter()
-        let problems = ValueTestRecorder<String>()
+        let stop = LockedCounter()
+        let problems = Received<String>()
         let readers = (0..<2).map { _ in
-            ValueTestThread {
+            JoinableThread {
                 var last = -1
                 while stop.value == 0 {
                     let read = pair.value
@@ -109,7 +110,7 @@ final class ObservableValueSetPathTests: XCTestCase {
     /// delivers after it: observers see the values in order.
     func testSetterFindingTheTurnTakenWaitsThenDeliversInOrder() {
         let level = ObservableValue(0)
-        let recorder = ValueTestRecorder<Int>()
+        let recorder = Received<Int>()
         let roundStarted = DispatchSemaphore(value: 0)
         _ = level.subscribe { value in
             if value == 1 {
@@ -118,9 +119,9 @@ final class ObservableValueSetPathTests: XCTestCase {
             }
             recorder.append(value)
         }
-        let first = ValueTestThread { level.value = 1 }
+        let first = JoinableThread { level.value = 1 }
         roundStarted.wait()
-        let second = ValueTestThread { level.value = 2 }
+        let second = JoinableThread { level.value = 2 }
         first.join()
         second.join()
         XCTAssertEqual(recorder.values, [1, 2])
@@ -131,10 +132,10 @@ final class ObservableValueSetPathTests: XCTestCase {
     /// waiting), and every set is delivered once.
     func testContendedSettersAllFinish() {
         let level = ObservableValue(0)
-        let delivered = ValueTestCounter()
+        let delivered = LockedCounter()
         _ = level.subscribe { _ in delivered.increment() }
         let threads = (0..<6).map { thread in
-            ValueTestThread {
+            JoinableThread {
                 for index in 0..<2_000 { level.value = thread * 10_000 + index }
             }
         }

@@ -1,11 +1,12 @@
 import Dispatch
 import Foundation
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 /// A binding target recording the texts handed to it, from any thread.
 private final class Label: Sendable {
-    let texts = ValueTestRecorder<String>()
+    let texts = Received<String>()
 }
 
 final class ObservableValueTests: XCTestCase {
@@ -17,7 +18,7 @@ final class ObservableValueTests: XCTestCase {
 
     func testSettingNotifiesWithTheNewValue() {
         let number = ObservableValue(0)
-        let seen = ValueTestRecorder<Int>()
+        let seen = Received<Int>()
         let observer = number.subscribe { seen.append($0) }
         number.value = 1
         number.value = 2
@@ -28,7 +29,7 @@ final class ObservableValueTests: XCTestCase {
 
     func testOperatorSetsTheValueAndNotifies() {
         let number = ObservableValue(0)
-        let seen = ValueTestRecorder<Int>()
+        let seen = Received<Int>()
         let observer = number.subscribe { seen.append($0) }
         number.value = 5
         number.value = number.value + 1  // assignment precedence: no parentheses needed
@@ -50,7 +51,7 @@ final class ObservableValueTests: XCTestCase {
 
     func testBindHoldsTheTargetWeaklyAndForgetsItWhenItDies() {
         let title = ObservableValue("")
-        let calls = ValueTestCounter()
+        let calls = LockedCounter()
         var label: Label? = Label()
         weak let weakLabel = label
         title.subscribe(label!) { _, _ in calls.increment() }
@@ -90,8 +91,8 @@ final class ObservableValueTests: XCTestCase {
 
     func testCancellingATokenStopsOnlyThatSubscription() {
         let number = ObservableValue(0)
-        let first = ValueTestRecorder<Int>()
-        let second = ValueTestRecorder<Int>()
+        let first = Received<Int>()
+        let second = Received<Int>()
         let token = number.subscribe { first.append($0) }
         let kept = number.subscribe { second.append($0) }
         XCTAssertTrue(token.cancel())
@@ -136,7 +137,7 @@ final class ObservableValueTests: XCTestCase {
     func testReplayDeliversTheCurrentValueThenLaterOnes() {
         let number = ObservableValue(7)
         let label = Label()
-        let added = ValueTestRecorder<Int>()
+        let added = Received<Int>()
         number.subscribe(label, replay: true) { label, value in label.texts.append("\(value)") }
         let observer = number.subscribe(replay: true) { added.append($0) }
         XCTAssertEqual(label.texts.values, ["7"])
@@ -150,7 +151,7 @@ final class ObservableValueTests: XCTestCase {
 
     func testNoReplayByDefault() {
         let number = ObservableValue(7)
-        let added = ValueTestRecorder<Int>()
+        let added = Received<Int>()
         let observer = number.subscribe { added.append($0) }
         number.subscribe(Label()) { _, value in added.append(value) }
         XCTAssertEqual(added.values, [])
@@ -160,7 +161,7 @@ final class ObservableValueTests: XCTestCase {
     func testReplayOnAQueueComesBeforeLaterValues() {
         let number = ObservableValue(1)
         let queue = DispatchQueue(label: "replay")
-        let seen = ValueTestRecorder<Int>()
+        let seen = Received<Int>()
         let done = expectation(description: "delivered")
         let observer = number.subscribe(delivery: .queue(queue), replay: true) { value in
             seen.append(value)
@@ -177,8 +178,8 @@ final class ObservableValueTests: XCTestCase {
     func testSkipsDuplicatesWhenAskedOnly() {
         let skipping = ObservableValue("a", skipsDuplicates: true)
         let plain = ObservableValue("a", skipsDuplicates: false)
-        let skippingSeen = ValueTestRecorder<String>()
-        let plainSeen = ValueTestRecorder<String>()
+        let skippingSeen = Received<String>()
+        let plainSeen = Received<String>()
         let skippingObserver = skipping.subscribe { skippingSeen.append($0) }
         let plainObserver = plain.subscribe { plainSeen.append($0) }
         for text in ["a", "b", "b", "a"] {
@@ -199,8 +200,8 @@ final class ObservableValueTests: XCTestCase {
         let queue = DispatchQueue(label: "observer")
         let key = DispatchSpecificKey<Int>()
         queue.setSpecific(key: key, value: 1)
-        let seen = ValueTestRecorder<Int>()
-        let onQueue = ValueTestCounter()
+        let seen = Received<Int>()
+        let onQueue = LockedCounter()
         let done = expectation(description: "delivered")
         let observer = number.subscribe(delivery: .queue(queue)) { value in
             if DispatchQueue.getSpecific(key: key) == 1 { onQueue.increment() }
@@ -230,8 +231,8 @@ final class ObservableValueTests: XCTestCase {
     func testMainActorDeliveryFromABackgroundSetter() {
         let number = ObservableValue(0)
         let label = Label()
-        let added = ValueTestRecorder<Int>()
-        let bound = ValueTestRecorder<Int>()
+        let added = Received<Int>()
+        let bound = Received<Int>()
         let observer = number.subscribe(replay: true) { @MainActor value in
             MainActor.assertIsolated()
             added.append(value)
@@ -241,7 +242,7 @@ final class ObservableValueTests: XCTestCase {
             bound.append(value)
         }
         XCTAssertEqual(added.values, [0], "replayed synchronously on the main thread")
-        ValueTestThread { number.value = 1 }.join()
+        JoinableThread { number.value = 1 }.join()
         runMainLoop { added.count == 2 && bound.count == 1 }
         XCTAssertEqual(added.values, [0, 1])
         XCTAssertEqual(bound.values, [1])
@@ -257,8 +258,8 @@ final class ObservableValueTests: XCTestCase {
         // The handlers below capture `number` (a cycle through its observer
         // list): remove them at the end so LeakSanitizer sees it freed.
         defer { number.unsubscribeAll() }
-        let first = ValueTestRecorder<Int>()
-        let second = ValueTestRecorder<Int>()
+        let first = Received<Int>()
+        let second = Received<Int>()
         _ = number.subscribe { value in  // removed by the deferred removeAllObservers()
             first.append(value)
             if value == 1 {
@@ -277,7 +278,7 @@ final class ObservableValueTests: XCTestCase {
 
     func testHandlerMayBindWithReplayAndRemoveObservers() {
         let number = ObservableValue(0)
-        let late = ValueTestRecorder<Int>()
+        let late = Received<Int>()
         let token = SharedVariable<Subscription?>(nil)
         let lateToken = SharedVariable<Subscription?>(nil)
         token.value = number.subscribe { value in
@@ -300,7 +301,7 @@ final class ObservableValueTests: XCTestCase {
         // The handlers below capture `number` (a cycle through its observer
         // list): remove them at the end so LeakSanitizer sees it freed.
         defer { number.unsubscribeAll() }
-        let seen = ValueTestRecorder<Int>()
+        let seen = Received<Int>()
         _ = number.subscribe { seen.append($0) }  // both removed by the deferred removeAllObservers()
         _ = number.subscribe(replay: true) { value in
             if value == 0 { number.value = 10 }
@@ -314,7 +315,7 @@ final class ObservableValueTests: XCTestCase {
         // The handlers below capture `number` (a cycle through its observer
         // list): remove them at the end so LeakSanitizer sees it freed.
         defer { number.unsubscribeAll() }
-        let read = ValueTestRecorder<Int>()
+        let read = Received<Int>()
         _ = number.subscribe { _ in read.append(number.value) }  // removed by the deferred removeAllObservers()
         number.value = 5
         XCTAssertEqual(read.values, [5])

@@ -2,6 +2,7 @@
 // uses both with unqualified names: ObserverSwift declares no `Observable`.
 import Observation
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 @MainActor
@@ -22,7 +23,7 @@ final class ObservationCoexistenceTests: XCTestCase {
         MainActor.assumeIsolated {
             let model = CoexistenceModel()
             let value = ObservableValue(0)
-            let changes = ValueTestCounter()
+            let changes = LockedCounter()
             withObservationTracking {
                 _ = model.count
             } onChange: {

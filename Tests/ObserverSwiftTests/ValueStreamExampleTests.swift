@@ -1,5 +1,6 @@
 import Foundation
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 // What the Observable values guide's example prints and
@@ -29,7 +30,7 @@ private final class ProfileView: @unchecked Sendable {
 
 final class ValueStreamExampleTests: XCTestCase {
     func testTourValue() {
-        let printed = ValueTestRecorder<String>()
+        let printed = Received<String>()
         @Sendable func print(_ items: Any...) { printed.append(items.map { "\($0)" }.joined(separator: " ")) }
 
         let model = ProfileViewModel()

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ObserverTestSupport
 import XCTest
 
 @testable import ObserverSwift
@@ -17,8 +18,8 @@ final class MainActorOrderTests: XCTestCase {
         try XCTSkipUnless(Thread.isMainThread, "needs the main thread")
         for trial in 0..<20 {
             let number = ObservableValue(0)
-            let added = ValueTestRecorder<Int>()
-            let bound = ValueTestRecorder<Int>()
+            let added = Received<Int>()
+            let bound = Received<Int>()
             let shown = Shown()
             let observer = number.subscribe { @MainActor value in added.append(value) }
             number.subscribe(shown) { @MainActor shown, value in
@@ -27,7 +28,7 @@ final class MainActorOrderTests: XCTestCase {
             }
             // Set 1 on a background thread: it returns with the deliveries
             // enqueued on the main queue (this thread is busy here).
-            ValueTestThread { number.value = 1 }.join()
+            JoinableThread { number.value = 1 }.join()
             // Set 2 on the main actor, while 1 is still queued.
             number.value = 2
             runMainLoop { added.count == 2 && bound.count == 2 }

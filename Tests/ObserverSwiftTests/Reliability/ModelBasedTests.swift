@@ -1,5 +1,6 @@
 import Foundation
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 /// Seeded random operation sequences (subscribe a closure, subscribe a weak
@@ -22,7 +23,7 @@ final class ModelBasedTests: XCTestCase {
         } else {
             seeds = [1, 2, 3, UInt64(Date().timeIntervalSince1970 * 1000)]
         }
-        for kind in ReliabilityObserverKinds.all + ReliabilityObserverKinds.modelOnly {
+        for kind in ReliabilityObserverKinds.all {
             for seed in seeds {
                 print("model[\(kind.name)]: seed \(seed), \(ReliabilityEnvironment.modelOperations) operations")
                 let run = ModelRun(kind: kind, seed: seed)

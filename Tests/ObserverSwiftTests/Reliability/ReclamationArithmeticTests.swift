@@ -2,6 +2,7 @@ import CObserverCore
 import Dispatch
 import Foundation
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 /// Deterministic reclamation arithmetic: a sender parked inside a send (its

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 /// The reentrancy matrix, run for every observer kind in
@@ -75,6 +76,42 @@ final class ReentrancyMatrixTests: XCTestCase {
             XCTAssertEqual(log.entries, [], kind.name)
             XCTAssertEqual(source.subscribersCount, 0, kind.name)
             XCTAssertTrue(tokens.allSatisfy { !$0.isActive }, kind.name)
+        }
+    }
+
+    /// A handler unsubscribes everything, then subscribes again: the send in
+    /// progress calls none of the newcomers (for a keyed kind they go into a
+    /// list made after the one that send reads was freed), the next send calls
+    /// each of them once and none of the removed.
+    func testUnsubscribeAllThenSubscribeDuringSend() {
+        for kind in kinds {
+            let source = kind.makeSource()
+            let log = CallLog()
+            let added = SharedVariable<[Subscription]>([])
+            var tokens: [Subscription] = []
+            for index in 0..<4 {
+                tokens.append(
+                    source.subscribe { value in
+                        log.append("\(index):\(value)")
+                        guard index == 1, value == 1 else { return }
+                        XCTAssertEqual(source.unsubscribeAll(), 4, kind.name)
+                        for newIndex in 0..<6 {
+                            let newcomer = source.subscribe { value in log.append("new\(newIndex):\(value)") }
+                            added.update { $0.append(newcomer) }
+                        }
+                    })
+            }
+            source.send(1)
+            XCTAssertTrue(log.entries.starts(with: ["0:1", "1:1"]), "\(kind.name): \(log.entries)")
+            XCTAssertFalse(
+                log.entries.contains { $0.hasPrefix("new") },
+                "\(kind.name): a newcomer was called by the send in progress")
+            log.removeAll()
+            source.send(2)
+            XCTAssertEqual(log.entries.sorted(), (0..<6).map { "new\($0):2" }, kind.name)
+            XCTAssertEqual(source.subscribersCount, 6, kind.name)
+            XCTAssertTrue(tokens.allSatisfy { !$0.isActive }, kind.name)
+            XCTAssertEqual(source.unsubscribeAll(), 6, kind.name)
         }
     }
 

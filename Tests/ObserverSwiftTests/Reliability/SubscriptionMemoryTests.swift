@@ -1,3 +1,4 @@
+import ObserverTestSupport
 import XCTest
 
 @testable import ObserverSwift

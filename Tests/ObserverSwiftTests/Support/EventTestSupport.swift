@@ -2,15 +2,6 @@ import Foundation
 
 @testable import ObserverSwift
 
-/// A thread-safe tally of received values, for handlers called on any thread.
-final class Received<Value: Sendable>: Sendable {
-    private let storage = Locked<[Value]>([])
-
-    func append(_ value: Value) { storage.withLock { $0.append(value) } }
-    var values: [Value] { storage.withLock { $0 } }
-    var count: Int { storage.withLock { $0.count } }
-}
-
 /// Counts instances alive, to prove a handler's captures are released.
 final class LifetimeTracker: Sendable {
     static let alive = HeapAtomicWord<Int>(0)

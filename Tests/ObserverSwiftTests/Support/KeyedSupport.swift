@@ -1,4 +1,5 @@
 import Foundation
+import ObserverTestSupport
 
 @testable import ObserverSwift
 

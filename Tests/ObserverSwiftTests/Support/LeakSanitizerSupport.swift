@@ -1,5 +1,4 @@
 import Foundation
-import XCTest
 
 /// Helpers that keep `make asan` (LeakSanitizer) free of false reports
 /// without suppressions.
@@ -13,7 +12,8 @@ import XCTest
 /// that was ever weakly referenced (LeakSanitizer treats what a suppressed
 /// block points to as reachable), so instead the few process-lifetime
 /// objects involved keep a weak reference in a global, which LeakSanitizer
-/// does follow.
+/// does follow. (Waits go through `waitUntilFulfilled`, in
+/// ObserverTestSupport, for the same reason.)
 enum LeakSanitizerSupport {
     /// Holds `OperationQueue.main` weakly for the whole process: Foundation's
     /// `NotificationCenter.addObserver(forName:object:queue:using:)` weakly
@@ -27,19 +27,4 @@ enum LeakSanitizerSupport {
     // nonisolated(unsafe): written only from `class func setUp()`, which
     // XCTest runs on its one test thread, and never read.
     nonisolated(unsafe) private static weak var mainQueue: OperationQueue?
-}
-
-extension XCTestCase {
-    /// Waits like `wait(for:timeout:)` and fails the test when an
-    /// expectation is not fulfilled in time, but through an `XCTWaiter`
-    /// without delegate: `XCTestCase.wait` weakly references the test case
-    /// (alive at exit, held by XCTest), and LeakSanitizer would report its
-    /// side table (see ``LeakSanitizerSupport``).
-    func waitUntilFulfilled(
-        _ expectations: [XCTestExpectation], timeout: TimeInterval,
-        file: StaticString = #filePath, line: UInt = #line
-    ) {
-        let result = XCTWaiter().wait(for: expectations, timeout: timeout)
-        XCTAssertEqual(result, .completed, "waiting for \(expectations)", file: file, line: line)
-    }
 }

@@ -1,12 +1,10 @@
 import Foundation
+import ObserverTestSupport
 
 @testable import ObserverSwift
 
-// Protocols and observers shared by the protocol-typed observer tests.
-
-protocol AlphaObserver: AnyObject {
-    func alpha(_ value: Int)
-}
+// Protocols and observers of the protocol-typed observer tests (with
+// ObserverTestSupport's `AlphaObserver`, `RecordingObserver` and `AlphaOnly`).
 
 protocol BetaObserver: AnyObject {
     func beta(_ value: Int)
@@ -15,28 +13,6 @@ protocol BetaObserver: AnyObject {
 /// A protocol that is not class-bound: observers of it are found too.
 protocol LooseObserver {
     func loose(_ value: Int)
-}
-
-/// Counts every call it receives, thread-safely.
-class RecordingObserver: @unchecked Sendable {
-    // @unchecked: all state is in Locked/Atomic.
-    let name: String
-    let calls = Locked<[String]>([])
-    let count = HeapAtomicWord<Int>(0)
-
-    init(_ name: String) { self.name = name }
-
-    func record(_ call: String) {
-        calls.withLock { $0.append(call) }
-        count.wrappingAdd(1, ordering: .relaxed)
-    }
-
-    var recorded: [String] { calls.withLock { $0 } }
-    var callCount: Int { count.load(ordering: .relaxed) }
-}
-
-final class AlphaOnly: RecordingObserver, AlphaObserver, @unchecked Sendable {
-    func alpha(_ value: Int) { record("alpha \(value)") }
 }
 
 final class BetaOnly: RecordingObserver, BetaObserver, @unchecked Sendable {

@@ -1,18 +1,16 @@
-// The same helper as ObserverSwiftTests/Support/SharedVariable.swift (test
-// targets cannot share sources).
 import Foundation
 
 /// A variable that a test and its handlers, on any thread, may read and
 /// write: every access takes `lock`, and ``update(_:)`` holds it across a
 /// read-modify-write (`value += 1` would not be atomic; use `update`).
-final class SharedVariable<Value: Sendable>: @unchecked Sendable {
+public final class SharedVariable<Value: Sendable>: @unchecked Sendable {
     // @unchecked: `storage` is only touched while `lock` is held.
     private let lock = NSLock()
     private var storage: Value
 
-    init(_ value: Value) { storage = value }
+    public init(_ value: Value) { storage = value }
 
-    var value: Value {
+    public var value: Value {
         get {
             lock.lock()
             defer { lock.unlock() }
@@ -27,7 +25,7 @@ final class SharedVariable<Value: Sendable>: @unchecked Sendable {
 
     /// Runs `body` on the value with the lock held.
     @discardableResult
-    func update<Result>(_ body: (inout Value) -> Result) -> Result {
+    public func update<Result>(_ body: (inout Value) -> Result) -> Result {
         lock.lock()
         defer { lock.unlock() }
         return body(&storage)
