@@ -358,8 +358,10 @@ void oc_reclaim_poll(void);
 
 /*
  * oc_reclaim_barrier: waits for a grace period and releases everything
- * retired before the call. For shutdown and tests. Returns OC_EINSECTION
- * (doing nothing) from inside a read section.
+ * retired before the call, and what releasing it retires on the calling
+ * thread in turn (a context holding the last reference to another list),
+ * round after round until a round retires nothing more. For shutdown and
+ * tests. Returns OC_EINSECTION (doing nothing) from inside a read section.
  */
 oc_status_t oc_reclaim_barrier(void);
 
