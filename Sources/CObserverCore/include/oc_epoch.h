@@ -23,6 +23,9 @@
 #ifndef __cplusplus
 /* Concurrency Kit's headers are C only; C++ uses the out-of-line section
  * functions below instead of the inline ones. */
+#if defined(__has_include) && !__has_include(<ck_epoch.h>)
+#error "ObserverSwift needs Concurrency Kit: apt-get install libck-dev (Debian/Ubuntu) or brew install concurrencykit pkg-config (macOS)"
+#endif
 #include <ck_epoch.h>
 #endif
 
