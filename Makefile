@@ -11,61 +11,40 @@ CORE_SOURCES = Sources/CObserverCore/oc_epoch.c Sources/CObserverCore/oc_list.c 
 CORE_INCLUDES = -ISources/CObserverCore/include -ISources/CObserverCore
 CORE_OBJECTS = $(patsubst Sources/CObserverCore/%.c,build-c/%.o,$(CORE_SOURCES))
 
-.PHONY: fuzz fuzz-build deps build strict test program-shapes c-test c-test-asan seed-compat snippets demo demo-nats bench bench-nats bench-read-section bench-quick bench-callgrind bench-build torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs docs-preview lint format clean
+.PHONY: fuzz fuzz-build deps deps-check api-baseline api-check build strict test program-shapes c-test c-test-asan seed-compat snippets demo demo-nats bench bench-nats bench-read-section bench-quick bench-callgrind bench-build torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs docs-preview lint format clean
 
 # Installs what the package builds and tests with when it is missing:
 # Concurrency Kit (Debian libck-dev), the NATS C client (libnats-dev),
 # nats-server (the bridge tests and benchmarks start their own) and liburcu
 # (liburcu-dev: the read-section benchmark's baseline only; the library never
-# links it).
+# links it), with pkg-config. On Debian and Ubuntu only the packages not yet
+# installed, by .ci/install-debian-packages: no service starts or is enabled,
+# and nothing installed before (a nats-server service the machine runs) is
+# stopped, upgraded or reconfigured. Elsewhere (macOS) it installs nothing:
+# it checks, and prints the Homebrew line when something is missing.
 DEBIAN_PACKAGES = libck-dev libnats-dev nats-server pkg-config liburcu-dev
+BREW_PACKAGES = concurrencykit cnats nats-server pkg-config userspace-rcu
 NATS_SERVER ?= $(shell command -v nats-server 2>/dev/null || echo /usr/sbin/nats-server)
 deps:
 	@if pkg-config --exists ck libnats liburcu-memb 2>/dev/null && [ -x "$(NATS_SERVER)" ]; then \
 		echo "deps: Concurrency Kit $$(pkg-config --modversion ck), cnats $$(pkg-config --modversion libnats), liburcu $$(pkg-config --modversion liburcu-memb), $(NATS_SERVER)"; \
-	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-		echo "deps: installing $(DEBIAN_PACKAGES) with apt-get"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_PACKAGES) >/dev/null; \
-	elif command -v apt-get >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1; then \
-		echo "deps: installing $(DEBIAN_PACKAGES) with sudo apt-get"; \
-		sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_PACKAGES) >/dev/null; \
+	elif command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1; then \
+		.ci/install-debian-packages $(DEBIAN_PACKAGES); \
 	elif pkg-config --exists ck libnats 2>/dev/null && [ -x "$(NATS_SERVER)" ]; then \
 		echo "deps: liburcu is missing: everything but bench-read-section works (brew install userspace-rcu)"; \
 	else \
 		echo "deps: Concurrency Kit, cnats or nats-server is missing. Install them first:"; \
 		echo "  Debian/Ubuntu: apt-get install $(DEBIAN_PACKAGES)   (as root)"; \
-		echo "  macOS:         brew install concurrencykit cnats nats-server pkg-config userspace-rcu"; \
+		echo "  macOS:         brew install $(BREW_PACKAGES)"; \
 		exit 1; \
 	fi
 	@pkg-config --exists ck || { echo "deps: pkg-config still cannot find ck"; exit 1; }
 	@pkg-config --exists libnats || { echo "deps: pkg-config still cannot find libnats"; exit 1; }
-	@$(NATS_SERVICE_OFF)
 
-# Debian's nats-server package enables its system service (a symlink under
-# /etc/systemd/system) and, where systemd runs, starts it on port 4222. The
-# tests and benchmarks start servers of their own (loopback, free port, see
-# .ci/with-nats-server), so deps turns that service off again, whoever
-# installed the package: `systemctl disable --now` where systemd runs, and
-# `systemctl disable` (which removes the symlink without a running systemd,
-# as in a container) elsewhere. A package upgrade does not enable it again
-# (its postinst enables only a unit that was enabled). Installing cannot
-# prevent the start without replacing the machine's /usr/sbin/policy-rc.d, so
-# deps undoes it right after. KEEP_NATS_SERVICE=1 leaves the service alone.
-KEEP_NATS_SERVICE ?=
-NATS_SERVICE_OFF = \
-	if [ -z "$(KEEP_NATS_SERVICE)" ] && command -v systemctl >/dev/null 2>&1 \
-		&& { systemctl is-enabled --quiet nats-server.service 2>/dev/null \
-			|| systemctl is-active --quiet nats-server.service 2>/dev/null; }; then \
-		if [ "$$(id -u)" = 0 ]; then sudo=; elif command -v sudo >/dev/null 2>&1; then sudo=sudo; \
-		else echo "deps: the nats-server system service is on; turn it off as root:" \
-			"systemctl disable --now nats-server"; exit 0; fi; \
-		echo "deps: turning off the nats-server system service Debian's package enables (the tests start their own)"; \
-		if [ -d /run/systemd/system ]; then $$sudo systemctl disable --quiet --now nats-server.service; \
-		else $$sudo systemctl disable --quiet nats-server.service; fi; \
-		if systemctl is-enabled --quiet nats-server.service 2>/dev/null \
-			|| systemctl is-active --quiet nats-server.service 2>/dev/null; then \
-			echo "deps: the nats-server system service is still on"; exit 1; fi; \
-	fi
+# make deps leaves a nats-server service that was there before as it was,
+# and installs without starting or enabling a service (CI, as root).
+deps-check:
+	.ci/deps-leaves-services-alone
 
 # Runs a command beside a nats-server of its own (loopback, free port,
 # JetStream); the command reads its URL from OBSERVER_NATS_URL. Without that
