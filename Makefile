@@ -11,7 +11,7 @@ CORE_SOURCES = Sources/CObserverCore/oc_epoch.c Sources/CObserverCore/oc_list.c 
 CORE_INCLUDES = -ISources/CObserverCore/include -ISources/CObserverCore
 CORE_OBJECTS = $(patsubst Sources/CObserverCore/%.c,build-c/%.o,$(CORE_SOURCES))
 
-.PHONY: fuzz fuzz-build deps deps-check api-baseline api-check build strict test program-shapes c-test c-test-asan seed-compat snippets demo demo-nats bench bench-nats bench-read-section bench-quick bench-callgrind bench-build torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs docs-preview lint format clean
+.PHONY: fuzz fuzz-build deps deps-check api-listing api-baseline api-check build strict test program-shapes c-test c-test-asan seed-compat snippets demo demo-nats bench bench-nats bench-read-section bench-quick bench-callgrind bench-build torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs docs-preview lint format clean
 
 # Installs what the package builds and tests with when it is missing:
 # Concurrency Kit (Debian libck-dev), the NATS C client (libnats-dev),
@@ -298,6 +298,47 @@ clean:
 	$(SWIFT) package clean
 	$(SWIFT) package --package-path Benchmarks clean
 	rm -rf build-c docs-site docs-site-nats bench-results.json bench-results.svg bench-callgrind.json
+
+# The public API of each library product, recorded in api/ (one sorted,
+# diff-friendly line per declaration; .ci/public-api says what a line holds):
+# ObserverSwift, ObserverSwiftCompat and ObserverNATS from their symbol graphs
+# (swift symbolgraph-extract over the debug build's modules), CObserverCore
+# from its public headers. `make api-baseline` regenerates api/*.txt;
+# `make api-check` fails when the API differs from api/, or when api/ differs
+# from api/released/ (the API of the last release) and CHANGELOG.md's
+# Unreleased section does not record it. The versioning policy: CHANGELOG.md.
+API_SWIFT_MODULES = ObserverSwift ObserverSwiftCompat ObserverNATS
+API_HEADERS = $(sort $(wildcard Sources/CObserverCore/include/*.h))
+API_OUT = .build/api
+api-listing: deps
+	$(SWIFT) build --target ObserverNATS
+	$(SWIFT) build --target ObserverSwiftCompat
+	@rm -rf $(API_OUT) && mkdir -p $(API_OUT)/graphs $(API_OUT)/current
+	@bin=$$($(SWIFT) build --show-bin-path); \
+		triple=$$($(SWIFTC) -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["target"]["triple"])'); \
+		for module in $(API_SWIFT_MODULES); do \
+			$(SWIFT) symbolgraph-extract -module-name $$module -target $$triple -skip-synthesized-members \
+				-I "$$bin/Modules" $$(for map in "$$bin"/*.build/module.modulemap; do echo -Xcc -fmodule-map-file=$$map; done) \
+				-I Sources/CObserverCore/include -I Sources/CConcurrencyKit -I Sources/CNATS \
+				$$(for flag in $(CK_CFLAGS); do echo -Xcc $$flag; done) -output-dir $(API_OUT)/graphs || exit 1; \
+			.ci/public-api swift $$module $(API_OUT)/graphs > $(API_OUT)/current/$$module.txt || exit 1; \
+		done
+	@.ci/public-api c $(API_HEADERS) > $(API_OUT)/current/CObserverCore.txt
+	@wc -l $(API_OUT)/current/*.txt | sed 's/^/api: /'
+
+api-baseline: api-listing
+	@mkdir -p api
+	cp $(API_OUT)/current/*.txt api/
+	@echo "api-baseline: api/ updated; say what changed in CHANGELOG.md's Unreleased section"
+
+api-check: api-listing
+	@if diff -ru --exclude=released --exclude=README.md api $(API_OUT)/current; then \
+		echo "api-check: the public API is the baseline's (api/)"; \
+	else \
+		echo "api-check: FAILED: the public API differs from api/ (diff above): if on purpose, run make api-baseline"; \
+		echo "           and record the change in CHANGELOG.md's Unreleased section"; exit 1; \
+	fi
+	@.ci/public-api changelog-check api api/released CHANGELOG.md
 
 # Swift 6 strict concurrency with every warning an error (package, tests and
 # the benchmarks' package).
