@@ -11,7 +11,7 @@ CORE_SOURCES = Sources/CObserverCore/oc_epoch.c Sources/CObserverCore/oc_list.c 
 CORE_INCLUDES = -ISources/CObserverCore/include -ISources/CObserverCore
 CORE_OBJECTS = $(patsubst Sources/CObserverCore/%.c,build-c/%.o,$(CORE_SOURCES))
 
-.PHONY: fuzz fuzz-build deps deps-check api-listing api-baseline api-check build strict test program-shapes c-test c-test-asan seed-compat snippets demo demo-nats bench bench-nats bench-read-section bench-quick bench-callgrind bench-build torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs docs-preview lint format clean
+.PHONY: fuzz fuzz-build deps deps-check api-listing api-baseline api-check build strict test program-shapes c-test c-test-asan seed-compat snippets demo demo-nats bench bench-nats bench-read-section bench-quick bench-callgrind bench-build torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs docs-check-deps docs-preview lint format clean
 
 # Installs what the package builds and tests with when it is missing:
 # Concurrency Kit (Debian libck-dev), the NATS C client (libnats-dev),
@@ -297,7 +297,7 @@ examples: deps
 clean:
 	$(SWIFT) package clean
 	$(SWIFT) package --package-path Benchmarks clean
-	rm -rf build-c docs-site docs-site-nats bench-results.json bench-results.svg bench-callgrind.json
+	rm -rf build-c docs-site bench-results.json bench-results.svg bench-callgrind.json
 
 # The public API of each library product, recorded in api/ (one sorted,
 # diff-friendly line per declaration; .ci/public-api says what a line holds):
@@ -348,9 +348,16 @@ strict: deps
 		-Xswiftc -warnings-as-errors
 	@echo "strict: no warnings"
 
-# DocC site from the catalog and the compiler's symbol graph (no plugin).
-docs: deps
-	rm -rf .build/symbol-graphs docs-site
+# DocC sites from the catalogs and the compiler's symbol graphs (no plugin),
+# built for static hosting under DOCS_HOSTING_BASE_PATH (the repository's
+# name by default: https://<owner>.github.io/ObserverSwift/): one tree,
+# docs-site/, with ObserverNATS's site in docs-site/nats/. Then the
+# hosted-path check: both sites served from that sub-path must render in
+# headless Chromium with no request answered 404 (.ci/check-docs-site;
+# docs-check-deps installs Debian's chromium for it).
+DOCS_HOSTING_BASE_PATH ?= ObserverSwift
+docs: deps docs-check-deps
+	rm -rf .build/symbol-graphs docs-site docs-site-nats
 	mkdir -p .build/symbol-graphs
 	$(SWIFT) build --target ObserverSwift -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc .build/symbol-graphs
 	@# An up-to-date build emits no symbol graph: recompile the module once so the fresh folder gets one.
@@ -360,9 +367,10 @@ docs: deps
 	docc convert Sources/ObserverSwift/ObserverSwift.docc \
 		--additional-symbol-graph-dir .build/symbol-graphs \
 		--fallback-display-name ObserverSwift --fallback-bundle-identifier org.observerswift.ObserverSwift \
-		--transform-for-static-hosting --output-path docs-site --warnings-as-errors
+		--transform-for-static-hosting --hosting-base-path $(DOCS_HOSTING_BASE_PATH) \
+		--output-path docs-site --warnings-as-errors
 	@# The NATS bridge's catalog, from its own module's symbol graphs.
-	rm -rf .build/symbol-graphs-nats .build/symbol-graphs-nats-own docs-site-nats
+	rm -rf .build/symbol-graphs-nats .build/symbol-graphs-nats-own
 	mkdir -p .build/symbol-graphs-nats .build/symbol-graphs-nats-own
 	$(SWIFT) build --target ObserverNATS -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc .build/symbol-graphs-nats
 	@test -f .build/symbol-graphs-nats/ObserverNATS.symbols.json || { \
@@ -372,21 +380,34 @@ docs: deps
 	docc convert Sources/ObserverNATS/ObserverNATS.docc \
 		--additional-symbol-graph-dir .build/symbol-graphs-nats-own \
 		--fallback-display-name ObserverNATS --fallback-bundle-identifier org.observerswift.ObserverNATS \
-		--transform-for-static-hosting --output-path docs-site-nats --warnings-as-errors
-	@echo "docs: static sites in docs-site/ (ObserverSwift) and docs-site-nats/ (ObserverNATS)."
-	@echo "docs: they need an HTTP server (not file://): make docs-preview, then open"
-	@echo "      http://127.0.0.1:$(DOCS_PORT)/documentation/observerswift/ (the bridge: make docs-preview DOCS_SITE=docs-site-nats,"
-	@echo "      http://127.0.0.1:$(DOCS_PORT)/documentation/observernats/)"
+		--transform-for-static-hosting --hosting-base-path $(DOCS_HOSTING_BASE_PATH)/nats \
+		--output-path docs-site/nats --warnings-as-errors
+	.ci/check-docs-site docs-site $(DOCS_HOSTING_BASE_PATH) \
+		'documentation/observerswift/:ObserverSwift' 'documentation/observerswift/gettingstarted:Getting Started'
+	.ci/check-docs-site docs-site/nats $(DOCS_HOSTING_BASE_PATH)/nats 'documentation/observernats/:ObserverNATS'
+	@echo "docs: docs-site/ is the site for https://<host>/$(DOCS_HOSTING_BASE_PATH)/ (ObserverNATS's under nats/)."
+	@echo "docs: make docs-preview serves it at http://127.0.0.1:$(DOCS_PORT)/$(DOCS_HOSTING_BASE_PATH)/documentation/observerswift/"
+	@echo "      (the bridge: http://127.0.0.1:$(DOCS_PORT)/$(DOCS_HOSTING_BASE_PATH)/nats/documentation/observernats/)"
 
-# Serves a site `make docs` built (DOCS_SITE: docs-site or docs-site-nats) on
-# the loopback interface only, until interrupted; builds it first if missing.
-DOCS_SITE ?= docs-site
+# Chromium for the hosted-path check: Debian's package when no Chromium is
+# found (the library's own dependencies never include it).
+docs-check-deps:
+	@if [ -n "$(CHROMIUM)" ] || command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
+		|| command -v google-chrome >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1; then \
+		.ci/install-debian-packages chromium; \
+	else echo "docs: the hosted-path check needs Chromium: install it, or name it with CHROMIUM=<path>"; exit 1; fi
+
+# Serves docs-site/ (built first if missing) the way a static host does, under
+# DOCS_HOSTING_BASE_PATH, on the loopback interface only, until interrupted.
 DOCS_PORT ?= 8000
 docs-preview:
-	@test -d $(DOCS_SITE) || $(MAKE) --no-print-directory docs
-	@case "$(DOCS_SITE)" in *nats*) site=observernats;; *) site=observerswift;; esac; \
-		echo "docs-preview: http://127.0.0.1:$(DOCS_PORT)/documentation/$$site/ (Ctrl-C stops)"
-	python3 -m http.server $(DOCS_PORT) --bind 127.0.0.1 --directory $(DOCS_SITE)
+	@test -d docs-site || $(MAKE) --no-print-directory docs
+	@rm -rf .build/docs-preview && mkdir -p .build/docs-preview/$$(dirname $(DOCS_HOSTING_BASE_PATH)) && \
+		ln -s "$$PWD/docs-site" .build/docs-preview/$(DOCS_HOSTING_BASE_PATH)
+	@echo "docs-preview: http://127.0.0.1:$(DOCS_PORT)/$(DOCS_HOSTING_BASE_PATH)/documentation/observerswift/ (Ctrl-C stops)"
+	@echo "              http://127.0.0.1:$(DOCS_PORT)/$(DOCS_HOSTING_BASE_PATH)/nats/documentation/observernats/"
+	python3 -m http.server $(DOCS_PORT) --bind 127.0.0.1 --directory .build/docs-preview
 
 # swift-format (from the toolchain) with the repository's .swift-format, and
 # no `import Glibc` outside `#if canImport(Glibc)` / `#if os(Linux)` (Darwin).
