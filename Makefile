@@ -103,7 +103,7 @@ demo: deps
 
 # Benchmarks (the package Benchmarks/, built against this one by path; the
 # DocC article Performance). Release build, then:
-# bench: the default set (< 5 min) -> table on stdout, bench-results.json, bench-results.svg
+# bench: the default set (< 5 min) -> table on stdout, build-c/bench-results.json, build-c/bench-results.svg
 # bench-quick: small sizes, short repetitions (< 60 s; the CI smoke test)
 # bench-callgrind: instructions per delivery under valgrind (stable on a loaded machine)
 # No build-manifest caching, for the reason given at seed-compat.
@@ -114,13 +114,15 @@ BENCH_ARGS ?=
 
 bench: deps
 	$(BENCH_BUILD) --product observer-bench
-	$(BENCH_BIN) --json bench-results.json --svg bench-results.svg $(BENCH_ARGS)
+	@mkdir -p build-c
+	$(BENCH_BIN) --json build-c/bench-results.json --svg build-c/bench-results.svg $(BENCH_ARGS)
 	$(MAKE) --no-print-directory bench-nats
 	$(MAKE) --no-print-directory bench-read-section
 
 bench-quick: deps
 	$(BENCH_BUILD) --product observer-bench
-	$(BENCH_BIN) --quick --json bench-results.json --svg bench-results.svg $(BENCH_ARGS)
+	@mkdir -p build-c
+	$(BENCH_BIN) --quick --json build-c/bench-results.json --svg build-c/bench-results.svg $(BENCH_ARGS)
 	$(MAKE) --no-print-directory bench-nats NATS_BENCH_ARGS=--quick
 	$(MAKE) --no-print-directory bench-read-section READ_SECTION_ARGS=--quick
 
@@ -148,7 +150,8 @@ bench-nats: deps
 bench-callgrind: deps
 	@command -v valgrind >/dev/null || { echo "bench-callgrind: valgrind is missing (apt-get install valgrind)"; exit 1; }
 	$(BENCH_BUILD) --product observer-bench
-	$(BENCH_BIN) --callgrind --json bench-callgrind.json $(BENCH_ARGS)
+	@mkdir -p build-c
+	$(BENCH_BIN) --callgrind --json build-c/bench-callgrind.json $(BENCH_ARGS)
 
 # Every benchmark executable compiles (debug build; part of `make test`).
 bench-build: deps
@@ -297,7 +300,7 @@ examples: deps
 clean:
 	$(SWIFT) package clean
 	$(SWIFT) package --package-path Benchmarks clean
-	rm -rf build-c docs-site bench-results.json bench-results.svg bench-callgrind.json
+	rm -rf build-c docs-site
 
 # The public API of each library product, recorded in api/ (one sorted,
 # diff-friendly line per declaration; .ci/public-api says what a line holds):
