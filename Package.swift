@@ -17,11 +17,13 @@ import PackageDescription
 
 let package = Package(
     name: "ObserverSwift",
-    // The floor on Apple platforms is Swift Concurrency's (actors, tasks,
-    // async streams). Above it: ObservableValue's Observation conformance
-    // (macOS 14 / iOS 17 / tvOS 17 / watchOS 10) and ObserverNATS, whose
-    // options are Durations (macOS 13 / iOS 16 / tvOS 16 / watchOS 9), carry
-    // their own @available.
+    // Minimum versions the code's availability checks are written against,
+    // not platforms built or tested (the DocC article Platforms says which
+    // are). The floor on Apple platforms is Swift Concurrency's (actors,
+    // tasks, async streams). Above it: ObservableValue's Observation
+    // conformance (macOS 14 / iOS 17 / tvOS 17 / watchOS 10) and
+    // ObserverNATS, whose options are Durations (macOS 13 / iOS 16 / tvOS 16
+    // / watchOS 9), carry their own @available.
     platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6), .visionOS(.v1)],
     products: [
         .library(name: "ObserverSwift", targets: ["ObserverSwift"]),
