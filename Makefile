@@ -11,61 +11,40 @@ CORE_SOURCES = Sources/CObserverCore/oc_epoch.c Sources/CObserverCore/oc_list.c 
 CORE_INCLUDES = -ISources/CObserverCore/include -ISources/CObserverCore
 CORE_OBJECTS = $(patsubst Sources/CObserverCore/%.c,build-c/%.o,$(CORE_SOURCES))
 
-.PHONY: fuzz fuzz-build deps build strict test program-shapes c-test c-test-asan seed-compat snippets demo demo-nats bench bench-nats bench-read-section bench-quick bench-callgrind bench-build torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs docs-preview lint format clean
+.PHONY: fuzz fuzz-build deps deps-check api-listing api-baseline api-check build strict test program-shapes c-test c-test-asan seed-compat snippets demo demo-nats bench bench-nats bench-read-section bench-quick bench-callgrind bench-build torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs docs-check-deps docs-preview lint format clean
 
 # Installs what the package builds and tests with when it is missing:
 # Concurrency Kit (Debian libck-dev), the NATS C client (libnats-dev),
 # nats-server (the bridge tests and benchmarks start their own) and liburcu
 # (liburcu-dev: the read-section benchmark's baseline only; the library never
-# links it).
+# links it), with pkg-config. On Debian and Ubuntu only the packages not yet
+# installed, by .ci/install-debian-packages: no service starts or is enabled,
+# and nothing installed before (a nats-server service the machine runs) is
+# stopped, upgraded or reconfigured. Elsewhere (macOS) it installs nothing:
+# it checks, and prints the Homebrew line when something is missing.
 DEBIAN_PACKAGES = libck-dev libnats-dev nats-server pkg-config liburcu-dev
+BREW_PACKAGES = concurrencykit cnats nats-server pkg-config userspace-rcu
 NATS_SERVER ?= $(shell command -v nats-server 2>/dev/null || echo /usr/sbin/nats-server)
 deps:
 	@if pkg-config --exists ck libnats liburcu-memb 2>/dev/null && [ -x "$(NATS_SERVER)" ]; then \
 		echo "deps: Concurrency Kit $$(pkg-config --modversion ck), cnats $$(pkg-config --modversion libnats), liburcu $$(pkg-config --modversion liburcu-memb), $(NATS_SERVER)"; \
-	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-		echo "deps: installing $(DEBIAN_PACKAGES) with apt-get"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_PACKAGES) >/dev/null; \
-	elif command -v apt-get >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1; then \
-		echo "deps: installing $(DEBIAN_PACKAGES) with sudo apt-get"; \
-		sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_PACKAGES) >/dev/null; \
+	elif command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1; then \
+		.ci/install-debian-packages $(DEBIAN_PACKAGES); \
 	elif pkg-config --exists ck libnats 2>/dev/null && [ -x "$(NATS_SERVER)" ]; then \
 		echo "deps: liburcu is missing: everything but bench-read-section works (brew install userspace-rcu)"; \
 	else \
 		echo "deps: Concurrency Kit, cnats or nats-server is missing. Install them first:"; \
 		echo "  Debian/Ubuntu: apt-get install $(DEBIAN_PACKAGES)   (as root)"; \
-		echo "  macOS:         brew install concurrencykit cnats nats-server pkg-config userspace-rcu"; \
+		echo "  macOS:         brew install $(BREW_PACKAGES)"; \
 		exit 1; \
 	fi
 	@pkg-config --exists ck || { echo "deps: pkg-config still cannot find ck"; exit 1; }
 	@pkg-config --exists libnats || { echo "deps: pkg-config still cannot find libnats"; exit 1; }
-	@$(NATS_SERVICE_OFF)
 
-# Debian's nats-server package enables its system service (a symlink under
-# /etc/systemd/system) and, where systemd runs, starts it on port 4222. The
-# tests and benchmarks start servers of their own (loopback, free port, see
-# .ci/with-nats-server), so deps turns that service off again, whoever
-# installed the package: `systemctl disable --now` where systemd runs, and
-# `systemctl disable` (which removes the symlink without a running systemd,
-# as in a container) elsewhere. A package upgrade does not enable it again
-# (its postinst enables only a unit that was enabled). Installing cannot
-# prevent the start without replacing the machine's /usr/sbin/policy-rc.d, so
-# deps undoes it right after. KEEP_NATS_SERVICE=1 leaves the service alone.
-KEEP_NATS_SERVICE ?=
-NATS_SERVICE_OFF = \
-	if [ -z "$(KEEP_NATS_SERVICE)" ] && command -v systemctl >/dev/null 2>&1 \
-		&& { systemctl is-enabled --quiet nats-server.service 2>/dev/null \
-			|| systemctl is-active --quiet nats-server.service 2>/dev/null; }; then \
-		if [ "$$(id -u)" = 0 ]; then sudo=; elif command -v sudo >/dev/null 2>&1; then sudo=sudo; \
-		else echo "deps: the nats-server system service is on; turn it off as root:" \
-			"systemctl disable --now nats-server"; exit 0; fi; \
-		echo "deps: turning off the nats-server system service Debian's package enables (the tests start their own)"; \
-		if [ -d /run/systemd/system ]; then $$sudo systemctl disable --quiet --now nats-server.service; \
-		else $$sudo systemctl disable --quiet nats-server.service; fi; \
-		if systemctl is-enabled --quiet nats-server.service 2>/dev/null \
-			|| systemctl is-active --quiet nats-server.service 2>/dev/null; then \
-			echo "deps: the nats-server system service is still on"; exit 1; fi; \
-	fi
+# make deps leaves a nats-server service that was there before as it was,
+# and installs without starting or enabling a service (CI, as root).
+deps-check:
+	.ci/deps-leaves-services-alone
 
 # Runs a command beside a nats-server of its own (loopback, free port,
 # JetStream); the command reads its URL from OBSERVER_NATS_URL. Without that
@@ -124,7 +103,7 @@ demo: deps
 
 # Benchmarks (the package Benchmarks/, built against this one by path; the
 # DocC article Performance). Release build, then:
-# bench: the default set (< 5 min) -> table on stdout, bench-results.json, bench-results.svg
+# bench: the default set (< 5 min) -> table on stdout, build-c/bench-results.json, build-c/bench-results.svg
 # bench-quick: small sizes, short repetitions (< 60 s; the CI smoke test)
 # bench-callgrind: instructions per delivery under valgrind (stable on a loaded machine)
 # No build-manifest caching, for the reason given at seed-compat.
@@ -135,13 +114,15 @@ BENCH_ARGS ?=
 
 bench: deps
 	$(BENCH_BUILD) --product observer-bench
-	$(BENCH_BIN) --json bench-results.json --svg bench-results.svg $(BENCH_ARGS)
+	@mkdir -p build-c
+	$(BENCH_BIN) --json build-c/bench-results.json --svg build-c/bench-results.svg $(BENCH_ARGS)
 	$(MAKE) --no-print-directory bench-nats
 	$(MAKE) --no-print-directory bench-read-section
 
 bench-quick: deps
 	$(BENCH_BUILD) --product observer-bench
-	$(BENCH_BIN) --quick --json bench-results.json --svg bench-results.svg $(BENCH_ARGS)
+	@mkdir -p build-c
+	$(BENCH_BIN) --quick --json build-c/bench-results.json --svg build-c/bench-results.svg $(BENCH_ARGS)
 	$(MAKE) --no-print-directory bench-nats NATS_BENCH_ARGS=--quick
 	$(MAKE) --no-print-directory bench-read-section READ_SECTION_ARGS=--quick
 
@@ -169,7 +150,8 @@ bench-nats: deps
 bench-callgrind: deps
 	@command -v valgrind >/dev/null || { echo "bench-callgrind: valgrind is missing (apt-get install valgrind)"; exit 1; }
 	$(BENCH_BUILD) --product observer-bench
-	$(BENCH_BIN) --callgrind --json bench-callgrind.json $(BENCH_ARGS)
+	@mkdir -p build-c
+	$(BENCH_BIN) --callgrind --json build-c/bench-callgrind.json $(BENCH_ARGS)
 
 # Every benchmark executable compiles (debug build; part of `make test`).
 bench-build: deps
@@ -318,7 +300,48 @@ examples: deps
 clean:
 	$(SWIFT) package clean
 	$(SWIFT) package --package-path Benchmarks clean
-	rm -rf build-c docs-site docs-site-nats bench-results.json bench-results.svg bench-callgrind.json
+	rm -rf build-c docs-site
+
+# The public API of each library product, recorded in api/ (one sorted,
+# diff-friendly line per declaration; .ci/public-api says what a line holds):
+# ObserverSwift, ObserverSwiftCompat and ObserverNATS from their symbol graphs
+# (swift symbolgraph-extract over the debug build's modules), CObserverCore
+# from its public headers. `make api-baseline` regenerates api/*.txt;
+# `make api-check` fails when the API differs from api/, or when api/ differs
+# from api/released/ (the API of the last release) and CHANGELOG.md's
+# Unreleased section does not record it. The versioning policy: CHANGELOG.md.
+API_SWIFT_MODULES = ObserverSwift ObserverSwiftCompat ObserverNATS
+API_HEADERS = $(sort $(wildcard Sources/CObserverCore/include/*.h))
+API_OUT = .build/api
+api-listing: deps
+	$(SWIFT) build --target ObserverNATS
+	$(SWIFT) build --target ObserverSwiftCompat
+	@rm -rf $(API_OUT) && mkdir -p $(API_OUT)/graphs $(API_OUT)/current
+	@bin=$$($(SWIFT) build --show-bin-path); \
+		triple=$$($(SWIFTC) -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["target"]["triple"])'); \
+		for module in $(API_SWIFT_MODULES); do \
+			$(SWIFT) symbolgraph-extract -module-name $$module -target $$triple -skip-synthesized-members \
+				-I "$$bin/Modules" $$(for map in "$$bin"/*.build/module.modulemap; do echo -Xcc -fmodule-map-file=$$map; done) \
+				-I Sources/CObserverCore/include -I Sources/CConcurrencyKit -I Sources/CNATS \
+				$$(for flag in $(CK_CFLAGS); do echo -Xcc $$flag; done) -output-dir $(API_OUT)/graphs || exit 1; \
+			.ci/public-api swift $$module $(API_OUT)/graphs > $(API_OUT)/current/$$module.txt || exit 1; \
+		done
+	@.ci/public-api c $(API_HEADERS) > $(API_OUT)/current/CObserverCore.txt
+	@wc -l $(API_OUT)/current/*.txt | sed 's/^/api: /'
+
+api-baseline: api-listing
+	@mkdir -p api
+	cp $(API_OUT)/current/*.txt api/
+	@echo "api-baseline: api/ updated; say what changed in CHANGELOG.md's Unreleased section"
+
+api-check: api-listing
+	@if diff -ru --exclude=released --exclude=README.md api $(API_OUT)/current; then \
+		echo "api-check: the public API is the baseline's (api/)"; \
+	else \
+		echo "api-check: FAILED: the public API differs from api/ (diff above): if on purpose, run make api-baseline"; \
+		echo "           and record the change in CHANGELOG.md's Unreleased section"; exit 1; \
+	fi
+	@.ci/public-api changelog-check api api/released CHANGELOG.md
 
 # Swift 6 strict concurrency with every warning an error (package, tests and
 # the benchmarks' package).
@@ -328,9 +351,16 @@ strict: deps
 		-Xswiftc -warnings-as-errors
 	@echo "strict: no warnings"
 
-# DocC site from the catalog and the compiler's symbol graph (no plugin).
-docs: deps
-	rm -rf .build/symbol-graphs docs-site
+# DocC sites from the catalogs and the compiler's symbol graphs (no plugin),
+# built for static hosting under DOCS_HOSTING_BASE_PATH (the repository's
+# name by default: https://<owner>.github.io/ObserverSwift/): one tree,
+# docs-site/, with ObserverNATS's site in docs-site/nats/. Then the
+# hosted-path check: both sites served from that sub-path must render in
+# headless Chromium with no request answered 404 (.ci/check-docs-site;
+# docs-check-deps installs Debian's chromium for it).
+DOCS_HOSTING_BASE_PATH ?= ObserverSwift
+docs: deps docs-check-deps
+	rm -rf .build/symbol-graphs docs-site docs-site-nats
 	mkdir -p .build/symbol-graphs
 	$(SWIFT) build --target ObserverSwift -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc .build/symbol-graphs
 	@# An up-to-date build emits no symbol graph: recompile the module once so the fresh folder gets one.
@@ -340,9 +370,10 @@ docs: deps
 	docc convert Sources/ObserverSwift/ObserverSwift.docc \
 		--additional-symbol-graph-dir .build/symbol-graphs \
 		--fallback-display-name ObserverSwift --fallback-bundle-identifier org.observerswift.ObserverSwift \
-		--transform-for-static-hosting --output-path docs-site --warnings-as-errors
+		--transform-for-static-hosting --hosting-base-path $(DOCS_HOSTING_BASE_PATH) \
+		--output-path docs-site --warnings-as-errors
 	@# The NATS bridge's catalog, from its own module's symbol graphs.
-	rm -rf .build/symbol-graphs-nats .build/symbol-graphs-nats-own docs-site-nats
+	rm -rf .build/symbol-graphs-nats .build/symbol-graphs-nats-own
 	mkdir -p .build/symbol-graphs-nats .build/symbol-graphs-nats-own
 	$(SWIFT) build --target ObserverNATS -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc .build/symbol-graphs-nats
 	@test -f .build/symbol-graphs-nats/ObserverNATS.symbols.json || { \
@@ -352,21 +383,34 @@ docs: deps
 	docc convert Sources/ObserverNATS/ObserverNATS.docc \
 		--additional-symbol-graph-dir .build/symbol-graphs-nats-own \
 		--fallback-display-name ObserverNATS --fallback-bundle-identifier org.observerswift.ObserverNATS \
-		--transform-for-static-hosting --output-path docs-site-nats --warnings-as-errors
-	@echo "docs: static sites in docs-site/ (ObserverSwift) and docs-site-nats/ (ObserverNATS)."
-	@echo "docs: they need an HTTP server (not file://): make docs-preview, then open"
-	@echo "      http://127.0.0.1:$(DOCS_PORT)/documentation/observerswift/ (the bridge: make docs-preview DOCS_SITE=docs-site-nats,"
-	@echo "      http://127.0.0.1:$(DOCS_PORT)/documentation/observernats/)"
+		--transform-for-static-hosting --hosting-base-path $(DOCS_HOSTING_BASE_PATH)/nats \
+		--output-path docs-site/nats --warnings-as-errors
+	.ci/check-docs-site docs-site $(DOCS_HOSTING_BASE_PATH) \
+		'documentation/observerswift/:ObserverSwift' 'documentation/observerswift/gettingstarted:Getting Started'
+	.ci/check-docs-site docs-site/nats $(DOCS_HOSTING_BASE_PATH)/nats 'documentation/observernats/:ObserverNATS'
+	@echo "docs: docs-site/ is the site for https://<host>/$(DOCS_HOSTING_BASE_PATH)/ (ObserverNATS's under nats/)."
+	@echo "docs: make docs-preview serves it at http://127.0.0.1:$(DOCS_PORT)/$(DOCS_HOSTING_BASE_PATH)/documentation/observerswift/"
+	@echo "      (the bridge: http://127.0.0.1:$(DOCS_PORT)/$(DOCS_HOSTING_BASE_PATH)/nats/documentation/observernats/)"
 
-# Serves a site `make docs` built (DOCS_SITE: docs-site or docs-site-nats) on
-# the loopback interface only, until interrupted; builds it first if missing.
-DOCS_SITE ?= docs-site
+# Chromium for the hosted-path check: Debian's package when no Chromium is
+# found (the library's own dependencies never include it).
+docs-check-deps:
+	@if [ -n "$(CHROMIUM)" ] || command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
+		|| command -v google-chrome >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1; then \
+		.ci/install-debian-packages chromium; \
+	else echo "docs: the hosted-path check needs Chromium: install it, or name it with CHROMIUM=<path>"; exit 1; fi
+
+# Serves docs-site/ (built first if missing) the way a static host does, under
+# DOCS_HOSTING_BASE_PATH, on the loopback interface only, until interrupted.
 DOCS_PORT ?= 8000
 docs-preview:
-	@test -d $(DOCS_SITE) || $(MAKE) --no-print-directory docs
-	@case "$(DOCS_SITE)" in *nats*) site=observernats;; *) site=observerswift;; esac; \
-		echo "docs-preview: http://127.0.0.1:$(DOCS_PORT)/documentation/$$site/ (Ctrl-C stops)"
-	python3 -m http.server $(DOCS_PORT) --bind 127.0.0.1 --directory $(DOCS_SITE)
+	@test -d docs-site || $(MAKE) --no-print-directory docs
+	@rm -rf .build/docs-preview && mkdir -p .build/docs-preview/$$(dirname $(DOCS_HOSTING_BASE_PATH)) && \
+		ln -s "$$PWD/docs-site" .build/docs-preview/$(DOCS_HOSTING_BASE_PATH)
+	@echo "docs-preview: http://127.0.0.1:$(DOCS_PORT)/$(DOCS_HOSTING_BASE_PATH)/documentation/observerswift/ (Ctrl-C stops)"
+	@echo "              http://127.0.0.1:$(DOCS_PORT)/$(DOCS_HOSTING_BASE_PATH)/nats/documentation/observernats/"
+	python3 -m http.server $(DOCS_PORT) --bind 127.0.0.1 --directory .build/docs-preview
 
 # swift-format (from the toolchain) with the repository's .swift-format, and
 # no `import Glibc` outside `#if canImport(Glibc)` / `#if os(Linux)` (Darwin).

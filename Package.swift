@@ -17,11 +17,13 @@ import PackageDescription
 
 let package = Package(
     name: "ObserverSwift",
-    // The floor on Apple platforms is Swift Concurrency's (actors, tasks,
-    // async streams). Above it: ObservableValue's Observation conformance
-    // (macOS 14 / iOS 17 / tvOS 17 / watchOS 10) and ObserverNATS, whose
-    // options are Durations (macOS 13 / iOS 16 / tvOS 16 / watchOS 9), carry
-    // their own @available.
+    // Minimum versions the code's availability checks are written against,
+    // not platforms built or tested (the DocC article Platforms says which
+    // are). The floor on Apple platforms is Swift Concurrency's (actors,
+    // tasks, async streams). Above it: ObservableValue's Observation
+    // conformance (macOS 14 / iOS 17 / tvOS 17 / watchOS 10) and
+    // ObserverNATS, whose options are Durations (macOS 13 / iOS 16 / tvOS 16
+    // / watchOS 9), carry their own @available.
     platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6), .visionOS(.v1)],
     products: [
         .library(name: "ObserverSwift", targets: ["ObserverSwift"]),
@@ -31,8 +33,9 @@ let package = Package(
         .library(name: "ObserverSwiftCompat", targets: ["ObserverSwiftCompat"]),
         .library(name: "CObserverCore", targets: ["CObserverCore"]),
         .library(name: "ObserverNATS", targets: ["ObserverNATS"]),
-        .executable(name: "observer-demo", targets: ["observer-demo"]),
-        .executable(name: "nats-demo", targets: ["nats-demo"]),
+        // The demos (Examples/) are executable targets, not products: this
+        // package builds and runs them (`make demo`, `make demo-nats`), and a
+        // dependent's graph never sees them.
     ],
     targets: [
         .systemLibrary(
@@ -48,13 +51,15 @@ let package = Package(
             linkerSettings: [.linkedLibrary("ck", .when(platforms: [.linux]))]
         ),
         // Swift runtime entry points ObserverSwift calls (swift_tryRetain):
-        // internal, not a product, so C/C++ embedders never see them.
-        .target(name: "CSwiftRuntime"),
+        // internal, not a product, so C/C++ embedders never see them. The
+        // internal C targets carry the project's name: a target name must be
+        // unique across a dependent's whole package graph.
+        .target(name: "CObserverSwiftRuntime"),
         // The atomic words ObserverSwift's engine uses: internal, not a product.
-        .target(name: "CEngineAtomics"),
+        .target(name: "CObserverSwiftAtomics"),
         .target(
             name: "ObserverSwift",
-            dependencies: ["CObserverCore", "CSwiftRuntime", "CEngineAtomics"]
+            dependencies: ["CObserverCore", "CObserverSwiftRuntime", "CObserverSwiftAtomics"]
         ),
         .target(
             name: "ObserverSwiftCompat",

@@ -3,6 +3,10 @@
 #ifndef C_NATS_SHIM_H
 #define C_NATS_SHIM_H
 
+#if defined(__has_include) && !__has_include(<nats/nats.h>)
+#error "ObserverNATS needs the NATS C client: apt-get install libnats-dev (Debian/Ubuntu) or brew install cnats (macOS)"
+#endif
+
 #include <nats/nats.h>
 
 #endif

@@ -69,6 +69,13 @@
 __thread struct oc_thread *oc__current_thread;
 
 /*
+ * Objects the calling thread has retired. oc_reclaim_barrier compares it
+ * before and after releasing: a released context may hold the last
+ * reference to another list, whose destruction retires more on this thread.
+ */
+static __thread uint64_t oc_retired_on_thread;
+
+/*
  * ThreadSanitizer annotations (compiled only under TSan; see the comment at
  * OC__TSAN_ANNOTATIONS in oc_epoch.h). The real happens-before edges
  * live in Concurrency Kit's inline assembly and libck.so, which TSan cannot
@@ -529,6 +536,7 @@ oc__retire(struct oc_retired *retired, void (*release)(struct oc_retired *),
 
 	retired->release = release;
 	retired->bytes = bytes;
+	oc_retired_on_thread++;
 	__atomic_fetch_add(&oc_stat_pending, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&oc_stat_pending_bytes, bytes, __ATOMIC_RELAXED);
 
@@ -813,22 +821,32 @@ oc_status_t
 oc_reclaim_barrier(void)
 {
 	struct oc_retired *ready;
+	uint64_t retired_before;
 
 	if (oc_in_read_section())
 		return OC_EINSECTION;
 	oc_ensure_initialized();
-	pthread_mutex_lock(&oc_reclaim_lock);
-	oc_defer_incoming_locked();
 	/*
-	 * Everything pending on the reclaim record was deferred before this
-	 * grace period began (only the lock holder defers), so reclaiming all
-	 * of it afterwards is safe: ck_epoch_reclaim itself checks nothing.
+	 * Rounds until releasing retires nothing more on this thread: what a
+	 * released context retires in turn (the last reference to another list)
+	 * is released by the same call. Other threads' retirements during the
+	 * call do not add rounds.
 	 */
-	oc_wait_for_grace_period_locked();
-	ck_epoch_reclaim(&oc_reclaim_thread->record);
-	ready = oc_take_ready_locked(SIZE_MAX);
-	pthread_mutex_unlock(&oc_reclaim_lock);
-	oc_release_ready(ready);
+	do {
+		retired_before = oc_retired_on_thread;
+		pthread_mutex_lock(&oc_reclaim_lock);
+		oc_defer_incoming_locked();
+		/*
+		 * Everything pending on the reclaim record was deferred before this
+		 * grace period began (only the lock holder defers), so reclaiming all
+		 * of it afterwards is safe: ck_epoch_reclaim itself checks nothing.
+		 */
+		oc_wait_for_grace_period_locked();
+		ck_epoch_reclaim(&oc_reclaim_thread->record);
+		ready = oc_take_ready_locked(SIZE_MAX);
+		pthread_mutex_unlock(&oc_reclaim_lock);
+		oc_release_ready(ready);
+	} while (oc_retired_on_thread != retired_before);
 	oc_rearm_writer_poll();
 	return OC_OK;
 }

@@ -23,6 +23,9 @@
 #ifndef __cplusplus
 /* Concurrency Kit's headers are C only; C++ uses the out-of-line section
  * functions below instead of the inline ones. */
+#if defined(__has_include) && !__has_include(<ck_epoch.h>)
+#error "ObserverSwift needs Concurrency Kit: apt-get install libck-dev (Debian/Ubuntu) or brew install concurrencykit pkg-config (macOS)"
+#endif
 #include <ck_epoch.h>
 #endif
 
@@ -358,8 +361,10 @@ void oc_reclaim_poll(void);
 
 /*
  * oc_reclaim_barrier: waits for a grace period and releases everything
- * retired before the call. For shutdown and tests. Returns OC_EINSECTION
- * (doing nothing) from inside a read section.
+ * retired before the call, and what releasing it retires on the calling
+ * thread in turn (a context holding the last reference to another list),
+ * round after round until a round retires nothing more. For shutdown and
+ * tests. Returns OC_EINSECTION (doing nothing) from inside a read section.
  */
 oc_status_t oc_reclaim_barrier(void);
 

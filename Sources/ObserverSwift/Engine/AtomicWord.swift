@@ -1,6 +1,6 @@
-import CEngineAtomics
+import CObserverSwiftAtomics
 
-// The engine's atomics, on the C words of CEngineAtomics (the standard
+// The engine's atomics, on the C words of CObserverSwiftAtomics (the standard
 // library's `Atomic` type needs macOS 15 / iOS 18, above the package's
 // floor). The API mirrors that type's: `load(ordering:)`, `store(_:ordering:)`,
 // `exchange(_:ordering:)`, `compareExchange(expected:desired:ordering:)`,

@@ -68,7 +68,9 @@ public enum ObserverCore {
     }
 
     /// Waits for a grace period and releases everything cancelled before the
-    /// call (handlers and their captures). For tests and shutdown.
+    /// call (handlers and their captures), and what releasing them ends in
+    /// turn (a handler that held the last reference to another source). For
+    /// tests and shutdown.
     /// - Throws: ``ObserverError/waitInsideDelivery`` from inside a send.
     public static func reclaimNow() throws(ObserverError) {
         if oc_in_read_section() { throw .waitInsideDelivery }

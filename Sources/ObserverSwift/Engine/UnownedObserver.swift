@@ -1,5 +1,5 @@
 #if !canImport(ObjectiveC)
-    import CSwiftRuntime
+    import CObserverSwiftRuntime
 #endif
 
 /// A registered observer, held without owning it, that a send can call only
@@ -26,7 +26,7 @@
 ///   runtime, which cannot be tested here, so on those platforms *every*
 ///   observer takes the safe path: a Swift `weak` reference, loaded strong.
 ///   That path is correct for any object and costs a weak load per call.
-///   The `#if` below is the only switch; `CSwiftRuntime` is not even
+///   The `#if` below is the only switch; `CObserverSwiftRuntime` is not even
 ///   imported there, so the fast path cannot be reached by mistake.
 @usableFromInline
 struct UnownedObserver: @unchecked Sendable {

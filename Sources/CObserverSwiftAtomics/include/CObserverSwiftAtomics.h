@@ -1,5 +1,5 @@
 /*
- * CEngineAtomics: the atomic words ObserverSwift's engine uses (the Swift
+ * CObserverSwiftAtomics: the atomic words ObserverSwift's engine uses (the Swift
  * standard library's `Atomic` type needs macOS 15 / iOS 18; these need
  * nothing but a C11 compiler). A Swift-only internal module: ObserverSwift depends on
  * it, it is not a product, and C or C++ embedders of CObserverCore never
@@ -27,8 +27,8 @@
  * A load takes RELAXED, ACQUIRE or SEQ_CST; a store RELAXED, RELEASE or
  * SEQ_CST; updates any of the five. Swift's ordering types only offer those.
  */
-#ifndef C_ENGINE_ATOMICS_H
-#define C_ENGINE_ATOMICS_H
+#ifndef C_OBSERVER_SWIFT_ATOMICS_H
+#define C_OBSERVER_SWIFT_ATOMICS_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -124,4 +124,4 @@ EA_DEFINE_WORD(word, uintptr_t)
 
 #undef EA_DEFINE_WORD
 
-#endif /* C_ENGINE_ATOMICS_H */
+#endif /* C_OBSERVER_SWIFT_ATOMICS_H */

@@ -1,10 +1,10 @@
 /*
- * CSwiftRuntime: the Swift runtime entry points ObserverSwift calls directly.
+ * CObserverSwiftRuntime: the Swift runtime entry points ObserverSwift calls directly.
  * A Swift-only internal module (ObserverSwift depends on it; it is not a
  * product, and C or C++ embedders of CObserverCore never see it).
  */
-#ifndef C_SWIFT_RUNTIME_H
-#define C_SWIFT_RUNTIME_H
+#ifndef C_OBSERVER_SWIFT_RUNTIME_H
+#define C_OBSERVER_SWIFT_RUNTIME_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -55,4 +55,4 @@ csr_is_deallocating(const void *object)
 	return swift_isDeallocating((void *)(uintptr_t)object);
 }
 
-#endif /* C_SWIFT_RUNTIME_H */
+#endif /* C_OBSERVER_SWIFT_RUNTIME_H */
