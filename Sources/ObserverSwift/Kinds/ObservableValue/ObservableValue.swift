@@ -64,6 +64,7 @@ public final class ObservableValue<Value> {
 
     deinit {
         observers.release()
+        storage.releasePublished()
         extrasWord.releaseObject(TypedValueExtras<Value>.self)
     }
 
