@@ -1,4 +1,3 @@
-import CObserverCore
 import Dispatch
 import Foundation
 
@@ -237,7 +236,7 @@ public final class ObservableValue<Value> {
         if extrasWord.load(ordering: .acquiring) == nil {
             // No extras: nobody waits for the turn, and no handler set the
             // value during the round.
-            oc_claim_release(AtomicWords.word(self, at: ObservableValueWords.turnOffset, as: UInt.self).word)
+            NotificationTurn.releaseWithoutExtras(AtomicWords.word(self, at: ObservableValueWords.turnOffset))
         } else {
             // A handler's set made the extras to queue its value there, or
             // another thread made them (a read, a setter that waits).
