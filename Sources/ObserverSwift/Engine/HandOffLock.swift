@@ -121,14 +121,16 @@ struct HandOffLock {
         }
 
         /// What waiting threads sleep on, made by the first that needs it.
-        var condition: NSCondition { conditionWord.objectMadeOnFirstUse { NSCondition() } }
+        var condition: NSCondition {
+            LazyObjectWord<NSCondition>(conditionWord).made { NSCondition() }.takeUnretainedValue()
+        }
 
         /// Whether a thread has needed the condition (for tests).
         var hasCondition: Bool { conditionWord.load(ordering: .acquiring) != nil }
 
         /// Releases the condition: for the owner's `deinit`.
         func release() {
-            conditionWord.releaseObject(NSCondition.self)
+            LazyObjectWord<NSCondition>(conditionWord).release()
         }
     }
 }
