@@ -42,6 +42,13 @@ final class ValueReaderStallTests: XCTestCase {
             ValueStorage<Value>.readerUnit(of: copy), ordering: .sequentiallyConsistent)
     }
 
+    /// Waits (10 s at most) until `isReleased`: a thread's closure holds
+    /// what it captures until Foundation releases the thread.
+    static func waitUntilReleased(_ isReleased: () -> Bool) {
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while !isReleased() && Date() < deadline { usleep(1_000) }
+    }
+
     /// Runs `sets` on a thread of its own; returns how long they took, in
     /// milliseconds, or nil when they had not returned after `parkSeconds`
     /// (then `resume` runs, and the sets are awaited before returning).
@@ -85,8 +92,10 @@ final class ValueReaderStallTests: XCTestCase {
     /// once the readers leave, every replaced value is released.
     func testSetsDoNotWaitForReadersParkedOnEveryCopy() {
         let baseline = Sample.liveCount
+        weak var released: ObservableValue<Sample>?
         do {
             let value = ObservableValue(Sample(0))
+            released = value
             let storage = value.storage
             Self.park(value, on: 0)
             Self.park(value, on: 1)
@@ -120,6 +129,7 @@ final class ValueReaderStallTests: XCTestCase {
             XCTAssertTrue(ValueStorage<Sample>.isInline(storage.current.load(ordering: .relaxed)))
             XCTAssertEqual(value.value.number, 6)
         }
+        Self.waitUntilReleased { released == nil }
         XCTAssertNoThrow(try ObserverCore.reclaimNow())
         XCTAssertEqual(Sample.liveCount, baseline, "every value released once the readers left")
     }
@@ -175,9 +185,7 @@ final class ValueReaderStallTests: XCTestCase {
             XCTAssertEqual(failures.load(ordering: .relaxed), 0, "reads that found a released or older value")
             XCTAssertEqual(value.value.number, sets)
         }
-        // The threads' closures hold the value until Foundation releases them.
-        let deadline = Date(timeIntervalSinceNow: 10)
-        while released != nil && Date() < deadline { usleep(1_000) }
+        Self.waitUntilReleased { released == nil }
         XCTAssertNoThrow(try ObserverCore.reclaimNow())
         XCTAssertEqual(Sample.liveCount, baseline, "every value released")
     }
