@@ -52,7 +52,7 @@ final class ValueReaderStallTests: XCTestCase {
     /// Runs `sets` on a thread of its own; returns how long they took, in
     /// milliseconds, or nil when they had not returned after `parkSeconds`
     /// (then `resume` runs, and the sets are awaited before returning).
-    func timeSets(parkSeconds: Double, resume: () -> Void, _ sets: @escaping @Sendable () -> Void) -> Double? {
+    func timeSets(parkSeconds: Double, _ sets: @escaping @Sendable () -> Void, resume: () -> Void) -> Double? {
         let elapsed = Locked<Double?>(nil)
         let done = DispatchSemaphore(value: 0)
         let setter = Thread {
@@ -78,9 +78,8 @@ final class ValueReaderStallTests: XCTestCase {
         let storage = value.storage
         let parked = 1 - storage.current.load(ordering: .relaxed)
         Self.park(value, on: parked)
-        let elapsed = timeSets(parkSeconds: 0.5, resume: { Self.unpark(value, from: parked) }) {
-            for next in 2...5 { value.value = next }
-        }
+        let sets: @Sendable () -> Void = { for next in 2...5 { value.value = next } }
+        let elapsed = timeSets(parkSeconds: 0.5, sets, resume: { Self.unpark(value, from: parked) })
         XCTAssertNotNil(elapsed, "the four sets returned while the reader was parked")
         XCTAssertLessThan(elapsed ?? .infinity, 100, "milliseconds the four sets took")
         XCTAssertEqual(value.value, 5)
@@ -112,16 +111,14 @@ final class ValueReaderStallTests: XCTestCase {
             }
             sectionReader.start()
             XCTAssertEqual(inSection.wait(timeout: .now() + 10), .success)
+            let sets: @Sendable () -> Void = { for next in 2...5 { value.value = Sample(next) } }
             let elapsed = timeSets(
-                parkSeconds: 0.5,
+                parkSeconds: 0.5, sets,
                 resume: {
                     leave.signal()
                     Self.unpark(value, from: 0)
                     Self.unpark(value, from: 1)
-                }
-            ) {
-                for next in 2...5 { value.value = Sample(next) }
-            }
+                })
             XCTAssertNotNil(elapsed, "the four sets returned while the readers were parked")
             XCTAssertLessThan(elapsed ?? .infinity, 100, "milliseconds the four sets took")
             XCTAssertEqual(value.value.number, 5)
