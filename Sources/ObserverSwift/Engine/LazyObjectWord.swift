@@ -37,13 +37,19 @@ package struct LazyObjectWord<Object: AnyObject> {
     }
 
     /// The object, unretained, made by `make` now if nobody made it yet.
+    /// `publishing`: the ordering of the publishing exchange, at least
+    /// acquiring and releasing (release: the object is initialized before
+    /// another thread sees it; acquire on failure, to use the one another
+    /// thread published first); sequentially consistent where a reader's
+    /// sequentially consistent load must order the publication with other
+    /// words (`ValueExtras.isArmed`).
     @inlinable @inline(__always)
-    package func made(_ make: () -> Object) -> Unmanaged<Object> {
+    package func made(
+        publishing ordering: AtomicUpdateOrdering = .acquiringAndReleasing, _ make: () -> Object
+    ) -> Unmanaged<Object> {
         if let made = word.load(ordering: .acquiring) { return Unmanaged<Object>.fromOpaque(made) }
         let made = Unmanaged.passRetained(make())
-        // Release: the object is initialized before another thread sees it;
-        // acquire on failure, to use the one another thread published first.
-        let published = word.compareExchange(expected: nil, desired: made.toOpaque(), ordering: .acquiringAndReleasing)
+        let published = word.compareExchange(expected: nil, desired: made.toOpaque(), ordering: ordering)
         if published.exchanged { return made }
         made.release()
         return Unmanaged<Object>.fromOpaque(published.original!)

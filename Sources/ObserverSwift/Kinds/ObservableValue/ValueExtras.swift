@@ -50,10 +50,8 @@ class ValueExtras: @unchecked Sendable {
     deinit {
         room.release()
         #if canImport(Observation)
-            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *),
-                let made = observationWord.load(ordering: .acquiring)
-            {
-                Unmanaged<ValueObservation>.fromOpaque(made).release()
+            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
+                LazyObjectWord<ValueObservation>(observationWord).release()
             }
         #endif
     }
@@ -105,23 +103,15 @@ class ValueExtras: @unchecked Sendable {
     #if canImport(Observation)
         @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
         final var existingObservation: ValueObservation? {
-            // Acquire: the observation is initialized before its publication.
-            guard let made = observationWord.load(ordering: .acquiring) else { return nil }
-            return Unmanaged<ValueObservation>.fromOpaque(made).takeUnretainedValue()
+            LazyObjectWord<ValueObservation>(observationWord).existing?.takeUnretainedValue()
         }
 
         @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
         final var madeObservation: ValueObservation {
-            if let existing = existingObservation { return existing }
-            let made = Unmanaged.passRetained(ValueObservation())
-            // Sequentially consistent, pairing with `isArmed` (and releasing
-            // the observation's initialization); on failure, acquire the one
-            // another reader made first.
-            let published = observationWord.compareExchange(
-                expected: nil, desired: made.toOpaque(), ordering: .sequentiallyConsistent)
-            if published.exchanged { return made.takeUnretainedValue() }
-            made.release()
-            return Unmanaged<ValueObservation>.fromOpaque(published.original!).takeUnretainedValue()
+            // Sequentially consistent, pairing with `isArmed`.
+            LazyObjectWord<ValueObservation>(observationWord).made(publishing: .sequentiallyConsistent) {
+                ValueObservation()
+            }.takeUnretainedValue()
         }
     #endif
 }
