@@ -547,6 +547,37 @@ oc__retire(struct oc_retired *retired, void (*release)(struct oc_retired *),
 	    __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 }
 
+/* The bookkeeping oc_retire keeps in the caller's record. */
+struct oc_retired_in_place {
+	struct oc_retired retired;
+	void (*release)(void *context);
+	void *context;
+};
+
+_Static_assert(sizeof(struct oc_retired_in_place) <= OC_RETIREMENT_BYTES,
+    "OC_RETIREMENT_BYTES holds oc_retire's bookkeeping");
+
+static void
+oc_release_in_place(struct oc_retired *retired)
+{
+	struct oc_retired_in_place *item = (struct oc_retired_in_place *)(void *)retired;
+
+	/* The last use of the record: `release` may free it. */
+	item->release(item->context);
+}
+
+void
+oc_retire(void *record, void (*release)(void *context), void *context,
+    size_t bytes)
+{
+	struct oc_retired_in_place *item = record;
+
+	item->release = release;
+	item->context = context;
+	oc__retire(&item->retired, oc_release_in_place, bytes);
+	oc__writer_poll();
+}
+
 /* ck_epoch callback, run under oc_reclaim_lock: the object is safe now. */
 static void
 oc_make_ready(ck_epoch_entry_t *entry)

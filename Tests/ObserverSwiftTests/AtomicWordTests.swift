@@ -82,13 +82,14 @@ final class AtomicWordTests: XCTestCase {
         XCTAssertEqual(MemoryLayout<Value>.offset(of: \.extras), Value.extrasOffset)
         XCTAssertEqual(MemoryLayout<Value>.size, 56, "seven words: an empty ObservableValue<Int> fits 96-byte blocks")
         typealias Extras = ValueExtras.Words
-        XCTAssertEqual(MemoryLayout<Extras>.offset(of: \.waiters), Extras.waitersOffset)
-        XCTAssertEqual(MemoryLayout<Extras>.offset(of: \.condition), Extras.conditionOffset)
+        XCTAssertEqual(MemoryLayout<Extras>.offset(of: \.room), Extras.roomOffset)
         XCTAssertEqual(MemoryLayout<Extras>.offset(of: \.observation), Extras.observationOffset)
+        typealias Room = HandOffLock.WaitingRoom.Words
+        XCTAssertEqual(MemoryLayout<Room>.offset(of: \.waiters), Room.waitersOffset)
+        XCTAssertEqual(MemoryLayout<Room>.offset(of: \.condition), Room.conditionOffset)
         typealias Lock = RegistryLock.Words
         XCTAssertEqual(MemoryLayout<Lock>.offset(of: \.owner), Lock.ownerOffset)
-        XCTAssertEqual(MemoryLayout<Lock>.offset(of: \.waiters), Lock.waitersOffset)
-        XCTAssertEqual(MemoryLayout<Lock>.offset(of: \.condition), Lock.conditionOffset)
+        XCTAssertEqual(MemoryLayout<Lock>.offset(of: \.room), Lock.roomOffset)
         typealias Registry = ObserverRegistry.Words
         XCTAssertEqual(MemoryLayout<Registry>.offset(of: \.viewHead), Registry.viewHeadOffset)
         XCTAssertEqual(MemoryLayout<Registry>.offset(of: \.hasPendingAdds), Registry.hasPendingAddsOffset)
@@ -200,7 +201,7 @@ final class AtomicWordTests: XCTestCase {
         XCTAssertNotEqual(lock.words.owner.plainValue, 0, "still held: one unlock of two")
         lock.unlock()
         XCTAssertEqual(lock.words.owner.plainValue, 0)
-        XCTAssertEqual(lock.words.waiters.plainValue, 0)
+        XCTAssertEqual(lock.words.room.waiters.plainValue, 0)
     }
 
     /// A registry keeps its view list's head and pending flag first.
@@ -223,13 +224,14 @@ final class AtomicWordTests: XCTestCase {
     /// properties intact after it.
     func testSingleWordHostsKeepTheirWordFirst() {
         let value = ObservableValue(0)
-        value.madeExtras.waiters.wrappingAdd(3, ordering: .relaxed)
+        value.madeExtras.room.waiters.wrappingAdd(3, ordering: .relaxed)
         let extrasWords = AtomicWords.of(value.madeExtras, as: ValueExtras.Words.self)
-        XCTAssertEqual(extrasWords.pointee.waiters.plainValue, 3, "the extras' words are their first stored property")
+        XCTAssertEqual(
+            extrasWords.pointee.room.waiters.plainValue, 3, "the extras' words are their first stored property")
         XCTAssertFalse(value.turn.admitsFastClaim, "a setter waits")
-        value.madeExtras.waiters.wrappingSubtract(3, ordering: .relaxed)
+        value.madeExtras.room.waiters.wrappingSubtract(3, ordering: .relaxed)
         XCTAssertTrue(value.turn.admitsFastClaim)
-        XCTAssertNil(extrasWords.pointee.condition.plainValue, "no setter waited: no condition made")
+        XCTAssertNil(extrasWords.pointee.room.condition.plainValue, "no setter waited: no condition made")
         XCTAssertNil(value.madeExtras.isDuplicate, "the stored property after the words is intact")
 
         let parent = DeadObserverFlag()

@@ -937,6 +937,73 @@ passes_with_fallback_forced(const char *program)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+/*
+ * oc_retire: an object retired while another thread is inside a read
+ * section is released only after that section ends; the record lives in
+ * the object (no allocation, so injected allocation failures do not
+ * matter); the release may free the memory holding the record.
+ */
+struct retired_object {
+	uint64_t record[OC_RETIREMENT_BYTES / sizeof(uint64_t)];
+	int value;
+};
+
+static unsigned long retired_releases;  /* atomic */
+static int reader_inside;               /* atomic */
+static int reader_may_leave;            /* atomic */
+
+static void
+release_retired_object(void *context)
+{
+	struct retired_object *object = context;
+
+	CHECK(object->value == 7);
+	free(object);
+	__atomic_fetch_add(&retired_releases, 1, __ATOMIC_SEQ_CST);
+}
+
+static void *
+parked_reader(void *unused)
+{
+	oc_reader_t *reader = oc_read_begin();
+
+	(void)unused;
+	__atomic_store_n(&reader_inside, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&reader_may_leave, __ATOMIC_SEQ_CST))
+		usleep(100);
+	oc_read_end(reader);
+	return NULL;
+}
+
+static void
+test_retire_in_place(void)
+{
+	pthread_t reader;
+	struct retired_object *object = malloc(sizeof *object);
+	uint64_t pending = oc_stats().pending_objects;
+	int polls;
+
+	CHECK(object != NULL);
+	object->value = 7;
+	retired_releases = 0;
+	reader_inside = 0;
+	reader_may_leave = 0;
+	CHECK(pthread_create(&reader, NULL, parked_reader, NULL) == 0);
+	while (!__atomic_load_n(&reader_inside, __ATOMIC_SEQ_CST))
+		usleep(100);
+	oc_debug_fail_allocations(1000);
+	oc_retire(object->record, release_retired_object, object, sizeof *object);
+	oc_debug_fail_allocations(0);
+	CHECK(oc_stats().pending_objects == pending + 1);
+	for (polls = 0; polls < 100; polls++)
+		oc_reclaim_poll();
+	CHECK(__atomic_load_n(&retired_releases, __ATOMIC_SEQ_CST) == 0);
+	__atomic_store_n(&reader_may_leave, 1, __ATOMIC_SEQ_CST);
+	CHECK(pthread_join(reader, NULL) == 0);
+	CHECK(oc_reclaim_barrier() == OC_OK);
+	CHECK(retired_releases == 1);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -953,6 +1020,7 @@ main(int argc, char **argv)
 	test_sequence_exhaustion();
 	test_fork_while_a_reader_is_inside();
 	test_unbalanced_read_end_and_debug_checks();
+	test_retire_in_place();
 	CHECK(oc_reclaim_barrier() == OC_OK);
 	CHECK(oc_stats().pending_objects == 0);
 	CHECK(oc_stats().live_contexts == 0);

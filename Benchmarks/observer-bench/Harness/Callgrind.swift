@@ -32,6 +32,8 @@ enum Callgrind {
         ("keyed", { .keyedEvent(keys: $0, sink: Sink()) }),
         // A "send" here is one `value = x` set of an ObservableValue.
         ("value", { .valueObservers(count: $0, sink: Sink()) }),
+        // A "send" here is one read of `value` (N, the observers, does not change a read).
+        ("value-read", { .valueReads(observers: $0, sink: Sink()) }),
         // Sends in bursts of 64 through send(contentsOf:).
         ("event-batch", { .eventBatches(count: $0, burst: 64, sink: Sink()) }),
         // A "send" here is one subscribe + cancel pair with N registered.
@@ -78,7 +80,7 @@ enum Callgrind {
                     continue
                 }
                 let isPair = implementation.id.hasSuffix("-pair")
-                let isPerSend = isPair || implementation.id == "keyed"
+                let isPerSend = isPair || implementation.id == "keyed" || implementation.id == "value-read"
                 let sends = options.sends ?? (isPerSend ? 20_000 : max(10, 200_000 / max(size, 1)))
                 progress.step("callgrind \(implementation.id) N=\(size): \(sends) sends, then 0")
                 let full = instructions(executable, implementation.id, size, sends)
@@ -87,7 +89,10 @@ enum Callgrind {
                 let pairLabel = implementation.id == "event-pair" ? " subscribe+cancel pair" : " add+remove pair"
                 let name =
                     implementation.make(0).implementation
-                    + (isPair ? pairLabel : implementation.id == "keyed" ? " (per send, N keys)" : "")
+                    + (isPair
+                        ? pairLabel
+                        : implementation.id == "keyed"
+                            ? " (per send, N keys)" : implementation.id == "value-read" ? " (per read)" : "")
                 report.figures.append(
                     Figure(
                         scenario: "callgrind", size: size, implementation: name,
@@ -97,6 +102,7 @@ enum Callgrind {
             for index in report.figures.indices
             where report.figures[index].implementation.hasSuffix("pair")
                 || report.figures[index].implementation.hasSuffix("keys)")
+                || report.figures[index].implementation.hasSuffix("read)")
             {
                 report.figures[index].ratioToRaw = nil  // per pair or per keyed send, not per delivery
             }

@@ -54,6 +54,29 @@ extension Contender {
     }
 }
 
+extension Contender {
+    static let valueReadName = "ObserverSwift ObservableValue read"
+
+    /// Reads of an `ObservableValue<Int>` holding 1 that has `observers`
+    /// closure observers; each read adds `value × i` to `sink` for the i-th read.
+    static func valueReads(observers: Int, sink: Sink) -> Contender {
+        let value = ObservableValue(1)
+        for _ in 0..<observers { _ = value.subscribe { value in sink.total &+= value } }
+        return Contender(
+            implementation: valueReadName, deliveriesPerSend: 1,
+            send: { reads in valueRead(value, reads: reads, sink: sink) },
+            checksum: { sink.total },
+            tearDown: { value.unsubscribeAll() })
+    }
+}
+
+@inline(never)
+func valueRead(_ value: ObservableValue<Int>, reads: Int, sink: Sink) {
+    for next in stride(from: 1, through: reads, by: 1) {
+        sink.total &+= value.value &* next
+    }
+}
+
 @inline(never)
 func valueSet(_ value: ObservableValue<Int>, sets: Int) {
     for next in stride(from: 1, through: sets, by: 1) {

@@ -360,6 +360,25 @@ oc_status_t oc_synchronize(void);
 void oc_reclaim_poll(void);
 
 /*
+ * oc_retire: releases `context` with `release(context)` once every read
+ * section that was in progress on any thread when it was called has ended:
+ * for an object readers find by an address they load inside a section
+ * (a value published by pointer), retired once the address is replaced.
+ * `record` is OC_RETIREMENT_BYTES bytes of the caller's memory, aligned for
+ * a pointer, typically inside the object retired: the core keeps its
+ * bookkeeping there, so retiring allocates nothing and cannot fail. The
+ * caller does not touch `record` again; `release` runs on some thread that
+ * polls, outside every lock of the core, and may free the memory holding
+ * `record`. `bytes` is what oc_stats() counts as pending until then. Any
+ * thread, inside a read section or not; never waits. Polls as writers do
+ * (see OC_WRITER_POLL_THRESHOLD), so it may release other retired objects
+ * on the calling thread.
+ */
+#define OC_RETIREMENT_BYTES 64u
+void oc_retire(void *record, void (*release)(void *context), void *context,
+    size_t bytes);
+
+/*
  * oc_reclaim_barrier: waits for a grace period and releases everything
  * retired before the call, and what releasing it retires on the calling
  * thread in turn (a context holding the last reference to another list),

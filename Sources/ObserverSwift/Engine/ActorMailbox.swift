@@ -8,16 +8,25 @@
 /// keeps a ``SubscriptionReference``, not the token, so that releasing the
 /// token can cancel (`store(in: &set)`), and checks it before each delivery:
 /// a cancelled subscription delivers nothing more, even what it had already
-/// received. Items a `limit:` claimed before the limit ended the
-/// subscription are delivered.
+/// received.
 ///
 /// What waits is bounded by the buffering policy: `.unbounded` keeps every
 /// item (the default, as for a dispatch queue); `.bufferingNewest(n)` and
-/// `.bufferingOldest(n)` keep `n` and count what they drop. Both counts are
-/// visible process-wide in ``ObserverCore/statistics``.
+/// `.bufferingOldest(n)` keep `n`, count what they drop, and release a
+/// dropped item when it is dropped (the items wait in a ring, not behind a
+/// moving start). Both counts are visible process-wide in
+/// ``ObserverCore/statistics``.
+///
+/// A `limit:` counts handler calls: an item a policy drops is not counted.
+/// With `.unbounded` and `.bufferingOldest(n)` every item kept is delivered
+/// (unless the subscription is cancelled), so the limit is counted as items
+/// are kept, and the item that spends it ends the subscription on the
+/// sending thread: the first `limit` items received, and no more wait.
+/// With `.bufferingNewest(n)` a kept item may still be dropped for a newer
+/// one, so the limit is counted as the actor calls the handler, and the
+/// call that spends it ends the subscription and drops what still waits.
 final class ActorMailbox<A: Actor, Item: Sendable>: Sendable {
-    private let state = Locked(State())
-    private let limit: DeliveryLimit
+    private let state: Locked<State>
     private let policy: ObserverBufferingPolicy.Kind
     private let handler: @Sendable (isolated A, Item) -> Void
 
@@ -27,32 +36,18 @@ final class ActorMailbox<A: Actor, Item: Sendable>: Sendable {
 
     private struct State {
         weak var actor: A?
-        /// Items not yet taken by a job: `items[head...]`.
-        var items: [Item] = []
-        var head = 0
+        /// Items not yet taken by a job.
+        var items = MailboxQueue<Item>()
         var draining = false
         /// The subscription, once it exists.
         var subscription: SubscriptionReference?
-        /// Set before the limit's last claim ends the subscription: what was
-        /// received until then is still delivered.
+        /// Handler calls (or, for a policy that keeps every item it
+        /// accepts, items accepted) the limit still allows; `Int.max`: no limit.
+        var remaining: Int
+        /// Set when the limit is spent: items accepted until then are still
+        /// delivered (all but `.bufferingNewest`'s, which ends with the call
+        /// that spends it), nothing more is accepted.
         var endedByLimit = false
-
-        var queuedCount: Int { items.count - head }
-
-        /// Takes up to `count` items from the front.
-        mutating func take(_ count: Int) -> ArraySlice<Item> {
-            let end = min(items.count, head + count)
-            let taken = items[head..<end]
-            head = end
-            if head == items.count {
-                items.removeAll(keepingCapacity: items.count <= 1_024)
-                head = 0
-            } else if head >= 1_024 && head * 2 >= items.count {
-                items.removeFirst(head)
-                head = 0
-            }
-            return taken
-        }
     }
 
     /// - Parameter limit: `Int.max` for no limit.
@@ -60,15 +55,22 @@ final class ActorMailbox<A: Actor, Item: Sendable>: Sendable {
         actor: A, limit: Int, policy: ObserverBufferingPolicy = .unbounded,
         handler: @escaping @Sendable (isolated A, Item) -> Void
     ) {
-        self.limit = DeliveryLimit(limit)
         self.policy = policy.kind
         self.handler = handler
+        state = Locked(State(remaining: limit))
         state.withLock { $0.actor = actor }
     }
 
     deinit {
-        let left = state.withLock { $0.queuedCount }
+        let left = state.withLock { $0.items.count }
         if left > 0 { ActorMailboxCounters.queued.wrappingSubtract(left, ordering: .relaxed) }
+    }
+
+    /// Whether the limit is counted as the handler is called (a policy may
+    /// drop an item it kept) rather than as items are kept.
+    private var countsLimitAtDelivery: Bool {
+        if case .newest = policy { return true }
+        return false
     }
 
     /// Gives the mailbox its subscription; cancels it at once when the limit
@@ -82,54 +84,54 @@ final class ActorMailbox<A: Actor, Item: Sendable>: Sendable {
         if spent { reference.cancel() }
     }
 
-    /// Called on the sending thread: claims from the limit, then enqueues.
+    /// Called on the sending thread (and by a replay, before any send):
+    /// appends `item` behind everything already received, applies the
+    /// buffering policy and the limit, and starts a job when none is running.
     func receive(_ item: Item) {
-        guard limit.isBounded else {
-            enqueue(item)
-            return
-        }
-        let claim = limit.claim()
-        guard claim.granted else { return }
-        guard claim.last else {
-            enqueue(item)
-            return
-        }
-        let subscription = state.withLock { state -> SubscriptionReference? in
-            state.endedByLimit = true
-            return state.subscription
-        }
-        enqueue(item)
-        subscription?.cancel()
-    }
-
-    /// Appends `item` behind everything already received (not counted
-    /// against the limit: a replay uses it directly), applies the buffering
-    /// policy, and starts a job when none is running.
-    func enqueue(_ item: Item) {
-        var dropped = 0
+        var dropped: Item?
+        var droppedCount = 0
+        var queuedCount = 0
+        var endsSubscription: SubscriptionReference?
         let startsJob = state.withLock { state -> Bool in
+            if state.endedByLimit { return false }
             switch policy {
             case .unbounded:
-                state.items.append(item)
+                break
             case .newest(let capacity):
-                state.items.append(item)
-                if state.queuedCount > capacity {
-                    dropped = state.queuedCount - capacity
-                    state.head += dropped
+                guard capacity > 0 else {
+                    droppedCount = 1
+                    return false
+                }
+                if state.items.count == capacity {
+                    // Released below, once the lock is given back: its
+                    // deinit may send to this subscription again.
+                    dropped = state.items.removeFirst()
+                    droppedCount = 1
+                    queuedCount = -1
                 }
             case .oldest(let capacity):
-                if state.queuedCount < capacity {
-                    state.items.append(item)
-                } else {
-                    dropped = 1
+                guard state.items.count < capacity else {
+                    droppedCount = 1
+                    return false
+                }
+            }
+            state.items.append(item)
+            queuedCount += 1
+            if state.remaining != Int.max && !countsLimitAtDelivery {
+                state.remaining -= 1
+                if state.remaining == 0 {
+                    state.endedByLimit = true
+                    endsSubscription = state.subscription
                 }
             }
             if state.draining { return false }
             state.draining = true
             return true
         }
-        ActorMailboxCounters.queued.wrappingAdd(1 - dropped, ordering: .relaxed)
-        if dropped > 0 { ActorMailboxCounters.dropped.wrappingAdd(dropped, ordering: .relaxed) }
+        if queuedCount != 0 { ActorMailboxCounters.queued.wrappingAdd(queuedCount, ordering: .relaxed) }
+        if droppedCount > 0 { ActorMailboxCounters.dropped.wrappingAdd(droppedCount, ordering: .relaxed) }
+        withExtendedLifetime(dropped) {}
+        endsSubscription?.cancel()
         if startsJob { startJob() }
     }
 
@@ -139,14 +141,12 @@ final class ActorMailbox<A: Actor, Item: Sendable>: Sendable {
 
     private func runJob() async {
         guard let actor = state.withLock({ $0.actor }) else {
-            let left = state.withLock { state -> Int in
-                let left = state.queuedCount
-                state.items.removeAll()
-                state.head = 0
+            let left = state.withLock { state -> [Item] in
                 state.draining = false
-                return left
+                return state.items.removeAll()
             }
-            ActorMailboxCounters.queued.wrappingSubtract(left, ordering: .relaxed)
+            // Released here, outside the lock.
+            ActorMailboxCounters.queued.wrappingSubtract(left.count, ordering: .relaxed)
             return
         }
         if await deliverSome(on: actor) { startJob() }
@@ -157,10 +157,11 @@ final class ActorMailbox<A: Actor, Item: Sendable>: Sendable {
     /// queues behind whatever else the actor has to do).
     private func deliverSome(on actor: isolated A) -> Bool {
         let (items, subscription) = state.withLock { state in
-            (state.take(Self.itemsPerJob), state.subscription)
+            (state.items.removeFirst(upTo: Self.itemsPerJob), state.subscription)
         }
         ActorMailboxCounters.queued.wrappingSubtract(items.count, ordering: .relaxed)
         for item in items {
+            if countsLimitAtDelivery && !claimDelivery() { break }
             // Checked before each delivery, inside the delivery's read
             // section (see `deliverIfSubscribed`): a cancel returns before
             // the next handler call starts. The limit's end is read after
@@ -172,10 +173,83 @@ final class ActorMailbox<A: Actor, Item: Sendable>: Sendable {
             deliverIfSubscribed(isSubscribed) { handler(actor, item) }
         }
         return state.withLock { state in
-            if state.queuedCount > 0 { return true }
+            if state.items.count > 0 { return true }
             state.draining = false
             return false
         }
+    }
+
+    /// For a limit counted at delivery: takes one handler call from it;
+    /// false once it is spent. The call that spends it ends the
+    /// subscription and drops what still waits.
+    private func claimDelivery() -> Bool {
+        var ends: SubscriptionReference?
+        let (granted, left) = state.withLock { state -> (Bool, [Item]) in
+            if state.remaining == Int.max { return (true, []) }
+            if state.remaining == 0 { return (false, []) }
+            state.remaining -= 1
+            guard state.remaining == 0 else { return (true, []) }
+            state.endedByLimit = true
+            ends = state.subscription
+            return (true, state.items.removeAll())
+        }
+        // What still waited is released here, outside the lock.
+        if !left.isEmpty { ActorMailboxCounters.queued.wrappingSubtract(left.count, ordering: .relaxed) }
+        ends?.cancel()
+        return granted
+    }
+}
+
+/// The items of an ``ActorMailbox`` in the order received: a ring that
+/// grows by doubling, so taking or dropping the first item releases it at
+/// once and the storage holds no more than twice the largest backlog (the
+/// capacity a bounded policy allows).
+struct MailboxQueue<Item> {
+    private var slots: [Item?] = []
+    private var head = 0
+    private(set) var count = 0
+
+    /// Storage kept when the queue empties; a larger one is freed.
+    private static var retainedCapacity: Int { 1_024 }
+
+    mutating func append(_ item: Item) {
+        if count == slots.count { grow() }
+        slots[(head + count) % slots.count] = item
+        count += 1
+    }
+
+    /// The first item, taken out (the queue must not be empty).
+    mutating func removeFirst() -> Item {
+        let item = slots[head].take()!
+        head = (head + 1) % slots.count
+        count -= 1
+        if count == 0 { reset() }
+        return item
+    }
+
+    /// Up to `limit` items from the front, in order.
+    mutating func removeFirst(upTo limit: Int) -> [Item] {
+        var taken: [Item] = []
+        taken.reserveCapacity(min(limit, count))
+        while taken.count < limit && count > 0 { taken.append(removeFirst()) }
+        return taken
+    }
+
+    /// Every item, in order; the queue is left empty.
+    mutating func removeAll() -> [Item] {
+        removeFirst(upTo: count)
+    }
+
+    private mutating func grow() {
+        var larger = [Item?](repeating: nil, count: max(4, slots.count * 2))
+        for index in 0..<count { larger[index] = slots[(head + index) % slots.count].take() }
+        slots = larger
+        head = 0
+    }
+
+    private mutating func reset() {
+        head = 0
+        if slots.count > Self.retainedCapacity { slots = [] }
     }
 }
 

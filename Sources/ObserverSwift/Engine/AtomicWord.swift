@@ -339,31 +339,17 @@ extension AtomicWord where Value: FixedWidthInteger {
 }
 
 extension AtomicWord where Value == UnsafeMutableRawPointer? {
-    /// The object whose retained reference this word holds, made by `make`
-    /// on first use: an owner pays for a structure (a condition, a
-    /// registry) only once something needs it. Several threads may call
-    /// `make` at once; the first to publish wins and the others release
-    /// theirs. The owner's `deinit` calls ``releaseObject(_:)``.
+    /// ``LazyObjectWord/made(_:)`` on this word: the object, made by `make`
+    /// on first use. The owner's `deinit` calls ``releaseObject(_:)``.
     @inlinable
     package func objectMadeOnFirstUse<Object: AnyObject>(_ make: () -> Object) -> Object {
-        // Acquire: pairs with the publishing exchange's release below.
-        if let made = load(ordering: .acquiring) {
-            return Unmanaged<Object>.fromOpaque(made).takeUnretainedValue()
-        }
-        let made = Unmanaged.passRetained(make())
-        // Release: the object is initialized before another thread sees it;
-        // acquire on failure, to use the one another thread published first.
-        let published = compareExchange(expected: nil, desired: made.toOpaque(), ordering: .acquiringAndReleasing)
-        if published.exchanged { return made.takeUnretainedValue() }
-        made.release()
-        return Unmanaged<Object>.fromOpaque(published.original!).takeUnretainedValue()
+        LazyObjectWord<Object>(self).made(make).takeUnretainedValue()
     }
 
-    /// Releases the object ``objectMadeOnFirstUse(_:)`` made, if it made
-    /// one: for the owner's `deinit`, when no other thread can use it.
+    /// ``LazyObjectWord/release()`` on this word.
     @inlinable
     package func releaseObject<Object: AnyObject>(_: Object.Type) {
-        if let made = load(ordering: .acquiring) { Unmanaged<Object>.fromOpaque(made).release() }
+        LazyObjectWord<Object>(self).release()
     }
 }
 

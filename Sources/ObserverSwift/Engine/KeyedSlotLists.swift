@@ -442,16 +442,6 @@ final class KeyedSlotLists<Box: Subscriber>: AnyKeyedSlotLists, @unchecked Senda
         withReadSection { visit(forKey: key, hash: hash, body) }
     }
 
-    /// ``send(forKey:_:)`` for a caller already inside a read section (a
-    /// batch send): looks the key up again on every call, so a key added or
-    /// emptied by a handler is seen by the next one.
-    @inlinable
-    @inline(__always)
-    func sendInSection<Key: Hashable>(forKey key: Key, hash: UInt64, _ body: (Box) -> Void) {
-        if isEmpty { return }
-        visit(forKey: key, hash: hash, body)
-    }
-
     /// ``send(forKey:_:)`` on the C map of a `KeyedSlotLists<Box>`
     /// (`pointer`), for an owner that keeps it alive and reaches it without
     /// a Swift reference (see `KeyedEvent.existingMap`).
@@ -466,8 +456,9 @@ final class KeyedSlotLists<Box: Subscriber>: AnyKeyedSlotLists, @unchecked Senda
         }
     }
 
-    /// ``sendInSection(forKey:hash:_:)`` on the C map of a
-    /// `KeyedSlotLists<Box>`, as ``send(_:forKey:_:)``.
+    /// ``send(_:forKey:_:)`` for a caller already inside a read section (a
+    /// batch send): looks the key up again on every call, so a key added or
+    /// emptied by a handler is seen by the next one.
     @inlinable
     @inline(__always)
     static func sendInSection<Key: Hashable>(_ map: OpaquePointer, forKey key: Key, hash: UInt64, _ body: (Box) -> Void)
@@ -477,7 +468,7 @@ final class KeyedSlotLists<Box: Subscriber>: AnyKeyedSlotLists, @unchecked Senda
         forEachVisibleBox(in: list, as: Box.self, body)
     }
 
-    /// The walk both sends share: the boxes of `key`'s list, if it has one.
+    /// The walk of ``send(forKey:_:)``: the boxes of `key`'s list, if it has one.
     /// Inside a read section.
     @inlinable
     @inline(__always)

@@ -1,6 +1,3 @@
-import CObserverCore
-import Foundation
-
 /// The right to run a notification round of one ``ObservableValue``.
 ///
 /// Setters on different threads take turns (the turn is held across store
@@ -9,22 +6,16 @@ import Foundation
 /// already holds the turn: waiting for it would deadlock, so the value knows
 /// its turn's owner and queues such a set behind the round in progress.
 ///
-/// The turn is a word claimed with one compare-exchange (`oc_claim.h`), which
-/// an uncontended set fuses with its read-section entry
-/// (`oc_read_begin_claiming`); giving it back is a plain store. Setters that
-/// find it taken count themselves in their value's ``ValueExtras``
-/// (`waiters`, made by the first setter that has to wait) and sleep on its
-/// condition; while any waits, new setters queue behind them instead of
-/// barging in.
+/// The turn is a ``HandOffLock`` whose claim an uncontended set fuses with
+/// its read-section entry (`oc_read_begin_claiming`). Its waiting room is
+/// in the value's extras (made by the first setter that has to wait): an
+/// object whose atomic words start with the room's words (see `AtomicWord`).
 ///
 /// A view of two words the value keeps (see `ObservableValueWords`): the
 /// claim word and the extras' reference. It holds nothing itself.
 @usableFromInline
 struct NotificationTurn {
-    /// The owner's thread identifier (its `oc_reader_current()` pointer: a
-    /// thread's reader is unique among running threads and never null), or
-    /// 0. C atomics only (`oc_claim.h`), on a word Swift never reads or
-    /// writes itself (`AtomicWord`'s invariant).
+    /// The owner's thread identifier (see ``HandOffLock/owner``), or 0.
     @usableFromInline
     let word: UnsafeMutablePointer<UInt>
 
@@ -38,68 +29,66 @@ struct NotificationTurn {
         self.extrasWord = extrasWord
     }
 
+    @inlinable @inline(__always)
+    var handOff: HandOffLock { HandOffLock(owner: word) }
+
     /// Whether `thread` holds the turn (a set from inside a handler).
     @inlinable
     func isHeld(by thread: UInt) -> Bool {
-        oc_claim_load(word) == thread
+        handOff.isHeld(by: thread)
     }
 
-    /// Whether a new setter may try the fast claim: nobody waits. Relaxed
-    /// count: a stale answer only lets one setter barge in once, or sends
-    /// it to the slow path, which is correct either way.
+    /// The waiting room of the extras at `address` (their words start with it).
+    @inlinable @inline(__always)
+    static func room(ofExtrasAt address: UnsafeMutableRawPointer) -> HandOffLock.WaitingRoom {
+        Unmanaged<AnyObject>.fromOpaque(address)._withUnsafeGuaranteedRef { HandOffLock.WaitingRoom(in: $0, at: 0) }
+    }
+
+    /// Whether a new setter may try the fast claim: nobody waits (see
+    /// ``HandOffLock/WaitingRoom/admitsFastClaim``).
     @inlinable
     var admitsFastClaim: Bool {
         // Acquire: the extras' words, initialized before their publication,
         // are read through the address loaded here. A plain move on x86.
         guard let extras = extrasWord.load(ordering: .acquiring) else { return true }
-        return Unmanaged<ValueExtras>.fromOpaque(extras)._withUnsafeGuaranteedRef {
-            $0.waiters.load(ordering: .relaxed) == 0
-        }
+        return Self.room(ofExtrasAt: extras).admitsFastClaim
     }
 
     /// Claims the turn if it is free and nobody waits; true when claimed.
     /// `thread` must not hold it already.
     @inlinable
     func tryClaim(by thread: UInt) -> Bool {
-        admitsFastClaim && oc_claim_try(word, thread)
+        admitsFastClaim && handOff.tryClaim(by: thread)
     }
 
-    /// Waits for the turn, counted among `extras`' waiters; `thread` must
-    /// not hold it already and must not be inside a read section.
+    /// Waits for the turn in the waiting room of `extras` (the value's
+    /// extras, made now if needed); `thread` must not hold it already and
+    /// must not be inside a read section.
     @usableFromInline
-    func wait(by thread: UInt, in extras: ValueExtras) {
-        extras.waiters.wrappingAdd(1, ordering: .sequentiallyConsistent)
-        let condition = extras.condition
-        condition.lock()
-        while !oc_claim_try(word, thread) {
-            // Bounded: a release that read `waiters` before our increment
-            // does not signal; we then find the turn free on the next try.
-            _ = condition.wait(until: Date(timeIntervalSinceNow: 0.001))
-        }
-        condition.unlock()
-        extras.waiters.wrappingSubtract(1, ordering: .relaxed)
+    func wait(by thread: UInt, in extras: AnyObject) {
+        handOff.wait(by: thread, in: HandOffLock.WaitingRoom(in: extras, at: 0))
     }
 
     /// Gives the turn up; wakes a waiting setter if there is one.
     @inlinable
     func release() {
         if admitsFastClaim {
-            oc_claim_release(word)
+            handOff.releaseUncontended()
         } else {
             releaseToWaiter()
         }
     }
 
+    /// Gives the turn up when nothing has made the value's extras, so
+    /// nobody can wait for it.
+    @inlinable @inline(__always)
+    static func releaseWithoutExtras(_ word: AtomicWord<UInt>) {
+        HandOffLock(owner: word).releaseUncontended()
+    }
+
     @usableFromInline
     func releaseToWaiter() {
         // Someone waits, so the extras exist.
-        let extras = Unmanaged<ValueExtras>.fromOpaque(extrasWord.load(ordering: .acquiring)!)
-        extras._withUnsafeGuaranteedRef { extras in
-            let condition = extras.condition
-            condition.lock()
-            oc_claim_release(word)
-            condition.signal()
-            condition.unlock()
-        }
+        handOff.handOver(in: Self.room(ofExtrasAt: extrasWord.load(ordering: .acquiring)!))
     }
 }

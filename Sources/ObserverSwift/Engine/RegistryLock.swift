@@ -1,68 +1,49 @@
-import CObserverCore
-import Foundation
-
-/// The writer lock of an ``ObserverRegistry``: recursive (releasing an
-/// observer or a box may run a `deinit` that calls back into the registry on
-/// the same thread), and cheap when uncontended: one compare-exchange to take
-/// it, a plain store to give it back.
-///
-/// Threads that find it taken count themselves in `waiters` and sleep on
-/// `condition`; while any waits, new lockers queue behind them instead of
-/// barging in, and the holder hands over with a signal. The condition is
-/// made by the first thread that waits or hands over: a lock that is never
-/// contended (most of them: one per registry and per key of a keyed
-/// registry) is one small allocation.
+/// The writer lock of an ``ObserverRegistry``: a ``HandOffLock`` made
+/// recursive (releasing an observer or a box may run a `deinit` that calls
+/// back into the registry on the same thread), and cheap when uncontended:
+/// one compare-exchange to take it, a plain store to give it back. A lock
+/// that is never contended (most of them: one per registry and per key of
+/// a keyed registry) is one small allocation.
 final class RegistryLock: @unchecked Sendable {
-    // @unchecked: `owner`, `waiters` and the condition's word are atomic;
-    // `depth` is touched only by the thread that holds the lock (ordered by
-    // `owner`'s acquire and release); the condition is thread-safe.
+    // @unchecked: the words are atomic; `depth` is touched only by the
+    // thread that holds the lock (ordered by the claim's barrier and its
+    // release); the condition is thread-safe.
 
-    /// First stored property: the words of `owner`, `waiters` and the
-    /// condition's reference (see `AtomicWord`).
+    /// First stored property: the words of the owner and of the waiting
+    /// room (see `AtomicWord`).
     var words = Words()
 
     struct Words {
         var owner = AtomicWordStorage<UInt>(0)
-        var waiters = AtomicWordStorage<Int>(0)
-        var condition = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
+        var room = HandOffLock.WaitingRoom.Words()
         static var ownerOffset: Int { 0 }
-        static var waitersOffset: Int { MemoryLayout<UInt>.stride }
-        static var conditionOffset: Int { 2 * MemoryLayout<UInt>.stride }
+        static var roomOffset: Int { MemoryLayout<UInt>.stride }
     }
 
-    /// The holder's identifier (its `oc_reader_current()` pointer, unique
-    /// among running threads and never null), or 0.
-    private var owner: AtomicWord<UInt> { AtomicWords.word(self, at: Words.ownerOffset) }
-    private var waiters: AtomicWord<Int> { AtomicWords.word(self, at: Words.waitersOffset) }
+    private var handOff: HandOffLock { HandOffLock(owner: AtomicWords.word(self, at: Words.ownerOffset)) }
+    private var room: HandOffLock.WaitingRoom { HandOffLock.WaitingRoom(in: self, at: Words.roomOffset) }
+
     /// Nesting depth of the holder's `lock()` calls.
     @exclusivity(unchecked)
     private var depth = 0
-    private var conditionWord: AtomicWord<UnsafeMutableRawPointer?> {
-        AtomicWords.word(self, at: Words.conditionOffset)
-    }
-    /// What waiting threads sleep on, made by the first that needs it.
-    private var condition: NSCondition { conditionWord.objectMadeOnFirstUse { NSCondition() } }
 
     /// Whether a thread has needed the condition (for tests).
-    var hasCondition: Bool { conditionWord.load(ordering: .acquiring) != nil }
+    var hasCondition: Bool { room.hasCondition }
 
     deinit {
-        conditionWord.releaseObject(NSCondition.self)
+        room.release()
     }
 
     @inline(__always)
     func lock() {
-        let me = UInt(bitPattern: oc_reader_current())
-        // Relaxed: only this thread stores its own identifier here.
-        if owner.load(ordering: .relaxed) == me {
+        let me = HandOffLock.currentThread
+        let handOff = handOff
+        // Only this thread stores its own identifier there.
+        if handOff.isHeld(by: me) {
             depth += 1
             return
         }
-        // Acquiring: what the previous holder did before its releasing store
-        // is visible once the exchange succeeds.
-        if waiters.load(ordering: .relaxed) == 0,
-            owner.compareExchange(expected: 0, desired: me, ordering: .acquiring).exchanged
-        {
+        if room.admitsFastClaim && handOff.tryClaim(by: me) {
             depth = 1
             return
         }
@@ -70,16 +51,7 @@ final class RegistryLock: @unchecked Sendable {
     }
 
     private func lockSlowly(_ me: UInt) {
-        waiters.wrappingAdd(1, ordering: .sequentiallyConsistent)
-        let condition = condition
-        condition.lock()
-        while !owner.compareExchange(expected: 0, desired: me, ordering: .acquiring).exchanged {
-            // Bounded: an unlock that read `waiters` before our increment
-            // does not signal; we then find the lock free on the next try.
-            _ = condition.wait(until: Date(timeIntervalSinceNow: 0.001))
-        }
-        condition.unlock()
-        waiters.wrappingSubtract(1, ordering: .relaxed)
+        handOff.wait(by: me, in: room)
         depth = 1
     }
 
@@ -88,19 +60,11 @@ final class RegistryLock: @unchecked Sendable {
         depth -= 1
         if depth > 0 { return }
         // Releasing: everything done under the lock happens before the next
-        // holder's acquiring exchange.
-        if waiters.load(ordering: .relaxed) == 0 {
-            owner.store(0, ordering: .releasing)
+        // holder's claim.
+        if room.admitsFastClaim {
+            handOff.releaseUncontended()
         } else {
-            unlockToWaiter()
+            handOff.handOver(in: room)
         }
-    }
-
-    private func unlockToWaiter() {
-        let condition = condition
-        condition.lock()
-        owner.store(0, ordering: .releasing)
-        condition.signal()
-        condition.unlock()
     }
 }

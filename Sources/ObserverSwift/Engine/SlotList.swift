@@ -228,7 +228,7 @@ class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
 
     /// Calls `body` with every box visible to a send starting now, inside one
     /// read section (cells skipped). Not a send path (see
-    /// ``SlotList/send(_:as:_:)``).
+    /// ``SlotList/send(as:_:)``).
     func forEachBox(_ body: (Subscriber) -> Void) {
         withReadSection {
             let view = oc_list_view(pointer)
@@ -297,21 +297,11 @@ final class SlotList<Box: Subscriber>: AnySlotList, @unchecked Sendable {
         reader.end()
     }
 
-    /// ``send(as:_:)`` on the C list of a `SlotList<Box>` (`pointer`), for
-    /// an owner that keeps the list alive and reaches it without a Swift
-    /// reference (see `Event.existingList`).
-    @inlinable
-    @inline(__always)
-    static func send(_ list: OpaquePointer, as reader: SectionReader, _ body: (Box) -> Void) {
-        if oc_list_is_empty(list) { return }
-        reader.begin()
-        forEachVisibleBox(in: list, as: Box.self, body)
-        reader.end()
-    }
-
-    /// ``send(_:as:_:)`` for a list that may hold ``HandlerCell``s of
-    /// `(Value) -> Void` (an `Event`'s): calls each cell's closure with
-    /// `value` in place, and `body` with each box.
+    /// ``send(as:_:)`` on the C list of a `SlotList<Box>` (`pointer`) that
+    /// may hold ``HandlerCell``s of `(Value) -> Void` (an `Event`'s), for an
+    /// owner that keeps the list alive and reaches it without a Swift
+    /// reference (see `EventObservers.existingList`): calls each cell's
+    /// closure with `value` in place, and `body` with each box.
     @inlinable
     @inline(__always)
     static func send<Value>(
@@ -329,15 +319,6 @@ final class SlotList<Box: Subscriber>: AnySlotList, @unchecked Sendable {
     static func sendInSection<Value>(_ value: Value, to list: OpaquePointer, boxes body: (Box) -> Void) {
         if oc_list_is_empty(list) { return }
         forEachVisibleCellOrBox(in: list, value, as: Box.self, body)
-    }
-
-    /// ``sendInSection(_:)`` on the C list of a `SlotList<Box>`, as
-    /// ``send(_:as:_:)``.
-    @inlinable
-    @inline(__always)
-    static func sendInSection(_ list: OpaquePointer, _ body: (Box) -> Void) {
-        if oc_list_is_empty(list) { return }
-        forEachVisibleBox(in: list, as: Box.self, body)
     }
 
     /// ``send(as:_:)`` on the calling thread's reader.

@@ -145,14 +145,14 @@ final class SourceMemoryTests: XCTestCase {
         setter.start()
         let deadline = Date(timeIntervalSinceNow: 10)
         while contended.extrasWord.load(ordering: .acquiring) == nil
-            || contended.madeExtras.waiters.load(ordering: .relaxed) == 0, Date() < deadline
+            || contended.madeExtras.room.waiters.load(ordering: .relaxed) == 0, Date() < deadline
         {
             usleep(1000)
         }
-        XCTAssertEqual(contended.madeExtras.waiters.load(ordering: .relaxed), 1, "the setter waits in the extras")
+        XCTAssertEqual(contended.madeExtras.room.waiters.load(ordering: .relaxed), 1, "the setter waits in the extras")
         contended.turn.release()
         XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
-        XCTAssertEqual(contended.madeExtras.waiters.load(ordering: .relaxed), 0)
+        XCTAssertEqual(contended.madeExtras.room.waiters.load(ordering: .relaxed), 0)
         XCTAssertEqual(contended.value, 7)
     }
 

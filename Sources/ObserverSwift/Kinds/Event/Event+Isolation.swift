@@ -90,13 +90,21 @@ extension Event where Value: Sendable {
     ///
     /// - Parameters:
     ///   - actor: where the handler runs; held weakly.
-    ///   - limit: deliver at most this many values, then cancel: exactly the
-    ///     first `limit` values sent, whenever the actor runs them. `nil`
-    ///     (the default) means no limit; zero or less subscribes nothing.
+    ///   - limit: call the handler at most this many times, then cancel.
+    ///     Values the buffering policy drops are not counted. With
+    ///     `.unbounded` this is exactly the first `limit` values sent,
+    ///     whenever the actor runs them (the subscription ends with the
+    ///     send of the last one); with `.bufferingOldest(n)`, the first
+    ///     `limit` values the buffer kept; with `.bufferingNewest(n)`, the
+    ///     newest values at each drain until `limit` calls were made (so
+    ///     `limit: 10` with `.bufferingNewest(3)` still delivers ten
+    ///     values). `nil` (the default) means no limit; zero or less
+    ///     subscribes nothing.
     ///   - bufferingPolicy: how many values may wait for the actor:
     ///     `.unbounded` (the default) keeps all of them;
     ///     `.bufferingNewest(n)` / `.bufferingOldest(n)` keep `n` and drop
-    ///     the oldest / the newest beyond them.
+    ///     the oldest / the newest beyond them, releasing what they drop
+    ///     when they drop it.
     ///   - handler: receives the isolated actor and each value.
     /// - Returns: a token; the subscription also ends with the actor.
     @discardableResult

@@ -27,22 +27,22 @@ struct EventObservers<Value> {
     @usableFromInline
     let triggers: TriggerCounter
 
+    /// The slot list (retained), or nil before the first subscribe.
     @usableFromInline
-    let slotsWord: AtomicWord<UnsafeMutableRawPointer?>
+    let slotsWord: LazyObjectWord<Slots>
 
     /// The observers whose words start `offset` bytes into `object`'s first
     /// stored property.
     @inlinable @inline(__always)
     init(in object: AnyObject, at offset: Int) {
         triggers = TriggerCounter(in: object, at: offset + EventObserverWords.triggersOffset)
-        slotsWord = AtomicWords.word(object, at: offset + EventObserverWords.slotsOffset)
+        slotsWord = LazyObjectWord(AtomicWords.word(object, at: offset + EventObserverWords.slotsOffset))
     }
 
     /// Removes every handler and releases the list and the trigger counter's
     /// block. For the owner's deinit, when nobody else uses the words.
     func release() {
-        if let list = slotsWord.load(ordering: .acquiring) {
-            let slots = Unmanaged<Slots>.fromOpaque(list)
+        if let slots = slotsWord.existing {
             // Tokens may keep the list itself alive; the handlers go now.
             slots._withUnsafeGuaranteedRef { _ = $0.removeAll() }
             slots.release()
@@ -56,8 +56,7 @@ struct EventObservers<Value> {
     func withExistingSlots<Result>(_ body: (Slots) -> Result) -> Result? {
         // Acquire: pairs with the release that published the list, so its
         // fields are visible. A plain move on x86.
-        guard let list = slotsWord.load(ordering: .acquiring) else { return nil }
-        return Unmanaged<Slots>.fromOpaque(list)._withUnsafeGuaranteedRef(body)
+        slotsWord.withExisting(body)
     }
 
     /// The slot list's C list, or nil when nobody ever subscribed. The send
@@ -66,10 +65,7 @@ struct EventObservers<Value> {
     /// The owner keeps the list (and so its C list) alive.
     @inlinable @inline(__always)
     var existingList: OpaquePointer? {
-        // Acquire: pairs with the release that published the list, so its
-        // fields are visible. A plain move on x86.
-        guard let list = slotsWord.load(ordering: .acquiring) else { return nil }
-        return Unmanaged<Slots>.fromOpaque(list)._withUnsafeGuaranteedRef { $0.pointer }
+        slotsWord.withExisting { $0.pointer }
     }
 
     /// The slot list, made now if nobody subscribed yet. Writers only.
@@ -79,18 +75,7 @@ struct EventObservers<Value> {
     /// ``slots``, unretained (the owner keeps it): what subscribes borrow.
     @usableFromInline
     var madeSlots: Unmanaged<Slots> {
-        // Not `AtomicWord.objectMadeOnFirstUse`: this body is not specialized
-        // for `Value`, and passing `Slots` to that generic function looks up
-        // its metadata on every subscribe, the made list's fast path included.
-        if let list = slotsWord.load(ordering: .acquiring) { return Unmanaged<Slots>.fromOpaque(list) }
-        let made = Unmanaged.passRetained(Slots())
-        // Release: the list is initialized before another thread sees it;
-        // acquire on failure, to use the list another subscriber made first.
-        let published = slotsWord.compareExchange(
-            expected: nil, desired: made.toOpaque(), ordering: .acquiringAndReleasing)
-        if published.exchanged { return made }
-        made.release()
-        return Unmanaged<Slots>.fromOpaque(published.original!)
+        slotsWord.made { Slots() }
     }
 
     // MARK: Sending

@@ -52,28 +52,25 @@ public final class KeyedEvent<Key: Hashable, Value> {
 
     /// The keyed lists (retained), or nil before the first subscribe.
     @usableFromInline
-    var listsWord: AtomicWord<UnsafeMutableRawPointer?> { AtomicWords.first(self) }
+    var listsWord: LazyObjectWord<Lists> { LazyObjectWord(AtomicWords.first(self)) }
 
     /// Creates an event with no subscribers.
     public init() {}
 
     deinit {
-        guard let made = listsWord.load(ordering: .acquiring) else { return }
+        guard let made = listsWord.existing else { return }
         // Tokens hold the lists strongly: removing every subscription here
         // frees the boxes (and what their handlers capture) now, and leaves a
         // token that outlives the event only an empty map.
-        Unmanaged<Lists>.fromOpaque(made)._withUnsafeGuaranteedRef { _ = $0.removeAll() }
-        Unmanaged<Lists>.fromOpaque(made).release()
+        made._withUnsafeGuaranteedRef { _ = $0.removeAll() }
+        made.release()
     }
 
     /// Calls `body` with the keyed lists borrowed (no retain), or returns
     /// nil when nobody ever subscribed. The send path.
     @inlinable @inline(__always)
     func withExistingLists<Result>(_ body: (Lists) -> Result) -> Result? {
-        // Acquire: pairs with the release that published the lists, so their
-        // fields are visible. A plain move on x86.
-        guard let made = listsWord.load(ordering: .acquiring) else { return nil }
-        return Unmanaged<Lists>.fromOpaque(made)._withUnsafeGuaranteedRef(body)
+        listsWord.withExisting(body)
     }
 
     /// The keyed lists' C map, or nil when nobody ever subscribed. The send
@@ -82,23 +79,19 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// keeps the lists (and so their map) alive.
     @inlinable @inline(__always)
     var existingMap: OpaquePointer? {
-        // Acquire: pairs with the release that published the lists.
-        guard let made = listsWord.load(ordering: .acquiring) else { return nil }
-        return Unmanaged<Lists>.fromOpaque(made)._withUnsafeGuaranteedRef { $0.pointer }
+        listsWord.withExisting { $0.pointer }
     }
 
     /// The keyed lists, made now if nobody subscribed yet. Writers only.
     @usableFromInline
     var lists: Lists {
-        if let made = listsWord.load(ordering: .acquiring) {
-            return Unmanaged<Lists>.fromOpaque(made).takeUnretainedValue()
-        }
+        if let made = listsWord.existing { return made.takeUnretainedValue() }
         return makeLists()
     }
 
     @usableFromInline
     func makeLists() -> Lists {
-        listsWord.objectMadeOnFirstUse { Lists() }
+        listsWord.made { Lists() }.takeUnretainedValue()
     }
 
     // MARK: Sending

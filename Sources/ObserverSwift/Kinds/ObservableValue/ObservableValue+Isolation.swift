@@ -113,7 +113,7 @@ extension ObservableValue where Value: Sendable {
                 actor, limit: nil, bufferingPolicy: bufferingPolicy, handler: handler)
             // Holding the turn: no set can deliver between these two lines,
             // so the current value is first in the mailbox.
-            mailbox?.enqueue(current)
+            mailbox?.receive(current)
             return subscription
         }
     }

@@ -1,4 +1,3 @@
-import CObserverCore
 import Dispatch
 import Foundation
 
@@ -64,7 +63,8 @@ public final class ObservableValue<Value> {
 
     deinit {
         observers.release()
-        extrasWord.releaseObject(TypedValueExtras<Value>.self)
+        storage.releasePublished()
+        extras.release()
     }
 
     // MARK: Views of the words
@@ -108,21 +108,21 @@ public final class ObservableValue<Value> {
         AtomicWords.word(self, at: ObservableValueWords.extrasOffset)
     }
 
+    /// The extras, made on first use and kept until the value is deallocated.
+    @inlinable
+    var extras: LazyObjectWord<TypedValueExtras<Value>> { LazyObjectWord(extrasWord) }
+
     /// Calls `body` with the extras borrowed (no retain), or returns nil
-    /// when nothing needed them yet. The value keeps them until it is
-    /// deallocated.
+    /// when nothing needed them yet.
     @inlinable @inline(__always)
     func withExistingExtras<Result>(_ body: (TypedValueExtras<Value>) -> Result) -> Result? {
-        // Acquire: the extras are initialized before their publication.
-        // A plain move on x86.
-        guard let extras = extrasWord.load(ordering: .acquiring) else { return nil }
-        return Unmanaged<TypedValueExtras<Value>>.fromOpaque(extras)._withUnsafeGuaranteedRef(body)
+        extras.withExisting(body)
     }
 
     /// The extras, made now if nothing needed them yet.
     @usableFromInline
     var madeExtras: TypedValueExtras<Value> {
-        extrasWord.objectMadeOnFirstUse { TypedValueExtras<Value>(isDuplicate: nil) }
+        extras.made { TypedValueExtras<Value>(isDuplicate: nil) }.takeUnretainedValue()
     }
 
     /// The current value. Setting it notifies every observer (see the type's
@@ -222,7 +222,7 @@ public final class ObservableValue<Value> {
     @inlinable
     @inline(__always)
     func runRoundAndRelease(_ newValue: Value, _ reader: SectionReader) {
-        if extrasWord.load(ordering: .acquiring) != nil {
+        if extras.existing != nil {
             runRoundAndReleaseWithExtras(newValue, reader)
             return
         }
@@ -233,10 +233,10 @@ public final class ObservableValue<Value> {
         // may read or set this value.
         withExtendedLifetime(replaced) {}
         sendRound(newValue, reader)
-        if extrasWord.load(ordering: .acquiring) == nil {
+        if extras.existing == nil {
             // No extras: nobody waits for the turn, and no handler set the
             // value during the round.
-            oc_claim_release(AtomicWords.word(self, at: ObservableValueWords.turnOffset, as: UInt.self).word)
+            NotificationTurn.releaseWithoutExtras(AtomicWords.word(self, at: ObservableValueWords.turnOffset))
         } else {
             // A handler's set made the extras to queue its value there, or
             // another thread made them (a read, a setter that waits).

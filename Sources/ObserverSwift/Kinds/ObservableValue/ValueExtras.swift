@@ -17,30 +17,25 @@ class ValueExtras: @unchecked Sendable {
     // thread-safe; the subclass's fields are touched only by the thread
     // holding the turn.
 
-    /// First stored property: the words of `waiters`, the condition's and
-    /// the observation's references (see `AtomicWord`).
+    /// First stored property: the words of the turn's waiting room (first:
+    /// ``NotificationTurn`` finds them there) and the observation's
+    /// reference (see `AtomicWord`).
     @usableFromInline
     var words = Words()
 
     @usableFromInline
     struct Words {
-        @usableFromInline var waiters = AtomicWordStorage<Int>(0)
-        @usableFromInline var condition = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
+        @usableFromInline var room = HandOffLock.WaitingRoom.Words()
         @usableFromInline var observation = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
         @usableFromInline init() {}
 
-        @inlinable static var waitersOffset: Int { 0 }
-        @inlinable static var conditionOffset: Int { MemoryLayout<UInt>.stride }
-        @inlinable static var observationOffset: Int { 2 * MemoryLayout<UInt>.stride }
+        @inlinable static var roomOffset: Int { 0 }
+        @inlinable static var observationOffset: Int { MemoryLayout<HandOffLock.WaitingRoom.Words>.stride }
     }
 
-    /// Setters waiting for the turn (in `NotificationTurn.wait(by:in:)`).
+    /// The setters waiting for the turn (in `NotificationTurn.wait(by:in:)`).
     @usableFromInline
-    final var waiters: AtomicWord<Int> { AtomicWords.word(self, at: Words.waitersOffset) }
-
-    final var conditionWord: AtomicWord<UnsafeMutableRawPointer?> {
-        AtomicWords.word(self, at: Words.conditionOffset)
-    }
+    final var room: HandOffLock.WaitingRoom { HandOffLock.WaitingRoom(in: self, at: Words.roomOffset) }
 
     /// The value's ``ValueObservation`` (retained), nil until `value` is
     /// first read where Observation exists. Never cleared.
@@ -53,19 +48,12 @@ class ValueExtras: @unchecked Sendable {
     init() {}
 
     deinit {
-        conditionWord.releaseObject(NSCondition.self)
+        room.release()
         #if canImport(Observation)
-            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *),
-                let made = observationWord.load(ordering: .acquiring)
-            {
-                Unmanaged<ValueObservation>.fromOpaque(made).release()
+            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
+                LazyObjectWord<ValueObservation>(observationWord).release()
             }
         #endif
-    }
-
-    /// The condition waiting setters sleep on, made by the first of them.
-    final var condition: NSCondition {
-        conditionWord.objectMadeOnFirstUse { NSCondition() }
     }
 
     // MARK: Observation
@@ -115,23 +103,15 @@ class ValueExtras: @unchecked Sendable {
     #if canImport(Observation)
         @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
         final var existingObservation: ValueObservation? {
-            // Acquire: the observation is initialized before its publication.
-            guard let made = observationWord.load(ordering: .acquiring) else { return nil }
-            return Unmanaged<ValueObservation>.fromOpaque(made).takeUnretainedValue()
+            LazyObjectWord<ValueObservation>(observationWord).existing?.takeUnretainedValue()
         }
 
         @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
         final var madeObservation: ValueObservation {
-            if let existing = existingObservation { return existing }
-            let made = Unmanaged.passRetained(ValueObservation())
-            // Sequentially consistent, pairing with `isArmed` (and releasing
-            // the observation's initialization); on failure, acquire the one
-            // another reader made first.
-            let published = observationWord.compareExchange(
-                expected: nil, desired: made.toOpaque(), ordering: .sequentiallyConsistent)
-            if published.exchanged { return made.takeUnretainedValue() }
-            made.release()
-            return Unmanaged<ValueObservation>.fromOpaque(published.original!).takeUnretainedValue()
+            // Sequentially consistent, pairing with `isArmed`.
+            LazyObjectWord<ValueObservation>(observationWord).made(publishing: .sequentiallyConsistent) {
+                ValueObservation()
+            }.takeUnretainedValue()
         }
     #endif
 }

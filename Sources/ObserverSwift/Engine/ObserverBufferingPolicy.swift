@@ -1,5 +1,8 @@
-/// How an ``ObserverValues`` sequence buffers values its consumer has not
-/// taken yet, in the style of swift-async-algorithms' `buffer(policy:)`.
+/// How values wait for a consumer that has not taken them yet: an
+/// ``ObserverValues`` sequence's buffer or an actor subscription's mailbox
+/// (`subscribe(isolatedTo:bufferingPolicy:)`), in the style of
+/// swift-async-algorithms' `buffer(policy:)`. What a policy drops is
+/// released when it is dropped.
 ///
 /// ```swift
 /// for await price in ticker.values(bufferingPolicy: .bufferingNewest(1)) {
@@ -26,12 +29,4 @@ public struct ObserverBufferingPolicy: Sendable, Equatable {
     /// Keeps at most `limit` values, dropping new ones when full.
     /// A negative limit is treated as zero.
     public static func bufferingOldest(_ limit: Int) -> Self { Self(kind: .oldest(max(0, limit))) }
-
-    func streamPolicy<Element>(for _: Element.Type) -> AsyncStream<Element>.Continuation.BufferingPolicy {
-        switch kind {
-        case .unbounded: return .unbounded
-        case .newest(let limit): return .bufferingNewest(limit)
-        case .oldest(let limit): return .bufferingOldest(limit)
-        }
-    }
 }
