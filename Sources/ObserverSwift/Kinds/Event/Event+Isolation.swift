@@ -31,9 +31,9 @@ extension Event where Value: Sendable {
     ///   or discarded explicitly).
     @inlinable
     public func subscribe(
-        delivery: Delivery, limit: Int? = nil, _ handler: @escaping @Sendable (Value) -> Void
+        delivery handlerDelivery: HandlerDelivery, limit: Int? = nil, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        subscribeClosure(delivery: delivery, limit: limit, handler)
+        subscribeClosure(delivery: handlerDelivery.delivery, limit: limit, handler)
     }
 
     /// Subscribes `handler` on behalf of a weakly held `target`, running
@@ -43,10 +43,10 @@ extension Event where Value: Sendable {
     @inlinable
     @discardableResult
     public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, delivery: Delivery, limit: Int? = nil,
+        _ target: Target, delivery handlerDelivery: HandlerDelivery, limit: Int? = nil,
         handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        subscribeTarget(target, delivery: delivery, limit: limit, handler)
+        subscribeTarget(target, delivery: handlerDelivery.delivery, limit: limit, handler)
     }
 
     /// Subscribes a main-actor handler. It runs synchronously when the send

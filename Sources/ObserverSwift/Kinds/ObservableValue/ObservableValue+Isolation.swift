@@ -8,8 +8,9 @@ extension ObservableValue where Value: Sendable {
     /// ``subscribe(replay:_:)-(_,(Value)->Void)`` with the handler where
     /// `delivery` says. A replayed current value is delivered there first.
     public func subscribe(
-        delivery: Delivery, replay: Bool = false, _ handler: @escaping @Sendable (Value) -> Void
+        delivery handlerDelivery: HandlerDelivery, replay: Bool = false, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
+        let delivery = handlerDelivery.delivery
         guard replay else {
             return observers.subscribeClosure(delivery: delivery, limit: nil, handler)
         }
@@ -25,9 +26,10 @@ extension ObservableValue where Value: Sendable {
     /// there first; the target is loaded again where the handler runs.
     @discardableResult
     public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, delivery: Delivery, replay: Bool = false,
+        _ target: Target, delivery handlerDelivery: HandlerDelivery, replay: Bool = false,
         handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
+        let delivery = handlerDelivery.delivery
         guard replay else {
             return observers.subscribeTarget(target, delivery: delivery, limit: nil, handler)
         }

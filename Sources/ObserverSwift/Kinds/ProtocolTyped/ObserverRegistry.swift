@@ -22,11 +22,16 @@ import Foundation
 ///
 /// **Which observers are called.** `withObservers` calls exactly the
 /// registered observers that conform to the type of its closure's
-/// parameter (a protocol, a protocol composition, a class, `AnyObject`).
-/// Whether an observer conforms is decided once per observer and protocol
-/// (when the protocol is first used, or when the observer is added
-/// afterwards), never by a cast per call: each protocol used gets its own
-/// list of conforming observers on the C core.
+/// parameter (a protocol, a protocol composition, a class, `AnyObject`),
+/// each where the ``Delivery`` it was added with says. Whether an observer
+/// conforms is decided once per observer and protocol (when the protocol is
+/// first used, or when the observer is added afterwards), by asking the
+/// Swift runtime, which answers the same on every thread (a plain cast of a
+/// conformance isolated to the main actor fails off the main actor), never
+/// by a cast per call: each protocol used gets its own list of conforming
+/// observers on the C core. A conformance isolated to the main actor is
+/// called on the main actor; one isolated to another global actor is not
+/// called (the registry has no way to run code there).
 ///
 /// **Weak references.** Observers are not retained. One that is deallocated
 /// is never called again and is dropped from every list; there is no need to
@@ -226,9 +231,8 @@ public final class ObserverRegistry: @unchecked Sendable {
 
     // MARK: Calling observers
 
-    /// Calls `body` on this thread, before returning, with every observer
-    /// registered with synchronous delivery (the default) that conforms to
-    /// `P`, the type of the closure's parameter:
+    /// Calls `body` with every registered observer that conforms to `P`, the
+    /// type of the closure's parameter, each where its ``Delivery`` says:
     ///
     /// ```swift
     /// registry.withObservers { (observer: TemperatureObserver) in
@@ -236,33 +240,47 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// }
     /// ```
     ///
-    /// `body` does not escape (as in Flowduino, so it may use `self`
-    /// implicitly). Observers added with a queue or the main actor are not
-    /// called here, because calling them means running `body` later,
-    /// elsewhere: ``dispatchToObservers(_:)`` reaches every observer.
+    /// - Synchronous observers (the default) are called on this thread,
+    ///   before `withObservers` returns.
+    /// - Queue observers are called on their queue, later; main-actor
+    ///   observers on the main actor (at once when this call runs there and
+    ///   no main-actor delivery is queued, otherwise later). Each is probed
+    ///   again where the call runs, so one deallocated or removed meanwhile
+    ///   is not called.
+    /// - An observer whose conformance to `P` is isolated to the main actor
+    ///   (`extension Screen: @MainActor TemperatureObserver`) is called on the
+    ///   main actor, whatever its delivery, whichever thread calls this.
+    ///
+    /// So `body` may run later, on other threads, several at once: it
+    /// escapes and is `@Sendable` (capture values, not `self`'s mutable
+    /// state).
     ///
     /// Takes no lock and never waits, with two exceptions that take the
     /// registry's writer lock once: the first call for a given `P` builds
-    /// that protocol's list (one cast per registered observer), and the first
-    /// call after `addObserver` stores the observers added since in every
-    /// protocol list (one cast per new observer and protocol: `addObserver`
-    /// itself only records the observer). Otherwise no casts at all.
-    @inlinable @inline(__always)
-    public func withObservers<P>(_ body: (P) -> Void) {
-        if hasPendingAdds.load(ordering: .acquiring) { storePendingAdds() }
-        view(for: P.self).sendSynchronously(body)
-    }
-
-    /// Calls `body` with every observer conforming to `P`, each where its
-    /// ``Delivery`` says: synchronous observers on this thread before
-    /// returning, the others enqueued on their queue or the main actor
-    /// (probed again there, so one deallocated meanwhile is not called).
-    /// `body` escapes and may run on several threads at once, so it is
-    /// `@Sendable`.
+    /// that protocol's list (one conformance check per registered observer),
+    /// and the first call after `addObserver` stores the observers added
+    /// since in every protocol list (one check per new observer and
+    /// protocol: `addObserver` itself only records the observer). Otherwise
+    /// no casts at all.
     @inlinable
-    public func dispatchToObservers<P>(_ body: @escaping @Sendable (P) -> Void) {
+    public func withObservers<P>(_ body: @escaping @Sendable (P) -> Void) {
         if hasPendingAdds.load(ordering: .acquiring) { storePendingAdds() }
         view(for: P.self).send(body)
+    }
+
+    /// Calls `body` on this thread, before returning, with every observer
+    /// conforming to `P` whose delivery allows a call here and now: every
+    /// synchronous observer, and main-actor ones (or ones isolated to the
+    /// main actor) when this runs on the main actor with no main-actor
+    /// delivery queued. Returns how many conforming observers it could not
+    /// call: their delivery needs `body` later, elsewhere, which a
+    /// non-escaping `body` cannot do. ObserverSwiftCompat's Flowduino
+    /// spelling (`withObservers` with a non-escaping closure) is made of
+    /// this and reports a non-zero result.
+    @inlinable @inline(__always)
+    package func withObserversCallableHere<P>(_ body: (P) -> Void) -> Int {
+        if hasPendingAdds.load(ordering: .acquiring) { storePendingAdds() }
+        return view(for: P.self).sendHere(body)
     }
 
     /// Stores the observers added since the last call in `all` and every view.
