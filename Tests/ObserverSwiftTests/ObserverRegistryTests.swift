@@ -38,24 +38,24 @@ final class ObserverRegistryTests: XCTestCase {
         registry.addObserver([alpha, both, neither])
 
         var composition: [String] = []
-        registry.withObservers { (observer: AlphaObserver & BetaObserver) in
+        registry.withObserversHere { (observer: AlphaObserver & BetaObserver) in
             composition.append((observer as! RecordingObserver).name)
         }
         XCTAssertEqual(composition, ["both"])
 
         var everyone: [String] = []
-        registry.withObservers { (observer: AnyObject) in
+        registry.withObserversHere { (observer: AnyObject) in
             everyone.append((observer as! RecordingObserver).name)
         }
         XCTAssertEqual(Set(everyone), ["alpha", "both", "neither"])
         XCTAssertEqual(everyone.count, 3)
 
         var recordingClass: [String] = []
-        registry.withObservers { (observer: RecordingObserver) in recordingClass.append(observer.name) }
+        registry.withObserversHere { (observer: RecordingObserver) in recordingClass.append(observer.name) }
         XCTAssertEqual(Set(recordingClass), ["alpha", "both", "neither"])
 
         var exactClass: [String] = []
-        registry.withObservers { (observer: AlphaAndBeta) in exactClass.append(observer.name) }
+        registry.withObserversHere { (observer: AlphaAndBeta) in exactClass.append(observer.name) }
         XCTAssertEqual(exactClass, ["both"])
 
         // A protocol that is not class-bound (an opaque existential).
@@ -65,7 +65,7 @@ final class ObserverRegistryTests: XCTestCase {
 
         // A type no observer can be cast to.
         var strings = 0
-        registry.withObservers { (_: String) in strings += 1 }
+        registry.withObserversHere { (_: String) in strings += 1 }
         XCTAssertEqual(strings, 0)
     }
 
@@ -123,8 +123,8 @@ final class ObserverRegistryTests: XCTestCase {
         let plain = AlphaOnly("plain")
         registry.addObserver([number, plain])
         var seen: [Int] = []
-        registry.withObservers { (observer: Int) in seen.append(observer) }
-        registry.withObservers { (observer: Int) in seen.append(observer) }
+        registry.withObserversHere { (observer: Int) in seen.append(observer) }
+        registry.withObserversHere { (observer: Int) in seen.append(observer) }
         XCTAssertEqual(seen, [7, 7])
         var boxes = 0
         registry.view(for: Int.self).slots.forEachBox { box in
@@ -146,8 +146,8 @@ final class ObserverRegistryTests: XCTestCase {
         let plain = AlphaOnly("plain")
         registry.addObserver([hashable, plain])
         var seen: [AnyHashable] = []
-        registry.withObservers { (observer: AnyHashable) in seen.append(observer) }
-        registry.withObservers { (observer: AnyHashable) in seen.append(observer) }
+        registry.withObserversHere { (observer: AnyHashable) in seen.append(observer) }
+        registry.withObserversHere { (observer: AnyHashable) in seen.append(observer) }
         XCTAssertEqual(seen, [AnyHashable(hashable), AnyHashable(hashable)])
     }
 
@@ -201,16 +201,16 @@ final class ObserverRegistryTests: XCTestCase {
         var anyCalls = 0
         registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
         registry.withObservers { (observer: BetaObserver) in observer.beta(2) }
-        registry.withObservers { (_: AnyObject) in anyCalls += 1 }
+        registry.withObserversHere { (_: AnyObject) in anyCalls += 1 }
         XCTAssertTrue(registry.removeObserver(both))
         registry.withObservers { (observer: AlphaObserver) in observer.alpha(3) }
         registry.withObservers { (observer: BetaObserver) in observer.beta(4) }
-        registry.withObservers { (_: AnyObject) in anyCalls += 1 }
+        registry.withObserversHere { (_: AnyObject) in anyCalls += 1 }
         XCTAssertEqual(both.recorded, ["alpha 1", "beta 2"])
         XCTAssertEqual(anyCalls, 1)
         registry.addObserver(both)
         registry.withObservers { (observer: BetaObserver) in observer.beta(5) }
-        registry.withObservers { (_: AnyObject) in anyCalls += 1 }
+        registry.withObserversHere { (_: AnyObject) in anyCalls += 1 }
         XCTAssertEqual(both.recorded, ["alpha 1", "beta 2", "beta 5"])
         XCTAssertEqual(anyCalls, 2)
     }
@@ -262,7 +262,7 @@ final class ObserverRegistryTests: XCTestCase {
             registry.addObserver(transient)
         }
         var calls = 0
-        registry.withObservers { (_: AlphaObserver) in calls += 1 }
+        registry.withObserversHere { (_: AlphaObserver) in calls += 1 }
         XCTAssertEqual(calls, 0)
         XCTAssertEqual(registry.observerCount, 0)
     }
@@ -365,7 +365,7 @@ final class ObserverRegistryTests: XCTestCase {
         registry.addObserver(inline)
         let seenOnQueue = Locked<[Int?]>([])
         for value in 1...3 {
-            registry.dispatchToObservers { (observer: AlphaObserver) in
+            registry.withObservers { (observer: AlphaObserver) in
                 let specific = DispatchQueue.getSpecific(key: key)
                 if observer === onQueue { seenOnQueue.withLock { $0.append(specific) } }
                 observer.alpha(value)
@@ -386,7 +386,7 @@ final class ObserverRegistryTests: XCTestCase {
         do {
             let transient = TransientAlpha(ledger)
             registry.addObserver(transient, delivery: .queue(queue))
-            registry.dispatchToObservers { (observer: AlphaObserver) in observer.alpha(1) }
+            registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
         }
         gate.signal()
         queue.sync {}
@@ -403,7 +403,7 @@ final class ObserverRegistryTests: XCTestCase {
         do {
             let registry = ObserverRegistry()
             registry.addObserver(observer!, delivery: .queue(queue))
-            registry.dispatchToObservers { (observer: AlphaObserver) in observer.alpha(1) }
+            registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
         }
         observer = nil  // the registry and the observer are both gone
         gate.signal()
@@ -419,7 +419,7 @@ final class ObserverRegistryTests: XCTestCase {
         registry.addObserver(observer, delivery: .mainActor)
         let delivered = expectation(description: "delivered on the main thread")
         let sender = Thread {
-            registry.dispatchToObservers { (observer: AlphaObserver) in
+            registry.withObservers { (observer: AlphaObserver) in
                 XCTAssertTrue(Thread.isMainThread)
                 observer.alpha(5)
                 delivered.fulfill()
