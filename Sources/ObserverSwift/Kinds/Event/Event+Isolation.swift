@@ -7,8 +7,10 @@ extension Event where Value: Sendable {
     // MARK: On a dispatch queue or the main actor
 
     /// Subscribes a closure that runs where `delivery` says: on the sending
-    /// thread, asynchronously on a queue (in the order the sends enqueued),
-    /// or on the main actor.
+    /// thread or asynchronously on a queue (in the order the sends
+    /// enqueued). A closure runs on the main actor by being marked
+    /// `@MainActor` (``subscribe(limit:_:)-(_,(Value)->Void)``), not by a
+    /// delivery: ``HandlerDelivery`` has no `.mainActor`.
     ///
     /// ```swift
     /// let saves = Event<Int>()
@@ -22,8 +24,8 @@ extension Event where Value: Sendable {
     ///   - delivery: where the handler runs. A concurrent queue may run
     ///     several deliveries at once, which is why the handler is
     ///     `@Sendable`. For a handler that touches main-actor state, mark the
-    ///     closure instead: `subscribe { @MainActor value in ... }` is
-    ///     checked by the compiler.
+    ///     closure instead: `subscribe { @MainActor value in ... }` is the one
+    ///     way, checked by the compiler.
     ///   - limit: deliver at most this many values, then cancel; `nil` (the
     ///     default) means no limit, zero or less subscribes nothing.
     ///   - handler: called with each value sent.

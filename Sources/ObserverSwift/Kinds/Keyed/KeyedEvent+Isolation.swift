@@ -10,7 +10,8 @@ extension KeyedEvent where Key: Sendable, Value: Sendable {
     /// where `delivery` says (see ``Event/subscribe(delivery:limit:_:)``).
     /// The token must be kept: nothing but cancelling or the limit ends it.
     public func subscribe(
-        key: Key, delivery handlerDelivery: HandlerDelivery, limit: Int? = nil, _ handler: @escaping @Sendable (Value) -> Void
+        key: Key, delivery handlerDelivery: HandlerDelivery, limit: Int? = nil,
+        _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         let delivery = handlerDelivery.delivery
         if case .synchronous = delivery { return subscribe(key: key, limit: limit, handler) }

@@ -56,7 +56,7 @@ import Foundation
 /// **Threads.** Every method may be called from any thread.
 /// `withObservers(forKey:_:)` takes no lock and never waits (except the first
 /// call for a given key and protocol, which builds that protocol's list);
-/// adds and removes never wait for a `withKeyedObservers` in progress. An
+/// adds and removes never wait for a `withObservers(forKey:_:)` in progress. An
 /// observer added during a call is not called by it; one removed during it
 /// may still be called by it, and is not called by any call that starts
 /// afterwards. An observer is called on the thread calling
