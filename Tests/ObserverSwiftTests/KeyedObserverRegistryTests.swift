@@ -33,8 +33,8 @@ final class KeyedObserverRegistryTests: XCTestCase {
         let onA = AlphaOnly("a")
         let onB = AlphaOnly("b")
         let onBoth = AlphaOnly("both")
-        XCTAssertTrue(registry.addObserver(onA, key: "A"))
-        XCTAssertTrue(registry.addObserver(onB, key: "B"))
+        XCTAssertTrue(registry.addObserver(onA, key: "A").isActive)
+        XCTAssertTrue(registry.addObserver(onB, key: "B").isActive)
         XCTAssertEqual(registry.addKeyedObserver(keys: ["A", "B"], onBoth), 2)
 
         XCTAssertEqual(sendAlpha(registry, "A", 1).sorted(), ["A", "A"])
@@ -84,7 +84,7 @@ final class KeyedObserverRegistryTests: XCTestCase {
 
         XCTAssertEqual(registry.addKeyedObserver(keys: ["A", "B"], [first, second]), 4)
         XCTAssertEqual(registry.addKeyedObserver(keys: ["A", "B"], [first, second]), 0, "already there")
-        XCTAssertFalse(registry.addObserver(first, key: "A"))
+        XCTAssertFalse(registry.addObserver(first, key: "A").isActive)
         XCTAssertEqual(registry.addKeyedObserver(key: "C", [first, third]), 2)
         XCTAssertEqual(registry.observerCount(forKey: "A"), 2)
         XCTAssertEqual(registry.observerCount(forKey: "C"), 2)
@@ -403,12 +403,12 @@ final class KeyedObserverRegistryTests: XCTestCase {
         // The call is parked inside the callback on the other thread: every
         // writer proceeds, even one freeing the key being called.
         let newcomer = AlphaOnly("newcomer")
-        XCTAssertTrue(registry.addObserver(newcomer, key: "K"))
+        XCTAssertTrue(registry.addObserver(newcomer, key: "K").isActive)
         XCTAssertTrue(registry.removeObserver(newcomer, key: "K"))
-        XCTAssertTrue(registry.addObserver(newcomer, key: "other"))
+        XCTAssertTrue(registry.addObserver(newcomer, key: "other").isActive)
         XCTAssertTrue(registry.removeObserver(blocker, key: "K"))
         XCTAssertEqual(registry.keyCount, 1, "K was freed while being called")
-        XCTAssertTrue(registry.addObserver(newcomer, key: "K"))
+        XCTAssertTrue(registry.addObserver(newcomer, key: "K").isActive)
         sendAlpha(registry, "K", 2)
         release.signal()
         done.wait()

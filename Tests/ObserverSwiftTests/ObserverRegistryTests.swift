@@ -157,8 +157,8 @@ final class ObserverRegistryTests: XCTestCase {
         let registry = ObserverRegistry()
         let alpha = AlphaOnly("alpha")
         let stranger = AlphaOnly("stranger")
-        XCTAssertTrue(registry.addObserver(alpha))
-        XCTAssertFalse(registry.addObserver(alpha))
+        XCTAssertTrue(registry.addObserver(alpha).isActive)
+        XCTAssertFalse(registry.addObserver(alpha).isActive)
         XCTAssertEqual(registry.addObserver([alpha, alpha]), 0)
         registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
         XCTAssertEqual(alpha.recorded, ["alpha 1"])
@@ -452,9 +452,9 @@ final class ObserverRegistryTests: XCTestCase {
         // withObservers is now parked inside the callback on the other
         // thread: writers and other sends proceed.
         let newcomer = AlphaOnly("newcomer")
-        XCTAssertTrue(registry.addObserver(newcomer))
+        XCTAssertTrue(registry.addObserver(newcomer).isActive)
         XCTAssertTrue(registry.removeObserver(newcomer))
-        XCTAssertTrue(registry.addObserver(newcomer))
+        XCTAssertTrue(registry.addObserver(newcomer).isActive)
         registry.withObservers { (observer: BetaObserver) in observer.beta(1) }
         XCTAssertEqual(registry.observerCount, 2)
         release.signal()
@@ -568,8 +568,8 @@ final class ObserverRegistryDeferredAddTests: XCTestCase {
         let view = registry.view(for: (any AlphaObserver).self)
         for _ in 0..<1_000 {
             let passing = AlphaOnly("passing")
-            XCTAssertTrue(registry.addObserver(passing))
-            XCTAssertFalse(registry.addObserver(passing), "a second add is still a no-op")
+            XCTAssertTrue(registry.addObserver(passing).isActive)
+            XCTAssertFalse(registry.addObserver(passing).isActive, "a second add is still a no-op")
             XCTAssertTrue(registry.contains(passing))
             XCTAssertTrue(registry.removeObserver(passing))
             XCTAssertFalse(registry.contains(passing))
@@ -646,7 +646,7 @@ final class ObserverRegistryDeferredAddTests: XCTestCase {
         XCTAssertEqual(stored.recorded, ["alpha 1"])
         XCTAssertEqual(pending.recorded, [])
         XCTAssertEqual(registry.observerCount, 0)
-        XCTAssertTrue(registry.addObserver(pending), "can be added again")
+        XCTAssertTrue(registry.addObserver(pending).isActive, "can be added again")
     }
 
     func testConcurrentAddsRemovesAndSendsDeliverExactlyToTheRegistered() {

@@ -14,7 +14,7 @@ extension KeyedObserverRegistry {
     public func addKeyedObserver<Key: Hashable>(
         key: Key, _ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous
     ) -> Bool {
-        addObserver(observer, key: key, delivery: delivery)
+        insertObserver(observer, key: key, delivery: delivery)
     }
 
     /// Registers `observer` under each of `keys`; returns under how many it
@@ -23,7 +23,7 @@ extension KeyedObserverRegistry {
     public func addKeyedObserver<Key: Hashable>(
         keys: some Sequence<Key>, _ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous
     ) -> Int {
-        keys.reduce(0) { $0 + (addObserver(observer, key: $1, delivery: delivery) ? 1 : 0) }
+        keys.reduce(0) { $0 + (insertObserver(observer, key: $1, delivery: delivery) ? 1 : 0) }
     }
 
     /// Unregisters `observer` from `key`; false (a no-op) when it was not

@@ -25,10 +25,10 @@ public protocol ProtocolObservable: AnyObject {
 
 extension ProtocolObservable {
     /// Registers `observer`, held weakly; false when registered already.
-    /// See ``ObserverRegistry/addObserver(_:delivery:)->Bool``.
+    /// See ``ObserverRegistry/addObserver(_:delivery:)``.
     @discardableResult
     public func addObserver(_ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous) -> Bool {
-        observerRegistry.addObserver(observer, delivery: delivery)
+        observerRegistry.insertObserver(observer, delivery: delivery)
     }
 
     /// Unregisters `observer`; false (a no-op) when it was not registered.

@@ -84,29 +84,70 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
 
     // MARK: Adding
 
-    /// Registers `observer` under `key`, held weakly. Returns false (and
-    /// changes nothing) when it is registered under that key already.
+    /// Registers `observer` under `key`, held weakly, and returns the token
+    /// of this registration: cancelling it unregisters the observer from
+    /// that key, as ``removeObserver(_:key:)`` does (dropping it does not).
+    /// When `observer` is registered under `key` already, nothing changes and
+    /// the token returned is inactive.
     ///
     /// - Parameters:
     ///   - observer: the observer, held weakly.
-    ///   - key: the key whose calls reach the observer (any `Hashable`).
+    ///   - key: the key whose calls reach the observer.
     ///   - delivery: where this observer's calls run: on the thread
     ///     calling ``withObservers(forKey:_:)`` (the default), on a queue, or
     ///     on the main actor. Every call reaches it there.
     @discardableResult
-    public func addObserver<Key: Hashable>(
+    public func addObserver<Key: Hashable & Sendable>(
+        _ observer: any AnyObject & Sendable, key: Key, delivery: Delivery = .synchronous
+    ) -> Subscription {
+        guard let generation = insert(observer, key: key, delivery: delivery) else { return Subscription.inactive }
+        return Subscription(
+            registration: KeyedObserverRegistration(
+                registry: self, key: key, identifier: ObjectIdentifier(observer), generation: generation))
+    }
+
+    /// ``addObserver(_:key:delivery:)`` without a token: whether `observer`
+    /// was new under `key` (ObserverSwiftCompat's Flowduino spellings
+    /// return this).
+    @discardableResult
+    package func insertObserver<Key: Hashable>(
         _ observer: any AnyObject & Sendable, key: Key, delivery: Delivery = .synchronous
     ) -> Bool {
+        insert(observer, key: key, delivery: delivery) != nil
+    }
+
+    /// Registers `observer` under `key`; the registration's generation in
+    /// the key's registry, or nil when it is registered there already.
+    private func insert<Key: Hashable>(_ observer: AnyObject, key: Key, delivery: Delivery) -> UInt64? {
         lock.lock()
         defer { lock.unlock() }
         sweepLocked(force: false)
         if let box = boxLocked(forKey: key) {
-            return box.registry.addObserver(observer, delivery: delivery)
+            return box.registry.insert(observer, delivery: delivery)
         }
         let box = KeyObservers(registry: ObserverRegistry(reportingDeathsTo: deadFlag), writerLock: lock)
-        box.registry.addObserver(observer, delivery: delivery)
+        let generation = box.registry.insert(observer, delivery: delivery)
         box.handle = lists.add(box, forKey: key)
-        return true
+        return generation
+    }
+
+    /// Unregisters that registration under `key`, if it is still there: a
+    /// token's `cancel()`. A key left without observers is freed.
+    func cancelRegistration<Key: Hashable>(key: Key, of identifier: ObjectIdentifier, generation: UInt64) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        sweepLocked(force: false)
+        guard let box = boxLocked(forKey: key) else { return false }
+        let removed = box.registry.cancelRegistration(of: identifier, generation: generation)
+        removeKeyIfEmptyLocked(box, remove: { lists.remove(box.handle, forKey: key) })
+        return removed
+    }
+
+    /// Whether that registration is still registered and its observer alive.
+    func isRegistrationActive<Key: Hashable>(key: Key, of identifier: ObjectIdentifier, generation: UInt64) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return boxLocked(forKey: key)?.registry.isRegistrationActive(of: identifier, generation: generation) ?? false
     }
 
     // MARK: Removing
@@ -273,5 +314,30 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
         for (keyBox, box) in entriesLocked() where box.registry.observerCount == 0 {
             removeKeyIfEmptyLocked(box, remove: { removeEntryLocked(keyBox, box) })
         }
+    }
+}
+
+/// What the token of one ``KeyedObserverRegistry/addObserver(_:key:delivery:)``
+/// cancels: that registration of that observer under that key.
+final class KeyedObserverRegistration<Key: Hashable & Sendable>: SubscriptionRegistration, @unchecked Sendable {
+    // @unchecked: immutable; the registry is thread-safe.
+    let registry: KeyedObserverRegistry
+    let key: Key
+    let identifier: ObjectIdentifier
+    let generation: UInt64
+
+    init(registry: KeyedObserverRegistry, key: Key, identifier: ObjectIdentifier, generation: UInt64) {
+        self.registry = registry
+        self.key = key
+        self.identifier = identifier
+        self.generation = generation
+    }
+
+    override func cancelSubscription() -> Bool {
+        registry.cancelRegistration(key: key, of: identifier, generation: generation)
+    }
+
+    override var isSubscriptionActive: Bool {
+        registry.isRegistrationActive(key: key, of: identifier, generation: generation)
     }
 }

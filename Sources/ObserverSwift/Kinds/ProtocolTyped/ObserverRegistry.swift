@@ -114,6 +114,9 @@ public final class ObserverRegistry: @unchecked Sendable {
     private var views: [(key: ObjectIdentifier, view: AnyProtocolView)] = []
     /// Owns the nodes `viewHead` reaches (readers borrow them at +0).
     private var nodes: [ProtocolViewNode] = []
+    /// The generation the next registration gets (under `lock`): a token
+    /// cancels its own registration, never a later one of the same observer.
+    private var nextGeneration: UInt64 = 1
 
     /// Creates an empty registry.
     public init() {
@@ -130,8 +133,13 @@ public final class ObserverRegistry: @unchecked Sendable {
 
     // MARK: Adding and removing
 
-    /// Registers `observer`, held weakly. Returns false (and changes nothing)
-    /// when it is registered already.
+    /// Registers `observer`, held weakly, and returns the token of this
+    /// registration: cancelling it (or `cancelAndWait()`, or a
+    /// ``SubscriptionBag`` holding it) unregisters the observer, as
+    /// ``removeObserver(_:)`` does. Dropping the token does not: the observer
+    /// stays registered until it is removed or deallocated. When `observer`
+    /// is registered already, nothing changes (its delivery neither) and the
+    /// token returned is inactive (`isActive` is false).
     ///
     /// Adding only records the observer; the next `withObservers` (on any
     /// thread) stores it in the protocol lists, so every `withObservers`
@@ -141,30 +149,74 @@ public final class ObserverRegistry: @unchecked Sendable {
     ///   - observer: the object to register; the registry does not retain it.
     ///   - delivery: where this observer's calls run: on the thread
     ///     calling `withObservers` (the default), on a queue, or on the main
-    ///     actor. Queued calls check again, where they run, that the observer
-    ///     is still alive.
+    ///     actor. Every `withObservers` honours it. Queued calls check again,
+    ///     where they run, that the observer is still alive and registered.
     @discardableResult
-    public func addObserver(_ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous) -> Bool {
+    public func addObserver(_ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous) -> Subscription {
+        guard let generation = insert(observer, delivery: delivery) else { return Subscription.inactive }
+        return Subscription(
+            registration: ObserverRegistration(
+                registry: self, identifier: ObjectIdentifier(observer), generation: generation))
+    }
+
+    /// ``addObserver(_:delivery:)`` without a token: whether `observer` was
+    /// new (ObserverSwiftCompat's Flowduino spellings return this).
+    @discardableResult
+    package func insertObserver(_ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous) -> Bool {
+        insert(observer, delivery: delivery) != nil
+    }
+
+    /// Registers `observer`; its registration's generation, or nil when it
+    /// is registered already.
+    func insert(_ observer: AnyObject, delivery: Delivery) -> UInt64? {
         lock.lock()
         defer { lock.unlock() }
         sweepDeadObserversLocked(force: false)
         sweepBeforeGrowthLocked()
         let identifier = ObjectIdentifier(observer)
+        let generation = nextGeneration
         if defersAdds {
             // One hash for the common case; a repeated add puts the entry back.
             if let existing = entries.updateValue(.pending(index: pending.count), forKey: identifier) {
                 entries[identifier] = existing
-                return false
+                return nil
             }
-            pending.append(PendingObserver(observer, identifier: identifier, delivery: delivery))
+            nextGeneration &+= 1
+            pending.append(
+                PendingObserver(observer, identifier: identifier, delivery: delivery, generation: generation))
             hasPendingAdds.store(true, ordering: .releasing)
-            return true
+            return generation
         }
-        if entries[identifier] != nil { return false }
-        let record = RegisteredObserver(observer, delivery: delivery)
+        if entries[identifier] != nil { return nil }
+        nextGeneration &+= 1
+        let record = RegisteredObserver(observer, delivery: delivery, generation: generation)
         entries[identifier] = .stored(record)
         storeLocked(record)
-        return true
+        return generation
+    }
+
+    /// Unregisters the registration of `generation` of the observer
+    /// `identifier`, if it is still registered: a token's `cancel()`.
+    func cancelRegistration(of identifier: ObjectIdentifier, generation: UInt64) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        sweepDeadObserversLocked(force: false)
+        guard let entry = entries[identifier], entry.generation(in: pending) == generation else { return false }
+        // A deallocated observer's registration had ended already (as an
+        // expired subscription's): it is dropped, and this cancel removed
+        // nothing.
+        let wasAlive = entry.isAlive(in: pending)
+        entries.removeValue(forKey: identifier)
+        removeLocked(entry)
+        return wasAlive
+    }
+
+    /// Whether that registration is still registered and its observer alive.
+    func isRegistrationActive(of identifier: ObjectIdentifier, generation: UInt64) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let entry = entries[identifier], entry.generation(in: pending) == generation else { return false }
+        return entry.isAlive(in: pending)
     }
 
     /// Unregisters `observer`. Returns false (a no-op) when it was not
@@ -423,7 +475,7 @@ public final class ObserverRegistry: @unchecked Sendable {
             entries.removeValue(forKey: observer.identifier)
             return nil
         }
-        let record = RegisteredObserver(strong, delivery: observer.delivery)
+        let record = RegisteredObserver(strong, delivery: observer.delivery, generation: observer.generation)
         entries[observer.identifier] = .stored(record)
         return (record, strong)
     }
@@ -508,6 +560,13 @@ enum RegistryEntry {
         }
     }
 
+    func generation(in pending: [PendingObserver]) -> UInt64 {
+        switch self {
+        case .pending(let index): pending[index].generation
+        case .stored(let record): record.generation
+        }
+    }
+
     func isSame(as other: RegistryEntry) -> Bool {
         switch (self, other) {
         case (.pending(let left), .pending(let right)): left == right
@@ -524,13 +583,39 @@ struct PendingObserver {
     let observer: UnownedObserver
     let identifier: ObjectIdentifier
     let delivery: Delivery
+    let generation: UInt64
 
-    init(_ observer: AnyObject, identifier: ObjectIdentifier, delivery: Delivery) {
+    init(_ observer: AnyObject, identifier: ObjectIdentifier, delivery: Delivery, generation: UInt64) {
         self.observer = UnownedObserver(observer)
         self.identifier = identifier
         self.delivery = delivery
+        self.generation = generation
     }
 
     /// A strong reference to the observer, or nil once it is deallocating.
     func strongObserver() -> AnyObject? { observer.strongObserver() }
+}
+
+/// What the token of one ``ObserverRegistry/addObserver(_:delivery:)``
+/// cancels: that registration of that observer, identified by its
+/// generation (the registry keeps no reference to it).
+final class ObserverRegistration: SubscriptionRegistration, @unchecked Sendable {
+    // @unchecked: immutable; the registry is thread-safe.
+    let registry: ObserverRegistry
+    let identifier: ObjectIdentifier
+    let generation: UInt64
+
+    init(registry: ObserverRegistry, identifier: ObjectIdentifier, generation: UInt64) {
+        self.registry = registry
+        self.identifier = identifier
+        self.generation = generation
+    }
+
+    override func cancelSubscription() -> Bool {
+        registry.cancelRegistration(of: identifier, generation: generation)
+    }
+
+    override var isSubscriptionActive: Bool {
+        registry.isRegistrationActive(of: identifier, generation: generation)
+    }
 }
