@@ -124,4 +124,20 @@ final class RegistryTokenTests: XCTestCase {
         XCTAssertTrue(b.cancel())
         XCTAssertEqual(registry.keyCount, 0)
     }
+
+    // Found by the model-based test: a key's registry is made again after
+    // the key is freed, and its own generations started over, so the old
+    // token matched the new registration (isActive true, cancel removed it).
+    func testAnOldKeyedTokenDoesNotMatchARegistrationInTheKeysNewRegistry() {
+        let registry = KeyedObserverRegistry()
+        let observer = AlphaOnly("a")
+        let old = registry.addObserver(observer, key: "A")
+        XCTAssertTrue(registry.removeObserver(observer, key: "A"))
+        XCTAssertEqual(registry.keyCount, 0, "the key was freed")
+        let new = registry.addObserver(observer, key: "A")
+        XCTAssertFalse(old.isActive)
+        XCTAssertFalse(old.cancel())
+        XCTAssertTrue(new.isActive)
+        XCTAssertTrue(registry.contains(observer, key: "A"))
+    }
 }

@@ -68,5 +68,7 @@ enum ReliabilityObserverKinds {
     static let modelOnly: [any ReliabilityObserverKind] = [
         KeyedEventKindAdapter(),
         ObservableValueKindAdapter(),
+        ObserverRegistryKindAdapter(),
+        KeyedObserverRegistryKindAdapter(),
     ]
 }

@@ -78,6 +78,10 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     /// a writer call (the last strong reference dropped while a cast or a
     /// liveness probe held it) and remove keyed observers itself.
     let lock = NSRecursiveLock()
+    /// The generation of the next registration under any key (under
+    /// `lock`): unique in this registry, so a token never matches a later
+    /// registration, even in a key's registry made again.
+    private var nextGeneration: UInt64 = 1
 
     /// Creates an empty registry.
     public init() {}
@@ -122,11 +126,15 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         sweepLocked(force: false)
+        let generation = nextGeneration
         if let box = boxLocked(forKey: key) {
-            return box.registry.insert(observer, delivery: delivery)
+            let inserted = box.registry.insert(observer, delivery: delivery, generation: generation)
+            if inserted != nil { nextGeneration &+= 1 }
+            return inserted
         }
+        nextGeneration &+= 1
         let box = KeyObservers(registry: ObserverRegistry(reportingDeathsTo: deadFlag), writerLock: lock)
-        let generation = box.registry.insert(observer, delivery: delivery)
+        _ = box.registry.insert(observer, delivery: delivery, generation: generation)
         box.handle = lists.add(box, forKey: key)
         return generation
     }

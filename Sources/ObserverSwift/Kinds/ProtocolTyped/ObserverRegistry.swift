@@ -167,14 +167,16 @@ public final class ObserverRegistry: @unchecked Sendable {
     }
 
     /// Registers `observer`; its registration's generation, or nil when it
-    /// is registered already.
-    func insert(_ observer: AnyObject, delivery: Delivery) -> UInt64? {
+    /// is registered already. A keyed registry passes `generation` (its own
+    /// counter's: a key's registry is made again after the key is freed, so
+    /// its own counter would start over and an old token could match).
+    func insert(_ observer: AnyObject, delivery: Delivery, generation given: UInt64? = nil) -> UInt64? {
         lock.lock()
         defer { lock.unlock() }
         sweepDeadObserversLocked(force: false)
         sweepBeforeGrowthLocked()
         let identifier = ObjectIdentifier(observer)
-        let generation = nextGeneration
+        let generation = given ?? nextGeneration
         if defersAdds {
             // One hash for the common case; a repeated add puts the entry back.
             if let existing = entries.updateValue(.pending(index: pending.count), forKey: identifier) {
