@@ -60,7 +60,9 @@ extension ReliabilitySource {
 enum ReliabilityObserverKinds {
     /// Every observer kind the reliability tests cover.
     static let all: [any ReliabilityObserverKind] = [
-        EventKindAdapter()
+        EventKindAdapter(),
+        ObserverRegistryKindAdapter(),
+        KeyedObserverRegistryKindAdapter(),
     ]
 
     /// Further kinds the model-based test runs (their reentrancy semantics
@@ -68,7 +70,5 @@ enum ReliabilityObserverKinds {
     static let modelOnly: [any ReliabilityObserverKind] = [
         KeyedEventKindAdapter(),
         ObservableValueKindAdapter(),
-        ObserverRegistryKindAdapter(),
-        KeyedObserverRegistryKindAdapter(),
     ]
 }

@@ -82,9 +82,16 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     /// `lock`): unique in this registry, so a token never matches a later
     /// registration, even in a key's registry made again.
     private var nextGeneration: UInt64 = 1
+    /// What tokens hold instead of this registry (under `lock`; made by the
+    /// first token, ended by `deinit`).
+    private var lifetime: RegistryLifetime<KeyedObserverRegistry>?
 
     /// Creates an empty registry.
     public init() {}
+
+    deinit {
+        lifetime?.end()
+    }
 
     // MARK: Adding
 
@@ -107,7 +114,17 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
         guard let generation = insert(observer, key: key, delivery: delivery) else { return Subscription.inactive }
         return Subscription(
             registration: KeyedObserverRegistration(
-                registry: self, key: key, identifier: ObjectIdentifier(observer), generation: generation))
+                lifetime: madeLifetime, key: key, identifier: ObjectIdentifier(observer), generation: generation))
+    }
+
+    /// The lifetime the tokens hold, made by the first token.
+    private var madeLifetime: RegistryLifetime<KeyedObserverRegistry> {
+        lock.lock()
+        defer { lock.unlock() }
+        if let lifetime { return lifetime }
+        let made = RegistryLifetime(self)
+        lifetime = made
+        return made
     }
 
     /// ``addObserver(_:key:delivery:)`` without a token: whether `observer`
@@ -329,23 +346,24 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
 /// cancels: that registration of that observer under that key.
 final class KeyedObserverRegistration<Key: Hashable & Sendable>: SubscriptionRegistration, @unchecked Sendable {
     // @unchecked: immutable; the registry is thread-safe.
-    let registry: KeyedObserverRegistry
+    let lifetime: RegistryLifetime<KeyedObserverRegistry>
     let key: Key
     let identifier: ObjectIdentifier
     let generation: UInt64
 
-    init(registry: KeyedObserverRegistry, key: Key, identifier: ObjectIdentifier, generation: UInt64) {
-        self.registry = registry
+    init(lifetime: RegistryLifetime<KeyedObserverRegistry>, key: Key, identifier: ObjectIdentifier, generation: UInt64)
+    {
+        self.lifetime = lifetime
         self.key = key
         self.identifier = identifier
         self.generation = generation
     }
 
     override func cancelSubscription() -> Bool {
-        registry.cancelRegistration(key: key, of: identifier, generation: generation)
+        lifetime.withRegistry { $0.cancelRegistration(key: key, of: identifier, generation: generation) } ?? false
     }
 
     override var isSubscriptionActive: Bool {
-        registry.isRegistrationActive(key: key, of: identifier, generation: generation)
+        lifetime.withRegistry { $0.isRegistrationActive(key: key, of: identifier, generation: generation) } ?? false
     }
 }

@@ -117,11 +117,18 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// The generation the next registration gets (under `lock`): a token
     /// cancels its own registration, never a later one of the same observer.
     private var nextGeneration: UInt64 = 1
+    /// What tokens hold instead of this registry (under `lock`; made by the
+    /// first token, ended by `deinit`).
+    private var lifetime: RegistryLifetime<ObserverRegistry>?
 
     /// Creates an empty registry.
     public init() {
         deadFlag = DeadObserverFlag()
         defersAdds = true
+    }
+
+    deinit {
+        lifetime?.end()
     }
 
     /// A registry whose sends also report dead observers to `parent` (a
@@ -156,7 +163,17 @@ public final class ObserverRegistry: @unchecked Sendable {
         guard let generation = insert(observer, delivery: delivery) else { return Subscription.inactive }
         return Subscription(
             registration: ObserverRegistration(
-                registry: self, identifier: ObjectIdentifier(observer), generation: generation))
+                lifetime: madeLifetime, identifier: ObjectIdentifier(observer), generation: generation))
+    }
+
+    /// The lifetime the tokens hold, made by the first token.
+    private var madeLifetime: RegistryLifetime<ObserverRegistry> {
+        lock.lock()
+        defer { lock.unlock() }
+        if let lifetime { return lifetime }
+        let made = RegistryLifetime(self)
+        lifetime = made
+        return made
     }
 
     /// ``addObserver(_:delivery:)`` without a token: whether `observer` was
@@ -603,21 +620,21 @@ struct PendingObserver {
 /// generation (the registry keeps no reference to it).
 final class ObserverRegistration: SubscriptionRegistration, @unchecked Sendable {
     // @unchecked: immutable; the registry is thread-safe.
-    let registry: ObserverRegistry
+    let lifetime: RegistryLifetime<ObserverRegistry>
     let identifier: ObjectIdentifier
     let generation: UInt64
 
-    init(registry: ObserverRegistry, identifier: ObjectIdentifier, generation: UInt64) {
-        self.registry = registry
+    init(lifetime: RegistryLifetime<ObserverRegistry>, identifier: ObjectIdentifier, generation: UInt64) {
+        self.lifetime = lifetime
         self.identifier = identifier
         self.generation = generation
     }
 
     override func cancelSubscription() -> Bool {
-        registry.cancelRegistration(of: identifier, generation: generation)
+        lifetime.withRegistry { $0.cancelRegistration(of: identifier, generation: generation) } ?? false
     }
 
     override var isSubscriptionActive: Bool {
-        registry.isRegistrationActive(of: identifier, generation: generation)
+        lifetime.withRegistry { $0.isRegistrationActive(of: identifier, generation: generation) } ?? false
     }
 }
