@@ -9,7 +9,7 @@ extension Event where Value: Sendable {
     /// Subscribes a closure that runs where `delivery` says: on the sending
     /// thread or asynchronously on a queue (in the order the sends
     /// enqueued). A closure runs on the main actor by being marked
-    /// `@MainActor` (``subscribe(limit:_:)-(_,(Value)->Void)``), not by a
+    /// `@MainActor` (`subscribe { @MainActor value in ... }`), not by a
     /// delivery: ``HandlerDelivery`` has no `.mainActor`.
     ///
     /// ```swift

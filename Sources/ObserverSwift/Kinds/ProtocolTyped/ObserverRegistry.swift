@@ -36,7 +36,7 @@ import Foundation
 /// **Weak references.** Observers are not retained. One that is deallocated
 /// is never called again and is dropped from every list; there is no need to
 /// remove observers in `deinit`. Adding the same observer twice is a no-op
-/// (returns false).
+/// (the token returned is inactive).
 ///
 /// **Threads.** Every method may be called from any thread. `withObservers`
 /// takes no lock and never waits, except the first call after observers
