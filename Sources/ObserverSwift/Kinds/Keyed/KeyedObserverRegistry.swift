@@ -82,16 +82,9 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     /// `lock`): unique in this registry, so a token never matches a later
     /// registration, even in a key's registry made again.
     private var nextGeneration: UInt64 = 1
-    /// What tokens hold instead of this registry (under `lock`; made by the
-    /// first token, ended by `deinit`).
-    private var lifetime: RegistryLifetime<KeyedObserverRegistry>?
 
     /// Creates an empty registry.
     public init() {}
-
-    deinit {
-        lifetime?.end()
-    }
 
     // MARK: Adding
 
@@ -114,17 +107,8 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
         guard let generation = insert(observer, key: key, delivery: delivery) else { return Subscription.inactive }
         return Subscription(
             registration: KeyedObserverRegistration(
-                lifetime: madeLifetime, key: key, identifier: ObjectIdentifier(observer), generation: generation))
-    }
-
-    /// The lifetime the tokens hold, made by the first token.
-    private var madeLifetime: RegistryLifetime<KeyedObserverRegistry> {
-        lock.lock()
-        defer { lock.unlock() }
-        if let lifetime { return lifetime }
-        let made = RegistryLifetime(self)
-        lifetime = made
-        return made
+                registry: UnownedObserver(self), key: key, identifier: ObjectIdentifier(observer),
+                generation: generation))
     }
 
     /// ``addObserver(_:key:delivery:)`` without a token: whether `observer`
@@ -346,24 +330,34 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
 /// cancels: that registration of that observer under that key.
 final class KeyedObserverRegistration<Key: Hashable & Sendable>: SubscriptionRegistration, @unchecked Sendable {
     // @unchecked: immutable; the registry is thread-safe.
-    let lifetime: RegistryLifetime<KeyedObserverRegistry>
+    /// The registry, held without owning it: a token does not keep its
+    /// registry alive (its owner may be long gone while an observer still
+    /// keeps the token), and a `weak` reference would give the registry a
+    /// side table that every later retain and release of it goes through.
+    let registry: UnownedObserver
     let key: Key
     let identifier: ObjectIdentifier
     let generation: UInt64
 
-    init(lifetime: RegistryLifetime<KeyedObserverRegistry>, key: Key, identifier: ObjectIdentifier, generation: UInt64)
-    {
-        self.lifetime = lifetime
+    init(registry: UnownedObserver, key: Key, identifier: ObjectIdentifier, generation: UInt64) {
+        self.registry = registry
         self.key = key
         self.identifier = identifier
         self.generation = generation
     }
 
+    /// Calls `body` with the registry, or returns nil once its deinit has
+    /// started (the call holds it strongly meanwhile).
+    private func withRegistry<Result>(_ body: (KeyedObserverRegistry) -> Result) -> Result? {
+        guard let strong = registry.strongObserver() else { return nil }
+        return body(unsafeDowncast(strong, to: KeyedObserverRegistry.self))
+    }
+
     override func cancelSubscription() -> Bool {
-        lifetime.withRegistry { $0.cancelRegistration(key: key, of: identifier, generation: generation) } ?? false
+        withRegistry { $0.cancelRegistration(key: key, of: identifier, generation: generation) } ?? false
     }
 
     override var isSubscriptionActive: Bool {
-        lifetime.withRegistry { $0.isRegistrationActive(key: key, of: identifier, generation: generation) } ?? false
+        withRegistry { $0.isRegistrationActive(key: key, of: identifier, generation: generation) } ?? false
     }
 }

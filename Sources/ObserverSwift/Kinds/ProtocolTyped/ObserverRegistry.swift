@@ -117,18 +117,11 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// The generation the next registration gets (under `lock`): a token
     /// cancels its own registration, never a later one of the same observer.
     private var nextGeneration: UInt64 = 1
-    /// What tokens hold instead of this registry (under `lock`; made by the
-    /// first token, ended by `deinit`).
-    private var lifetime: RegistryLifetime<ObserverRegistry>?
 
     /// Creates an empty registry.
     public init() {
         deadFlag = DeadObserverFlag()
         defersAdds = true
-    }
-
-    deinit {
-        lifetime?.end()
     }
 
     /// A registry whose sends also report dead observers to `parent` (a
@@ -163,17 +156,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         guard let generation = insert(observer, delivery: delivery) else { return Subscription.inactive }
         return Subscription(
             registration: ObserverRegistration(
-                lifetime: madeLifetime, identifier: ObjectIdentifier(observer), generation: generation))
-    }
-
-    /// The lifetime the tokens hold, made by the first token.
-    private var madeLifetime: RegistryLifetime<ObserverRegistry> {
-        lock.lock()
-        defer { lock.unlock() }
-        if let lifetime { return lifetime }
-        let made = RegistryLifetime(self)
-        lifetime = made
-        return made
+                registry: UnownedObserver(self), identifier: ObjectIdentifier(observer), generation: generation))
     }
 
     /// ``addObserver(_:delivery:)`` without a token: whether `observer` was
@@ -620,21 +603,32 @@ struct PendingObserver {
 /// generation (the registry keeps no reference to it).
 final class ObserverRegistration: SubscriptionRegistration, @unchecked Sendable {
     // @unchecked: immutable; the registry is thread-safe.
-    let lifetime: RegistryLifetime<ObserverRegistry>
+    /// The registry, held without owning it: a token does not keep its
+    /// registry alive (its owner may be long gone while an observer still
+    /// keeps the token), and a `weak` reference would give the registry a
+    /// side table that every later retain and release of it goes through.
+    let registry: UnownedObserver
     let identifier: ObjectIdentifier
     let generation: UInt64
 
-    init(lifetime: RegistryLifetime<ObserverRegistry>, identifier: ObjectIdentifier, generation: UInt64) {
-        self.lifetime = lifetime
+    init(registry: UnownedObserver, identifier: ObjectIdentifier, generation: UInt64) {
+        self.registry = registry
         self.identifier = identifier
         self.generation = generation
     }
 
+    /// Calls `body` with the registry, or returns nil once its deinit has
+    /// started (the call holds it strongly meanwhile).
+    private func withRegistry<Result>(_ body: (ObserverRegistry) -> Result) -> Result? {
+        guard let strong = registry.strongObserver() else { return nil }
+        return body(unsafeDowncast(strong, to: ObserverRegistry.self))
+    }
+
     override func cancelSubscription() -> Bool {
-        lifetime.withRegistry { $0.cancelRegistration(of: identifier, generation: generation) } ?? false
+        withRegistry { $0.cancelRegistration(of: identifier, generation: generation) } ?? false
     }
 
     override var isSubscriptionActive: Bool {
-        lifetime.withRegistry { $0.isRegistrationActive(of: identifier, generation: generation) } ?? false
+        withRegistry { $0.isRegistrationActive(of: identifier, generation: generation) } ?? false
     }
 }
