@@ -33,9 +33,9 @@ extension Event where Value: Sendable {
     ///   or discarded explicitly).
     @inlinable
     public func subscribe(
-        delivery handlerDelivery: HandlerDelivery, limit: Int? = nil, _ handler: @escaping @Sendable (Value) -> Void
+        delivery: HandlerDelivery, limit: Int? = nil, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        subscribeClosure(delivery: handlerDelivery.delivery, limit: limit, handler)
+        subscribeClosure(delivery: delivery.delivery, limit: limit, handler)
     }
 
     /// Subscribes `handler` on behalf of a weakly held `target`, running
@@ -45,10 +45,10 @@ extension Event where Value: Sendable {
     @inlinable
     @discardableResult
     public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, delivery handlerDelivery: HandlerDelivery, limit: Int? = nil,
+        _ target: Target, delivery: HandlerDelivery, limit: Int? = nil,
         handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        subscribeTarget(target, delivery: handlerDelivery.delivery, limit: limit, handler)
+        subscribeTarget(target, delivery: delivery.delivery, limit: limit, handler)
     }
 
     /// Subscribes a main-actor handler. It runs synchronously when the send
