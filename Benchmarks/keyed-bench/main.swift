@@ -68,7 +68,7 @@ let event = KeyedEvent<Int, Int>()
 for key in 0..<keyCount {
     _ = event.subscribe(key: key) { value in sink.total &+= value }
 }
-print(String(format: "setup KeyedEvent: %.2f s, %d keys", Double(now() - setupStart) / 1e9, event.keysCount))
+print(String(format: "setup KeyedEvent: %.2f s, %d keys", Double(now() - setupStart) / 1e9, event.keyCount))
 
 // Baseline: dictionary of closure arrays behind a Mutex.
 setupStart = now()

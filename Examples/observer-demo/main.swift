@@ -155,7 +155,7 @@ func protocolTour() {
     quotes.send(12.5, forKey: "ACME")
     quote.cancel()
     quotes.send(99, forKey: "OTHER")
-    print("keys:", quotes.keysCount)
+    print("keys:", quotes.keyCount)
 }
 
 eventTour()

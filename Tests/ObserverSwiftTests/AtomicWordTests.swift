@@ -213,7 +213,7 @@ final class AtomicWordTests: XCTestCase {
         registry.addObserver(watcher)
         XCTAssertTrue(registry.words.hasPendingAdds.plainValue, "an add is pending until the next send")
         var calls = 0
-        registry.withObservers { (_: Watcher) in calls += 1 }
+        registry.withObserversHere { (_: Watcher) in calls += 1 }
         XCTAssertEqual(calls, 1)
         XCTAssertFalse(registry.words.hasPendingAdds.plainValue)
         XCTAssertNotNil(registry.words.viewHead.plainValue, "the view's node went into ObserverRegistry.words")

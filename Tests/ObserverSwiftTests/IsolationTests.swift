@@ -190,47 +190,4 @@ final class IsolationTests: XCTestCase {
             error.localizedDescription,
             "cannot wait for in-flight deliveries from inside a delivery on the same thread")
     }
-
-    // MARK: Protocol-typed observers
-
-    func testWithObserversCallsSynchronousObserversOnlyAndDispatchReachesAll() {
-        let registry = ObserverRegistry()
-        let direct = ProgressSink()
-        let queued = ProgressSink()
-        let queue = DispatchQueue(label: "queued-observer")
-        registry.addObserver(direct)
-        registry.addObserver(queued, delivery: .queue(queue))
-        var calls = 0
-        registry.withObservers { (observer: ProgressObserving) in
-            calls += 1  // non-escaping: runs here, before withObservers returns
-            observer.progressed(0.5)
-        }
-        XCTAssertEqual(calls, 1)
-        XCTAssertEqual(direct.received.values, [0.5])
-        registry.dispatchToObservers { (observer: ProgressObserving) in observer.progressed(1) }
-        queue.sync {}
-        XCTAssertEqual(direct.received.values, [0.5, 1])
-        XCTAssertEqual(queued.received.values, [1], "queued observers are reached by dispatchToObservers only")
-    }
-
-    func testWithKeyedObserversIsSynchronousAndDispatchReachesQueuedOnes() {
-        let registry = KeyedObserverRegistry()
-        let direct = ProgressSink()
-        let queued = ProgressSink()
-        let queue = DispatchQueue(label: "queued-keyed-observer")
-        registry.addKeyedObserver(key: "download", direct)
-        registry.addKeyedObserver(key: "download", queued, delivery: .queue(queue))
-        var keys: [String] = []
-        registry.withKeyedObservers(key: "download") { (key: String, observer: ProgressObserving) in
-            keys.append(key)
-            observer.progressed(0.25)
-        }
-        XCTAssertEqual(keys, ["download"])
-        registry.dispatchToKeyedObservers(key: "download") { (_: String, observer: ProgressObserving) in
-            observer.progressed(1)
-        }
-        queue.sync {}
-        XCTAssertEqual(direct.received.values, [0.25, 1])
-        XCTAssertEqual(queued.received.values, [1])
-    }
 }

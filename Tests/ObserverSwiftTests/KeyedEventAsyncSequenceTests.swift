@@ -30,6 +30,6 @@ final class KeyedEventAsyncSequenceTests: XCTestCase {
         consumer.cancel()
         await consumer.value
         XCTAssertEqual(quotes.subscribersCount(forKey: "ACME"), 0)
-        XCTAssertEqual(quotes.keysCount, 0, "the key's list is reclaimed with its last subscription")
+        XCTAssertEqual(quotes.keyCount, 0, "the key's list is reclaimed with its last subscription")
     }
 }

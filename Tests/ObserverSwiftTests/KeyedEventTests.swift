@@ -27,7 +27,7 @@ final class KeyedEventTests: XCTestCase {
         event.send(100, forKey: "c")  // nobody observes "c"
 
         XCTAssertEqual(tally.all, ["a1": 1, "a2": 1, "b": 10])
-        XCTAssertEqual(event.keysCount, 2)
+        XCTAssertEqual(event.keyCount, 2)
         XCTAssertEqual(Set(event.keys), ["a", "b"])
         XCTAssertEqual(event.subscribersCount, 3)
         XCTAssertEqual(event.subscribersCount(forKey: "a"), 2)
@@ -38,7 +38,7 @@ final class KeyedEventTests: XCTestCase {
     func testSendWithoutAnySubscriberDoesNothing() {
         let event = KeyedEvent<Int, Int>()
         event.send(1, forKey: 1)
-        XCTAssertEqual(event.keysCount, 0)
+        XCTAssertEqual(event.keyCount, 0)
         XCTAssertEqual(event.subscribersCount, 0)
     }
 
@@ -48,7 +48,7 @@ final class KeyedEventTests: XCTestCase {
         let token = event.subscribe(keys: ["north", "south", "north"]) { key, steps in
             received.append("\(key):\(steps)")
         }
-        XCTAssertEqual(event.keysCount, 2)
+        XCTAssertEqual(event.keyCount, 2)
         XCTAssertEqual(event.subscribersCount, 1, "one subscription, counted once")
 
         event.send(1, forKey: "north")
@@ -63,7 +63,7 @@ final class KeyedEventTests: XCTestCase {
         event.send(4, forKey: "north")
         event.send(5, forKey: "south")
         XCTAssertEqual(received.count, 2)
-        XCTAssertEqual(event.keysCount, 0, "both keys emptied and were removed")
+        XCTAssertEqual(event.keyCount, 0, "both keys emptied and were removed")
     }
 
     func testSubscribingToNoKeysReturnsAnInactiveToken() {
@@ -72,7 +72,7 @@ final class KeyedEventTests: XCTestCase {
         XCTAssertFalse(token.isActive)
         XCTAssertFalse(token.cancel())
         XCTAssertFalse(event.subscribe(key: "a", limit: 0) { _ in }.isActive)
-        XCTAssertEqual(event.keysCount, 0)
+        XCTAssertEqual(event.keyCount, 0)
     }
 
     // MARK: Collisions
@@ -84,14 +84,14 @@ final class KeyedEventTests: XCTestCase {
         for id in 0..<40 {
             tokens[id] = event.subscribe(key: CollidingKey(id: id)) { tally.add("\(id)", $0) }
         }
-        XCTAssertEqual(event.keysCount, 40)
+        XCTAssertEqual(event.keyCount, 40)
         for id in 0..<40 { event.send(id + 1, forKey: CollidingKey(id: id)) }
         for id in 0..<40 { XCTAssertEqual(tally["\(id)"], id + 1, "key \(id)") }
         event.send(1, forKey: CollidingKey(id: 999))  // same hash, no such key
 
         // Remove every other key; the colliding neighbours stay reachable.
         for id in stride(from: 0, to: 40, by: 2) { XCTAssertTrue(tokens[id]!.cancel()) }
-        XCTAssertEqual(event.keysCount, 20)
+        XCTAssertEqual(event.keyCount, 20)
         for id in 0..<40 { event.send(1000, forKey: CollidingKey(id: id)) }
         for id in 0..<40 {
             XCTAssertEqual(tally["\(id)"], id + 1 + (id % 2 == 1 ? 1000 : 0), "key \(id)")
@@ -128,7 +128,7 @@ final class KeyedEventTests: XCTestCase {
             tokens.append(event.subscribe(key: TrackedKey(id)) { _ in })
             tokens.append(event.subscribe(key: TrackedKey(id)) { _ in })
         }
-        XCTAssertEqual(event.keysCount, 100)
+        XCTAssertEqual(event.keyCount, 100)
         XCTAssertEqual(ObserverCore.liveKeys - keysBefore, 100)
         // The second key of each pair equals a stored one, so the map never
         // stored it and nothing else holds it: released at once. The 100
@@ -137,11 +137,11 @@ final class KeyedEventTests: XCTestCase {
 
         // Half the subscriptions go: every key still has one.
         for index in stride(from: 0, to: tokens.count, by: 2) { tokens[index].cancel() }
-        XCTAssertEqual(event.keysCount, 100)
+        XCTAssertEqual(event.keyCount, 100)
         XCTAssertEqual(TrackedKey.deinits.load(ordering: .relaxed) - deinitsBefore, 100)
         // The rest go: each key is removed with its last subscription.
         for index in stride(from: 1, to: tokens.count, by: 2) { tokens[index].cancel() }
-        XCTAssertEqual(event.keysCount, 0)
+        XCTAssertEqual(event.keyCount, 0)
         XCTAssertEqual(ObserverCore.liveKeys, keysBefore)
 
         // After a grace period the core releases the stored keys themselves.
@@ -234,7 +234,7 @@ final class KeyedEventTests: XCTestCase {
             XCTAssertEqual(removed.load(ordering: .relaxed), 1, "round \(round)")
             XCTAssertFalse(token.isActive)
         }
-        XCTAssertEqual(event.keysCount, 0)
+        XCTAssertEqual(event.keyCount, 0)
     }
 
     // MARK: Limits, targets, queues
@@ -253,7 +253,7 @@ final class KeyedEventTests: XCTestCase {
         // Counting is a writer call: it also finishes removals a send had to
         // queue because a lock was busy.
         XCTAssertEqual(event.subscribersCount, 0)
-        XCTAssertEqual(event.keysCount, 0, "spent subscription left no key behind")
+        XCTAssertEqual(event.keyCount, 0, "spent subscription left no key behind")
     }
 
     func testSubscribeOnceDeliversOnce() {
@@ -263,7 +263,7 @@ final class KeyedEventTests: XCTestCase {
         event.send(1, forKey: "k")
         event.send(2, forKey: "k")
         XCTAssertEqual(values.values, [1])
-        XCTAssertEqual(event.keysCount, 0)
+        XCTAssertEqual(event.keyCount, 0)
     }
 
     func testWeakTargetStopsAndFreesItsKeys() {
@@ -278,7 +278,7 @@ final class KeyedEventTests: XCTestCase {
 
         target = nil
         XCTAssertEqual(event.subscribersCount, 0, "dead target's subscriptions no longer count")
-        XCTAssertEqual(event.keysCount, 0, "and their keys are gone")
+        XCTAssertEqual(event.keyCount, 0, "and their keys are gone")
         event.send(3, forKey: "a")  // nothing to call, no crash
     }
 
@@ -316,7 +316,7 @@ final class KeyedEventTests: XCTestCase {
         XCTAssertTrue(both.isActive, "still registered under b")
 
         XCTAssertEqual(event.unsubscribeAll(), 2)
-        XCTAssertEqual(event.keysCount, 0)
+        XCTAssertEqual(event.keyCount, 0)
         XCTAssertFalse(both.isActive)
         XCTAssertFalse(both.cancel())
     }
@@ -341,9 +341,9 @@ final class KeyedEventTests: XCTestCase {
         let event = KeyedEvent<String, Int>()
         var bag: SubscriptionBag? = SubscriptionBag()
         event.subscribe(keys: ["x", "y"]) { _, _ in }.store(in: bag!)
-        XCTAssertEqual(event.keysCount, 2)
+        XCTAssertEqual(event.keyCount, 2)
         bag = nil
-        XCTAssertEqual(event.keysCount, 0)
+        XCTAssertEqual(event.keyCount, 0)
     }
 
     // MARK: Reentrancy
@@ -363,7 +363,7 @@ final class KeyedEventTests: XCTestCase {
         event.send(1, forKey: "k")
         XCTAssertEqual(calls.values.first, "first")
         XCTAssertLessThanOrEqual(calls.count, 2, "the second may or may not run in this send")
-        XCTAssertEqual(event.keysCount, 0)
+        XCTAssertEqual(event.keyCount, 0)
         XCTAssertEqual(ObserverCore.liveKeys, keysBefore - 1)
         let after = calls.count
         event.send(3, forKey: "k")
@@ -435,10 +435,10 @@ final class KeyedEventTests: XCTestCase {
         for key in 0..<stableKeys {
             XCTAssertEqual(stable[key].value, 2 * sendsPerSender, "key \(key)")
         }
-        XCTAssertEqual(event.keysCount, stableKeys, "transient keys were all removed")
+        XCTAssertEqual(event.keyCount, stableKeys, "transient keys were all removed")
         XCTAssertEqual(event.subscribersCount, stableKeys)
         for token in tokens { token.cancel() }
-        XCTAssertEqual(event.keysCount, 0)
+        XCTAssertEqual(event.keyCount, 0)
     }
 
     func testConcurrentSubscribersOnOneKeyCreateItOnce() {
@@ -450,13 +450,13 @@ final class KeyedEventTests: XCTestCase {
                 tokens.withLock { $0.append(token) }
             }
         }
-        XCTAssertEqual(event.keysCount, 1)
+        XCTAssertEqual(event.keyCount, 1)
         XCTAssertEqual(event.subscribersCount(forKey: "shared"), 800)
         let all = tokens.withLock { $0 }
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
             for index in stride(from: worker, to: all.count, by: 8) { XCTAssertTrue(all[index].cancel()) }
         }
-        XCTAssertEqual(event.keysCount, 0)
+        XCTAssertEqual(event.keyCount, 0)
     }
 
     // MARK: The Keyed observers guide's example
@@ -491,9 +491,9 @@ final class KeyedEventTests: XCTestCase {
 
         apple.cancel()
         tech.cancel()  // removes it from MSFT and GOOG; both keys are freed
-        print(prices.keysCount)  // 1: only AAPL (the portfolio) is left
+        print(prices.keyCount)  // 1: only AAPL (the portfolio) is left
 
         XCTAssertEqual(portfolio.lines, ["AAPL 187.5"])
-        XCTAssertEqual(prices.keysCount, 1)
+        XCTAssertEqual(prices.keyCount, 1)
     }
 }

@@ -45,7 +45,7 @@ final class KeyedIrregularKeyTests: XCTestCase {
         XCTAssertFalse(token.cancel())
         XCTAssertTrue(once.cancel())
         XCTAssertEqual(event.subscribersCount, 0)
-        XCTAssertEqual(event.keysCount, 0, "the NaN keys must go with their last subscription")
+        XCTAssertEqual(event.keyCount, 0, "the NaN keys must go with their last subscription")
     }
 
     func testAKeyNotEqualToItselfCanBeCancelledOverSeveralKeys() {
@@ -56,7 +56,7 @@ final class KeyedIrregularKeyTests: XCTestCase {
         XCTAssertEqual(event.subscribersCount, 2)
         XCTAssertTrue(token.cancel())
         XCTAssertTrue(bound.cancel())
-        XCTAssertEqual(event.keysCount, 0)
+        XCTAssertEqual(event.keyCount, 0)
         withExtendedLifetime(target) {}
     }
 
@@ -66,6 +66,6 @@ final class KeyedIrregularKeyTests: XCTestCase {
         let token = event.subscribe(key: key) { _ in }
         XCTAssertTrue(token.isActive)
         XCTAssertTrue(token.cancel())
-        XCTAssertEqual(event.keysCount, 0)
+        XCTAssertEqual(event.keyCount, 0)
     }
 }

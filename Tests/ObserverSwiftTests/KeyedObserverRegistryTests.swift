@@ -34,8 +34,8 @@ final class KeyedObserverRegistryTests: XCTestCase {
         let onA = AlphaOnly("a")
         let onB = AlphaOnly("b")
         let onBoth = AlphaOnly("both")
-        XCTAssertTrue(registry.addKeyedObserver(key: "A", onA))
-        XCTAssertTrue(registry.addKeyedObserver(key: "B", onB))
+        XCTAssertTrue(registry.addObserver(onA, key: "A").isActive)
+        XCTAssertTrue(registry.addObserver(onB, key: "B").isActive)
         XCTAssertEqual(registry.addKeyedObserver(keys: ["A", "B"], onBoth), 2)
 
         XCTAssertEqual(sendAlpha(registry, "A", 1).sorted(), ["A", "A"])
@@ -58,9 +58,9 @@ final class KeyedObserverRegistryTests: XCTestCase {
         let stringOne = AlphaOnly("\"1\"")
         let intOne = AlphaOnly("1")
         let colliding = AlphaOnly("colliding 2")
-        registry.addKeyedObserver(key: "1", stringOne)
-        registry.addKeyedObserver(key: 1, intOne)
-        registry.addKeyedObserver(key: CollidingKey(id: 2), colliding)
+        registry.addObserver(stringOne, key: "1")
+        registry.addObserver(intOne, key: 1)
+        registry.addObserver(colliding, key: CollidingKey(id: 2))
         XCTAssertEqual(registry.keyCount, 3, "one registry, three key types")
 
         var calls: [String] = []
@@ -85,15 +85,15 @@ final class KeyedObserverRegistryTests: XCTestCase {
 
         XCTAssertEqual(registry.addKeyedObserver(keys: ["A", "B"], [first, second]), 4)
         XCTAssertEqual(registry.addKeyedObserver(keys: ["A", "B"], [first, second]), 0, "already there")
-        XCTAssertFalse(registry.addKeyedObserver(key: "A", first))
+        XCTAssertFalse(registry.addObserver(first, key: "A").isActive)
         XCTAssertEqual(registry.addKeyedObserver(key: "C", [first, third]), 2)
-        XCTAssertEqual(registry.keyedObserverCount(key: "A"), 2)
-        XCTAssertEqual(registry.keyedObserverCount(key: "C"), 2)
-        XCTAssertTrue(registry.containsKeyedObserver(third, key: "C"))
-        XCTAssertFalse(registry.containsKeyedObserver(third, key: "A"))
+        XCTAssertEqual(registry.observerCount(forKey: "A"), 2)
+        XCTAssertEqual(registry.observerCount(forKey: "C"), 2)
+        XCTAssertTrue(registry.contains(third, key: "C"))
+        XCTAssertFalse(registry.contains(third, key: "A"))
 
         XCTAssertEqual(registry.removeKeyedObserver(key: "A", [first, second, third]), 2, "third was not on A")
-        XCTAssertEqual(registry.keyedObserverCount(key: "A"), 0)
+        XCTAssertEqual(registry.observerCount(forKey: "A"), 0)
         XCTAssertEqual(registry.removeKeyedObserver(keys: ["B", "C"], first), 2)
         XCTAssertEqual(registry.removeKeyedObserver(keys: ["A", "B", "C"], [second, third]), 2)
         XCTAssertEqual(registry.keyCount, 0, "every key was emptied and freed")
@@ -107,15 +107,15 @@ final class KeyedObserverRegistryTests: XCTestCase {
         let registry = KeyedObserverRegistry()
         let observer = AlphaOnly("observer")
         let stranger = AlphaOnly("stranger")
-        XCTAssertFalse(registry.removeKeyedObserver(key: "absent", observer), "unknown key")
-        registry.addKeyedObserver(key: "A", observer)
-        XCTAssertFalse(registry.removeKeyedObserver(key: "A", stranger), "not registered there")
-        XCTAssertFalse(registry.removeKeyedObserver(key: 7, observer), "same observer, other key type")
-        XCTAssertTrue(registry.removeKeyedObserver(key: "A", observer))
-        XCTAssertFalse(registry.removeKeyedObserver(key: "A", observer), "double remove")
-        XCTAssertEqual(registry.removeKeyedObserver(stranger), 0)
-        XCTAssertEqual(registry.removeAllKeyedObservers(key: "A"), 0)
-        XCTAssertEqual(registry.removeAllKeyedObservers(), 0)
+        XCTAssertFalse(registry.removeObserver(observer, key: "absent"), "unknown key")
+        registry.addObserver(observer, key: "A")
+        XCTAssertFalse(registry.removeObserver(stranger, key: "A"), "not registered there")
+        XCTAssertFalse(registry.removeObserver(observer, key: 7), "same observer, other key type")
+        XCTAssertTrue(registry.removeObserver(observer, key: "A"))
+        XCTAssertFalse(registry.removeObserver(observer, key: "A"), "double remove")
+        XCTAssertEqual(registry.removeObserver(stranger), 0)
+        XCTAssertEqual(registry.removeAllObservers(key: "A"), 0)
+        XCTAssertEqual(registry.removeAllObservers(), 0)
         XCTAssertEqual(registry.removeKeyedObserver(keys: [String](), observer), 0)
         registry.withKeyedObservers(keys: [String]()) { (_, _: AlphaObserver) in XCTFail("no keys") }
         XCTAssertEqual(registry.keyCount, 0)
@@ -126,18 +126,18 @@ final class KeyedObserverRegistryTests: XCTestCase {
         let roamer = AlphaOnly("roamer")
         let stay = AlphaOnly("stay")
         registry.addKeyedObserver(keys: ["A", "B"], roamer)
-        registry.addKeyedObserver(key: 3, roamer)
-        registry.addKeyedObserver(key: "B", stay)
-        XCTAssertEqual(registry.removeKeyedObserver(roamer), 3, "every key, every key type")
+        registry.addObserver(roamer, key: 3)
+        registry.addObserver(stay, key: "B")
+        XCTAssertEqual(registry.removeObserver(roamer), 3, "every key, every key type")
         XCTAssertEqual(registry.keyCount, 1, "A and 3 were freed, B keeps stay")
         sendAlpha(registry, "B", 1)
         XCTAssertEqual(roamer.recorded, [])
         XCTAssertEqual(stay.recorded, ["alpha 1"])
 
         registry.addKeyedObserver(keys: ["A", "B"], roamer)
-        XCTAssertEqual(registry.removeAllKeyedObservers(key: "B"), 2)
+        XCTAssertEqual(registry.removeAllObservers(key: "B"), 2)
         XCTAssertEqual(registry.keyCount, 1)
-        XCTAssertEqual(registry.removeAllKeyedObservers(), 1)
+        XCTAssertEqual(registry.removeAllObservers(), 1)
         XCTAssertEqual(registry.keyCount, 0)
         sendAlpha(registry, "A", 2)
         XCTAssertEqual(roamer.recorded, [])
@@ -198,7 +198,7 @@ final class KeyedObserverRegistryTests: XCTestCase {
         sendAlpha(registry, "K", 2)
         XCTAssertTrue(keyed.existingView(for: (any AlphaObserver).self) === view)
         let late = AlphaOnly("late")
-        registry.addKeyedObserver(key: "K", late)
+        registry.addObserver(late, key: "K")
         XCTAssertEqual(view.slots.storedCount, 2)
         sendAlpha(registry, "K", 3)
         XCTAssertEqual(alpha.recorded, ["alpha 1", "alpha 2", "alpha 3"])
@@ -212,7 +212,7 @@ final class KeyedObserverRegistryTests: XCTestCase {
         let registry = KeyedObserverRegistry()
         let ledger = LivenessLedger()
         let keeper = AlphaOnly("keeper")
-        registry.addKeyedObserver(key: "kept", keeper)
+        registry.addObserver(keeper, key: "kept")
         weak var weakTransient: TransientAlpha?
         do {
             let transient = TransientAlpha(ledger)
@@ -231,7 +231,7 @@ final class KeyedObserverRegistryTests: XCTestCase {
         // A send found it dead: the next writer call drops it everywhere and
         // frees "doomed" (now empty); "kept" keeps its keeper.
         XCTAssertEqual(registry.lists.keyCount, 2)
-        registry.addKeyedObserver(key: "other", keeper)
+        registry.addObserver(keeper, key: "other")
         XCTAssertEqual(registry.lists.keyCount, 2, "doomed freed, other created")
         XCTAssertNil(keyRegistry(registry, "doomed"))
         XCTAssertEqual(keyRegistry(registry, "kept")!.observerCount, 1)
@@ -244,7 +244,7 @@ final class KeyedObserverRegistryTests: XCTestCase {
             registry.addKeyedObserver(keys: ["x", "y"], transient)
         }
         XCTAssertEqual(registry.lists.keyCount, 2, "no send has seen it die yet")
-        XCTAssertEqual(registry.keyedObserverCount(key: "x"), 0)
+        XCTAssertEqual(registry.observerCount(forKey: "x"), 0)
         XCTAssertEqual(registry.lists.keyCount, 1, "counting x freed it")
         XCTAssertEqual(registry.keyCount, 0, "keyCount sweeps every key")
         var calls = 0
@@ -296,8 +296,8 @@ final class KeyedObserverRegistryTests: XCTestCase {
     func testObserverMayRemoveItselfTheKeysLastObserverDuringTheCall() {
         let registry = KeyedObserverRegistry()
         let quitter = Reentrant(registry)
-        quitter.onAlpha = { me in XCTAssertTrue(me.registry.removeKeyedObserver(key: "K", me)) }
-        registry.addKeyedObserver(key: "K", quitter)
+        quitter.onAlpha = { me in XCTAssertTrue(me.registry.removeObserver(me, key: "K")) }
+        registry.addObserver(quitter, key: "K")
         sendAlpha(registry, "K", 1)
         XCTAssertEqual(registry.lists.keyCount, 0, "freed while it was being called")
         sendAlpha(registry, "K", 2)
@@ -309,11 +309,11 @@ final class KeyedObserverRegistryTests: XCTestCase {
         let adder = Reentrant(registry)
         let added = AlphaOnly("added")
         adder.onAlpha = { me in
-            me.registry.addKeyedObserver(key: "K", added)
-            me.registry.removeKeyedObserver(key: "K", me)
-            me.registry.addKeyedObserver(key: "K", me)
+            me.registry.addObserver(added, key: "K")
+            me.registry.removeObserver(me, key: "K")
+            me.registry.addObserver(me, key: "K")
         }
-        registry.addKeyedObserver(key: "K", adder)
+        registry.addObserver(adder, key: "K")
         sendAlpha(registry, "K", 1)
         XCTAssertEqual(added.recorded, [])
         XCTAssertEqual(adder.calls, 1)
@@ -331,8 +331,8 @@ final class KeyedObserverRegistryTests: XCTestCase {
             me.registry.withKeyedObservers(key: "inner") { (_, observer: BetaObserver) in observer.beta(9) }
             me.registry.withKeyedObservers(key: "inner") { (_, observer: LooseObserver) in observer.loose(8) }
         }
-        registry.addKeyedObserver(key: "outer", nester)
-        registry.addKeyedObserver(key: "inner", both)
+        registry.addObserver(nester, key: "outer")
+        registry.addObserver(both, key: "inner")
         sendAlpha(registry, "outer", 1)
         XCTAssertEqual(nester.calls, 1)
         XCTAssertEqual(both.recorded, ["beta 9", "loose 8"])
@@ -347,11 +347,11 @@ final class KeyedObserverRegistryTests: XCTestCase {
         queue.setSpecific(key: specificKey, value: 42)
         let onQueue = AlphaOnly("on queue")
         let inline = AlphaOnly("inline")
-        registry.addKeyedObserver(key: "K", onQueue, delivery: .queue(queue))
-        registry.addKeyedObserver(key: "K", inline)
+        registry.addObserver(onQueue, key: "K", delivery: .queue(queue))
+        registry.addObserver(inline, key: "K")
         let seen = Locked<[String]>([])
         for value in 1...3 {
-            registry.dispatchToKeyedObservers(key: "K") { (key, observer: AlphaObserver) in
+            registry.withObservers(forKey: "K") { (key, observer: AlphaObserver) in
                 if observer === onQueue {
                     let specific = DispatchQueue.getSpecific(key: specificKey)
                     seen.withLock { $0.append("\(key) \(specific ?? 0)") }
@@ -373,8 +373,8 @@ final class KeyedObserverRegistryTests: XCTestCase {
         queue.async { gate.wait() }
         do {
             let transient = TransientAlpha(ledger)
-            registry.addKeyedObserver(key: 1, transient, delivery: .queue(queue))
-            registry.dispatchToKeyedObservers(key: 1) { (_, observer: AlphaObserver) in observer.alpha(1) }
+            registry.addObserver(transient, key: 1, delivery: .queue(queue))
+            registry.withObservers(forKey: 1) { (_, observer: AlphaObserver) in observer.alpha(1) }
         }
         gate.signal()
         queue.sync {}
@@ -393,7 +393,7 @@ final class KeyedObserverRegistryTests: XCTestCase {
             entered.signal()
             _ = release.wait(timeout: .now() + 60)
         }
-        registry.addKeyedObserver(key: "K", blocker)
+        registry.addObserver(blocker, key: "K")
         let sender = UncheckedBox(registry)
         let done = DispatchSemaphore(value: 0)
         Thread {
@@ -404,12 +404,12 @@ final class KeyedObserverRegistryTests: XCTestCase {
         // The call is parked inside the callback on the other thread: every
         // writer proceeds, even one freeing the key being called.
         let newcomer = AlphaOnly("newcomer")
-        XCTAssertTrue(registry.addKeyedObserver(key: "K", newcomer))
-        XCTAssertTrue(registry.removeKeyedObserver(key: "K", newcomer))
-        XCTAssertTrue(registry.addKeyedObserver(key: "other", newcomer))
-        XCTAssertTrue(registry.removeKeyedObserver(key: "K", blocker))
+        XCTAssertTrue(registry.addObserver(newcomer, key: "K").isActive)
+        XCTAssertTrue(registry.removeObserver(newcomer, key: "K"))
+        XCTAssertTrue(registry.addObserver(newcomer, key: "other").isActive)
+        XCTAssertTrue(registry.removeObserver(blocker, key: "K"))
         XCTAssertEqual(registry.keyCount, 1, "K was freed while being called")
-        XCTAssertTrue(registry.addKeyedObserver(key: "K", newcomer))
+        XCTAssertTrue(registry.addObserver(newcomer, key: "K").isActive)
         sendAlpha(registry, "K", 2)
         release.signal()
         done.wait()
@@ -452,7 +452,7 @@ final class KeyedObserverRegistryTests: XCTestCase {
                     kept.append(transient)
                     if kept.count == 8 {
                         registry.removeKeyedObserver(keys: ["A", "B"], Array(kept[0..<4]) as [AnyObject])
-                        if round % 2 == 0 { registry.removeAllKeyedObservers(key: "churn") }
+                        if round % 2 == 0 { registry.removeAllObservers(key: "churn") }
                         kept.removeAll()
                         round += 1
                     }
@@ -465,8 +465,8 @@ final class KeyedObserverRegistryTests: XCTestCase {
         XCTAssertEqual(stableBoth.callCount, sends * senders)
         XCTAssertGreaterThan(ledger.calls.load(ordering: .relaxed), 0)
         XCTAssertEqual(ledger.callsOnDead.load(ordering: .relaxed), 0, "a deallocated observer was called")
-        XCTAssertEqual(registry.keyedObserverCount(key: "A"), 9)
-        XCTAssertEqual(registry.keyedObserverCount(key: "B"), 9)
+        XCTAssertEqual(registry.observerCount(forKey: "A"), 9)
+        XCTAssertEqual(registry.observerCount(forKey: "B"), 9)
         XCTAssertEqual(registry.keyCount, 2, "churn's observers are all gone: the key is freed")
     }
 
@@ -502,7 +502,7 @@ final class KeyedObserverRegistryTests: XCTestCase {
                 var key = 0
                 while running.load(ordering: .acquiring) {
                     let transient = TransientAlpha(ledger)
-                    registry.addKeyedObserver(key: key % 3, transient)
+                    registry.addObserver(transient, key: key % 3)
                     key += 1
                     handOff.withLock { $0.append(transient) }
                 }

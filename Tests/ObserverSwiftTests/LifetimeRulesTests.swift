@@ -67,7 +67,7 @@ final class LifetimeRulesTests: XCTestCase {
         }
         target = nil
         XCTAssertEqual(event.slots.storedCount, 1, "nothing has met the dead target yet")
-        XCTAssertEqual(keyed.keysCount, 1)
+        XCTAssertEqual(keyed.keyCount, 1)
         XCTAssertEqual(registry.entryCount, 1)
 
         event.subscribe { _ in }.cancel()
@@ -81,7 +81,7 @@ final class LifetimeRulesTests: XCTestCase {
 
         XCTAssertEqual(event.slots.storedCount, 0, "the dead target's slot is freed")
         XCTAssertEqual(value.observers.slots.storedCount, 0, "the dead binding's slot is freed")
-        XCTAssertEqual(keyed.keysCount, 0, "the dead target's slot, and its key, are freed")
+        XCTAssertEqual(keyed.keyCount, 0, "the dead target's slot, and its key, are freed")
         XCTAssertEqual(registry.entryCount, others.count, "the dead observer is dropped")
         try ObserverCore.reclaimNow()
         XCTAssertEqual(

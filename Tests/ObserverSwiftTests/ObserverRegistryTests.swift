@@ -39,24 +39,24 @@ final class ObserverRegistryTests: XCTestCase {
         registry.addObserver([alpha, both, neither])
 
         var composition: [String] = []
-        registry.withObservers { (observer: AlphaObserver & BetaObserver) in
+        registry.withObserversHere { (observer: AlphaObserver & BetaObserver) in
             composition.append((observer as! RecordingObserver).name)
         }
         XCTAssertEqual(composition, ["both"])
 
         var everyone: [String] = []
-        registry.withObservers { (observer: AnyObject) in
+        registry.withObserversHere { (observer: AnyObject) in
             everyone.append((observer as! RecordingObserver).name)
         }
         XCTAssertEqual(Set(everyone), ["alpha", "both", "neither"])
         XCTAssertEqual(everyone.count, 3)
 
         var recordingClass: [String] = []
-        registry.withObservers { (observer: RecordingObserver) in recordingClass.append(observer.name) }
+        registry.withObserversHere { (observer: RecordingObserver) in recordingClass.append(observer.name) }
         XCTAssertEqual(Set(recordingClass), ["alpha", "both", "neither"])
 
         var exactClass: [String] = []
-        registry.withObservers { (observer: AlphaAndBeta) in exactClass.append(observer.name) }
+        registry.withObserversHere { (observer: AlphaAndBeta) in exactClass.append(observer.name) }
         XCTAssertEqual(exactClass, ["both"])
 
         // A protocol that is not class-bound (an opaque existential).
@@ -66,7 +66,7 @@ final class ObserverRegistryTests: XCTestCase {
 
         // A type no observer can be cast to.
         var strings = 0
-        registry.withObservers { (_: String) in strings += 1 }
+        registry.withObserversHere { (_: String) in strings += 1 }
         XCTAssertEqual(strings, 0)
     }
 
@@ -124,8 +124,8 @@ final class ObserverRegistryTests: XCTestCase {
         let plain = AlphaOnly("plain")
         registry.addObserver([number, plain])
         var seen: [Int] = []
-        registry.withObservers { (observer: Int) in seen.append(observer) }
-        registry.withObservers { (observer: Int) in seen.append(observer) }
+        registry.withObserversHere { (observer: Int) in seen.append(observer) }
+        registry.withObserversHere { (observer: Int) in seen.append(observer) }
         XCTAssertEqual(seen, [7, 7])
         var boxes = 0
         registry.view(for: Int.self).slots.forEachBox { box in
@@ -147,8 +147,8 @@ final class ObserverRegistryTests: XCTestCase {
         let plain = AlphaOnly("plain")
         registry.addObserver([hashable, plain])
         var seen: [AnyHashable] = []
-        registry.withObservers { (observer: AnyHashable) in seen.append(observer) }
-        registry.withObservers { (observer: AnyHashable) in seen.append(observer) }
+        registry.withObserversHere { (observer: AnyHashable) in seen.append(observer) }
+        registry.withObserversHere { (observer: AnyHashable) in seen.append(observer) }
         XCTAssertEqual(seen, [AnyHashable(hashable), AnyHashable(hashable)])
     }
 
@@ -158,8 +158,8 @@ final class ObserverRegistryTests: XCTestCase {
         let registry = ObserverRegistry()
         let alpha = AlphaOnly("alpha")
         let stranger = AlphaOnly("stranger")
-        XCTAssertTrue(registry.addObserver(alpha))
-        XCTAssertFalse(registry.addObserver(alpha))
+        XCTAssertTrue(registry.addObserver(alpha).isActive)
+        XCTAssertFalse(registry.addObserver(alpha).isActive)
         XCTAssertEqual(registry.addObserver([alpha, alpha]), 0)
         registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
         XCTAssertEqual(alpha.recorded, ["alpha 1"])
@@ -202,16 +202,16 @@ final class ObserverRegistryTests: XCTestCase {
         var anyCalls = 0
         registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
         registry.withObservers { (observer: BetaObserver) in observer.beta(2) }
-        registry.withObservers { (_: AnyObject) in anyCalls += 1 }
+        registry.withObserversHere { (_: AnyObject) in anyCalls += 1 }
         XCTAssertTrue(registry.removeObserver(both))
         registry.withObservers { (observer: AlphaObserver) in observer.alpha(3) }
         registry.withObservers { (observer: BetaObserver) in observer.beta(4) }
-        registry.withObservers { (_: AnyObject) in anyCalls += 1 }
+        registry.withObserversHere { (_: AnyObject) in anyCalls += 1 }
         XCTAssertEqual(both.recorded, ["alpha 1", "beta 2"])
         XCTAssertEqual(anyCalls, 1)
         registry.addObserver(both)
         registry.withObservers { (observer: BetaObserver) in observer.beta(5) }
-        registry.withObservers { (_: AnyObject) in anyCalls += 1 }
+        registry.withObserversHere { (_: AnyObject) in anyCalls += 1 }
         XCTAssertEqual(both.recorded, ["alpha 1", "beta 2", "beta 5"])
         XCTAssertEqual(anyCalls, 2)
     }
@@ -263,7 +263,7 @@ final class ObserverRegistryTests: XCTestCase {
             registry.addObserver(transient)
         }
         var calls = 0
-        registry.withObservers { (_: AlphaObserver) in calls += 1 }
+        registry.withObserversHere { (_: AlphaObserver) in calls += 1 }
         XCTAssertEqual(calls, 0)
         XCTAssertEqual(registry.observerCount, 0)
     }
@@ -366,7 +366,7 @@ final class ObserverRegistryTests: XCTestCase {
         registry.addObserver(inline)
         let seenOnQueue = Locked<[Int?]>([])
         for value in 1...3 {
-            registry.dispatchToObservers { (observer: AlphaObserver) in
+            registry.withObservers { (observer: AlphaObserver) in
                 let specific = DispatchQueue.getSpecific(key: key)
                 if observer === onQueue { seenOnQueue.withLock { $0.append(specific) } }
                 observer.alpha(value)
@@ -387,7 +387,7 @@ final class ObserverRegistryTests: XCTestCase {
         do {
             let transient = TransientAlpha(ledger)
             registry.addObserver(transient, delivery: .queue(queue))
-            registry.dispatchToObservers { (observer: AlphaObserver) in observer.alpha(1) }
+            registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
         }
         gate.signal()
         queue.sync {}
@@ -404,7 +404,7 @@ final class ObserverRegistryTests: XCTestCase {
         do {
             let registry = ObserverRegistry()
             registry.addObserver(observer!, delivery: .queue(queue))
-            registry.dispatchToObservers { (observer: AlphaObserver) in observer.alpha(1) }
+            registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
         }
         observer = nil  // the registry and the observer are both gone
         gate.signal()
@@ -420,7 +420,7 @@ final class ObserverRegistryTests: XCTestCase {
         registry.addObserver(observer, delivery: .mainActor)
         let delivered = expectation(description: "delivered on the main thread")
         let sender = Thread {
-            registry.dispatchToObservers { (observer: AlphaObserver) in
+            registry.withObservers { (observer: AlphaObserver) in
                 XCTAssertTrue(Thread.isMainThread)
                 observer.alpha(5)
                 delivered.fulfill()
@@ -453,9 +453,9 @@ final class ObserverRegistryTests: XCTestCase {
         // withObservers is now parked inside the callback on the other
         // thread: writers and other sends proceed.
         let newcomer = AlphaOnly("newcomer")
-        XCTAssertTrue(registry.addObserver(newcomer))
+        XCTAssertTrue(registry.addObserver(newcomer).isActive)
         XCTAssertTrue(registry.removeObserver(newcomer))
-        XCTAssertTrue(registry.addObserver(newcomer))
+        XCTAssertTrue(registry.addObserver(newcomer).isActive)
         registry.withObservers { (observer: BetaObserver) in observer.beta(1) }
         XCTAssertEqual(registry.observerCount, 2)
         release.signal()
@@ -569,8 +569,8 @@ final class ObserverRegistryDeferredAddTests: XCTestCase {
         let view = registry.view(for: (any AlphaObserver).self)
         for _ in 0..<1_000 {
             let passing = AlphaOnly("passing")
-            XCTAssertTrue(registry.addObserver(passing))
-            XCTAssertFalse(registry.addObserver(passing), "a second add is still a no-op")
+            XCTAssertTrue(registry.addObserver(passing).isActive)
+            XCTAssertFalse(registry.addObserver(passing).isActive, "a second add is still a no-op")
             XCTAssertTrue(registry.contains(passing))
             XCTAssertTrue(registry.removeObserver(passing))
             XCTAssertFalse(registry.contains(passing))
@@ -647,7 +647,7 @@ final class ObserverRegistryDeferredAddTests: XCTestCase {
         XCTAssertEqual(stored.recorded, ["alpha 1"])
         XCTAssertEqual(pending.recorded, [])
         XCTAssertEqual(registry.observerCount, 0)
-        XCTAssertTrue(registry.addObserver(pending), "can be added again")
+        XCTAssertTrue(registry.addObserver(pending).isActive, "can be added again")
     }
 
     func testConcurrentAddsRemovesAndSendsDeliverExactlyToTheRegistered() {

@@ -122,7 +122,7 @@ extension Contender {
             },
             checksum: { sink.total },
             tearDown: {
-                let keys = keyed.keysCount
+                let keys = keyed.keyCount
                 if keys != registered {
                     Verification.fail("subscribe-pair: \(keys) keys left, expected \(registered)")
                 }

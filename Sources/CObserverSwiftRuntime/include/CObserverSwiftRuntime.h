@@ -7,6 +7,7 @@
 #define C_OBSERVER_SWIFT_RUNTIME_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -53,6 +54,42 @@ static inline bool
 csr_is_deallocating(const void *object)
 {
 	return swift_isDeallocating((void *)(uintptr_t)object);
+}
+
+/*
+ * swift_conformsToProtocolWithExecutionContext: exported by the Swift 6.2+
+ * runtime (swift/Runtime/Casting.h, C calling convention): the witness
+ * table of `type`'s conformance to `protocol` (NULL when it does not
+ * conform), whatever the calling thread's isolation, and in `context` the
+ * global actor the conformance is isolated to (its first word: that actor's
+ * metadata, NULL for a nonisolated conformance). A dynamic cast (`as? P`)
+ * fails for an isolated conformance unless it runs on that actor; this
+ * answers the same question without that dependence. Weak: a runtime that
+ * predates isolated conformances (an older Darwin OS) lacks it, and then
+ * every conformance is nonisolated.
+ */
+extern const void *swift_conformsToProtocolWithExecutionContext(
+	const void *type, const void *protocol, void *context) __attribute__((weak));
+extern const size_t swift_ConformanceExecutionContextSize __attribute__((weak));
+
+/*
+ * csr_conformance_isolation: 1 when `type` conforms to `protocol`, 0 when it
+ * does not, -1 when the runtime cannot tell (no such entry point). On 1,
+ * `*isolation` is the metadata of the global actor the conformance is
+ * isolated to, or NULL.
+ */
+static inline int
+csr_conformance_isolation(const void *type, const void *protocol, const void **isolation)
+{
+	void *context[8] = {0};
+	*isolation = 0;
+	if (!swift_conformsToProtocolWithExecutionContext || !&swift_ConformanceExecutionContextSize ||
+	    swift_ConformanceExecutionContextSize > sizeof(context))
+		return -1;
+	if (!swift_conformsToProtocolWithExecutionContext(type, protocol, context))
+		return 0;
+	*isolation = context[0];
+	return 1;
 }
 
 #endif /* C_OBSERVER_SWIFT_RUNTIME_H */

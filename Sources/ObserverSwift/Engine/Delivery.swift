@@ -2,10 +2,12 @@ import CObserverCore
 import Dispatch
 import Foundation
 
-/// Where a subscription's handler runs.
+/// Where a registered observer is called (``ObserverRegistry``,
+/// ``KeyedObserverRegistry``, key-path observation).
 ///
-/// By default a handler runs synchronously on the thread that sends, inside
-/// the send. A queue or the main actor decouples it: the send only enqueues.
+/// By default an observer is called synchronously on the thread that sends,
+/// inside the send. A queue or the main actor decouples it: the send only
+/// enqueues.
 public enum Delivery: Sendable {
     /// On the sending thread, before `send` returns (the default).
     case synchronous
@@ -15,6 +17,41 @@ public enum Delivery: Sendable {
     /// main actor and no earlier main-actor delivery is still queued,
     /// otherwise enqueued on the main queue (behind those, in order).
     case mainActor
+}
+
+/// Where a `@Sendable` handler closure (or a weak target's handler) runs: on
+/// the sending thread or on a dispatch queue.
+///
+/// A handler that must run on the main actor is a `@MainActor` closure, the
+/// one way for a closure to run there, checked by the compiler:
+/// `event.subscribe { @MainActor value in ... }`. A plain `@Sendable`
+/// handler cannot touch main-actor state wherever it runs, so there is no
+/// `.mainActor` here: writing it is a compile error that says what to write
+/// instead.
+public enum HandlerDelivery: Sendable {
+    /// On the sending thread, before `send` returns (the default).
+    case synchronous
+    /// Asynchronously on the given queue, in the order the sends enqueued.
+    case queue(DispatchQueue)
+
+    /// Not a handler delivery: a closure runs on the main actor when it is
+    /// marked `@MainActor`.
+    @available(
+        *, unavailable,
+        message: "mark the closure instead: subscribe { @MainActor value in ... } runs it on the main actor"
+    )
+    public static var mainActor: HandlerDelivery {
+        fatalError("unavailable: HandlerDelivery has no main-actor case")
+    }
+
+    /// The engine's delivery for this handler delivery.
+    @usableFromInline
+    var delivery: Delivery {
+        switch self {
+        case .synchronous: .synchronous
+        case .queue(let queue): .queue(queue)
+        }
+    }
 }
 
 /// Carries a value into a `@Sendable` closure whose thread hand-off the

@@ -26,7 +26,7 @@ public protocol KeyedProtocolObservable: AnyObject {
 extension KeyedProtocolObservable {
     /// Registers `observer` under `key`, held weakly; false when it is
     /// registered there already. See
-    /// ``KeyedObserverRegistry/addKeyedObserver(key:_:delivery:)->Bool``.
+    /// ``KeyedObserverRegistry/addKeyedObserver(key:_:delivery:)``.
     @discardableResult
     public func addKeyedObserver<Key: Hashable>(
         key: Key, _ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous

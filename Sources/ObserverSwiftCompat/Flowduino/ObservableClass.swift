@@ -85,22 +85,28 @@ open class ObservableClass: ProtocolObservable {
     /// Registered observers still alive.
     public final var observerCount: Int { withExistingRegistry { $0.observerCount } ?? 0 }
 
-    /// Calls `body` on this thread with every synchronous observer
-    /// conforming to `P`, the type of the closure's parameter. See
-    /// ``ObserverRegistry/withObservers(_:)``.
+    /// Calls `body` on this thread, before returning, with every observer
+    /// conforming to `P` that can be called here and now (see
+    /// ``ProtocolObservable/withObservers(_:)``).
     @inlinable
     public final func withObservers<P>(_ body: (P) -> Void) {
         // The registry borrowed: a strong reference to it would cost a
         // retain and a release per call.
         guard let made = registryWord.load(ordering: .acquiring) else { return }
-        Unmanaged<ObserverRegistry>.fromOpaque(made)._withUnsafeGuaranteedRef { $0.withObservers(body) }
+        let notCalled = Unmanaged<ObserverRegistry>.fromOpaque(made)._withUnsafeGuaranteedRef {
+            $0.withObserversCallableHere(body)
+        }
+        if notCalled > 0 {
+            ObserversNotCalled.report(
+                notCalled, spelling: "withObservers(_:)", escapingSpelling: "dispatchToObservers(_:)")
+        }
     }
 
     /// Calls `body` with every observer conforming to `P`, each where its
-    /// delivery says. See ``ObserverRegistry/dispatchToObservers(_:)``.
+    /// delivery says. See ``ObserverRegistry/withObservers(_:)``.
     @inlinable
     public final func dispatchToObservers<P>(_ body: @escaping @Sendable (P) -> Void) {
         guard let made = registryWord.load(ordering: .acquiring) else { return }
-        Unmanaged<ObserverRegistry>.fromOpaque(made).takeUnretainedValue().dispatchToObservers(body)
+        Unmanaged<ObserverRegistry>.fromOpaque(made).takeUnretainedValue().withObservers(body)
     }
 }

@@ -8,7 +8,7 @@ extension ObserverRegistry {
     /// Registers every observer of `observers`; returns how many were new.
     @discardableResult
     public func addObserver(_ observers: [any AnyObject & Sendable], delivery: Delivery = .synchronous) -> Int {
-        observers.reduce(0) { $0 + (addObserver($1, delivery: delivery) ? 1 : 0) }
+        observers.reduce(0) { $0 + (insertObserver($1, delivery: delivery) ? 1 : 0) }
     }
 
     /// Unregisters every observer of `observers`; returns how many were registered.
@@ -38,7 +38,7 @@ extension KeyedObserverRegistry {
     public func addKeyedObserver<Key: Hashable>(
         key: Key, _ observers: [any AnyObject & Sendable], delivery: Delivery = .synchronous
     ) -> Int {
-        observers.reduce(0) { $0 + (addKeyedObserver(key: key, $1, delivery: delivery) ? 1 : 0) }
+        observers.reduce(0) { $0 + (insertObserver($1, key: key, delivery: delivery) ? 1 : 0) }
     }
 
     /// Registers every observer of `observers` under each of `keys`; returns
@@ -53,7 +53,7 @@ extension KeyedObserverRegistry {
     /// Unregisters every observer of `observers` from `key`; returns how many were registered there.
     @discardableResult
     public func removeKeyedObserver<Key: Hashable>(key: Key, _ observers: [AnyObject]) -> Int {
-        observers.reduce(0) { $0 + (removeKeyedObserver(key: key, $1) ? 1 : 0) }
+        observers.reduce(0) { $0 + (removeObserver($1, key: key) ? 1 : 0) }
     }
 
     /// Unregisters every observer of `observers` from each of `keys`; returns

@@ -25,10 +25,10 @@ public protocol ProtocolObservable: AnyObject {
 
 extension ProtocolObservable {
     /// Registers `observer`, held weakly; false when registered already.
-    /// See ``ObserverRegistry/addObserver(_:delivery:)->Bool``.
+    /// See ``ObserverRegistry/addObserver(_:delivery:)``.
     @discardableResult
     public func addObserver(_ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous) -> Bool {
-        observerRegistry.addObserver(observer, delivery: delivery)
+        observerRegistry.insertObserver(observer, delivery: delivery)
     }
 
     /// Unregisters `observer`; false (a no-op) when it was not registered.
@@ -46,24 +46,36 @@ extension ProtocolObservable {
     /// Registered observers still alive.
     public var observerCount: Int { observerRegistry.observerCount }
 
-    /// Calls `body` on this thread with every synchronous observer
-    /// conforming to `P`, the type of the closure's parameter. See
-    /// ``ObserverRegistry/withObservers(_:)``.
+    /// Calls `body` on this thread, before returning, with every observer
+    /// conforming to `P`, the type of the closure's parameter (Flowduino's
+    /// spelling: `body` does not escape, so it may use `self` implicitly).
     ///
     /// ```swift
     /// withObservers { (observer: TemperatureObserver) in
     ///     observer.temperatureChanged(to: 21.5)
     /// }
     /// ```
+    ///
+    /// A non-escaping `body` can only run here and now, so an observer added
+    /// with a queue or main-actor delivery (see
+    /// ``ObserverRegistry/addObserver(_:delivery:)``) is reached by
+    /// ``dispatchToObservers(_:)`` instead: this call does not call it, and
+    /// the first time that happens in a process it says so on standard
+    /// error. A main-actor observer is called here when this runs on the
+    /// main actor.
     @inlinable
     public func withObservers<P>(_ body: (P) -> Void) {
-        observerRegistry.withObservers(body)
+        let notCalled = observerRegistry.withObserversCallableHere(body)
+        if notCalled > 0 {
+            ObserversNotCalled.report(
+                notCalled, spelling: "withObservers(_:)", escapingSpelling: "dispatchToObservers(_:)")
+        }
     }
 
     /// Calls `body` with every observer conforming to `P`, each where its
-    /// delivery says. See ``ObserverRegistry/dispatchToObservers(_:)``.
+    /// delivery says. See ``ObserverRegistry/withObservers(_:)``.
     @inlinable
     public func dispatchToObservers<P>(_ body: @escaping @Sendable (P) -> Void) {
-        observerRegistry.dispatchToObservers(body)
+        observerRegistry.withObservers(body)
     }
 }

@@ -50,7 +50,7 @@ extension ObservableValue where Value: Sendable {
         _ target: Target, queue: DispatchQueue?, replay: Bool = false,
         handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        subscribe(target, delivery: Delivery(queue: queue), replay: replay, handler: handler)
+        subscribe(target, delivery: HandlerDelivery(queue: queue), replay: replay, handler: handler)
     }
 
     /// SwiftEvents 2's form with a queue: the handler receives the value alone.
@@ -59,7 +59,7 @@ extension ObservableValue where Value: Sendable {
         _ target: Target, queue: DispatchQueue?, replay: Bool = false,
         handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        subscribe(target, delivery: Delivery(queue: queue), replay: replay) { _, value in handler(value) }
+        subscribe(target, delivery: HandlerDelivery(queue: queue), replay: replay) { _, value in handler(value) }
     }
 }
 

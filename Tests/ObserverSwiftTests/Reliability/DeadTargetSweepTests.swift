@@ -64,7 +64,7 @@ final class DeadTargetSweepTests: XCTestCase {
         let liveBoxes = ReliabilityLiveInstances.current - liveBefore
         let storedEvent = event.slots.storedCount
         let storedValue = value.observers.slots.storedCount
-        let keys = keyed.keysCount
+        let keys = keyed.keyCount
         let entries = registry.entryCount
         print(
             "dead targets: \(liveBoxes) captures alive, \(storedEvent) + \(storedValue) slots, \(keys) keys, "

@@ -92,7 +92,7 @@ final class SpentLimitReleaseTests: XCTestCase {
             }
             try ObserverCore.reclaimNow()
             XCTAssertNil(weakCapture)
-            XCTAssertEqual(event.keysCount, 0)
+            XCTAssertEqual(event.keyCount, 0)
             XCTAssertFalse(token.cancel())
         }
     }

@@ -69,4 +69,11 @@ enum ReliabilityObserverKinds {
         KeyedEventKindAdapter(),
         ObservableValueKindAdapter(),
     ]
+
+    /// Further kinds the model-based test runs (the registries notify rather
+    /// than send, so the reentrancy matrix and the torture test do not).
+    static let modelOnly: [any ReliabilityObserverKind] = [
+        ObserverRegistryKindAdapter(),
+        KeyedObserverRegistryKindAdapter(),
+    ]
 }

@@ -7,8 +7,10 @@ extension Event where Value: Sendable {
     // MARK: On a dispatch queue or the main actor
 
     /// Subscribes a closure that runs where `delivery` says: on the sending
-    /// thread, asynchronously on a queue (in the order the sends enqueued),
-    /// or on the main actor.
+    /// thread or asynchronously on a queue (in the order the sends
+    /// enqueued). A closure runs on the main actor by being marked
+    /// `@MainActor` (`subscribe { @MainActor value in ... }`), not by a
+    /// delivery: ``HandlerDelivery`` has no `.mainActor`.
     ///
     /// ```swift
     /// let saves = Event<Int>()
@@ -22,8 +24,8 @@ extension Event where Value: Sendable {
     ///   - delivery: where the handler runs. A concurrent queue may run
     ///     several deliveries at once, which is why the handler is
     ///     `@Sendable`. For a handler that touches main-actor state, mark the
-    ///     closure instead: `subscribe { @MainActor value in ... }` is
-    ///     checked by the compiler.
+    ///     closure instead: `subscribe { @MainActor value in ... }` is the one
+    ///     way, checked by the compiler.
     ///   - limit: deliver at most this many values, then cancel; `nil` (the
     ///     default) means no limit, zero or less subscribes nothing.
     ///   - handler: called with each value sent.
@@ -31,9 +33,9 @@ extension Event where Value: Sendable {
     ///   or discarded explicitly).
     @inlinable
     public func subscribe(
-        delivery: Delivery, limit: Int? = nil, _ handler: @escaping @Sendable (Value) -> Void
+        delivery: HandlerDelivery, limit: Int? = nil, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        subscribeClosure(delivery: delivery, limit: limit, handler)
+        subscribeClosure(delivery: delivery.delivery, limit: limit, handler)
     }
 
     /// Subscribes `handler` on behalf of a weakly held `target`, running
@@ -43,10 +45,10 @@ extension Event where Value: Sendable {
     @inlinable
     @discardableResult
     public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, delivery: Delivery, limit: Int? = nil,
+        _ target: Target, delivery: HandlerDelivery, limit: Int? = nil,
         handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        subscribeTarget(target, delivery: delivery, limit: limit, handler)
+        subscribeTarget(target, delivery: delivery.delivery, limit: limit, handler)
     }
 
     /// Subscribes a main-actor handler. It runs synchronously when the send

@@ -30,32 +30,41 @@ final class KeyObservers: Subscriber, @unchecked Sendable {
         self.writerLock = writerLock
     }
 
-    /// Calls `body` with the key and every synchronous observer of this key
-    /// conforming to `P`. The caller is inside a read section and keeps this
-    /// box (found in the keymap) alive at +0 until it ends.
-    @inlinable
-    func sendSynchronously<Key, P>(_ key: Key, _ body: (Key, P) -> Void) {
-        let view = registry.existingView(for: P.self) ?? makeView(for: P.self)
-        // Inside the caller's read section.
-        view.conforming.sendInSection { observer in
-            if observer.isSynchronous { observer.callIfAlive { body(key, $0) } }
-        }
-    }
-
-    /// ``sendSynchronously(_:_:)`` for every observer, each where its
-    /// delivery says: only queued and main-actor observers get an escaping
-    /// closure.
+    /// Calls `body` with the key and every observer of this key conforming
+    /// to `P`, each where its delivery says. The caller is inside a read
+    /// section and keeps this box (found in the keymap) alive at +0 until it
+    /// ends.
     @inlinable
     func send<Key: Sendable, P>(_ key: Key, _ body: @escaping @Sendable (Key, P) -> Void) {
         let view = registry.existingView(for: P.self) ?? makeView(for: P.self)
         // Inside the caller's read section.
         view.conforming.sendInSection { observer in
+            // Only the observers delivered elsewhere get an escaping closure.
             if observer.isSynchronous {
                 observer.callIfAlive { body(key, $0) }
             } else {
                 observer.deliverLater { body(key, $0) }
             }
         }
+    }
+
+    /// Calls `body` on this thread with the key and every observer of this
+    /// key conforming to `P` whose delivery allows a call here and now;
+    /// returns how many it could not call (see
+    /// ``ObserverRegistry/withObserversCallableHere(_:)``).
+    @inlinable
+    func sendHere<Key, P>(_ key: Key, _ body: (Key, P) -> Void) -> Int {
+        let view = registry.existingView(for: P.self) ?? makeView(for: P.self)
+        var notCalled = 0
+        // Inside the caller's read section.
+        view.conforming.sendInSection { observer in
+            if observer.mayBeCalledHere {
+                observer.callIfAlive { body(key, $0) }
+            } else {
+                notCalled &+= 1
+            }
+        }
+        return notCalled
     }
 
     /// The first send for `P` to this key: casts the key's observers once

@@ -10,10 +10,12 @@ extension KeyedEvent where Key: Sendable, Value: Sendable {
     /// where `delivery` says (see ``Event/subscribe(delivery:limit:_:)``).
     /// The token must be kept: nothing but cancelling or the limit ends it.
     public func subscribe(
-        key: Key, delivery: Delivery, limit: Int? = nil, _ handler: @escaping @Sendable (Value) -> Void
+        key: Key, delivery: HandlerDelivery, limit: Int? = nil,
+        _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        if case .synchronous = delivery { return subscribe(key: key, limit: limit, handler) }
-        return subscribeClosure(CollectionOfOne(key), delivery: delivery, limit: limit) { _, value in
+        let engineDelivery = delivery.delivery
+        if case .synchronous = engineDelivery { return subscribe(key: key, limit: limit, handler) }
+        return subscribeClosure(CollectionOfOne(key), delivery: engineDelivery, limit: limit) { _, value in
             handler(value)
         }
     }
@@ -21,11 +23,12 @@ extension KeyedEvent where Key: Sendable, Value: Sendable {
     /// ``subscribe(keys:limit:_:)-(_,_,(Key,Value)->Void)`` with the handler
     /// where `delivery` says.
     public func subscribe(
-        keys: some Sequence<Key>, delivery: Delivery, limit: Int? = nil,
+        keys: some Sequence<Key>, delivery: HandlerDelivery, limit: Int? = nil,
         _ handler: @escaping @Sendable (Key, Value) -> Void
     ) -> Subscription {
-        if case .synchronous = delivery { return subscribe(keys: keys, limit: limit, handler) }
-        return subscribeClosure(keys, delivery: delivery, limit: limit, handler)
+        let engineDelivery = delivery.delivery
+        if case .synchronous = engineDelivery { return subscribe(keys: keys, limit: limit, handler) }
+        return subscribeClosure(keys, delivery: engineDelivery, limit: limit, handler)
     }
 
     /// ``subscribe(_:key:limit:handler:)-(_,_,_,(Target,Value)->Void)`` with
@@ -33,10 +36,10 @@ extension KeyedEvent where Key: Sendable, Value: Sendable {
     /// the handler runs.
     @discardableResult
     public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, key: Key, delivery: Delivery, limit: Int? = nil,
+        _ target: Target, key: Key, delivery: HandlerDelivery, limit: Int? = nil,
         handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        subscribeTarget(target, CollectionOfOne(key), delivery: delivery, limit: limit) {
+        subscribeTarget(target, CollectionOfOne(key), delivery: delivery.delivery, limit: limit) {
             target, _, value in handler(target, value)
         }
     }
@@ -45,10 +48,10 @@ extension KeyedEvent where Key: Sendable, Value: Sendable {
     /// with the handler where `delivery` says.
     @discardableResult
     public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, keys: some Sequence<Key>, delivery: Delivery, limit: Int? = nil,
+        _ target: Target, keys: some Sequence<Key>, delivery: HandlerDelivery, limit: Int? = nil,
         handler: @escaping @Sendable (Target, Key, Value) -> Void
     ) -> Subscription {
-        subscribeTarget(target, keys, delivery: delivery, limit: limit, handler)
+        subscribeTarget(target, keys, delivery: delivery.delivery, limit: limit, handler)
     }
 
     /// Subscribes a main-actor handler to one key, selected by marking the

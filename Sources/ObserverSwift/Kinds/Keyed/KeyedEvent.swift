@@ -26,7 +26,7 @@ import Dispatch
 /// `send(_:forKey: .nan)` calls nobody, and `unsubscribeAll(key: .nan)` or
 /// `subscribersCount(forKey: .nan)` find nothing. Their subscriptions are
 /// stored all the same (each under its own key entry, counted by
-/// ``keysCount`` and ``subscribersCount``), and ``Subscription/cancel()``
+/// ``keyCount`` and ``subscribersCount``), and ``Subscription/cancel()``
 /// removes them: a token cancels by where its subscription was stored, never
 /// by comparing keys or hashing them again.
 ///
@@ -258,7 +258,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// expired (dead target, spent limit) goes when a send or a count
     /// notices it, or at the next subscribe or unsubscribe call if a lock
     /// was busy then.
-    public var keysCount: Int { withExistingLists { $0.keyCount } ?? 0 }
+    public var keyCount: Int { withExistingLists { $0.keyCount } ?? 0 }
 
     /// The keys that have at least one subscription stored, in no order.
     public var keys: [Key] {

@@ -14,12 +14,12 @@ import Foundation
 /// }
 /// let registry = KeyedObserverRegistry()
 /// let ticker = Ticker()
-/// registry.addKeyedObserver(key: "AAPL", ticker)
-/// registry.addKeyedObserver(key: "MSFT", ticker)
-/// registry.withKeyedObservers(key: "AAPL") { (symbol, observer: PriceObserver) in
+/// registry.addObserver(ticker, key: "AAPL")
+/// registry.addObserver(ticker, key: "MSFT")
+/// registry.withObservers(forKey: "AAPL") { (symbol, observer: PriceObserver) in
 ///     observer.priceChanged(symbol: symbol, to: 187.5)   // ticker is called
 /// }
-/// registry.withKeyedObservers(key: "GOOG") { (symbol, observer: PriceObserver) in
+/// registry.withObservers(forKey: "GOOG") { (symbol, observer: PriceObserver) in
 ///     observer.priceChanged(symbol: symbol, to: 141.2)   // nobody: a hash and one probe
 /// }
 /// ```
@@ -28,12 +28,14 @@ import Foundation
 /// keys of several types (keys of different types never match). A key is
 /// compared with `==`, so colliding hashes are only slower, never wrong.
 ///
-/// **Which observers are called.** `withKeyedObservers(key:_:)` calls
+/// **Which observers are called.** ``withObservers(forKey:_:)`` calls
 /// exactly the observers registered under that key that conform to the type
 /// of its closure's second parameter (a protocol, a composition, a class,
-/// `AnyObject`). Conformance is decided once per observer, key and protocol
-/// (when a protocol is first used with a key, or when an observer is added
-/// to a key afterwards), never by a cast per call.
+/// `AnyObject`), each where the ``Delivery`` it was added with says.
+/// Conformance is decided once per observer, key and protocol (when a
+/// protocol is first used with a key, or when an observer is added to a key
+/// afterwards), as ``ObserverRegistry`` decides it (a conformance isolated
+/// to the main actor is called there), never by a cast per call.
 ///
 /// **How it is stored.** Each key with observers owns an ``ObserverRegistry``
 /// (one observer list per protocol used with that key, on the C core),
@@ -47,22 +49,22 @@ import Foundation
 /// is never called. It is dropped from its keys (and a key left without
 /// observers is freed) by the next add or remove call on this registry after
 /// a call found it dead, or when ``keyCount`` or
-/// ``keyedObserverCount(key:)`` is read; there is no need to remove
+/// ``observerCount(forKey:)`` is read; there is no need to remove
 /// observers in `deinit`. Adding an observer to a key it is registered
 /// under already is a no-op.
 ///
 /// **Threads.** Every method may be called from any thread.
-/// `withKeyedObservers` takes no lock and never waits (except the first
+/// `withObservers(forKey:_:)` takes no lock and never waits (except the first
 /// call for a given key and protocol, which builds that protocol's list);
-/// adds and removes never wait for a `withKeyedObservers` in progress. An
+/// adds and removes never wait for a `withObservers(forKey:_:)` in progress. An
 /// observer added during a call is not called by it; one removed during it
 /// may still be called by it, and is not called by any call that starts
 /// afterwards. An observer is called on the thread calling
-/// `withKeyedObservers` unless it was added with another ``Delivery``.
+/// `withObservers(forKey:_:)` unless it was added with another ``Delivery``.
 ///
 /// **Reentrancy.** An observer may add or remove keyed observers (itself,
 /// the last observer of the key being called, ...) and call
-/// `withKeyedObservers` again.
+/// `withObservers(forKey:_:)` again.
 public final class KeyedObserverRegistry: @unchecked Sendable {
     // @unchecked: the keymap is the internally synchronized C core; every
     // writer path runs under `lock`; the dead flag is atomic.
@@ -76,35 +78,85 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     /// a writer call (the last strong reference dropped while a cast or a
     /// liveness probe held it) and remove keyed observers itself.
     let lock = NSRecursiveLock()
+    /// The generation of the next registration under any key (under
+    /// `lock`): unique in this registry, so a token never matches a later
+    /// registration, even in a key's registry made again.
+    private var nextGeneration: UInt64 = 1
 
     /// Creates an empty registry.
     public init() {}
 
     // MARK: Adding
 
-    /// Registers `observer` under `key`, held weakly. Returns false (and
-    /// changes nothing) when it is registered under that key already.
+    /// Registers `observer` under `key`, held weakly, and returns the token
+    /// of this registration: cancelling it unregisters the observer from
+    /// that key, as ``removeObserver(_:key:)`` does (dropping it does not).
+    /// When `observer` is registered under `key` already, nothing changes and
+    /// the token returned is inactive.
     ///
     /// - Parameters:
-    ///   - key: the key whose calls reach the observer (any `Hashable`).
     ///   - observer: the observer, held weakly.
+    ///   - key: the key whose calls reach the observer.
     ///   - delivery: where this observer's calls run: on the thread
-    ///     calling `withKeyedObservers` (the default), on a queue, or on the
-    ///     main actor.
+    ///     calling ``withObservers(forKey:_:)`` (the default), on a queue, or
+    ///     on the main actor. Every call reaches it there.
     @discardableResult
-    public func addKeyedObserver<Key: Hashable>(
-        key: Key, _ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous
+    public func addObserver<Key: Hashable & Sendable>(
+        _ observer: any AnyObject & Sendable, key: Key, delivery: Delivery = .synchronous
+    ) -> Subscription {
+        guard let generation = insert(observer, key: key, delivery: delivery) else { return Subscription.inactive }
+        return Subscription(
+            registration: KeyedObserverRegistration(
+                registry: UnownedObserver(self), key: key, identifier: ObjectIdentifier(observer),
+                generation: generation))
+    }
+
+    /// ``addObserver(_:key:delivery:)`` without a token: whether `observer`
+    /// was new under `key` (ObserverSwiftCompat's Flowduino spellings
+    /// return this).
+    @discardableResult
+    package func insertObserver<Key: Hashable>(
+        _ observer: any AnyObject & Sendable, key: Key, delivery: Delivery = .synchronous
     ) -> Bool {
+        insert(observer, key: key, delivery: delivery) != nil
+    }
+
+    /// Registers `observer` under `key`; the registration's generation in
+    /// the key's registry, or nil when it is registered there already.
+    private func insert<Key: Hashable>(_ observer: AnyObject, key: Key, delivery: Delivery) -> UInt64? {
         lock.lock()
         defer { lock.unlock() }
         sweepLocked(force: false)
+        let generation = nextGeneration
         if let box = boxLocked(forKey: key) {
-            return box.registry.addObserver(observer, delivery: delivery)
+            let inserted = box.registry.insert(observer, delivery: delivery, generation: generation)
+            if inserted != nil { nextGeneration &+= 1 }
+            return inserted
         }
+        nextGeneration &+= 1
         let box = KeyObservers(registry: ObserverRegistry(reportingDeathsTo: deadFlag), writerLock: lock)
-        box.registry.addObserver(observer, delivery: delivery)
+        _ = box.registry.insert(observer, delivery: delivery, generation: generation)
         box.handle = lists.add(box, forKey: key)
-        return true
+        return generation
+    }
+
+    /// Unregisters that registration under `key`, if it is still there: a
+    /// token's `cancel()`. A key left without observers is freed.
+    func cancelRegistration<Key: Hashable>(key: Key, of identifier: ObjectIdentifier, generation: UInt64) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        sweepLocked(force: false)
+        guard let box = boxLocked(forKey: key) else { return false }
+        let removed = box.registry.cancelRegistration(of: identifier, generation: generation)
+        removeKeyIfEmptyLocked(box, remove: { lists.remove(box.handle, forKey: key) })
+        return removed
+    }
+
+    /// Whether that registration is still registered and its observer alive.
+    func isRegistrationActive<Key: Hashable>(key: Key, of identifier: ObjectIdentifier, generation: UInt64) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return boxLocked(forKey: key)?.registry.isRegistrationActive(of: identifier, generation: generation) ?? false
     }
 
     // MARK: Removing
@@ -113,7 +165,7 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     /// false (a no-op) when it was not registered there. A key left without
     /// observers is freed.
     @discardableResult
-    public func removeKeyedObserver<Key: Hashable>(key: Key, _ observer: AnyObject) -> Bool {
+    public func removeObserver<Key: Hashable>(_ observer: AnyObject, key: Key) -> Bool {
         lock.lock()
         defer { lock.unlock() }
         sweepLocked(force: false)
@@ -126,7 +178,7 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     /// Unregisters `observer` from every key, of every key type; returns from
     /// how many keys. Visits every key.
     @discardableResult
-    public func removeKeyedObserver(_ observer: AnyObject) -> Int {
+    public func removeObserver(_ observer: AnyObject) -> Int {
         lock.lock()
         defer { lock.unlock() }
         sweepLocked(force: false)
@@ -141,7 +193,7 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     /// Unregisters every observer of `key` and frees the key; returns how
     /// many were registered there.
     @discardableResult
-    public func removeAllKeyedObservers<Key: Hashable>(key: Key) -> Int {
+    public func removeAllObservers<Key: Hashable>(key: Key) -> Int {
         lock.lock()
         defer { lock.unlock() }
         sweepLocked(force: false)
@@ -154,7 +206,7 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     /// Unregisters every observer from every key and frees every key;
     /// returns how many (key, observer) registrations there were.
     @discardableResult
-    public func removeAllKeyedObservers() -> Int {
+    public func removeAllObservers() -> Int {
         lock.lock()
         defer { lock.unlock() }
         var removed = 0
@@ -179,7 +231,7 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
 
     /// Live observers registered under `key`. Drops the key's deallocated
     /// observers first (and the key, if none is left).
-    public func keyedObserverCount<Key: Hashable>(key: Key) -> Int {
+    public func observerCount<Key: Hashable>(forKey key: Key) -> Int {
         lock.lock()
         defer { lock.unlock() }
         guard let box = boxLocked(forKey: key) else { return 0 }
@@ -189,7 +241,7 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     }
 
     /// Whether `observer` is registered under `key`.
-    public func containsKeyedObserver<Key: Hashable>(_ observer: AnyObject, key: Key) -> Bool {
+    public func contains<Key: Hashable>(_ observer: AnyObject, key: Key) -> Bool {
         lock.lock()
         defer { lock.unlock() }
         return boxLocked(forKey: key)?.registry.contains(observer) ?? false
@@ -197,37 +249,41 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
 
     // MARK: Calling observers
 
-    /// Calls `body` on this thread, before returning, with `key` and every
-    /// synchronous observer registered under `key` that conforms to `P`, the
-    /// type of the closure's second parameter:
+    /// Calls `body` with `key` and every observer registered under `key`
+    /// that conforms to `P`, the type of the closure's second parameter,
+    /// each where its ``Delivery`` says (as
+    /// ``ObserverRegistry/withObservers(_:)`` does):
     ///
     /// ```swift
-    /// registry.withKeyedObservers(key: "AAPL") { (symbol, observer: PriceObserver) in
+    /// registry.withObservers(forKey: "AAPL") { (symbol, observer: PriceObserver) in
     ///     observer.priceChanged(symbol: symbol, to: 187.5)
     /// }
     /// ```
     ///
-    /// `body` does not escape. Observers added with a queue or the main
-    /// actor are reached by ``dispatchToKeyedObservers(key:_:)`` only.
+    /// Synchronous observers are called on this thread before it returns;
+    /// the others on their queue or the main actor, so `body` escapes and is
+    /// `@Sendable`.
     ///
     /// Takes no lock and never waits. A key without observers costs a hash
     /// and one probe of the keymap. The first call for a given key and `P`
-    /// builds that protocol's list for the key (one cast per observer of the
-    /// key); later calls do no casts.
+    /// builds that protocol's list for the key (one conformance check per
+    /// observer of the key); later calls do no casts.
     @inlinable
-    public func withKeyedObservers<Key: Hashable, P>(key: Key, _ body: (Key, P) -> Void) {
-        lists.send(forKey: key) { $0.sendSynchronously(key, body) }
-    }
-
-    /// Calls `body` with `key` and every observer registered under `key`
-    /// that conforms to `P`, each where its ``Delivery`` says (synchronous
-    /// ones on this thread, the others enqueued). `body` escapes and may run
-    /// on several threads at once.
-    @inlinable
-    public func dispatchToKeyedObservers<Key: Hashable & Sendable, P>(
-        key: Key, _ body: @escaping @Sendable (Key, P) -> Void
+    public func withObservers<Key: Hashable & Sendable, P>(
+        forKey key: Key, _ body: @escaping @Sendable (Key, P) -> Void
     ) {
         lists.send(forKey: key) { $0.send(key, body) }
+    }
+
+    /// Calls `body` on this thread, before returning, with `key` and every
+    /// observer under `key` conforming to `P` whose delivery allows a call
+    /// here and now; returns how many it could not call (see
+    /// ``ObserverRegistry/withObserversCallableHere(_:)``).
+    @inlinable
+    package func withObserversCallableHere<Key: Hashable, P>(forKey key: Key, _ body: (Key, P) -> Void) -> Int {
+        var notCalled = 0
+        lists.send(forKey: key) { notCalled &+= $0.sendHere(key, body) }
+        return notCalled
     }
 
     // MARK: Writer internals (lock held)
@@ -267,5 +323,41 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
         for (keyBox, box) in entriesLocked() where box.registry.observerCount == 0 {
             removeKeyIfEmptyLocked(box, remove: { removeEntryLocked(keyBox, box) })
         }
+    }
+}
+
+/// What the token of one ``KeyedObserverRegistry/addObserver(_:key:delivery:)``
+/// cancels: that registration of that observer under that key.
+final class KeyedObserverRegistration<Key: Hashable & Sendable>: SubscriptionRegistration, @unchecked Sendable {
+    // @unchecked: immutable; the registry is thread-safe.
+    /// The registry, held without owning it: a token does not keep its
+    /// registry alive (its owner may be long gone while an observer still
+    /// keeps the token), and a `weak` reference would give the registry a
+    /// side table that every later retain and release of it goes through.
+    let registry: UnownedObserver
+    let key: Key
+    let identifier: ObjectIdentifier
+    let generation: UInt64
+
+    init(registry: UnownedObserver, key: Key, identifier: ObjectIdentifier, generation: UInt64) {
+        self.registry = registry
+        self.key = key
+        self.identifier = identifier
+        self.generation = generation
+    }
+
+    /// Calls `body` with the registry, or returns nil once its deinit has
+    /// started (the call holds it strongly meanwhile).
+    private func withRegistry<Result>(_ body: (KeyedObserverRegistry) -> Result) -> Result? {
+        guard let strong = registry.strongObserver() else { return nil }
+        return body(unsafeDowncast(strong, to: KeyedObserverRegistry.self))
+    }
+
+    override func cancelSubscription() -> Bool {
+        withRegistry { $0.cancelRegistration(key: key, of: identifier, generation: generation) } ?? false
+    }
+
+    override var isSubscriptionActive: Bool {
+        withRegistry { $0.isRegistrationActive(key: key, of: identifier, generation: generation) } ?? false
     }
 }

@@ -8,13 +8,14 @@ extension ObservableValue where Value: Sendable {
     /// ``subscribe(replay:_:)-(_,(Value)->Void)`` with the handler where
     /// `delivery` says. A replayed current value is delivered there first.
     public func subscribe(
-        delivery: Delivery, replay: Bool = false, _ handler: @escaping @Sendable (Value) -> Void
+        delivery: HandlerDelivery, replay: Bool = false, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
+        let engineDelivery = delivery.delivery
         guard replay else {
-            return observers.subscribeClosure(delivery: delivery, limit: nil, handler)
+            return observers.subscribeClosure(delivery: engineDelivery, limit: nil, handler)
         }
-        return subscribeReplaying(delivery: delivery) {
-            observers.subscribeClosure(delivery: delivery, limit: nil, handler)
+        return subscribeReplaying(delivery: engineDelivery) {
+            observers.subscribeClosure(delivery: engineDelivery, limit: nil, handler)
         } replay: {
             handler($0)
         }
@@ -25,14 +26,15 @@ extension ObservableValue where Value: Sendable {
     /// there first; the target is loaded again where the handler runs.
     @discardableResult
     public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, delivery: Delivery, replay: Bool = false,
+        _ target: Target, delivery: HandlerDelivery, replay: Bool = false,
         handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
+        let engineDelivery = delivery.delivery
         guard replay else {
-            return observers.subscribeTarget(target, delivery: delivery, limit: nil, handler)
+            return observers.subscribeTarget(target, delivery: engineDelivery, limit: nil, handler)
         }
-        return subscribeReplaying(delivery: delivery) {
-            observers.subscribeTarget(target, delivery: delivery, limit: nil, handler)
+        return subscribeReplaying(delivery: engineDelivery) {
+            observers.subscribeTarget(target, delivery: engineDelivery, limit: nil, handler)
         } replay: { [weak target] current in
             if let target { handler(target, current) }
         }

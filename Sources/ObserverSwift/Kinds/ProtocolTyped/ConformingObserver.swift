@@ -63,12 +63,38 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     let expiry: Expiry
     @usableFromInline let deadFlag: DeadObserverFlag
 
-    /// Casts `observer` to `P` once; nil when it does not conform.
+    /// Decides once whether `observer` conforms to `P`; nil when it does
+    /// not (or is dead).
+    ///
+    /// The runtime is asked first (``ConformanceIsolation``): a cast made off
+    /// the main actor fails for a conformance isolated to it, so the cast
+    /// alone would exclude such an observer for good when the first
+    /// notification for `P` came from another thread. A conformance isolated
+    /// to the main actor makes a box that delivers on the main actor whatever
+    /// the registration's delivery (its methods must run there); the cast is
+    /// kept when it was made there, and made where the call runs otherwise.
+    /// A conformance isolated to another global actor cannot be called from
+    /// here: such an observer is not stored for `P`.
     static func make(
         for registered: RegisteredObserver, in list: AnySlotList, deadFlag: DeadObserverFlag
     ) -> ConformingObserver<P>? {
         guard let strong = registered.strongObserver() else { return nil }
-        guard let typed = strong as? P else { return nil }
+        let isolation = ConformanceIsolation.of(strong, as: P.self)
+        switch isolation {
+        case .none, .otherGlobalActor: return nil
+        case .nonisolated, .mainActor, .unknown: break
+        }
+        let isolatedToMainActor = isolation == .mainActor
+        let delivery: Delivery = isolatedToMainActor ? .mainActor : registered.delivery
+        guard let typed = strong as? P else {
+            // Only an isolated conformance gets here (the cast ran off its
+            // actor): it is cast again where it is called, on the main actor.
+            guard isolatedToMainActor else { return nil }
+            return ConformingObserver(
+                observer: registered.observer, identifier: ObjectIdentifier(strong),
+                storage: (0, 0, 0, 0, 0, 0), hasStoredCast: false, delivery: delivery,
+                list: list, deadFlag: deadFlag)
+        }
         var storage: ConformingObserverStorage = (0, 0, 0, 0, 0, 0)
         var hasStoredCast = false
         if MemoryLayout<P>.size >= MemoryLayout<UInt>.size,
@@ -87,7 +113,7 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
         return withExtendedLifetime(typed) {
             ConformingObserver(
                 observer: registered.observer, identifier: ObjectIdentifier(strong), storage: storage,
-                hasStoredCast: hasStoredCast, delivery: registered.delivery,
+                hasStoredCast: hasStoredCast, delivery: delivery,
                 list: list, deadFlag: deadFlag)
         }
     }
@@ -130,6 +156,21 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
             deliverLater(body)
         }
     }
+
+    /// Whether a call made now, on this thread, is where this observer's
+    /// delivery says: a synchronous observer anywhere, a main-actor one on
+    /// the main actor when no main-actor delivery is queued before it.
+    @inlinable @inline(__always)
+    var mayBeCalledHere: Bool {
+        isSynchronous || (isMainActorDelivery && mainActorDeliveryMayRunInline)
+    }
+
+    @usableFromInline var isMainActorDelivery: Bool {
+        if case .mainActor = delivery { return true }
+        return false
+    }
+
+    @usableFromInline var mainActorDeliveryMayRunInline: Bool { MainActorDeliveries.mayRunInline }
 
     /// Calls `body` on this thread unless the observer is deallocating.
     @inlinable @inline(__always)

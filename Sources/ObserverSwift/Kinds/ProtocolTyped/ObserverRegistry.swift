@@ -22,16 +22,21 @@ import Foundation
 ///
 /// **Which observers are called.** `withObservers` calls exactly the
 /// registered observers that conform to the type of its closure's
-/// parameter (a protocol, a protocol composition, a class, `AnyObject`).
-/// Whether an observer conforms is decided once per observer and protocol
-/// (when the protocol is first used, or when the observer is added
-/// afterwards), never by a cast per call: each protocol used gets its own
-/// list of conforming observers on the C core.
+/// parameter (a protocol, a protocol composition, a class, `AnyObject`),
+/// each where the ``Delivery`` it was added with says. Whether an observer
+/// conforms is decided once per observer and protocol (when the protocol is
+/// first used, or when the observer is added afterwards), by asking the
+/// Swift runtime, which answers the same on every thread (a plain cast of a
+/// conformance isolated to the main actor fails off the main actor), never
+/// by a cast per call: each protocol used gets its own list of conforming
+/// observers on the C core. A conformance isolated to the main actor is
+/// called on the main actor; one isolated to another global actor is not
+/// called (the registry has no way to run code there).
 ///
 /// **Weak references.** Observers are not retained. One that is deallocated
 /// is never called again and is dropped from every list; there is no need to
 /// remove observers in `deinit`. Adding the same observer twice is a no-op
-/// (returns false).
+/// (the token returned is inactive).
 ///
 /// **Threads.** Every method may be called from any thread. `withObservers`
 /// takes no lock and never waits, except the first call after observers
@@ -109,6 +114,9 @@ public final class ObserverRegistry: @unchecked Sendable {
     private var views: [(key: ObjectIdentifier, view: AnyProtocolView)] = []
     /// Owns the nodes `viewHead` reaches (readers borrow them at +0).
     private var nodes: [ProtocolViewNode] = []
+    /// The generation the next registration gets (under `lock`): a token
+    /// cancels its own registration, never a later one of the same observer.
+    private var nextGeneration: UInt64 = 1
 
     /// Creates an empty registry.
     public init() {
@@ -125,8 +133,13 @@ public final class ObserverRegistry: @unchecked Sendable {
 
     // MARK: Adding and removing
 
-    /// Registers `observer`, held weakly. Returns false (and changes nothing)
-    /// when it is registered already.
+    /// Registers `observer`, held weakly, and returns the token of this
+    /// registration: cancelling it (or `cancelAndWait()`, or a
+    /// ``SubscriptionBag`` holding it) unregisters the observer, as
+    /// ``removeObserver(_:)`` does. Dropping the token does not: the observer
+    /// stays registered until it is removed or deallocated. When `observer`
+    /// is registered already, nothing changes (its delivery neither) and the
+    /// token returned is inactive (`isActive` is false).
     ///
     /// Adding only records the observer; the next `withObservers` (on any
     /// thread) stores it in the protocol lists, so every `withObservers`
@@ -136,30 +149,76 @@ public final class ObserverRegistry: @unchecked Sendable {
     ///   - observer: the object to register; the registry does not retain it.
     ///   - delivery: where this observer's calls run: on the thread
     ///     calling `withObservers` (the default), on a queue, or on the main
-    ///     actor. Queued calls check again, where they run, that the observer
-    ///     is still alive.
+    ///     actor. Every `withObservers` honours it. Queued calls check again,
+    ///     where they run, that the observer is still alive and registered.
     @discardableResult
-    public func addObserver(_ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous) -> Bool {
+    public func addObserver(_ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous) -> Subscription {
+        guard let generation = insert(observer, delivery: delivery) else { return Subscription.inactive }
+        return Subscription(
+            registration: ObserverRegistration(
+                registry: UnownedObserver(self), identifier: ObjectIdentifier(observer), generation: generation))
+    }
+
+    /// ``addObserver(_:delivery:)`` without a token: whether `observer` was
+    /// new (ObserverSwiftCompat's Flowduino spellings return this).
+    @discardableResult
+    package func insertObserver(_ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous) -> Bool {
+        insert(observer, delivery: delivery) != nil
+    }
+
+    /// Registers `observer`; its registration's generation, or nil when it
+    /// is registered already. A keyed registry passes `generation` (its own
+    /// counter's: a key's registry is made again after the key is freed, so
+    /// its own counter would start over and an old token could match).
+    func insert(_ observer: AnyObject, delivery: Delivery, generation given: UInt64? = nil) -> UInt64? {
         lock.lock()
         defer { lock.unlock() }
         sweepDeadObserversLocked(force: false)
         sweepBeforeGrowthLocked()
         let identifier = ObjectIdentifier(observer)
+        let generation = given ?? nextGeneration
         if defersAdds {
             // One hash for the common case; a repeated add puts the entry back.
             if let existing = entries.updateValue(.pending(index: pending.count), forKey: identifier) {
                 entries[identifier] = existing
-                return false
+                return nil
             }
-            pending.append(PendingObserver(observer, identifier: identifier, delivery: delivery))
+            nextGeneration &+= 1
+            pending.append(
+                PendingObserver(observer, identifier: identifier, delivery: delivery, generation: generation))
             hasPendingAdds.store(true, ordering: .releasing)
-            return true
+            return generation
         }
-        if entries[identifier] != nil { return false }
-        let record = RegisteredObserver(observer, delivery: delivery)
+        if entries[identifier] != nil { return nil }
+        nextGeneration &+= 1
+        let record = RegisteredObserver(observer, delivery: delivery, generation: generation)
         entries[identifier] = .stored(record)
         storeLocked(record)
-        return true
+        return generation
+    }
+
+    /// Unregisters the registration of `generation` of the observer
+    /// `identifier`, if it is still registered: a token's `cancel()`.
+    func cancelRegistration(of identifier: ObjectIdentifier, generation: UInt64) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        sweepDeadObserversLocked(force: false)
+        guard let entry = entries[identifier], entry.generation(in: pending) == generation else { return false }
+        // A deallocated observer's registration had ended already (as an
+        // expired subscription's): it is dropped, and this cancel removed
+        // nothing.
+        let wasAlive = entry.isAlive(in: pending)
+        entries.removeValue(forKey: identifier)
+        removeLocked(entry)
+        return wasAlive
+    }
+
+    /// Whether that registration is still registered and its observer alive.
+    func isRegistrationActive(of identifier: ObjectIdentifier, generation: UInt64) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let entry = entries[identifier], entry.generation(in: pending) == generation else { return false }
+        return entry.isAlive(in: pending)
     }
 
     /// Unregisters `observer`. Returns false (a no-op) when it was not
@@ -226,9 +285,8 @@ public final class ObserverRegistry: @unchecked Sendable {
 
     // MARK: Calling observers
 
-    /// Calls `body` on this thread, before returning, with every observer
-    /// registered with synchronous delivery (the default) that conforms to
-    /// `P`, the type of the closure's parameter:
+    /// Calls `body` with every registered observer that conforms to `P`, the
+    /// type of the closure's parameter, each where its ``Delivery`` says:
     ///
     /// ```swift
     /// registry.withObservers { (observer: TemperatureObserver) in
@@ -236,33 +294,47 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// }
     /// ```
     ///
-    /// `body` does not escape (as in Flowduino, so it may use `self`
-    /// implicitly). Observers added with a queue or the main actor are not
-    /// called here, because calling them means running `body` later,
-    /// elsewhere: ``dispatchToObservers(_:)`` reaches every observer.
+    /// - Synchronous observers (the default) are called on this thread,
+    ///   before `withObservers` returns.
+    /// - Queue observers are called on their queue, later; main-actor
+    ///   observers on the main actor (at once when this call runs there and
+    ///   no main-actor delivery is queued, otherwise later). Each is probed
+    ///   again where the call runs, so one deallocated or removed meanwhile
+    ///   is not called.
+    /// - An observer whose conformance to `P` is isolated to the main actor
+    ///   (`extension Screen: @MainActor TemperatureObserver`) is called on the
+    ///   main actor, whatever its delivery, whichever thread calls this.
+    ///
+    /// So `body` may run later, on other threads, several at once: it
+    /// escapes and is `@Sendable` (capture values, not `self`'s mutable
+    /// state).
     ///
     /// Takes no lock and never waits, with two exceptions that take the
     /// registry's writer lock once: the first call for a given `P` builds
-    /// that protocol's list (one cast per registered observer), and the first
-    /// call after `addObserver` stores the observers added since in every
-    /// protocol list (one cast per new observer and protocol: `addObserver`
-    /// itself only records the observer). Otherwise no casts at all.
-    @inlinable @inline(__always)
-    public func withObservers<P>(_ body: (P) -> Void) {
-        if hasPendingAdds.load(ordering: .acquiring) { storePendingAdds() }
-        view(for: P.self).sendSynchronously(body)
-    }
-
-    /// Calls `body` with every observer conforming to `P`, each where its
-    /// ``Delivery`` says: synchronous observers on this thread before
-    /// returning, the others enqueued on their queue or the main actor
-    /// (probed again there, so one deallocated meanwhile is not called).
-    /// `body` escapes and may run on several threads at once, so it is
-    /// `@Sendable`.
+    /// that protocol's list (one conformance check per registered observer),
+    /// and the first call after `addObserver` stores the observers added
+    /// since in every protocol list (one check per new observer and
+    /// protocol: `addObserver` itself only records the observer). Otherwise
+    /// no casts at all.
     @inlinable
-    public func dispatchToObservers<P>(_ body: @escaping @Sendable (P) -> Void) {
+    public func withObservers<P>(_ body: @escaping @Sendable (P) -> Void) {
         if hasPendingAdds.load(ordering: .acquiring) { storePendingAdds() }
         view(for: P.self).send(body)
+    }
+
+    /// Calls `body` on this thread, before returning, with every observer
+    /// conforming to `P` whose delivery allows a call here and now: every
+    /// synchronous observer, and main-actor ones (or ones isolated to the
+    /// main actor) when this runs on the main actor with no main-actor
+    /// delivery queued. Returns how many conforming observers it could not
+    /// call: their delivery needs `body` later, elsewhere, which a
+    /// non-escaping `body` cannot do. ObserverSwiftCompat's Flowduino
+    /// spelling (`withObservers` with a non-escaping closure) is made of
+    /// this and reports a non-zero result.
+    @inlinable @inline(__always)
+    package func withObserversCallableHere<P>(_ body: (P) -> Void) -> Int {
+        if hasPendingAdds.load(ordering: .acquiring) { storePendingAdds() }
+        return view(for: P.self).sendHere(body)
     }
 
     /// Stores the observers added since the last call in `all` and every view.
@@ -405,7 +477,7 @@ public final class ObserverRegistry: @unchecked Sendable {
             entries.removeValue(forKey: observer.identifier)
             return nil
         }
-        let record = RegisteredObserver(strong, delivery: observer.delivery)
+        let record = RegisteredObserver(strong, delivery: observer.delivery, generation: observer.generation)
         entries[observer.identifier] = .stored(record)
         return (record, strong)
     }
@@ -490,6 +562,13 @@ enum RegistryEntry {
         }
     }
 
+    func generation(in pending: [PendingObserver]) -> UInt64 {
+        switch self {
+        case .pending(let index): pending[index].generation
+        case .stored(let record): record.generation
+        }
+    }
+
     func isSame(as other: RegistryEntry) -> Bool {
         switch (self, other) {
         case (.pending(let left), .pending(let right)): left == right
@@ -506,13 +585,50 @@ struct PendingObserver {
     let observer: UnownedObserver
     let identifier: ObjectIdentifier
     let delivery: Delivery
+    let generation: UInt64
 
-    init(_ observer: AnyObject, identifier: ObjectIdentifier, delivery: Delivery) {
+    init(_ observer: AnyObject, identifier: ObjectIdentifier, delivery: Delivery, generation: UInt64) {
         self.observer = UnownedObserver(observer)
         self.identifier = identifier
         self.delivery = delivery
+        self.generation = generation
     }
 
     /// A strong reference to the observer, or nil once it is deallocating.
     func strongObserver() -> AnyObject? { observer.strongObserver() }
+}
+
+/// What the token of one ``ObserverRegistry/addObserver(_:delivery:)``
+/// cancels: that registration of that observer, identified by its
+/// generation (the registry keeps no reference to it).
+final class ObserverRegistration: SubscriptionRegistration, @unchecked Sendable {
+    // @unchecked: immutable; the registry is thread-safe.
+    /// The registry, held without owning it: a token does not keep its
+    /// registry alive (its owner may be long gone while an observer still
+    /// keeps the token), and a `weak` reference would give the registry a
+    /// side table that every later retain and release of it goes through.
+    let registry: UnownedObserver
+    let identifier: ObjectIdentifier
+    let generation: UInt64
+
+    init(registry: UnownedObserver, identifier: ObjectIdentifier, generation: UInt64) {
+        self.registry = registry
+        self.identifier = identifier
+        self.generation = generation
+    }
+
+    /// Calls `body` with the registry, or returns nil once its deinit has
+    /// started (the call holds it strongly meanwhile).
+    private func withRegistry<Result>(_ body: (ObserverRegistry) -> Result) -> Result? {
+        guard let strong = registry.strongObserver() else { return nil }
+        return body(unsafeDowncast(strong, to: ObserverRegistry.self))
+    }
+
+    override func cancelSubscription() -> Bool {
+        withRegistry { $0.cancelRegistration(of: identifier, generation: generation) } ?? false
+    }
+
+    override var isSubscriptionActive: Bool {
+        withRegistry { $0.isRegistrationActive(of: identifier, generation: generation) } ?? false
+    }
 }

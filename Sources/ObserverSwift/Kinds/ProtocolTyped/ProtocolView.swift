@@ -40,19 +40,28 @@ final class ProtocolView<P>: AnyProtocolView, @unchecked Sendable {
     }
 
     /// Calls `body` with every conforming observer stored when the send
-    /// starts (the `Event.send` pattern: lock-free, boxes borrowed at +0).
-    /// Calls `body` with every synchronous observer, on this thread.
-    @inlinable @inline(__always)
-    func sendSynchronously(_ body: (P) -> Void) {
-        conforming.send { observer in
-            if observer.isSynchronous { observer.callIfAlive(body) }
-        }
-    }
-
-    /// Calls `body` with every observer where its delivery says.
+    /// starts, each where its delivery says (the `Event.send` pattern:
+    /// lock-free, boxes borrowed at +0).
     @inlinable
     func send(_ body: @escaping @Sendable (P) -> Void) {
         conforming.send { $0.deliver(body) }
+    }
+
+    /// Calls `body` on this thread with every conforming observer whose
+    /// delivery allows a call here and now (see
+    /// ``ConformingObserver/mayBeCalledHere``); returns how many observers
+    /// it could not call (their delivery needs `body` later, elsewhere).
+    @inlinable @inline(__always)
+    func sendHere(_ body: (P) -> Void) -> Int {
+        var notCalled = 0
+        conforming.send { observer in
+            if observer.mayBeCalledHere {
+                observer.callIfAlive(body)
+            } else {
+                notCalled &+= 1
+            }
+        }
+        return notCalled
     }
 }
 

@@ -14,6 +14,8 @@ final class RegisteredObserver: Subscriber, @unchecked Sendable {
     var address: UnsafeRawPointer { observer.address }
     let identifier: ObjectIdentifier
     let delivery: Delivery
+    /// Which registration of the observer this is (see `ObserverRegistration`).
+    let generation: UInt64
 
     /// Slot in the registry's list of all observers.
     var handle = SlotHandle.notAdded
@@ -27,10 +29,11 @@ final class RegisteredObserver: Subscriber, @unchecked Sendable {
     /// Set once removed, so that a view being built skips it.
     var isRemoved = false
 
-    init(_ observer: AnyObject, delivery: Delivery) {
+    init(_ observer: AnyObject, delivery: Delivery, generation: UInt64) {
         self.observer = UnownedObserver(observer)
         self.identifier = ObjectIdentifier(observer)
         self.delivery = delivery
+        self.generation = generation
     }
 
     override func didAdd(handle: SlotHandle) { self.handle = handle }

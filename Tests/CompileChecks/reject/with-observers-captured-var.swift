@@ -1,5 +1,5 @@
 // expect-error: reference to captured var 'score' in concurrently-executing code
-// dispatchToObservers' body escapes to other queues.
+// withObservers' body escapes: it runs on each observer's queue or on the main actor.
 import ObserverSwift
 
 protocol ScoreObserver: AnyObject {
@@ -11,6 +11,6 @@ final class Game: Sendable {
     func finish() {
         var score = 10
         score += 1
-        observers.dispatchToObservers { (observer: ScoreObserver) in observer.scoreChanged(to: score) }
+        observers.withObservers { (observer: ScoreObserver) in observer.scoreChanged(to: score) }
     }
 }
