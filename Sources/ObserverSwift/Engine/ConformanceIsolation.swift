@@ -1,4 +1,4 @@
-import CSwiftRuntime
+import CObserverSwiftRuntime
 
 /// How an object conforms to the protocols of an existential type `P`, asked
 /// of the Swift runtime, independently of the calling thread's isolation.
