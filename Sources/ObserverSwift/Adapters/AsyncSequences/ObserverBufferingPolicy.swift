@@ -1,6 +1,7 @@
 /// How an ``ObserverValues`` sequence buffers values its consumer has not
 /// taken yet, in the style of swift-async-algorithms' `buffer(policy:)`.
 ///
+/// <!-- snippet: fragment of ValueStreams -->
 /// ```swift
 /// for await price in ticker.values(bufferingPolicy: .bufferingNewest(1)) {
 ///     render(price)          // a slow consumer only ever sees the latest price

@@ -9,7 +9,7 @@ import Foundation
 /// protocol PriceObserver: AnyObject {
 ///     func priceChanged(symbol: String, to price: Double)
 /// }
-/// final class Ticker: PriceObserver {
+/// final class Ticker: PriceObserver, Sendable {
 ///     func priceChanged(symbol: String, to price: Double) { print(symbol, price) }
 /// }
 /// let registry = KeyedObserverRegistry()
@@ -201,6 +201,7 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     /// synchronous observer registered under `key` that conforms to `P`, the
     /// type of the closure's second parameter:
     ///
+    /// <!-- snippet: fragment of PriceObservers -->
     /// ```swift
     /// registry.withKeyedObservers(key: "AAPL") { (symbol, observer: PriceObserver) in
     ///     observer.priceChanged(symbol: symbol, to: 187.5)

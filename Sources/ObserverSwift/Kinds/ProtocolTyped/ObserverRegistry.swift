@@ -9,7 +9,7 @@ import Foundation
 /// protocol TemperatureObserver: AnyObject {
 ///     func temperatureChanged(to celsius: Double)
 /// }
-/// final class Display: TemperatureObserver {
+/// final class Display: TemperatureObserver, Sendable {
 ///     func temperatureChanged(to celsius: Double) { print("now \(celsius) °C") }
 /// }
 /// let registry = ObserverRegistry()
@@ -230,6 +230,7 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// registered with synchronous delivery (the default) that conforms to
     /// `P`, the type of the closure's parameter:
     ///
+    /// <!-- snippet: fragment of TemperatureObservers -->
     /// ```swift
     /// registry.withObservers { (observer: TemperatureObserver) in
     ///     observer.temperatureChanged(to: 21.5)
