@@ -30,6 +30,22 @@
 #     (exactly one), in a scratch directory whose Sources/ is the repository's.
 #     It must exit 0 and the build must print no diagnostic.
 #
+# Doc comments: the ```swift blocks of the `///` comments of
+# Sources/ObserverSwift, Sources/ObserverSwiftCompat and Sources/ObserverNATS
+# (what DocC shows on symbol pages), compiled the same way.
+#   - Each block is a program of its own (its symbol's page is its document),
+#     after `import Foundation`, `import ObserverSwift` and an import of the
+#     file's own module. Diagnostics point at the source file's lines.
+#   - A comment line right before the fence changes the block:
+#       /// <!-- snippet: fragment of NAME -->   compiled inside the context
+#           Tests/CompileChecks/contexts/NAME.swift, at its one line that is
+#           `// fragment` (the context declares what the fragment names);
+#           the context's own lines point at the context file
+#       /// <!-- snippet: swift-6-only -->, <!-- snippet: swift-5-only -->
+#           as in the documents
+#     A context that no fragment names is an error, and so is a ```swift
+#     block in a /** */ comment, an indented fence or an unclosed block.
+#
 # Snippet files: Tests/CompileChecks/accept/*.swift must compile with no
 # warning; Tests/CompileChecks/reject/*.swift must fail to compile with an
 # error containing the text of each `// expect-error: TEXT` line (at least one
