@@ -101,7 +101,7 @@ if [ "${1:-}" = "--job" ]; then
 	if [ "$kind" = doc-fails ]; then
 		# A block marked for the other mode only: the marker must be true.
 		if [ "$status" -eq 0 ]; then
-			echo "FAIL $name: compiles in Swift $mode too, so it needs no -only marker (use standalone, or none)"
+			echo "FAIL $name: compiles in Swift $mode too, so it needs no -only marker (in a document: standalone, or none; in a doc comment: none)"
 			exit 1
 		fi
 		if ! grep -q "error: " "$log"; then
@@ -344,11 +344,14 @@ extract_comments() {
 			if ($0 ~ /^[ \t]*\/\*\*/ && $0 !~ /\*\/.*$/ ) { block = 1; if ($0 ~ /```swift/) fail(FNR, "a ```swift block in a /** */ comment: write examples in /// comments, which are checked"); next }
 			if ($0 !~ /^[ \t]*\/\/\//) {
 				if (inside != "") fail(start, "a code block in a doc comment is not closed")
+				if (previous ~ /^<!-- snippet: /) fail(FNR - 1, "a snippet marker belongs on the line right before a ```swift fence")
 				inside = ""; previous = ""
 				next
 			}
 			text = $0
 			sub(/^[ \t]*\/\/\/ ?/, "", text)
+			if (inside == "" && previous ~ /^<!-- snippet: / && text !~ /^```swift[ \t]*$/)
+				fail(FNR - 1, "a snippet marker belongs on the line right before a ```swift fence")
 			if (inside == "") {
 				if (text ~ /^[ \t]+```swift[ \t]*$/) {
 					fail(FNR, "indented code fence: move it to the comment'"'"'s first column so it is checked")
