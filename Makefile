@@ -88,9 +88,9 @@ demo-nats: deps
 seed-compat: deps
 	cd Tests/SeedCompatibility && $(SWIFT) build --disable-build-manifest-caching && "$$($(SWIFT) build --show-bin-path)/seed-flows"
 
-# The documentation's code as written (every ```swift block of README.md and
-# the DocC articles, and the README's C block built with the README's own
-# command) and the snippets of Tests/CompileChecks (accept/ must compile, reject/
+# The documentation's code as written (every ```swift block of README.md, of
+# the DocC articles and of the library sources' /// doc comments, and the
+# README's C block built with the README's own command) and the snippets of Tests/CompileChecks (accept/ must compile, reject/
 # must fail with the expected error), against the debug build's modules.
 # Tests/CompileChecks/check.sh states the rules.
 LIBRARY_TARGETS = ObserverSwift ObserverSwiftCompat $(notdir $(wildcard Sources/ObserverNATS))

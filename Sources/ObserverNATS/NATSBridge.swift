@@ -10,7 +10,7 @@ import ObserverSwift
 /// try bridge.export(temperature, to: "sensors.temperature")     // local sends are published
 /// let remote = Event<Double>()
 /// try bridge.import("sensors.temperature", into: remote)       // remote sends arrive here
-/// remote.subscribe { value in print("remote:", value) }
+/// let printing = remote.subscribe { value in print("remote:", value) }
 /// bridge.close()
 /// ```
 ///

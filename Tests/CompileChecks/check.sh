@@ -30,6 +30,22 @@
 #     (exactly one), in a scratch directory whose Sources/ is the repository's.
 #     It must exit 0 and the build must print no diagnostic.
 #
+# Doc comments: the ```swift blocks of the `///` comments of
+# Sources/ObserverSwift, Sources/ObserverSwiftCompat and Sources/ObserverNATS
+# (what DocC shows on symbol pages), compiled the same way.
+#   - Each block is a program of its own (its symbol's page is its document),
+#     after `import Foundation`, `import ObserverSwift` and an import of the
+#     file's own module. Diagnostics point at the source file's lines.
+#   - A comment line right before the fence changes the block:
+#       /// <!-- snippet: fragment of NAME -->   compiled inside the context
+#           Tests/CompileChecks/contexts/NAME.swift, at its one line that is
+#           `// fragment` (the context declares what the fragment names);
+#           the context's own lines point at the context file
+#       /// <!-- snippet: swift-6-only -->, <!-- snippet: swift-5-only -->
+#           as in the documents
+#     A context that no fragment names is an error, and so is a ```swift
+#     block in a /** */ comment, an indented fence or an unclosed block.
+#
 # Snippet files: Tests/CompileChecks/accept/*.swift must compile with no
 # warning; Tests/CompileChecks/reject/*.swift must fail to compile with an
 # error containing the text of each `// expect-error: TEXT` line (at least one
@@ -85,7 +101,7 @@ if [ "${1:-}" = "--job" ]; then
 	if [ "$kind" = doc-fails ]; then
 		# A block marked for the other mode only: the marker must be true.
 		if [ "$status" -eq 0 ]; then
-			echo "FAIL $name: compiles in Swift $mode too, so it needs no -only marker (use standalone, or none)"
+			echo "FAIL $name: compiles in Swift $mode too, so it needs no -only marker (in a document: standalone, or none; in a doc comment: none)"
 			exit 1
 		fi
 		if ! grep -q "error: " "$log"; then
@@ -249,6 +265,128 @@ extract() {
 		}' "$ROOT/$document"
 }
 
+# Splits the doc comments of the given Swift sources (paths relative to ROOT)
+# into programs under $WORK/jobs, one per ```swift block, and appends their
+# jobs to the job list. Writes the number of blocks to $WORK/jobs/comments.count
+# and each context a fragment named to $WORK/jobs/contexts.used.
+extract_comments() {
+	(cd "$ROOT" && awk -v base="$WORK/jobs/comment" -v joblist="$JOBLIST" \
+		-v contexts="Tests/CompileChecks/contexts" -v used="$WORK/jobs/contexts.used" '
+		function job(dir, name, first, second) {
+			system("mkdir -p \"" dir "\"")
+			print name > (dir "/name"); close(dir "/name")
+			print first " " dir >> joblist
+			if (second != "") print second " " dir >> joblist
+			close(joblist)
+		}
+		function fail(line, message) {
+			printf "%s:%d: %s\n", FILENAME, line, message > "/dev/stderr"
+			bad = 1
+		}
+		# Writes the program of the block that ends here: the implied imports,
+		# then the block, inside its context for a fragment.
+		function finish(   dir, file, module, path, line, number, before, marker, context) {
+			marker = blockmarker
+			dir = base "-" slug "-line" start
+			file = dir "/main.swift"
+			system("mkdir -p \"" dir "\"")
+			module = FILENAME; sub(/^Sources\//, "", module); sub(/\/.*/, "", module)
+			print "import Foundation" > file
+			print "import ObserverSwift" > file
+			if (module != "ObserverSwift") print "import " module > file
+			context = ""
+			if (marker ~ /^fragment of /) {
+				context = marker; sub(/^fragment of /, "", context)
+				path = contexts "/" context ".swift"
+				if ((getline line < path) < 0) {
+					fail(start - 1, "no context \"" context "\" (" path ") for this fragment")
+					return
+				}
+				print context >> used; close(used)
+				printf "#sourceLocation(file: \"%s\", line: 1)\n", path > file
+				number = 1; before = 1
+				do {
+					if (line ~ /^[ \t]*\/\/ fragment[ \t]*$/) {
+						if (!before) { fail(start - 1, path ": more than one \"// fragment\" line"); close(path); return }
+						before = 0
+						writeblock(file)
+						printf "#sourceLocation(file: \"%s\", line: %d)\n", path, number + 1 > file
+					} else {
+						print line > file
+					}
+					number++
+				} while ((getline line < path) > 0)
+				close(path)
+				if (before) { fail(start - 1, path ": no \"// fragment\" line says where a fragment goes"); return }
+			} else {
+				writeblock(file)
+			}
+			close(file)
+			if (marker == "") job(dir, FILENAME ":" start, "doc 6", "doc 5")
+			else if (marker ~ /^fragment of /) job(dir, FILENAME ":" start " (" marker ")", "doc 6", "doc 5")
+			else if (marker == "swift-6-only") job(dir, FILENAME ":" start " (" marker ")", "doc 6", "doc-fails 5")
+			else job(dir, FILENAME ":" start " (" marker ")", "doc 5", "doc-fails 6")
+		}
+		function writeblock(file,   i) {
+			printf "#sourceLocation(file: \"%s\", line: %d)\n", FILENAME, start + 1 > file
+			for (i = 1; i <= count; i++) print lines[i] > file
+		}
+		FNR == 1 {
+			inside = ""; previous = ""; block = 0
+			slug = FILENAME; gsub(/[\/.]/, "_", slug)
+		}
+		{
+			if (block) {
+				if ($0 ~ /\*\//) block = 0
+				if ($0 ~ /```swift/) fail(FNR, "a ```swift block in a /** */ comment: write examples in /// comments, which are checked")
+				next
+			}
+			if ($0 ~ /^[ \t]*\/\*\*/ && $0 !~ /\*\/.*$/ ) { block = 1; if ($0 ~ /```swift/) fail(FNR, "a ```swift block in a /** */ comment: write examples in /// comments, which are checked"); next }
+			if ($0 !~ /^[ \t]*\/\/\//) {
+				if (inside != "") fail(start, "a code block in a doc comment is not closed")
+				if (previous ~ /^<!-- snippet: /) fail(FNR - 1, "a snippet marker belongs on the line right before a ```swift fence")
+				inside = ""; previous = ""
+				next
+			}
+			text = $0
+			sub(/^[ \t]*\/\/\/ ?/, "", text)
+			if (inside == "" && previous ~ /^<!-- snippet: / && text !~ /^```swift[ \t]*$/)
+				fail(FNR - 1, "a snippet marker belongs on the line right before a ```swift fence")
+			if (inside == "") {
+				if (text ~ /^[ \t]+```swift[ \t]*$/) {
+					fail(FNR, "indented code fence: move it to the comment'"'"'s first column so it is checked")
+				} else if (text ~ /^```swift[ \t]*$/) {
+					blocks++
+					inside = "swift"; start = FNR; count = 0; blockmarker = ""
+					if (previous ~ /^<!-- snippet: .* -->[ \t]*$/) {
+						blockmarker = previous
+						sub(/^<!-- snippet: /, "", blockmarker); sub(/ -->[ \t]*$/, "", blockmarker)
+						if (blockmarker == "standalone") {
+							fail(FNR - 1, "a doc comment'"'"'s block is a program of its own already: remove the standalone marker")
+							inside = "skip"
+						} else if (blockmarker !~ /^(swift-6-only|swift-5-only|fragment of [A-Za-z0-9_-]+)$/) {
+							fail(FNR - 1, "unknown snippet marker \"" blockmarker "\" (known in doc comments: fragment of NAME, swift-6-only, swift-5-only)")
+							inside = "skip"
+						}
+					}
+				} else if (text ~ /^```/) {
+					inside = "other"
+				}
+			} else if (text ~ /^```[ \t]*$/) {
+				if (inside == "swift") finish()
+				inside = ""
+			} else if (inside == "swift") {
+				lines[++count] = text
+			}
+			previous = text
+		}
+		END {
+			if (inside != "") fail(start, "a code block in a doc comment is not closed")
+			printf "%d\n", blocks > (base "s.count")
+			exit bad
+		}' "$@")
+}
+
 documents=(README.md)
 while IFS= read -r article; do documents+=("${article#"$ROOT"/}"); done \
 	< <(find "$ROOT/Sources" -path '*.docc/*.md' | sort)
@@ -257,6 +395,22 @@ for document in "${documents[@]}"; do
 	extract "$document" || failures=$((failures + 1))
 	slug="$(echo "$document" | tr '/.' '__')"
 	swift_blocks=$((swift_blocks + $(cat "$WORK/jobs/$slug.count" 2>/dev/null || echo 0)))
+done
+
+# The doc comments of the library modules (what DocC shows on symbol pages).
+commented=()
+while IFS= read -r source; do commented+=("${source#"$ROOT"/}"); done \
+	< <(find "$ROOT/Sources/ObserverSwift" "$ROOT/Sources/ObserverSwiftCompat" "$ROOT/Sources/ObserverNATS" \
+		-name '*.swift' 2>/dev/null | sort)
+: >"$WORK/jobs/contexts.used"
+extract_comments "${commented[@]}" || failures=$((failures + 1))
+comment_blocks=$(cat "$WORK/jobs/comments.count" 2>/dev/null || echo 0)
+for context in "$ROOT"/Tests/CompileChecks/contexts/*.swift; do
+	[ -e "$context" ] || continue
+	if ! grep -qxF "$(basename "$context" .swift)" "$WORK/jobs/contexts.used"; then
+		echo "FAIL ${context#"$ROOT"/}: no doc comment names this context (<!-- snippet: fragment of $(basename "$context" .swift) -->)"
+		failures=$((failures + 1))
+	fi
 done
 
 for expectation in accept reject; do
@@ -296,7 +450,7 @@ fi
 
 compiles=$(wc -l <"$JOBLIST")
 if [ "$failures" -ne 0 ]; then
-	echo "snippets: FAILED ($swift_blocks Swift blocks from ${#documents[@]} documents, $compiles compiles, $((SECONDS - started)) s)"
+	echo "snippets: FAILED ($swift_blocks Swift blocks from ${#documents[@]} documents, $comment_blocks from doc comments in ${#commented[@]} sources, $compiles compiles, $((SECONDS - started)) s)"
 	exit 1
 fi
-echo "snippets: ok ($swift_blocks Swift blocks from ${#documents[@]} documents, $compiles compiles, $((SECONDS - started)) s)"
+echo "snippets: ok ($swift_blocks Swift blocks from ${#documents[@]} documents, $comment_blocks from doc comments in ${#commented[@]} sources, $compiles compiles, $((SECONDS - started)) s)"

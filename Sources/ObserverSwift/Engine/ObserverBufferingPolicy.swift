@@ -4,6 +4,7 @@
 /// swift-async-algorithms' `buffer(policy:)`. What a policy drops is
 /// released when it is dropped.
 ///
+/// <!-- snippet: fragment of ValueStreams -->
 /// ```swift
 /// for await price in ticker.values(bufferingPolicy: .bufferingNewest(1)) {
 ///     render(price)          // a slow consumer only ever sees the latest price

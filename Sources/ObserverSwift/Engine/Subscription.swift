@@ -9,6 +9,7 @@ import CObserverCore
 /// ``SubscriptionBag`` the owner holds, or in a `Set<Subscription>` with
 /// ``store(in:)-(Set<Subscription>)``, which makes the token cancel when released.
 ///
+/// <!-- snippet: fragment of IntEvent -->
 /// ```swift
 /// let bag = SubscriptionBag()
 /// event.subscribe { print($0) }.store(in: bag)
@@ -141,6 +142,7 @@ public final class Subscription: Hashable, @unchecked Sendable {
     /// token is removed from the set and not kept elsewhere), the
     /// subscription ends.
     ///
+    /// <!-- snippet: fragment of IntEvent -->
     /// ```swift
     /// var subscriptions = Set<Subscription>()
     /// event.subscribe { print($0) }.store(in: &subscriptions)
@@ -237,6 +239,7 @@ public final class SubscriptionBag: Sendable {
 
     /// Creates an empty bag.
     ///
+    /// <!-- snippet: fragment of IntEvent -->
     /// ```swift
     /// let bag = SubscriptionBag()
     /// event.subscribe { print($0) }.store(in: bag)

@@ -8,6 +8,7 @@ import ObserverSwift
 /// ``ProtocolObservable/withObservers(_:)``), inherited from
 /// ``ObservableClass``; they are separate from the keyed ones.
 ///
+/// <!-- snippet: fragment of SettingPrinter -->
 /// ```swift
 /// protocol SettingObserver: AnyObject {
 ///     func settingChanged(key: String, oldValue: String, newValue: String)

@@ -6,6 +6,7 @@ import ObserverSwift
 /// ``ObservableThread/isExecuting``, and call
 /// ``KeyedProtocolObservable/withKeyedObservers(key:_:)``.
 ///
+/// <!-- snippet: fragment of BoilerDisplay -->
 /// ```swift
 /// protocol SensorObserver: AnyObject {
 ///     func reading(sensor: String, value: Double)

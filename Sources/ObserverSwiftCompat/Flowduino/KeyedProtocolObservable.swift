@@ -8,6 +8,7 @@ import ObserverSwift
 /// ``KeyedObservableClass``. Adopt ``ProtocolObservable`` too for plain
 /// (unkeyed) observers.
 ///
+/// <!-- snippet: fragment of PriceObservers -->
 /// ```swift
 /// final class Quotes: SomeFrameworkBaseClass, KeyedProtocolObservable {
 ///     let keyedObserverRegistry = KeyedObserverRegistry()
@@ -85,6 +86,7 @@ extension KeyedProtocolObservable {
     /// registered under `key` that conforms to `P`, the type of the closure's
     /// second parameter. See ``KeyedObserverRegistry/withKeyedObservers(key:_:)``.
     ///
+    /// <!-- snippet: fragment of KeyedProtocolObservableMethod -->
     /// ```swift
     /// withKeyedObservers(key: symbol) { (symbol, observer: PriceObserver) in
     ///     observer.priceChanged(symbol: symbol, to: price)

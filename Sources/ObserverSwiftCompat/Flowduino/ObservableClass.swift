@@ -5,6 +5,7 @@ import ObserverSwift
 /// protocol, and call ``ProtocolObservable/withObservers(_:)`` wherever
 /// observers should hear about a change.
 ///
+/// <!-- snippet: fragment of DummyPrinter -->
 /// ```swift
 /// protocol DummyObserver: AnyObject {
 ///     func onFooChanged(oldValue: String, newValue: String)

@@ -8,6 +8,7 @@ import ObserverSwift
 /// ``ProtocolObservable/withObservers(_:)`` and pause with
 /// ``sleep(forTimeInterval:)``.
 ///
+/// <!-- snippet: fragment of RandomNumberPrinter -->
 /// ```swift
 /// protocol RandomNumberObserver: AnyObject {
 ///     func onRandomNumber(_ randomNumber: Int)

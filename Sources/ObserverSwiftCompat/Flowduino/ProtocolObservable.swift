@@ -6,6 +6,7 @@ import ObserverSwift
 /// (`addObserver`, `removeObserver`, `withObservers`) without inheriting
 /// from ``ObservableClass``.
 ///
+/// <!-- snippet: fragment of TemperatureObservers -->
 /// ```swift
 /// final class Thermostat: SomeFrameworkBaseClass, ProtocolObservable {
 ///     let observerRegistry = ObserverRegistry()
@@ -50,6 +51,7 @@ extension ProtocolObservable {
     /// conforming to `P`, the type of the closure's parameter (Flowduino's
     /// spelling: `body` does not escape, so it may use `self` implicitly).
     ///
+    /// <!-- snippet: fragment of ProtocolObservableMethod -->
     /// ```swift
     /// withObservers { (observer: TemperatureObserver) in
     ///     observer.temperatureChanged(to: 21.5)

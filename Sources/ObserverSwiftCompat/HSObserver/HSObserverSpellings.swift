@@ -16,6 +16,12 @@ extension NotificationCenter {
     public static func post(name: Notification.Name, object: Any? = nil, userInfo: [AnyHashable: Any]? = nil) {
         NotificationCenter.default.post(name: name, object: object, userInfo: userInfo)
     }
+
+    /// HSObserver's README spelling: `NotificationCenter.post(Watcher.Notif.wave)`
+    /// posts to the default center (ObserverSwift's: `Watcher.Notif.wave.post()`).
+    public static func post(_ name: Notification.Name, object: Any? = nil, userInfo: [AnyHashable: Any]? = nil) {
+        name.post(object: object, userInfo: userInfo)
+    }
 }
 
 extension HasObservers {

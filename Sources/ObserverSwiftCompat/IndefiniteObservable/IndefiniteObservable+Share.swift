@@ -15,6 +15,7 @@ extension IndefiniteObservable {
     /// - Parameter makeObserver: builds the observer that forwards this
     ///   stream's values to the shared subscribers (the closure it gets).
     ///
+    /// <!-- snippet: fragment of CustomObserverStream -->
     /// ```swift
     /// let shared = stream.share { forward in MyObserver(forward) }
     /// ```
@@ -27,6 +28,7 @@ extension IndefiniteObservable {
 
     /// ``share(makeObserver:)`` for value streams.
     ///
+    /// <!-- snippet: fragment of TickingTimer -->
     /// ```swift
     /// let ticks = ValueObservable<Int> { observer in
     ///     let timer = startTimer { observer.next($0) }

@@ -6,6 +6,7 @@ extension Subscription {
     /// when called again or from two threads at once); for any other
     /// subscription, removes it.
     ///
+    /// <!-- snippet: fragment of IntObservable -->
     /// ```swift
     /// let subscription = observable.subscribe { print($0) }
     /// subscription.unsubscribe()

@@ -8,7 +8,7 @@ import ObserverSwift
 ///     observer.next("hello")
 ///     return noopDisconnect
 /// }
-/// greetings.subscribe { print($0) }   // prints "hello"
+/// let subscription = greetings.subscribe { print($0) }   // prints "hello"
 /// ```
 open class ValueObservable<T>: IndefiniteObservable<ValueObserver<T>> {
     /// Subscribes a closure; see ``IndefiniteObservable/subscribe(observer:)``.

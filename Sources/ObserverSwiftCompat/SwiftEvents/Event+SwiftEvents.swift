@@ -19,6 +19,7 @@ extension Event {
     /// SwiftEvents 2's form: `target` only bounds the subscription's life
     /// (held weakly); the handler receives the value alone.
     ///
+    /// <!-- snippet: fragment of DownloadScreen -->
     /// ```swift
     /// model.didDownload.subscribe(self) { [weak self] image in self?.show(image) }
     /// ```

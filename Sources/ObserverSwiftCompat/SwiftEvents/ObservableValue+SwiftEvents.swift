@@ -16,6 +16,7 @@ extension ObservableValue {
     /// SwiftEvents 2's form: `target` only bounds the binding's life (held
     /// weakly); the handler receives the value alone.
     ///
+    /// <!-- snippet: fragment of InfoLabelScreen -->
     /// ```swift
     /// viewModel.infoLabel.bind(self) { [weak self] in self?.updateInfoLabel($0) }
     /// ```

@@ -2,6 +2,7 @@
 /// `observe(\.$property) { old, new in }`: activatable and deactivatable like
 /// ``NotificationObserver``, and ended when released.
 ///
+/// <!-- snippet: fragment of ProfileOwner -->
 /// ```swift
 /// let observer = profile.observe(\.$name) { old, new in print(old, "→", new) }
 /// observer.deactivate()           // paused

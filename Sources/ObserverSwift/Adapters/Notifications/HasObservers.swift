@@ -1,6 +1,7 @@
 /// Gives any class a group of observers that it can switch on and off
 /// together, with no stored property (HSObserver's `HSHasObservers`).
 ///
+/// <!-- snippet: fragment of WaveNotifications -->
 /// ```swift
 /// final class ScreenController: HasObservers {
 ///     init() {

@@ -6,6 +6,7 @@ extension Notification.Name {
     /// ```swift
     /// extension Notification.Name { static let wave = Notification.Name("wave") }
     /// Notification.Name.wave.post()
+    /// let sender = NSObject()
     /// Notification.Name.wave.post(object: sender, userInfo: ["height": 3])
     /// ```
     ///

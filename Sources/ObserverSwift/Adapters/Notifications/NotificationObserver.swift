@@ -87,6 +87,7 @@ public final class NotificationObserver: Observes, CustomStringConvertible, @unc
 
     /// Creates an observer of several notification names with one handler.
     ///
+    /// <!-- snippet: fragment of WaveNotifications -->
     /// ```swift
     /// let observer = NotificationObserver(forNames: [.wave, .hello], queue: nil) { note in
     ///     print(note.name)

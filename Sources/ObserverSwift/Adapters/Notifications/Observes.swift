@@ -26,6 +26,7 @@ extension Observes {
     /// Only the first owner an observer is added to gates it: once that
     /// owner is deallocated, the observer never calls its handler again.
     ///
+    /// <!-- snippet: fragment of WaveOwner -->
     /// ```swift
     /// NotificationObserver(forName: .wave) { _ in print("wave") }
     ///     .add(to: self)

@@ -14,6 +14,7 @@ extension Event where Value: Sendable {
     /// first `next()` are buffered) and ends when the consuming task is
     /// cancelled or the sequence and its iterator are dropped.
     ///
+    /// <!-- snippet: fragment of ValueStreams -->
     /// ```swift
     /// for await reading in sensor.changed.values(bufferingPolicy: .bufferingNewest(8)) {
     ///     plot(reading)

@@ -8,12 +8,12 @@ import Dispatch
 /// compiles after changing its import to `import ObserverSwiftCompat`.
 ///
 /// ```swift
-/// final class Screen {
-///     var shown: [String] = []
+/// final class Screen: Sendable {
+///     func show(_ title: String) { print("showing", title) }
 /// }
 /// let titleChanged = Event<String>()
 /// let screen = Screen()
-/// titleChanged.subscribe(screen) { screen, title in screen.shown.append(title) }
+/// titleChanged.subscribe(screen) { screen, title in screen.show(title) }
 /// let token = titleChanged.subscribe { title in print("title:", title) }
 /// titleChanged.send("Inbox")      // both handlers run, on this thread
 /// token.cancel()
@@ -117,6 +117,7 @@ public final class Event<Value> {
     /// `Sendable` (a `@MainActor` class, an actor, or a class whose state is
     /// immutable or locked).
     ///
+    /// <!-- snippet: fragment of SendableTarget -->
     /// ```swift
     /// event.subscribe(self) { me, value in me.render(value) }
     /// ```

@@ -5,6 +5,7 @@ extension KeyedEvent where Value: Sendable {
     /// and its iterator are dropped; the sequence finishes when the event is
     /// deallocated.
     ///
+    /// <!-- snippet: fragment of ValueStreams -->
     /// ```swift
     /// for await price in quotes.values(forKey: "ACME", bufferingPolicy: .bufferingNewest(1)) {
     ///     show(price)

@@ -6,7 +6,7 @@ import Dispatch
 /// ```swift
 /// let prices = KeyedEvent<String, Double>()
 /// let token = prices.subscribe(key: "AAPL") { price in print("AAPL", price) }
-/// prices.subscribe(keys: ["MSFT", "GOOG"]) { symbol, price in print(symbol, price) }
+/// let both = prices.subscribe(keys: ["MSFT", "GOOG"]) { symbol, price in print(symbol, price) }
 /// prices.send(187.5, forKey: "AAPL")   // only the first handler runs
 /// prices.send(402.1, forKey: "MSFT")   // only the second one runs
 /// token.cancel()                        // "AAPL" has no subscriber left: its list is freed
@@ -172,6 +172,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// the target is deallocated the subscription stops and its slots (and
     /// keys left empty) are freed.
     ///
+    /// <!-- snippet: fragment of SendableTarget -->
     /// ```swift
     /// prices.subscribe(self, key: "AAPL") { me, price in me.show(price) }
     /// ```

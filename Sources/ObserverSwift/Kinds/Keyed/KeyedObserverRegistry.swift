@@ -9,7 +9,7 @@ import Foundation
 /// protocol PriceObserver: AnyObject {
 ///     func priceChanged(symbol: String, to price: Double)
 /// }
-/// final class Ticker: PriceObserver {
+/// final class Ticker: PriceObserver, Sendable {
 ///     func priceChanged(symbol: String, to price: Double) { print(symbol, price) }
 /// }
 /// let registry = KeyedObserverRegistry()
@@ -254,6 +254,7 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     /// each where its ``Delivery`` says (as
     /// ``ObserverRegistry/withObservers(_:)`` does):
     ///
+    /// <!-- snippet: fragment of PriceObservers -->
     /// ```swift
     /// registry.withObservers(forKey: "AAPL") { (symbol, observer: PriceObserver) in
     ///     observer.priceChanged(symbol: symbol, to: 187.5)

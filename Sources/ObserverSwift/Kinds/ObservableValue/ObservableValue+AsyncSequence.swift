@@ -11,6 +11,7 @@ extension ObservableValue where Value: Sendable {
     /// sequence and its iterator are dropped; finishes when the value is
     /// deallocated.
     ///
+    /// <!-- snippet: fragment of ValueStreams -->
     /// ```swift
     /// for await temperature in thermostat.target.values(bufferingPolicy: .bufferingNewest(1)) {
     ///     display(temperature)

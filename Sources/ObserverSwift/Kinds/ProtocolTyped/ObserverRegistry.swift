@@ -9,7 +9,7 @@ import Foundation
 /// protocol TemperatureObserver: AnyObject {
 ///     func temperatureChanged(to celsius: Double)
 /// }
-/// final class Display: TemperatureObserver {
+/// final class Display: TemperatureObserver, Sendable {
 ///     func temperatureChanged(to celsius: Double) { print("now \(celsius) °C") }
 /// }
 /// let registry = ObserverRegistry()
@@ -288,6 +288,7 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// Calls `body` with every registered observer that conforms to `P`, the
     /// type of the closure's parameter, each where its ``Delivery`` says:
     ///
+    /// <!-- snippet: fragment of TemperatureObservers -->
     /// ```swift
     /// registry.withObservers { (observer: TemperatureObserver) in
     ///     observer.temperatureChanged(to: 21.5)

@@ -4,9 +4,14 @@ import ObserverSwiftCompat
 // HSObserver's README with its own names (ObserverSwiftCompat's aliases of
 // `NotificationObserver` / `HasObservers`), an NSViewController replaced by a
 // plain class, and `queue: nil` (delivery on the posting thread) so that a
-// command-line program sees the calls without running the main queue.
+// command-line program sees the calls without running the main queue. Its
+// posting section's `Watcher` (names in a `Notif` struct) is merged into the
+// first one.
 
 class Watcher {
+    struct Notif {
+        static let wave = NSNotification.Name.init("waveNotification")
+    }
     static let wave = NSNotification.Name.init("waveNotification")
     static let hello = NSNotification.Name.init("helloNotification")
 
@@ -20,6 +25,12 @@ class Watcher {
             using: { [weak self] (notif) in
                 self?.waves += 1
             })
+    }
+
+    func doPosting() {
+        Watcher.Notif.wave.post()
+        //or
+        Watcher.Notif.wave.post(object: self, userInfo: ["Foo": "Bar"])
     }
 }
 
@@ -52,6 +63,11 @@ func hsObserverFlows() {
     let watcher = Watcher()
     NotificationCenter.default.post(name: Watcher.wave, object: nil)
     check(watcher.waves == 1, "HSObserver activate: true")
+
+    NotificationCenter.post(Watcher.Notif.wave)
+    check(watcher.waves == 2, "HSObserver NotificationCenter.post(_:)")
+    watcher.doPosting()
+    check(watcher.waves == 4, "HSObserver Notif.wave.post()")
 
     let controller = ViewController()
     controller.viewDidLoad()

@@ -1,0 +1,7 @@
+// The protocol, registry and base class the protocol-typed fragments name.
+protocol TemperatureObserver: AnyObject {
+    func temperatureChanged(to celsius: Double)
+}
+class SomeFrameworkBaseClass {}
+let registry = ObserverRegistry()
+// fragment

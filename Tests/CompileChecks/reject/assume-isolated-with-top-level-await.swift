@@ -1,0 +1,13 @@
+// `MainActor.assumeIsolated` at the top level stops compiling once the
+// program has a top-level await (the documentation writes
+// `await MainActor.run { ... }` instead).
+// expect-error: 'assumeIsolated' is unavailable from asynchronous contexts
+import ObserverSwift
+
+@MainActor
+final class InboxView {
+    var lines: [String] = []
+}
+
+let view = MainActor.assumeIsolated { InboxView() }
+await Task.yield()
