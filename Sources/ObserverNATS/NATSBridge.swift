@@ -372,13 +372,13 @@ public final class NATSBridge: Sendable {
         var consumer: PushConsumer?
         if case .atLeastOnce(let stream, let durable, let redeliveryWait) = delivery {
             let jetStream = try self.jetStream()
-            try jetStream.ensure(stream)
+            let retention = try jetStream.ensure(stream)
             guard !durable.isEmpty else {
                 throw NATSError(.invalidOption, "at-least-once imports need a durable consumer name")
             }
             let specification = JetStreamContext.ConsumerSpecification(
                 stream: stream.name, durable: durable, filter: subject, redeliveryWait: redeliveryWait,
-                heartbeat: options.consumerHeartbeat, retention: stream.retention)
+                heartbeat: options.consumerHeartbeat, retention: retention)
             subscribeSubject = try jetStream.ensureConsumer(specification)
             consumer = PushConsumer(
                 imported: imported, connection: connection, jetStream: jetStream, specification: specification,

@@ -130,8 +130,10 @@ extension NATSBridge {
     ///   that all mirrors end on the bucket's latest revision).
     /// - Deleting or purging the key in the bucket is ignored.
     ///
-    /// - Throws: ``NATSError/Kind/invalidSubject`` for a bucket or key NATS cannot use,
-    ///   a JetStream error when the bucket cannot be created or watched.
+    /// - Throws: ``NATSError/Kind/invalidSubject``, naming the rule, for a bucket or key NATS cannot
+    ///   use (a bucket: ASCII letters, digits, `-` and `_`; a key: ASCII letters, digits and `-`,
+    ///   `_`, `/`, `=`, with `.` between non-empty tokens), before anything is sent; a
+    ///   JetStream error when the bucket cannot be created or watched.
     @discardableResult
     public func mirror<Value: NATSWireValue & Sendable>(
         _ value: ObservableValue<Value>, bucket: String, key: String
@@ -145,17 +147,11 @@ extension NATSBridge {
         _ value: ObservableValue<Value>, bucket: String, key: String, codec: NATSCodec<Value>
     ) throws(NATSError) -> NATSMirror {
         try checkOpen()
-        let isName = { (text: String) in
-            !text.isEmpty
-                && text.unicodeScalars.allSatisfy {
-                    CharacterSet.alphanumerics.contains($0) || "-_".unicodeScalars.contains($0)
-                }
+        if let problem = NATSNames.bucketProblem(bucket) {
+            throw NATSError(.invalidSubject, "bucket name \(Self.abbreviated(bucket)) cannot be used: \(problem)")
         }
-        guard isName(bucket) else {
-            throw NATSError(.invalidSubject, "bucket \"\(bucket)\": letters, digits, - and _ only")
-        }
-        guard NATSSubject.isValidPublishSubject(key), key.unicodeScalars.allSatisfy({ $0.isASCII }) else {
-            throw NATSError(.invalidSubject, "key \"\(key)\" is not a key-value key (ASCII tokens, no wildcards)")
+        if let problem = NATSNames.keyValueKeyProblem(key) {
+            throw NATSError(.invalidSubject, "key-value key \(Self.abbreviated(key)) cannot be used: \(problem)")
         }
         // The longest subjects the mirror's names go into: its entries' and its stream's creation.
         for (subject, what) in [
