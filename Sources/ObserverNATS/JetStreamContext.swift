@@ -919,6 +919,6 @@ final class JetStreamContext: @unchecked Sendable {
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension NATSError {
     var asJetStream: NATSError {
-        kind == .client ? NATSError(.jetStream, message, status: status) : self
+        kind == .client ? NATSError(.jetStream, message, status: status, detail: detail) : self
     }
 }
