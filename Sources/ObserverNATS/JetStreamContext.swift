@@ -59,8 +59,9 @@ public struct NATSStream: Sendable, Equatable {
     public static let defaultDuplicateWindow: Duration = .seconds(120)
 
     /// Throws ``NATSError/Kind/invalidOption`` naming the rule when ``name`` cannot be used, or a
-    /// stated ``replicas`` is not 1 to 5, or a subject is not one a stream can store.
-    func checkName() throws(NATSError) {
+    /// stated ``replicas`` is not 1 to 5; ``NATSError/Kind/invalidSubject`` when a subject is not
+    /// a subject or pattern.
+    func checkSettings() throws(NATSError) {
         if let problem = NATSNames.assetNameProblem(name) {
             throw NATSError(
                 .invalidOption, "stream name \(NATSBridge.abbreviated(name)) cannot be used: \(problem)")
@@ -68,7 +69,6 @@ public struct NATSStream: Sendable, Equatable {
         if let replicas, !(1...5).contains(replicas) {
             throw NATSError(.invalidOption, "stream \(name): replicas must be 1 to 5, not \(replicas)")
         }
-        if subjects.isEmpty { throw NATSError(.invalidOption, "stream \(name): no subjects") }
         for subject in subjects where !NATSSubject.isValidPattern(subject) {
             throw NATSError(
                 .invalidSubject, "stream \(name): \(NATSBridge.abbreviated(subject)) is not a subject or pattern")
@@ -606,7 +606,7 @@ final class JetStreamContext: @unchecked Sendable {
     /// setting `stream` states. Returns the stream's retention (the server's when it exists).
     @discardableResult
     func ensure(_ stream: NATSStream) throws(NATSError) -> NATSStream.Retention {
-        try stream.checkName()
+        try stream.checkSettings()
         var info: UnsafeMutablePointer<jsStreamInfo>?
         var code = jsErrCode(0)
         let found = stream.name.withCString { js_GetStreamInfo(&info, pointer, $0, nil, &code) }

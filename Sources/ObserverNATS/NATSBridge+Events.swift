@@ -346,7 +346,7 @@ extension NATSBridge {
     /// ``NATSSubject/maximumSubjectBytes`` does.
     static func checkJetStreamNames(_ delivery: NATSDelivery, consumer: Bool) throws(NATSError) {
         guard case .atLeastOnce(let stream, let durable, _) = delivery else { return }
-        try stream.checkName()
+        try stream.checkSettings()
         if consumer, !durable.isEmpty, let problem = NATSNames.assetNameProblem(durable) {
             throw NATSError(
                 .invalidOption, "durable consumer name \(abbreviated(durable)) cannot be used: \(problem)")
