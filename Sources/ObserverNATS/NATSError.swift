@@ -10,9 +10,10 @@ public struct NATSError: Error, Equatable, Sendable, CustomStringConvertible {
         case unreachable
         /// The server refused the credentials.
         case authorizationFailed
-        /// A subject, prefix, key or pattern NATS cannot use.
+        /// A subject, prefix, key, pattern, key-value bucket or key-value key NATS cannot use.
         case invalidSubject
-        /// An option cnats refused (for instance a TLS file that does not load).
+        /// An option the bridge or cnats refused: a server URL that is not one, a stream or durable
+        /// consumer name the server would refuse, a TLS file that does not load.
         case invalidOption
         /// The bridge was closed.
         case closed
