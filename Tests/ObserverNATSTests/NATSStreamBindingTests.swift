@@ -66,6 +66,42 @@ final class NATSStreamBindingTests: XCTestCase {
         }
     }
 
+    func testAnImportNamingAnExistingR3StreamByNameAndSubjectsBindsToIt() throws {
+        let cluster = try OwnedNATSCluster()
+        defer { cluster.stop() }
+        _ = try cluster.waitUntilReady()
+        var options = NATSOptions(servers: cluster.urls)
+        options.reconnectWait = .milliseconds(100)
+        let creator = try NATSBridge(options: options)
+        let binder = try NATSBridge(options: options)
+        defer {
+            creator.close()
+            binder.close()
+        }
+        let replicated = NATSStream(name: "R3BOUND", subjects: ["r3bound.>"], replicas: 3)
+        try creator.export(Event<Int>(), to: "r3bound.created", delivery: .atLeastOnce(stream: replicated))
+
+        let byName = NATSStream(name: "R3BOUND", subjects: ["r3bound.>"])
+        let remote = Event<Int>()
+        let received = Collected<Int>()
+        let token = remote.subscribe { received.append($0) }
+        defer { token.cancel() }
+        try binder.import("r3bound.values", into: remote, delivery: .atLeastOnce(stream: byName, durable: "reader"))
+        let local = Event<Int>()
+        try binder.export(local, to: "r3bound.values", delivery: .atLeastOnce(stream: byName))
+        for value in 1...3 { local.send(value) }
+        XCTAssertEqual(binder.flush(timeout: .seconds(20)), 0)
+        XCTAssertTrue(waitUntil(timeout: 20) { received.values == [1, 2, 3] }, "\(received.values)")
+
+        var single = byName
+        single.replicas = 1
+        XCTAssertThrowsError(
+            try binder.export(Event<Int>(), to: "r3bound.single", delivery: .atLeastOnce(stream: single))
+        ) { error in
+            XCTAssertTrue("\(error)".hasSuffix("exists with another configuration: replicas 3 (wanted 1)"), "\(error)")
+        }
+    }
+
     func testUnstatedSettingsOfANewStreamAreTheDocumentedDefaults() throws {
         let server = try OwnedNATSServer()
         defer { server.stop() }
