@@ -4,34 +4,47 @@ import ObserverSwift
 
 /// A JetStream stream that at-least-once exports publish into and
 /// at-least-once imports consume from. ``NATSBridge`` creates it when it
-/// does not exist yet; a stream of that name that exists with another
-/// configuration is an error naming the differences, never reused.
+/// does not exist yet. When a stream of that name exists, the bridge binds to it: every setting
+/// stated here must match the server's (a difference is an error naming it, and the stream is
+/// not changed), and every setting left nil is the server's, whatever it is.
 ///
 /// ```swift
 /// let orders = NATSStream(
 ///     name: "ORDERS", subjects: ["orders.>"], replicas: 3, storage: .file, retention: .limits,
 ///     maxAge: .seconds(24 * 3600))
+/// // Binds to ORDERS as it is configured (R3 or not), as long as it stores orders.>:
+/// let existing = NATSStream(name: "ORDERS", subjects: ["orders.>"])
 /// ```
+///
+/// The name goes into the subjects of the JetStream API, so it follows nats-server's rules for
+/// stream names: 1 to 255 bytes; no whitespace, no control character, no `.`, `*`, `>`, `/` or
+/// `\`. A name that breaks one is refused before anything is sent, with
+/// ``NATSError/Kind/invalidOption`` and the rule it breaks.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public struct NATSStream: Sendable, Equatable {
-    /// The stream's name: letters, digits, `-` and `_`.
+    /// The stream's name (see the rules above); letters, digits, `-` and `_` are always safe.
     public var name: String
-    /// The subjects the stream stores (wildcards allowed).
+    /// The subjects the stream stores (wildcards allowed). Always compared with an existing stream's.
     public var subjects: [String]
     /// How long the server remembers message IDs to drop republished duplicates.
-    public var duplicateWindow: Duration
+    /// Nil: an existing stream's; 120 s for a stream the bridge creates.
+    public var duplicateWindow: Duration?
     /// Copies of every message the cluster keeps (1 to 5; more than 1 needs a cluster).
-    public var replicas: Int
-    /// Where the servers keep the messages.
-    public var storage: Storage
-    /// When the servers remove messages.
-    public var retention: Retention
-    /// How long a message is kept at most; nil keeps messages until another limit removes them.
+    /// Nil: an existing stream's; 1 for a stream the bridge creates.
+    public var replicas: Int?
+    /// Where the servers keep the messages. Nil: an existing stream's; ``Storage/file`` for a
+    /// stream the bridge creates.
+    public var storage: Storage?
+    /// When the servers remove messages. Nil: an existing stream's; ``Retention/limits`` for a
+    /// stream the bridge creates.
+    public var retention: Retention?
+    /// How long a message is kept at most; `.zero` states that messages have no age limit.
+    /// Nil: an existing stream's; no age limit for a stream the bridge creates.
     public var maxAge: Duration?
 
     public init(
-        name: String, subjects: [String], duplicateWindow: Duration = .seconds(120), replicas: Int = 1,
-        storage: Storage = .file, retention: Retention = .limits, maxAge: Duration? = nil
+        name: String, subjects: [String], duplicateWindow: Duration? = nil, replicas: Int? = nil,
+        storage: Storage? = nil, retention: Retention? = nil, maxAge: Duration? = nil
     ) {
         self.name = name
         self.subjects = subjects
@@ -40,6 +53,26 @@ public struct NATSStream: Sendable, Equatable {
         self.storage = storage
         self.retention = retention
         self.maxAge = maxAge
+    }
+
+    /// The duplicate window of a stream the bridge creates when ``duplicateWindow`` is nil.
+    public static let defaultDuplicateWindow: Duration = .seconds(120)
+
+    /// Throws ``NATSError/Kind/invalidOption`` naming the rule when ``name`` cannot be used, or a
+    /// stated ``replicas`` is not 1 to 5; ``NATSError/Kind/invalidSubject`` when a subject is not
+    /// a subject or pattern.
+    func checkSettings() throws(NATSError) {
+        if let problem = NATSNames.assetNameProblem(name) {
+            throw NATSError(
+                .invalidOption, "stream name \(NATSBridge.abbreviated(name)) cannot be used: \(problem)")
+        }
+        if let replicas, !(1...5).contains(replicas) {
+            throw NATSError(.invalidOption, "stream \(name): replicas must be 1 to 5, not \(replicas)")
+        }
+        for subject in subjects where !NATSSubject.isValidPattern(subject) {
+            throw NATSError(
+                .invalidSubject, "stream \(name): \(NATSBridge.abbreviated(subject)) is not a subject or pattern")
+        }
     }
 
     /// Where a stream's messages are kept.
@@ -569,24 +602,24 @@ final class JetStreamContext: @unchecked Sendable {
         }
     }
 
-    /// Creates `stream` unless a stream of that name exists; an existing one must have
-    /// `stream`'s configuration.
-    func ensure(_ stream: NATSStream) throws(NATSError) {
-        guard (1...5).contains(stream.replicas) else {
-            throw NATSError(.invalidOption, "stream \(stream.name): replicas must be 1 to 5, not \(stream.replicas)")
-        }
+    /// Creates `stream` unless a stream of that name exists; an existing one must have every
+    /// setting `stream` states. Returns the stream's retention (the server's when it exists).
+    @discardableResult
+    func ensure(_ stream: NATSStream) throws(NATSError) -> NATSStream.Retention {
+        try stream.checkSettings()
         var info: UnsafeMutablePointer<jsStreamInfo>?
         var code = jsErrCode(0)
         let found = stream.name.withCString { js_GetStreamInfo(&info, pointer, $0, nil, &code) }
         if found == NATS_OK, let info {
             defer { jsStreamInfo_Destroy(info) }
-            let differences = Self.differences(stream, info.pointee.Config.pointee)
+            let existing = info.pointee.Config.pointee
+            let differences = Self.differences(stream, existing)
             guard differences.isEmpty else {
                 throw NATSError(
                     .jetStream,
                     "stream \(stream.name) exists with another configuration: \(differences.joined(separator: "; "))")
             }
-            return
+            return Self.retention(existing.Retention)
         }
         guard found == NATS_NOT_FOUND else {
             throw NATSError.from(found, "looking up stream \(stream.name)")!.asJetStream
@@ -599,12 +632,14 @@ final class JetStreamContext: @unchecked Sendable {
             free(name)
             subjects.forEach { free(UnsafeMutablePointer(mutating: $0)) }
         }
+        let retention = stream.retention ?? .limits
         config.Name = UnsafePointer(name)
-        config.Storage = stream.storage == .file ? js_FileStorage : js_MemoryStorage
-        config.Retention = Self.retentionPolicy(stream.retention)
-        config.Replicas = Int64(stream.replicas)
+        config.Storage = stream.storage == .memory ? js_MemoryStorage : js_FileStorage
+        config.Retention = Self.retentionPolicy(retention)
+        config.Replicas = Int64(stream.replicas ?? 1)
         config.MaxAge = stream.maxAge.map { $0.wholeMilliseconds * 1_000_000 } ?? 0
-        config.Duplicates = Int64(stream.duplicateWindow.wholeMilliseconds) * 1_000_000
+        config.Duplicates =
+            Int64((stream.duplicateWindow ?? NATSStream.defaultDuplicateWindow).wholeMilliseconds) * 1_000_000
         let added = subjects.withUnsafeBufferPointer { buffer -> natsStatus in
             config.Subjects = UnsafeMutablePointer(mutating: buffer.baseAddress)
             config.SubjectsLen = Int32(buffer.count)
@@ -612,7 +647,7 @@ final class JetStreamContext: @unchecked Sendable {
         }
         if added == NATS_OK {
             jsStreamInfo_Destroy(info)
-            return
+            return retention
         }
         throw NATSError.from(added, "creating stream \(stream.name) (JetStream error \(code.rawValue))")!.asJetStream
     }
@@ -625,7 +660,16 @@ final class JetStreamContext: @unchecked Sendable {
         }
     }
 
-    /// How the existing stream's configuration differs from `wanted`, one phrase each.
+    static func retention(_ policy: jsRetentionPolicy) -> NATSStream.Retention {
+        switch policy {
+        case js_InterestPolicy: .interest
+        case js_WorkQueuePolicy: .workQueue
+        default: .limits
+        }
+    }
+
+    /// How the existing stream's configuration differs from what `wanted` states, one phrase each
+    /// (a setting `wanted` leaves nil is not compared).
     static func differences(_ wanted: NATSStream, _ existing: jsStreamConfig) -> [String] {
         var differences: [String] = []
         let subjects = (0..<Int(existing.SubjectsLen)).compactMap { index in
@@ -634,29 +678,33 @@ final class JetStreamContext: @unchecked Sendable {
         if Set(subjects) != Set(wanted.subjects) {
             differences.append("subjects \(subjects.sorted()) (wanted \(wanted.subjects.sorted()))")
         }
-        if existing.Replicas != Int64(wanted.replicas) && !(existing.Replicas == 0 && wanted.replicas == 1) {
-            differences.append("replicas \(existing.Replicas) (wanted \(wanted.replicas))")
+        // A stream created without replicas reports 0, which is 1.
+        let replicas = max(1, existing.Replicas)
+        if let wantedReplicas = wanted.replicas, replicas != Int64(wantedReplicas) {
+            differences.append("replicas \(replicas) (wanted \(wantedReplicas))")
         }
         let storage: NATSStream.Storage = existing.Storage == js_MemoryStorage ? .memory : .file
-        if storage != wanted.storage { differences.append("storage \(storage) (wanted \(wanted.storage))") }
-        if existing.Retention != retentionPolicy(wanted.retention) {
-            let retention: NATSStream.Retention =
-                existing.Retention == js_InterestPolicy
-                ? .interest
-                : existing.Retention == js_WorkQueuePolicy
-                    ? .workQueue : .limits
-            differences.append("retention \(retention) (wanted \(wanted.retention))")
+        if let wantedStorage = wanted.storage, storage != wantedStorage {
+            differences.append("storage \(storage) (wanted \(wantedStorage))")
         }
-        let maxAge = wanted.maxAge.map { $0.wholeMilliseconds * 1_000_000 } ?? 0
-        if existing.MaxAge != maxAge {
-            differences.append(
-                "max age \(describe(nanoseconds: existing.MaxAge)) (wanted \(describe(nanoseconds: maxAge)))")
+        let retention = retention(existing.Retention)
+        if let wantedRetention = wanted.retention, retention != wantedRetention {
+            differences.append("retention \(retention) (wanted \(wantedRetention))")
         }
-        let duplicates = Int64(wanted.duplicateWindow.wholeMilliseconds) * 1_000_000
-        if existing.Duplicates != duplicates {
-            differences.append(
-                "duplicate window \(describe(nanoseconds: existing.Duplicates)) "
-                    + "(wanted \(describe(nanoseconds: duplicates)))")
+        if let wantedAge = wanted.maxAge {
+            let maxAge = max(0, wantedAge.wholeMilliseconds) * 1_000_000
+            if existing.MaxAge != maxAge {
+                differences.append(
+                    "max age \(describe(nanoseconds: existing.MaxAge)) (wanted \(describe(nanoseconds: maxAge)))")
+            }
+        }
+        if let wantedWindow = wanted.duplicateWindow {
+            let duplicates = Int64(wantedWindow.wholeMilliseconds) * 1_000_000
+            if existing.Duplicates != duplicates {
+                differences.append(
+                    "duplicate window \(describe(nanoseconds: existing.Duplicates)) "
+                        + "(wanted \(describe(nanoseconds: duplicates)))")
+            }
         }
         return differences
     }
@@ -726,6 +774,11 @@ final class JetStreamContext: @unchecked Sendable {
     /// Creates the durable push consumer unless it exists; an existing one must match
     /// `specification`. Returns its deliver subject.
     func ensureConsumer(_ specification: ConsumerSpecification) throws(NATSError) -> String {
+        if let problem = NATSNames.assetNameProblem(specification.durable) {
+            throw NATSError(
+                .invalidOption,
+                "durable consumer name \(NATSBridge.abbreviated(specification.durable)) cannot be used: \(problem)")
+        }
         var info: UnsafeMutablePointer<jsConsumerInfo>?
         var code = jsErrCode(0)
         let found = specification.stream.withCString { streamPointer in
@@ -866,6 +919,6 @@ final class JetStreamContext: @unchecked Sendable {
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension NATSError {
     var asJetStream: NATSError {
-        kind == .client ? NATSError(.jetStream, message, status: status) : self
+        kind == .client ? NATSError(.jetStream, message, status: status, detail: detail) : self
     }
 }

@@ -107,13 +107,23 @@ extension NATSBridge {
             throw NATSError(.invalidSubject, "\"\(prefix)\" is not a subject prefix (no wildcards, no spaces)")
         }
         var subjects: [(Key, String)] = []
-        for key in keys {
+        // A key listed twice (or two spellings of one key, equal under `==`) is exported once:
+        // two subscriptions of one key would publish each of its sends twice.
+        var listed = Set<Key>()
+        var keyBySubject: [String: Key] = [:]
+        for key in keys where listed.insert(key).inserted {
             guard let subject = NATSSubject.subject(prefix: prefix, key: key) else {
                 throw NATSError(
                     .invalidSubject, "key \(key) has no valid subject tokens (empty, or with . * > or whitespace)")
             }
             if let problem = NATSSubject.lengthProblem(subject, what: "the subject of key \(Self.abbreviated(key))") {
                 throw NATSError(.invalidSubject, problem)
+            }
+            if let other = keyBySubject.updateValue(key, forKey: subject) {
+                throw NATSError(
+                    .invalidSubject,
+                    "keys \(Self.abbreviated(other)) and \(Self.abbreviated(key)) are not equal but have one subject, "
+                        + "\(subject) (NATSSubjectKey: keys that differ need tokens that differ)")
             }
             subjects.append((key, subject))
         }
@@ -284,19 +294,20 @@ extension NATSBridge {
         guard NATSSubject.isValidPublishSubject(prefix), NATSSubject.isValidPattern(subject) else {
             throw NATSError(.invalidSubject, "\"\(prefix)\" + \"\(pattern)\" is not a subject pattern")
         }
-        let tokens = pattern.split(separator: ".", omittingEmptySubsequences: false)
+        let tokens = NATSSubject.tokens(of: pattern)
         let hint =
             "it matches no key (to import one key whose text has `.`, `*`, `>` or spaces, pass "
             + "NATSSubject.pattern(forKey:) as `matching:`: keys are escaped, \"a.b\" is the token a%2Eb)"
         if let tokenCount {
-            let matchesCount = tokens.last == ">" ? tokens.count <= tokenCount : tokens.count == tokenCount
+            let endsInRest = tokens.last.map { NATSSubject.isToken($0, ">") } ?? false
+            let matchesCount = endsInRest ? tokens.count <= tokenCount : tokens.count == tokenCount
             guard matchesCount else {
                 throw NATSError(
                     .invalidSubject,
                     "pattern \"\(pattern)\" has \(tokens.count) tokens and every key has \(tokenCount): \(hint)")
             }
         }
-        if !tokens.contains(where: { $0 == "*" || $0 == ">" }) && !isKey(tokens) {
+        if !tokens.contains(where: { NATSSubject.isToken($0, "*") || NATSSubject.isToken($0, ">") }) && !isKey(tokens) {
             throw NATSError(.invalidSubject, "pattern \"\(pattern)\" is no key's tokens: \(hint)")
         }
         return subject
@@ -328,12 +339,18 @@ extension NATSBridge {
         return try register(imported, subject: subject, delivery: delivery)
     }
 
-    /// Refuses a stream or durable consumer name too long for the JetStream API subjects it goes
+    /// Refuses a stream or durable consumer name that breaks nats-server's rules for names (see
+    /// `NATSNames`), or one too long for the JetStream API subjects it goes
     /// into (`$JS.API.STREAM.CREATE.<stream>`, `$JS.API.CONSUMER.DURABLE.CREATE.<stream>.<durable>`):
     /// sent, such a subject makes the server close the connection, as any subject over
     /// ``NATSSubject/maximumSubjectBytes`` does.
     static func checkJetStreamNames(_ delivery: NATSDelivery, consumer: Bool) throws(NATSError) {
         guard case .atLeastOnce(let stream, let durable, _) = delivery else { return }
+        try stream.checkSettings()
+        if consumer, !durable.isEmpty, let problem = NATSNames.assetNameProblem(durable) {
+            throw NATSError(
+                .invalidOption, "durable consumer name \(abbreviated(durable)) cannot be used: \(problem)")
+        }
         let (subject, what) =
             consumer
             ? (

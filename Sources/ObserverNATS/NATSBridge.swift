@@ -88,6 +88,11 @@ public final class NATSBridge: Sendable {
 
     static func apply(_ options: NATSOptions, to natsOptions: OpaquePointer) throws(NATSError) {
         guard !options.servers.isEmpty else { throw NATSError(.invalidOption, "NATSOptions.servers is empty") }
+        for server in options.servers {
+            if let problem = NATSOptions.urlProblem(server) {
+                throw NATSError(.invalidOption, "not a valid NATS URL: \"\(server)\": \(problem)")
+            }
+        }
         if case .events(let maxEvents, let linger) = options.batching {
             guard NATSOptions.Batching.eventLimits.contains(maxEvents) else {
                 throw NATSError(
@@ -141,7 +146,7 @@ public final class NATSBridge: Sendable {
     static func apply(_ tls: NATSOptions.TLS, to natsOptions: OpaquePointer) throws(NATSError) {
         func check(_ result: natsStatus, _ what: String) throws(NATSError) {
             if let error = NATSError.from(result, what) {
-                throw NATSError(.invalidOption, error.message, status: error.status)
+                throw NATSError(.invalidOption, error.message, status: error.status, detail: error.detail)
             }
         }
         try check(natsOptions_SetSecure(natsOptions, true), "turning TLS on")
@@ -372,13 +377,13 @@ public final class NATSBridge: Sendable {
         var consumer: PushConsumer?
         if case .atLeastOnce(let stream, let durable, let redeliveryWait) = delivery {
             let jetStream = try self.jetStream()
-            try jetStream.ensure(stream)
+            let retention = try jetStream.ensure(stream)
             guard !durable.isEmpty else {
                 throw NATSError(.invalidOption, "at-least-once imports need a durable consumer name")
             }
             let specification = JetStreamContext.ConsumerSpecification(
                 stream: stream.name, durable: durable, filter: subject, redeliveryWait: redeliveryWait,
-                heartbeat: options.consumerHeartbeat, retention: stream.retention)
+                heartbeat: options.consumerHeartbeat, retention: retention)
             subscribeSubject = try jetStream.ensureConsumer(specification)
             consumer = PushConsumer(
                 imported: imported, connection: connection, jetStream: jetStream, specification: specification,

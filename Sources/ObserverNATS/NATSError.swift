@@ -10,9 +10,10 @@ public struct NATSError: Error, Equatable, Sendable, CustomStringConvertible {
         case unreachable
         /// The server refused the credentials.
         case authorizationFailed
-        /// A subject, prefix, key or pattern NATS cannot use.
+        /// A subject, prefix, key, pattern, key-value bucket or key-value key NATS cannot use.
         case invalidSubject
-        /// An option cnats refused (for instance a TLS file that does not load).
+        /// An option the bridge or cnats refused: a server URL that is not one, a stream or durable
+        /// consumer name the server would refuse, a TLS file that does not load.
         case invalidOption
         /// The bridge was closed.
         case closed
@@ -26,17 +27,22 @@ public struct NATSError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     public let kind: Kind
-    /// A sentence for humans, including cnats' own error text when there is one.
+    /// What was wrong, in the bridge's words: what it was doing, and the reason (cnats' or the
+    /// server's, without cnats' source locations).
     public let message: String
     /// cnats' status code (`natsStatus`), 0 when the error is the bridge's own.
     public let status: Int32
+    /// cnats' own last error text, as cnats wrote it (with its source location, such as
+    /// `(conn.c:2088)`), for a bug report; nil when the error is the bridge's own.
+    public let detail: String?
 
     public var description: String { message }
 
-    init(_ kind: Kind, _ message: String, status: Int32 = 0) {
+    init(_ kind: Kind, _ message: String, status: Int32 = 0, detail: String? = nil) {
         self.kind = kind
         self.message = message
         self.status = status
+        self.detail = detail
     }
 
     /// An error from a cnats status; nil for `NATS_OK`.
@@ -52,18 +58,34 @@ public struct NATSError: Error, Equatable, Sendable, CustomStringConvertible {
         case NATS_SSL_ERROR, NATS_SECURE_CONNECTION_WANTED, NATS_SECURE_CONNECTION_REQUIRED: kind = .tls
         default: kind = .client
         }
-        var detail = ""
+        var reason = ""
+        var detail: String?
         if let last = nats_GetLastError(nil) {
+            let lastText = String(cString: last)
+            detail = lastText.isEmpty ? nil : lastText
             // cnats prints OpenSSL's reason with `%s`, which glibc renders "(null)" when OpenSSL
             // gave none: drop it rather than show it.
-            var lastText = String(cString: last)
-            if lastText.hasSuffix("(null)") {
-                lastText = String(lastText.dropLast("(null)".count))
-                while lastText.hasSuffix(" ") || lastText.hasSuffix(":") { lastText.removeLast() }
+            var shown = withoutSourceLocation(lastText)
+            if shown.hasSuffix("(null)") {
+                shown = String(shown.dropLast("(null)".count))
+                while shown.hasSuffix(" ") || shown.hasSuffix(":") { shown.removeLast() }
             }
-            if !lastText.isEmpty && lastText != text { detail = " (\(lastText))" }
+            if !shown.isEmpty && shown != text { reason = " (\(shown))" }
         }
-        return NATSError(kind, "\(what): \(text)\(detail)", status: Int32(bitPattern: status.rawValue))
+        return NATSError(
+            kind, "\(what): \(text)\(reason)", status: Int32(bitPattern: status.rawValue), detail: detail)
+    }
+
+    /// `text` without cnats' leading source locations: `(conn.c:2088): No server` is `No server`.
+    static func withoutSourceLocation(_ text: String) -> String {
+        var rest = Substring(text)
+        while rest.hasPrefix("("), let close = rest.firstIndex(of: ")") {
+            let location = rest[rest.index(after: rest.startIndex)..<close]
+            let parts = location.split(separator: ":")
+            guard parts.count == 2, parts[0].hasSuffix(".c"), parts[1].allSatisfy(\.isNumber) else { break }
+            rest = rest[rest.index(after: close)...].drop { $0 == ":" || $0 == " " }
+        }
+        return String(rest)
     }
 
     /// Throws ``Kind/invalidOption`` naming `path` and the system's reason when the file at

@@ -2,12 +2,23 @@ import ObserverSwift
 
 /// A running export: local sends on the event are published until
 /// ``cancel()`` or ``NATSBridge/close(timeout:)``.
+///
+/// It is a subscription token as the events' own are: ``store(in:)-(SubscriptionBag)`` puts it
+/// in a `SubscriptionBag` (which cancels it when deallocated), and ``subscription`` is a
+/// `Subscription` that cancels it.
+///
+/// ```swift
+/// func publishReadings(_ bridge: NATSBridge, _ readings: Event<Double>, bag: SubscriptionBag) throws {
+///     try bridge.export(readings, to: "sensors.temperature").store(in: bag)
+/// }
+/// ```
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
-public final class NATSExport: Sendable {
+public final class NATSExport: SubscriptionCanceller {
     let subscriptions: [Subscription]
     let publisherIdentities: [UInt64]
     let exportedPublishers: [ExportedPublisher]
     weak let bridge: NATSBridge?
+    let stopped = HeapAtomicWord<Bool>(false)
 
     init(subscriptions: [Subscription], publishers: [ExportedPublisher], bridge: NATSBridge) {
         self.subscriptions = subscriptions
@@ -34,24 +45,51 @@ public final class NATSExport: Sendable {
     }
 
     /// Stops publishing: sends that start after this returns are not published; a batch
-    /// lingering (``NATSOptions/batching``) is sent first.
-    public func cancel() {
-        stop()
+    /// lingering (``NATSOptions/batching``) is sent first. Returns true when this call stopped
+    /// the export; false when it was stopped already (cancelled, or its bridge closed).
+    @discardableResult
+    public func cancel() -> Bool {
+        let stoppedNow = stop()
         bridge?.unregister(self)
+        return stoppedNow
     }
 
-    func stop() {
+    /// Whether the export still publishes (neither cancelled nor stopped by its bridge's close).
+    public var isActive: Bool { !stopped.load(ordering: .acquiring) }
+
+    /// A token that cancels this export: for a place that holds `Subscription`s.
+    public var subscription: Subscription { Subscription(canceller: self) }
+
+    /// Adds this export to `bag`, which cancels it when deallocated.
+    public func store(in bag: SubscriptionBag) { subscription.store(in: bag) }
+
+    /// Inserts a token of this export into `set`, cancelling the export when the token is
+    /// released (see `Subscription.store(in:)`).
+    public func store(in set: inout Set<Subscription>) { subscription.store(in: &set) }
+
+    /// Stops publishing; returns false when stopped already.
+    @discardableResult
+    func stop() -> Bool {
+        if stopped.exchange(true, ordering: .acquiringAndReleasing) { return false }
         for subscription in subscriptions { subscription.cancel() }
         for publisher in exportedPublishers { publisher.sendPendingBatch() }
+        return true
     }
+
+    package func cancelSubscription() -> Bool { cancel() }
+    package var isSubscriptionActive: Bool { isActive }
 }
 
 /// A running import: remote values arrive in the local event until
 /// ``cancel()`` or ``NATSBridge/close(timeout:)``.
+///
+/// A subscription token as ``NATSExport`` is: ``store(in:)-(SubscriptionBag)`` puts it in a
+/// `SubscriptionBag`, and ``subscription`` is a `Subscription` that cancels it.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
-public final class NATSImport: Sendable {
+public final class NATSImport: SubscriptionCanceller {
     let imported: ImportedSubject
     weak let bridge: NATSBridge?
+    let stopped = HeapAtomicWord<Bool>(false)
     /// At-least-once: the consumer between cnats and `imported`, whose watch `stop()` ends.
     let consumer = LockedState<PushConsumer?>(nil)
 
@@ -73,13 +111,41 @@ public final class NATSImport: Sendable {
     public var duplicateCount: Int { imported.duplicates.load(ordering: .relaxed) }
 
     /// Unsubscribes and waits until no handler of this import runs (except when
-    /// called from this import's own handler, which cannot wait for itself).
-    public func cancel() {
-        stop()
+    /// called from this import's own handler, which cannot wait for itself). Returns true when
+    /// this call stopped the import; false when it was stopped already (cancelled, or its bridge
+    /// closed).
+    @discardableResult
+    public func cancel() -> Bool {
+        let stoppedNow = stop()
         bridge?.unregister(self)
+        return stoppedNow
     }
 
-    func stop() {
+    /// Whether the import still delivers (neither cancelled nor stopped by its bridge's close).
+    public var isActive: Bool { !stopped.load(ordering: .acquiring) }
+
+    /// A token that cancels this import: for a place that holds `Subscription`s.
+    public var subscription: Subscription { Subscription(canceller: self) }
+
+    /// Adds this import to `bag`, which cancels it when deallocated.
+    public func store(in bag: SubscriptionBag) { subscription.store(in: bag) }
+
+    /// Inserts a token of this import into `set`, cancelling the import when the token is
+    /// released (see `Subscription.store(in:)`).
+    public func store(in set: inout Set<Subscription>) { subscription.store(in: &set) }
+
+    package func cancelSubscription() -> Bool { cancel() }
+    package var isSubscriptionActive: Bool { isActive }
+
+    /// Stops delivering; returns false when stopped already.
+    @discardableResult
+    func stop() -> Bool {
+        if stopped.exchange(true, ordering: .acquiringAndReleasing) { return false }
+        stopSubscription()
+        return true
+    }
+
+    private func stopSubscription() {
         consumer.withLock { $0 }?.stopWatching()
         guard let subscription = imported.cancel() else { return }
         if let bridge {

@@ -10,8 +10,11 @@
 /// ```
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public struct NATSOptions: Sendable, Equatable {
-    /// Server URLs (`nats://host:port`, `tls://host:port`); the client picks one and
-    /// fails over to the others, and on reconnect.
+    /// Server URLs (`nats://host:port`, `tls://host:port`; without a scheme, `nats://`; without a
+    /// port, 4222; `user:password@` before the host is allowed). The client tries them in order,
+    /// fails over to the others, and reconnects to them. A URL that is none of these is refused
+    /// by ``NATSBridge/init(options:status:)`` with ``NATSError/Kind/invalidOption`` and a
+    /// message that starts with "not a valid NATS URL".
     public var servers: [String]
     /// The connection name the server shows in its monitoring.
     public var name: String?
@@ -150,6 +153,45 @@ public struct NATSOptions: Sendable, Equatable {
             self.skipsServerVerification = skipsServerVerification
             self.ciphers = ciphers
         }
+    }
+}
+
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+extension NATSOptions {
+    /// Why `url` is not a server URL the bridge can use, or nil when it is one. The checks are the
+    /// ones cnats makes, and what it accepts without checking and fails on later as an
+    /// unreachable server (a host with spaces): `[scheme://][user[:password]@]host[:port]`, the
+    /// scheme `nats` or `tls`, a host without whitespace or control characters, and a port from
+    /// 1 to 65 535.
+    static func urlProblem(_ url: String) -> String? {
+        if url.isEmpty { return "it is empty" }
+        if let scalar = url.unicodeScalars.first(where: {
+            $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F
+        }) {
+            return "it contains \(NATSNames.describe(scalar)) (expected nats://host:port or tls://host:port)"
+        }
+        var rest = Substring(url)
+        if let separator = rest.range(of: "://") {
+            let scheme = rest[..<separator.lowerBound].lowercased()
+            guard scheme == "nats" || scheme == "tls" else {
+                return "the scheme is \"\(scheme)\", not nats or tls"
+            }
+            rest = rest[separator.upperBound...]
+        }
+        if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
+        if let slash = rest.firstIndex(of: "/") { rest = rest[..<slash] }
+        // The port is after the last `:`, outside an IPv6 address's brackets.
+        let afterAddress = rest.lastIndex(of: "]").map { rest[$0...] } ?? rest
+        var host = rest
+        if let colon = afterAddress.lastIndex(of: ":") {
+            let port = rest[rest.index(after: colon)...]
+            host = rest[..<colon]
+            guard let number = Int(port), (1...65_535).contains(number) else {
+                return "the port \"\(port)\" is not a number from 1 to 65535"
+            }
+        }
+        if host.isEmpty && rest.isEmpty { return "it names no host" }
+        return nil
     }
 }
 

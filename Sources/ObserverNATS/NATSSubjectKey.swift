@@ -1,3 +1,5 @@
+import Foundation
+
 /// A key of a `KeyedEvent` that the bridge can carry in a subject: each key
 /// is one or more subject tokens after the export's prefix.
 ///
@@ -6,6 +8,13 @@
 /// a wildcard or split into two tokens: `.` → `%2E`, `*` → `%2A`,
 /// `>` → `%3E`, `%` → `%25`, and every whitespace or control character by
 /// its UTF-8 bytes (space → `%20`). The empty string is the token `%`.
+///
+/// A `String` key's token is made from the key's Unicode Normalization Form C (NFC), so that
+/// keys equal under `==` (which compares canonically equivalent strings as equal) have one
+/// subject: `"\u{E9}"` and `"e\u{301}"` are both the token `é` (the bytes `C3 A9`). A received
+/// token that is not in NFC is no key (the message counts as malformed), as `05` is no `Int` key.
+/// Subjects are compared and split as bytes, never as `Character`s: a key may start with a
+/// combining mark (`"\u{301}"`), a joiner or a modifier.
 /// Integer keys are their canonical decimal digits (`-` for a negative one, no
 /// `+`, no leading zero): `05` or `+5` under the prefix is no key, and counts as
 /// malformed.
@@ -15,6 +24,8 @@
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public protocol NATSSubjectKey: Hashable {
     /// The subject tokens of this key: each non-empty, without `.`, `*`, `>` or whitespace.
+    /// Keys equal under `==` must return the same tokens (an export of several keys refuses two
+    /// unequal keys with one subject).
     var natsSubjectTokens: [Substring] { get }
     /// The key of these tokens, or nil when they are not one (the message is then malformed).
     /// Only the tokens a key returns as ``natsSubjectTokens`` should decode to it, so that
@@ -50,7 +61,9 @@ extension Int: NATSSubjectKey {
 
     public init?(natsSubjectTokens tokens: [Substring]) {
         // Only the digits `String(key)` gives: `Int("+5")` and `Int("05")` are 5 too.
-        guard tokens.count == 1, let key = Int(tokens[0]), String(key) == tokens[0] else { return nil }
+        guard tokens.count == 1, let key = Int(tokens[0]), String(key).utf8.elementsEqual(tokens[0].utf8) else {
+            return nil
+        }
         self = key
     }
 
@@ -106,18 +119,44 @@ public enum NATSSubject {
 
     static func validate(_ subject: String, allowWildcards: Bool) -> Bool {
         if subject.utf8.count > maximumSubjectBytes { return false }
-        let tokens = subject.split(separator: ".", omittingEmptySubsequences: false)
+        let tokens = tokens(of: subject)
         if tokens.isEmpty { return false }
         for (index, token) in tokens.enumerated() {
             if token.isEmpty { return false }
             if token.unicodeScalars.contains(where: isReservedInToken) {
                 guard allowWildcards else { return false }
-                if token == "*" { continue }
-                if token == ">" && index == tokens.count - 1 { continue }
+                if isToken(token, "*") { continue }
+                if isToken(token, ">") && index == tokens.count - 1 { continue }
                 return false
             }
         }
         return true
+    }
+
+    /// The tokens of `subject`, split at each `.` byte. Never split by `Character`: a `.` followed
+    /// by a combining mark is one `Character`, and the separator would not be seen.
+    static func tokens(of subject: Substring) -> [Substring] {
+        subject.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).map { Substring($0) }
+    }
+
+    static func tokens(of subject: String) -> [Substring] { tokens(of: Substring(subject)) }
+
+    /// Whether `token` is exactly the bytes of `text` (`==` on strings would compare canonical
+    /// equivalents, and `Character`s, as equal).
+    static func isToken(_ token: Substring, _ text: StaticString) -> Bool {
+        text.withUTF8Buffer { token.utf8.elementsEqual($0) }
+    }
+
+    /// The form a key's text takes in a subject: its Unicode Normalization Form C.
+    static func canonical(_ text: String) -> String {
+        isCanonical(Substring(text)) ? text : text.precomposedStringWithCanonicalMapping
+    }
+
+    /// Whether `text` is in NFC. Every scalar below U+0300 (UTF-8 bytes below 0xCC) is NFC and
+    /// composes with nothing before it, so such text needs no normalization to tell.
+    static func isCanonical(_ text: Substring) -> Bool {
+        if text.utf8.allSatisfy({ $0 < 0xCC }) { return true }
+        return String(text).precomposedStringWithCanonicalMapping.utf8.elementsEqual(text.utf8)
     }
 
     /// Characters that cannot appear inside a token as data.
@@ -126,9 +165,11 @@ public enum NATSSubject {
             || scalar.properties.isWhitespace
     }
 
-    /// One token for any string: reserved characters and `%` percent-escaped, "" as `%`.
+    /// One token for any string: its NFC form (see ``NATSSubjectKey``), with reserved characters
+    /// and `%` percent-escaped; "" as `%`. Strings equal under `==` have the same token.
     public static func escapeToken(_ key: String) -> String {
         if key.isEmpty { return "%" }
+        let key = canonical(key)
         if !key.unicodeScalars.contains(where: { $0 == "%" || isReservedInToken($0) }) { return key }
         var token = ""
         token.reserveCapacity(key.utf8.count + 8)
@@ -147,13 +188,15 @@ public enum NATSSubject {
     }
 
     /// The string a token escaped by ``escapeToken(_:)`` stands for; nil for a token
-    /// that no string escapes to (a bad escape, or an unescaped reserved character).
+    /// that no string escapes to (a bad escape, an unescaped reserved character, or text not in NFC).
     public static func unescapeToken(_ token: Substring) -> String? {
-        if token == "%" { return "" }
+        if isToken(token, "%") { return "" }
         if !token.utf8.contains(UInt8(ascii: "%")) {
             // No escape: the token is the string, if it is one `escapeToken` leaves alone
-            // (not empty, nothing reserved).
-            if token.isEmpty || token.unicodeScalars.contains(where: isReservedInToken) { return nil }
+            // (not empty, nothing reserved, in NFC).
+            if token.isEmpty || token.unicodeScalars.contains(where: isReservedInToken) || !isCanonical(token) {
+                return nil
+            }
             return String(token)
         }
         var bytes: [UInt8] = []
@@ -170,8 +213,8 @@ public enum NATSSubject {
             bytes.append(high << 4 | low)
         }
         guard let key = String(validating: bytes, as: UTF8.self) else { return nil }
-        // Only the canonical escape of a string decodes to it.
-        return escapeToken(key) == token ? key : nil
+        // Only the canonical escape of a string decodes to it (compared as bytes).
+        return escapeToken(key).utf8.elementsEqual(token.utf8) ? key : nil
     }
 
     /// The subject of `key` under `prefix`.
@@ -189,12 +232,12 @@ public enum NATSSubject {
 
     /// Whether `subject` (no wildcards) matches `pattern` (`*` one token, `>` the rest).
     static func matches(_ subject: Substring, pattern: String) -> Bool {
-        let subjectTokens = subject.split(separator: ".", omittingEmptySubsequences: false)
-        let patternTokens = pattern.split(separator: ".", omittingEmptySubsequences: false)
+        let subjectTokens = tokens(of: subject)
+        let patternTokens = tokens(of: pattern)
         for (index, token) in patternTokens.enumerated() {
-            if token == ">" { return subjectTokens.count > index }
+            if isToken(token, ">") { return subjectTokens.count > index }
             guard index < subjectTokens.count else { return false }
-            if token != "*" && token != subjectTokens[index] { return false }
+            if !isToken(token, "*") && !token.utf8.elementsEqual(subjectTokens[index].utf8) { return false }
         }
         return subjectTokens.count == patternTokens.count
     }
@@ -209,5 +252,89 @@ public enum NATSSubject {
         case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - 55
         default: nil
         }
+    }
+}
+
+/// The rules for the names the bridge puts into JetStream API subjects and key-value subjects:
+/// each check returns the rule a name breaks, in words, or nil for a name that may be used. A name
+/// is checked before anything is sent with it: a stream named `K4 N` would make cnats send
+/// `$JS.API.STREAM.INFO.K4 N`, a line the server answers with a parse error and by closing the
+/// connection, and every import of the bridge would miss what is published while it reconnects.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+enum NATSNames {
+    /// The longest stream or consumer name nats-server accepts, in bytes (its `JSMaxNameLen`).
+    static let maximumNameBytes = 255
+
+    /// A stream or durable consumer name, as nats-server checks it (`isValidAssetName` and
+    /// `JSMaxNameLen` in its sources): 1 to 255 bytes, no space, tab, line break or form feed, no
+    /// `.`, `*` or `>` (subject syntax) and no `/` or `\` (the server names directories after
+    /// streams and consumers). The bridge also refuses what it refuses in any subject token:
+    /// control characters and every other whitespace.
+    static func assetNameProblem(_ name: String) -> String? {
+        if name.isEmpty { return "it is empty" }
+        for scalar in name.unicodeScalars {
+            switch scalar {
+            case ".": return "it contains '.', which separates subject tokens"
+            case "*", ">": return "it contains '\(scalar)', a subject wildcard"
+            case "/", "\\": return "it contains '\(scalar)', a path separator (the server names directories after it)"
+            default:
+                if scalar.properties.isWhitespace {
+                    return "it contains whitespace (\(describe(scalar))), which ends a token of the protocol line"
+                }
+                if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
+                    return "it contains the control character \(describe(scalar))"
+                }
+            }
+        }
+        let bytes = name.utf8.count
+        if bytes > maximumNameBytes {
+            return "it is \(bytes) bytes long, over the \(maximumNameBytes) bytes the server allows"
+        }
+        return nil
+    }
+
+    /// A key-value bucket name, as cnats checks it: ASCII letters, digits, `-` and `_`.
+    static func bucketProblem(_ bucket: String) -> String? {
+        if bucket.isEmpty { return "it is empty" }
+        if let scalar = bucket.unicodeScalars.first(where: { !isASCIIAlphanumeric($0) && $0 != "-" && $0 != "_" }) {
+            return "it contains \(describe(scalar)); a bucket name has ASCII letters, digits, '-' and '_' only"
+        }
+        // The bucket is the stream `KV_<bucket>`.
+        let bytes = bucket.utf8.count + 3
+        if bytes > maximumNameBytes {
+            return "its stream, KV_\(bucket.prefix(8))…, is \(bytes) bytes long, over the \(maximumNameBytes) bytes "
+                + "the server allows"
+        }
+        return nil
+    }
+
+    /// A key-value key, as cnats checks it: ASCII letters, digits, `-`, `_`, `/`, `=` and `.`,
+    /// where a `.` separates two non-empty tokens. cnats also accepts `\`, but a mirror of such a
+    /// key cannot watch it (cnats 3.4 sends the key unescaped in the JSON of its stream lookup,
+    /// and the server answers "no stream matches subject"), so it is refused here.
+    static func keyValueKeyProblem(_ key: String) -> String? {
+        if key.isEmpty { return "it is empty" }
+        if let scalar = key.unicodeScalars.first(where: {
+            !isASCIIAlphanumeric($0) && !"-_/=.".unicodeScalars.contains($0)
+        }) {
+            return "it contains \(describe(scalar)); a key has ASCII letters, digits and '-', '_', '/', '=', '.' only"
+        }
+        if NATSSubject.tokens(of: key).contains(where: \.isEmpty) {
+            return "it has an empty token (a '.' at its start or end, or two in a row)"
+        }
+        return nil
+    }
+
+    static func isASCIIAlphanumeric(_ scalar: Unicode.Scalar) -> Bool {
+        ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+    }
+
+    /// `U+0020 SPACE`, or `U+0007` for a scalar without a name.
+    static func describe(_ scalar: Unicode.Scalar) -> String {
+        let code =
+            "U+" + String(repeating: "0", count: max(0, 4 - String(scalar.value, radix: 16).count))
+            + String(scalar.value, radix: 16, uppercase: true)
+        if let name = scalar.properties.name { return "\(code) \(name)" }
+        return code
     }
 }

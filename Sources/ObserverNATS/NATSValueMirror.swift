@@ -4,8 +4,11 @@ import ObserverSwift
 
 /// A running mirror of an `ObservableValue` through a JetStream key-value
 /// bucket; see ``NATSBridge/mirror(_:bucket:key:codec:)``.
+///
+/// A subscription token as ``NATSExport`` is: ``store(in:)-(SubscriptionBag)`` puts it in a
+/// `SubscriptionBag`, and ``subscription`` is a `Subscription` that cancels it.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
-public final class NATSMirror: Sendable {
+public final class NATSMirror: SubscriptionCanceller {
     let mirrored: MirroredValueState
     weak let bridge: NATSBridge?
 
@@ -26,11 +29,30 @@ public final class NATSMirror: Sendable {
 
     /// Stops mirroring: local changes are no longer written, and no bucket
     /// change is applied after this returns (unless called from a handler of
-    /// the value run by this mirror, which cannot wait for itself).
-    public func cancel() {
-        mirrored.stop()
+    /// the value run by this mirror, which cannot wait for itself). Returns true when this call
+    /// stopped the mirror; false when it was stopped already (cancelled, or its bridge closed).
+    @discardableResult
+    public func cancel() -> Bool {
+        let stoppedNow = mirrored.stop()
         bridge?.unregister(self)
+        return stoppedNow
     }
+
+    /// Whether the mirror still runs (neither cancelled nor stopped by its bridge's close).
+    public var isActive: Bool { !mirrored.stopping.load(ordering: .acquiring) }
+
+    /// A token that cancels this mirror: for a place that holds `Subscription`s.
+    public var subscription: Subscription { Subscription(canceller: self) }
+
+    /// Adds this mirror to `bag`, which cancels it when deallocated.
+    public func store(in bag: SubscriptionBag) { subscription.store(in: bag) }
+
+    /// Inserts a token of this mirror into `set`, cancelling the mirror when the token is
+    /// released (see `Subscription.store(in:)`).
+    public func store(in set: inout Set<Subscription>) { subscription.store(in: &set) }
+
+    package func cancelSubscription() -> Bool { cancel() }
+    package var isSubscriptionActive: Bool { isActive }
 }
 
 /// The watcher thread and the echo bookkeeping of one mirror.
@@ -93,17 +115,20 @@ final class MirroredValueState: @unchecked Sendable {
         ownWrites.withLock { $0 = (latest: number, otherAppliedSince: false) }
     }
 
-    func stop() {
-        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    /// Stops the mirror; returns false when stopped already.
+    @discardableResult
+    func stop() -> Bool {
+        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return false }
         observer?.cancel()
         if let watcher { kvWatcher_Stop(watcher) }
         if RemoteDelivery.currentMirror == marker {
             // On the watcher thread, inside a handler: it tears down when it returns.
             tearsDownItself.store(true, ordering: .releasing)
-            return
+            return true
         }
         ended.wait()
         tearDown()
+        return true
     }
 
     func tearDown() {
@@ -130,8 +155,10 @@ extension NATSBridge {
     ///   that all mirrors end on the bucket's latest revision).
     /// - Deleting or purging the key in the bucket is ignored.
     ///
-    /// - Throws: ``NATSError/Kind/invalidSubject`` for a bucket or key NATS cannot use,
-    ///   a JetStream error when the bucket cannot be created or watched.
+    /// - Throws: ``NATSError/Kind/invalidSubject``, naming the rule, for a bucket or key NATS cannot
+    ///   use (a bucket: ASCII letters, digits, `-` and `_`; a key: ASCII letters, digits and `-`,
+    ///   `_`, `/`, `=`, with `.` between non-empty tokens), before anything is sent; a
+    ///   JetStream error when the bucket cannot be created or watched.
     @discardableResult
     public func mirror<Value: NATSWireValue & Sendable>(
         _ value: ObservableValue<Value>, bucket: String, key: String
@@ -145,17 +172,11 @@ extension NATSBridge {
         _ value: ObservableValue<Value>, bucket: String, key: String, codec: NATSCodec<Value>
     ) throws(NATSError) -> NATSMirror {
         try checkOpen()
-        let isName = { (text: String) in
-            !text.isEmpty
-                && text.unicodeScalars.allSatisfy {
-                    CharacterSet.alphanumerics.contains($0) || "-_".unicodeScalars.contains($0)
-                }
+        if let problem = NATSNames.bucketProblem(bucket) {
+            throw NATSError(.invalidSubject, "bucket name \(Self.abbreviated(bucket)) cannot be used: \(problem)")
         }
-        guard isName(bucket) else {
-            throw NATSError(.invalidSubject, "bucket \"\(bucket)\": letters, digits, - and _ only")
-        }
-        guard NATSSubject.isValidPublishSubject(key), key.unicodeScalars.allSatisfy({ $0.isASCII }) else {
-            throw NATSError(.invalidSubject, "key \"\(key)\" is not a key-value key (ASCII tokens, no wildcards)")
+        if let problem = NATSNames.keyValueKeyProblem(key) {
+            throw NATSError(.invalidSubject, "key-value key \(Self.abbreviated(key)) cannot be used: \(problem)")
         }
         // The longest subjects the mirror's names go into: its entries' and its stream's creation.
         for (subject, what) in [

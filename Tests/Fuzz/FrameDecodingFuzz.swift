@@ -173,31 +173,43 @@ struct FuzzState {
     }
 }
 
-/// Subject text as an import receives it: tokens decoded as keys must be canonical.
+/// Whether two token lists are the same bytes (`==` on `Substring`s compares canonical
+/// equivalents as equal, and a subject is bytes).
+func sameBytes(_ left: [Substring], _ right: [Substring]) -> Bool {
+    left.count == right.count && zip(left, right).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+}
+
+/// Subject text as an import receives it: tokens decoded as keys must be canonical, to the byte.
 func subject(_ bytes: UnsafeRawBufferPointer) {
     let text = String(decoding: bytes, as: UTF8.self)
     _ = NATSSubject.isValidPublishSubject(text)
     _ = NATSSubject.isValidPattern(text)
     _ = NATSSubject.matches(Substring(text), pattern: "a.*.>")
     _ = NATSSubject.matches("a.b.c", pattern: text)
-    let tokens = text.split(separator: ".", omittingEmptySubsequences: false)
+    // As an import splits what it receives: at each `.` byte.
+    let tokens = NATSSubject.tokens(of: text)
     if let key = String(natsSubjectTokens: tokens) {
-        check(key.natsSubjectTokens == tokens, "String key \(key) is not canonical for \(tokens)")
+        check(sameBytes(key.natsSubjectTokens, tokens), "String key \(key) is not canonical for \(tokens)")
     }
     if let key = Int(natsSubjectTokens: tokens) {
-        check(key.natsSubjectTokens == tokens, "Int key \(key) is not canonical for \(tokens)")
+        check(sameBytes(key.natsSubjectTokens, tokens), "Int key \(key) is not canonical for \(tokens)")
     }
     for token in tokens {
         if let unescaped = NATSSubject.unescapeToken(token) {
-            check(NATSSubject.escapeToken(unescaped) == token, "token \(token) is not canonical")
+            check(NATSSubject.escapeToken(unescaped).utf8.elementsEqual(token.utf8), "token \(token) is not canonical")
         }
     }
-    // Any text as a key: one valid token that decodes back.
+    // Any text as a key: one valid token that decodes back to a key equal under `==`, and whose own
+    // token is the same bytes.
     let escaped = NATSSubject.escapeToken(text)
     check(
         NATSSubject.isValidPublishSubject(escaped) || escaped.utf8.count > NATSSubject.maximumSubjectBytes,
         "escaped \(text) is no token")
-    check(NATSSubject.unescapeToken(Substring(escaped)) == text, "escaping \(text) does not round-trip")
+    let decoded = NATSSubject.unescapeToken(Substring(escaped))
+    check(decoded == text, "escaping \(text) does not round-trip")
+    check(
+        decoded.map { NATSSubject.escapeToken($0).utf8.elementsEqual(escaped.utf8) } ?? false,
+        "the key of \(escaped) has another token")
     check(NATSSubject.pattern(forKey: text) == escaped, "pattern(forKey:) differs from the token")
 }
 

@@ -76,7 +76,7 @@ final class NATSJetStreamTests: XCTestCase {
         var other = created
         other.subjects = ["other.>"]
         other.storage = .file
-        other.maxAge = nil
+        other.maxAge = .zero  // states "no age limit"; nil would take the server's
         other.retention = .workQueue
         XCTAssertThrowsError(try bridge.export(Event<Int>(), to: "other.a", delivery: .atLeastOnce(stream: other))) {
             error in

@@ -1,0 +1,236 @@
+import Foundation
+import ObserverNATS
+import ObserverSwift
+import XCTest
+
+/// Names and keys that go into subjects: names checked against the server's rules before anything
+/// is sent, one subject per key under `==`, subjects split and compared as bytes.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+final class NATSNamesAndKeysTests: XCTestCase {
+    func options(_ server: OwnedNATSServer, _ configure: (inout NATSOptions) -> Void = { _ in }) -> NATSOptions {
+        var options = NATSOptions(servers: [server.url])
+        options.reconnectWait = .milliseconds(50)
+        configure(&options)
+        return options
+    }
+
+    // MARK: Names
+
+    /// Stream and durable names that break a rule of nats-server's, each with a word of the rule the
+    /// error must name.
+    static let badAssetNames: [(name: String, rule: String)] = [
+        ("K4 N", "whitespace"), ("K4\tN", "whitespace"), ("K4\nN", "whitespace"), ("K4\u{A0}N", "whitespace"),
+        ("", "empty"), ("K4.N", "'.'"), ("K4*", "wildcard"), ("K4>", "wildcard"), ("K4/N", "path separator"),
+        ("K4\\N", "path separator"), ("K4\u{7}N", "control character"), (String(repeating: "n", count: 256), "255"),
+    ]
+
+    func testStreamAndConsumerNamesAreCheckedBeforeUseAndTheConnectionStaysUp() throws {
+        let server = try OwnedNATSServer()
+        defer { server.stop() }
+        let log = StatusLog()
+        let bridge = try NATSBridge(options: options(server), status: log.event)
+        let publisher = try NATSBridge(options: options(server))
+        defer {
+            bridge.close()
+            publisher.close()
+        }
+        // An unrelated import of the same bridge, fed by another connection.
+        let received = Collected<Int>()
+        let remote = Event<Int>()
+        let token = remote.subscribe { received.append($0) }
+        defer { token.cancel() }
+        try bridge.import("names.unrelated", into: remote)
+        let local = Event<Int>()
+        try publisher.export(local, to: "names.unrelated")
+
+        var sent = 0
+        for (name, rule) in Self.badAssetNames {
+            let stream = NATSStream(name: name, subjects: ["names.stored.>"])
+            XCTAssertThrowsError(
+                try bridge.import(
+                    "names.stored.a", into: Event<Int>(), delivery: .atLeastOnce(stream: stream, durable: "d"))
+            ) { error in
+                XCTAssertEqual((error as? NATSError)?.kind, .invalidOption, "\(error)")
+                XCTAssertTrue("\(error)".contains("stream name"), "\(error)")
+                XCTAssertTrue("\(error)".contains(rule), "\(name.debugDescription): \(error)")
+            }
+            XCTAssertThrowsError(
+                try bridge.export(Event<Int>(), to: "names.stored.a", delivery: .atLeastOnce(stream: stream))
+            ) { error in
+                XCTAssertEqual((error as? NATSError)?.kind, .invalidOption, "\(error)")
+                XCTAssertTrue("\(error)".contains(rule), "\(name.debugDescription): \(error)")
+            }
+            // A valid stream with a bad durable consumer name.
+            if !name.isEmpty {
+                let good = NATSStream(name: "NAMES", subjects: ["names.stored.>"])
+                XCTAssertThrowsError(
+                    try bridge.import(
+                        "names.stored.a", into: Event<Int>(), delivery: .atLeastOnce(stream: good, durable: name))
+                ) { error in
+                    XCTAssertEqual((error as? NATSError)?.kind, .invalidOption, "\(error)")
+                    XCTAssertTrue("\(error)".contains("durable consumer name"), "\(error)")
+                    XCTAssertTrue("\(error)".contains(rule), "\(name.debugDescription): \(error)")
+                }
+            }
+            // The unrelated import keeps receiving what is published right after.
+            sent += 1
+            local.send(sent)
+            XCTAssertTrue(
+                waitUntil(timeout: 5) { received.count == sent }, "\(name.debugDescription): \(received.values)")
+        }
+        XCTAssertEqual(received.values, Array(1...sent))
+        XCTAssertEqual(log.count { $0 == .disconnected }, 0, "\(log.values)")
+        XCTAssertFalse(bridge.isClosed)
+    }
+
+    func testBucketsAndKeysBreakingCNATSRulesAreRefusedNamingTheRule() throws {
+        let server = try OwnedNATSServer()
+        defer { server.stop() }
+        let log = StatusLog()
+        let bridge = try NATSBridge(options: options(server), status: log.event)
+        defer { bridge.close() }
+        let cases: [(bucket: String, key: String, rule: String)] = [
+            ("b k", "key", "U+0020 SPACE"), ("caf\u{E9}", "key", "U+00E9"), ("", "key", "empty"),
+            ("bucket", "a b", "U+0020 SPACE"), ("bucket", "a#b", "U+0023"), ("bucket", "a..b", "empty token"),
+            ("bucket", ".a", "empty token"), ("bucket", "a\\b", "U+005C"), ("bucket", "caf\u{E9}", "U+00E9"),
+            ("bucket", "a>", "U+003E"),
+            (String(repeating: "b", count: 253), "key", "255"),
+        ]
+        for (bucket, key, rule) in cases {
+            XCTAssertThrowsError(try bridge.mirror(ObservableValue(0), bucket: bucket, key: key)) { error in
+                XCTAssertEqual((error as? NATSError)?.kind, .invalidSubject, "\(error)")
+                XCTAssertTrue("\(error)".contains(rule), "\(bucket) \(key): \(error)")
+            }
+        }
+        // What the rules allow works.
+        let mirror = try bridge.mirror(ObservableValue(5), bucket: "b-1_ok", key: "a/b=d.e-f_g")
+        XCTAssertEqual(mirror.publishedCount, 1)
+        mirror.cancel()
+        XCTAssertEqual(log.count { $0 == .disconnected }, 0, "\(log.values)")
+    }
+
+    // MARK: One subject per key
+
+    func testAKeyListedTwiceIsExportedOnce() throws {
+        let publisher = try NATSBridge(options: try NATSTestEnvironment.options())
+        let subscriber = try NATSBridge(options: try NATSTestEnvironment.options())
+        defer {
+            publisher.close()
+            subscriber.close()
+        }
+        let prefix = NATSTestEnvironment.uniqueSubject()
+        let keyed = KeyedEvent<String, Int>()
+        let export = try publisher.export(keyed, keys: ["a", "a", "b", "a"], toPrefix: prefix)
+        XCTAssertEqual(export.publishers.count, 2, "one publisher per distinct key")
+
+        let everything = Event<NATSKeyedValue<String, Int>>()
+        let received = Collected<String>()
+        let token = everything.subscribe { received.append("\($0.key)=\($0.value)") }
+        defer { token.cancel() }
+        try subscriber.import(prefix: prefix, matching: ">", into: everything)
+        keyed.send(1, forKey: "a")
+        keyed.send(2, forKey: "b")
+        XCTAssertTrue(waitUntil { received.count >= 2 })
+        usleep(200_000)
+        XCTAssertEqual(received.values.sorted(), ["a=1", "b=2"])
+    }
+
+    func testKeysEqualUnderEqualityHaveOneSubject() throws {
+        let composed = "\u{E9}"
+        let decomposed = "e\u{301}"
+        XCTAssertEqual(composed, decomposed, "Swift's == compares canonical equivalents as equal")
+        XCTAssertEqual(NATSSubject.escapeToken(composed), NATSSubject.escapeToken(decomposed))
+        XCTAssertEqual(Array(NATSSubject.escapeToken(decomposed).utf8), [0xC3, 0xA9], "NFC")
+        XCTAssertEqual(NATSSubject.pattern(forKey: decomposed), NATSSubject.pattern(forKey: composed))
+        XCTAssertEqual(
+            Array(NATSSubject.escapeToken("a.\u{301}".decomposedStringWithCanonicalMapping).utf8),
+            Array(NATSSubject.escapeToken("a.\u{301}").utf8))
+        // Only the NFC token is a key: a decomposed token on the wire is not one.
+        XCTAssertNil(NATSSubject.unescapeToken(Substring(decomposed)))
+        XCTAssertNil(NATSSubject.unescapeToken("e%CC%81"))
+        XCTAssertNil(String(natsSubjectTokens: [Substring(decomposed)]))
+        XCTAssertEqual(String(natsSubjectTokens: [Substring(composed)]), composed)
+
+        let publisher = try NATSBridge(options: try NATSTestEnvironment.options())
+        let subscriber = try NATSBridge(options: try NATSTestEnvironment.options())
+        defer {
+            publisher.close()
+            subscriber.close()
+        }
+        let prefix = NATSTestEnvironment.uniqueSubject()
+        let keyed = KeyedEvent<String, Int>()
+        let export = try publisher.export(keyed, keys: [composed, decomposed], toPrefix: prefix)
+        XCTAssertEqual(export.publishers.count, 1)
+
+        let everything = Event<NATSKeyedValue<String, Int>>()
+        let all = Collected<Int>()
+        let allToken = everything.subscribe { all.append($0.value) }
+        defer { allToken.cancel() }
+        try subscriber.import(prefix: prefix, matching: ">", into: everything)
+        // One key imported by its other spelling.
+        let oneKey = KeyedEvent<String, Int>()
+        let only = Collected<Int>()
+        let onlyToken = oneKey.subscribe(key: decomposed) { only.append($0) }
+        defer { onlyToken.cancel() }
+        try subscriber.import(prefix: prefix, matching: NATSSubject.pattern(forKey: decomposed)!, into: oneKey)
+
+        keyed.send(1, forKey: composed)
+        keyed.send(2, forKey: decomposed)
+        XCTAssertTrue(waitUntil { all.count >= 2 && only.count >= 2 })
+        usleep(200_000)
+        XCTAssertEqual(all.values, [1, 2])
+        XCTAssertEqual(only.values, [1, 2])
+    }
+
+    // MARK: Bytes and scalars, never Characters
+
+    /// Keys whose first scalar joins the `.` before it into one `Character`.
+    static let joiningKeys = [
+        "\u{301}", "\u{200D}", "\u{FE0F}", "\u{1F3FB}", "\u{308}", "\u{308}x", "\u{200D}\u{200D}",
+    ]
+
+    func testSubjectsAreSplitAsBytes() {
+        for key in Self.joiningKeys {
+            XCTAssertTrue(NATSSubject.isValidPublishSubject("p.\(key)"), key.debugDescription)
+            XCTAssertTrue(NATSSubject.isValidPattern("p.\(key)"), key.debugDescription)
+            XCTAssertTrue(NATSSubject.isValidPattern("p.*.\(key)"), key.debugDescription)
+            XCTAssertEqual(NATSSubject.pattern(forKey: key), key, key.debugDescription)
+            XCTAssertEqual(NATSSubject.unescapeToken(Substring(key)), key, key.debugDescription)
+        }
+        // A `.` a mark follows is still a separator: an empty token, and a wildcard a mark joins is no wildcard.
+        XCTAssertFalse(NATSSubject.isValidPublishSubject("p..\u{301}"))
+        XCTAssertFalse(NATSSubject.isValidPattern("p.>\u{301}"))
+        XCTAssertFalse(NATSSubject.isValidPattern("p.*\u{301}"))
+    }
+
+    func testKeysStartingWithACombiningScalarCanBeImportedOneByOne() throws {
+        let publisher = try NATSBridge(options: try NATSTestEnvironment.options())
+        let subscriber = try NATSBridge(options: try NATSTestEnvironment.options())
+        defer {
+            publisher.close()
+            subscriber.close()
+        }
+        let prefix = NATSTestEnvironment.uniqueSubject()
+        let keys = Self.joiningKeys
+        let keyed = KeyedEvent<String, Int>()
+        try publisher.export(keyed, keys: keys, toPrefix: prefix)
+        var collected: [Collected<String>] = []
+        var tokens: [Subscription] = []
+        for key in keys {
+            let oneKey = KeyedEvent<String, Int>()
+            let values = Collected<String>()
+            tokens.append(
+                oneKey.subscribe(keys: keys) { key, value in values.append("\(key.debugDescription)=\(value)") })
+            let pattern = try XCTUnwrap(NATSSubject.pattern(forKey: key))
+            try subscriber.import(prefix: prefix, matching: pattern, into: oneKey)
+            collected.append(values)
+        }
+        defer { tokens.forEach { $0.cancel() } }
+        for (index, key) in keys.enumerated() { keyed.send(index, forKey: key) }
+        XCTAssertTrue(waitUntil { collected.allSatisfy { $0.count >= 1 } })
+        usleep(200_000)
+        for (index, key) in keys.enumerated() {
+            XCTAssertEqual(collected[index].values, ["\(key.debugDescription)=\(index)"])
+        }
+    }
+}
