@@ -39,6 +39,9 @@ public final class NATSBridge: Sendable {
         var isClosed = false
         /// What the first close returned, once it has finished.
         var closeResult: Int?
+        /// The thread running the first close, until it has finished: a status observer it
+        /// calls (the statuses of what it gives up) may call `close()` again on that thread.
+        var closingThread: pthread_t?
         var exports: [ObjectIdentifier: NATSExport] = [:]
         var imports: [ObjectIdentifier: NATSImport] = [:]
         var mirrors: [ObjectIdentifier: NATSMirror] = [:]
@@ -208,12 +211,16 @@ public final class NATSBridge: Sendable {
         let isFirst = state.withLock { state -> Bool in
             if state.isClosed { return false }
             state.isClosed = true
+            state.closingThread = pthread_self()
             return true
         }
         guard isFirst else { return waitForClose() }
         let count = closeOnce(timeout: timeout)
         closeCondition.lock()
-        state.withLock { $0.closeResult = count }
+        state.withLock {
+            $0.closeResult = count
+            $0.closingThread = nil
+        }
         closeCondition.broadcast()
         closeCondition.unlock()
         return count
@@ -233,8 +240,11 @@ public final class NATSBridge: Sendable {
 
     /// Whether the calling thread runs one of this bridge's handlers, which a close may wait
     /// for: an import's delivery, a mirror's update, cnats' connection callback (status) thread,
-    /// or the JetStream retry thread (its status reports).
+    /// the JetStream retry thread (its status reports), or the close itself (its status reports).
     private var isInsideOwnHandler: Bool {
+        if let closing = state.withLock({ $0.closingThread }), pthread_equal(closing, pthread_self()) != 0 {
+            return true
+        }
         if let current = RemoteDelivery.current,
             Unmanaged<ImportedSubject>.fromOpaque(current).takeUnretainedValue().connection === connection
         {

@@ -46,7 +46,7 @@ final class PermissionDenials: Sendable {
     /// Handles the denial cnats reported on `connection`; false when its text names no
     /// subject to take it to (the caller then reports it as an ``NATSStatus/error(_:)``).
     func handle(_ connection: OpaquePointer?, status: Event<NATSStatus>) -> Bool {
-        guard let connection, let denial = Self.lastDenial(connection) else { return false }
+        guard let connection, let denial = Self.reportedDenial(connection) else { return false }
         switch denial.operation {
         case .publish:
             let publisher = publishers.withLock { publishers -> ExportedPublisher? in
@@ -68,6 +68,20 @@ final class PermissionDenials: Sendable {
             status.send(.error(denial.text))
             return true
         }
+    }
+
+    /// The denial cnats reports on its callback thread now: cnats puts each denial's own text in
+    /// that thread's last error before it calls the error handler (the connection's last error
+    /// is the newest denial's, which is another one when several arrive together). Falls back
+    /// to the connection's last error.
+    static func reportedDenial(_ connection: OpaquePointer) -> Denial? {
+        var status = NATS_OK
+        if let text = nats_GetLastError(&status), status == NATS_NOT_PERMITTED,
+            let denial = parse(String(cString: text))
+        {
+            return denial
+        }
+        return lastDenial(connection)
     }
 
     /// The denial in `connection`'s last error, if its last error is one.

@@ -114,7 +114,7 @@ final class NATSCloseAcrossFailoverTests: XCTestCase {
         XCTAssertEqual(export.failedPublishes, 0)
     }
 
-    func testAnImportKeepsDeliveringAfterItsConsumerIsReconfiguredFromOutside() throws {
+    func testAnImportKeepsDeliveringAfterItsConsumerIsReplacedWithAnotherConfigurationFromOutside() throws {
         let server = try OwnedNATSServer()
         defer { server.stop() }
         let admin = try JetStreamAdmin(url: server.url)
@@ -135,12 +135,16 @@ final class NATSCloseAcrossFailoverTests: XCTestCase {
         try bridge.export(local, to: "reconf.values", delivery: .atLeastOnce(stream: stream))
         for value in 1...100 { local.send(value) }
         XCTAssertTrue(waitUntil(timeout: 20) { Set(received.values).count == 100 })
-        // Someone points the consumer's deliveries elsewhere.
+        // Someone replaces the consumer with one of another configuration: deliveries go elsewhere,
+        // without idle heartbeats or flow control.
         var config = try XCTUnwrap(admin.request("CONSUMER.INFO.RECONF.watcher")?["config"] as? [String: Any])
         config["deliver_subject"] = "elsewhere.watcher"
-        let updated = admin.request(
+        config["idle_heartbeat"] = nil
+        config["flow_control"] = nil
+        XCTAssertEqual(admin.request("CONSUMER.DELETE.RECONF.watcher")?["success"] as? Bool, true)
+        let replaced = admin.request(
             "CONSUMER.DURABLE.CREATE.RECONF.watcher", ["stream_name": "RECONF", "config": config])
-        XCTAssertNil(updated?["error"], "\(updated ?? [:])")
+        XCTAssertNil(replaced?["error"], "\(replaced ?? [:])")
         for value in 101...200 { local.send(value) }
         XCTAssertEqual(bridge.flush(timeout: .seconds(10)), 0)
         XCTAssertTrue(

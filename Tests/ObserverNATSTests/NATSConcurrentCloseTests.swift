@@ -154,4 +154,33 @@ final class NATSConcurrentCloseTests: XCTestCase {
         XCTAssertEqual(bridge.close(), 0)
         XCTAssertEqual(observed.value, 0, "the observer's close returned")
     }
+
+    func testCloseFromAnObserverOfTheStatusesTheCloseItselfSendsReturnsAtOnce() throws {
+        let server = try OwnedNATSServer()
+        defer { server.stop() }
+        let status = Event<NATSStatus>()
+        var options = NATSOptions(servers: [server.url])
+        options.reconnectWait = .milliseconds(50)
+        let bridge = try NATSBridge(options: options, status: status)
+        let disconnected = LockedValue(false)
+        let observed = Collected<Int>()
+        let token = status.subscribe { [weak bridge] status in
+            if status == .disconnected { disconnected.value = true }
+            // Sent by the close below, on its own thread, for what it gives up.
+            guard case .unconfirmed = status, let bridge else { return }
+            observed.append(bridge.close())
+        }
+        defer { token.cancel() }
+        let local = Event<Int>()
+        try bridge.export(
+            local, to: "reentrant.values",
+            delivery: .atLeastOnce(stream: NATSStream(name: "REENTRANT", subjects: ["reentrant.>"])))
+        XCTAssertEqual(bridge.flush(timeout: .seconds(10)), 0)
+        server.kill9()
+        XCTAssertTrue(waitUntil { disconnected.value })
+        for value in 1...10 { local.send(value) }
+        XCTAssertEqual(bridge.close(timeout: .milliseconds(200)), 10)
+        XCTAssertEqual(observed.values, [0], "the observer's close returned at once, on the closing thread")
+        XCTAssertEqual(bridge.close(), 10)
+    }
 }

@@ -79,14 +79,22 @@ final class NATSRefusalTests: XCTestCase {
         defer { bridge.close() }
         let allowed = Event<Int>()
         let denied = Event<Int>()
+        let alsoDenied = Event<Int>()
         let allowedExport = try bridge.export(allowed, to: "perm.ok.values")
         let deniedExport = try bridge.export(denied, to: "perm.no.values")
+        let alsoDeniedExport = try bridge.export(alsoDenied, to: "perm.never.values")
         for value in 1...5 {
             denied.send(value)
             allowed.send(value)
+            alsoDenied.send(value)
+            alsoDenied.send(value)
         }
         bridge.flush(timeout: .seconds(5))
-        XCTAssertTrue(waitUntil(timeout: 10) { deniedExport.failedPublishes == 5 }, "\(deniedExport.failedPublishes)")
+        XCTAssertTrue(
+            waitUntil(timeout: 10) { deniedExport.failedPublishes + alsoDeniedExport.failedPublishes == 15 },
+            "\(deniedExport.failedPublishes) + \(alsoDeniedExport.failedPublishes)")
+        XCTAssertEqual(deniedExport.failedPublishes, 5, "each denial charged to the export of its subject")
+        XCTAssertEqual(alsoDeniedExport.failedPublishes, 10)
         XCTAssertEqual(allowedExport.failedPublishes, 0)
         let failures = log.values.compactMap { status -> String? in
             if case .publishFailed("perm.no.values", let error) = status { error } else { nil }
