@@ -183,4 +183,18 @@ final class NATSConcurrentCloseTests: XCTestCase {
         XCTAssertEqual(observed.values, [0], "the observer's close returned at once, on the closing thread")
         XCTAssertEqual(bridge.close(), 10)
     }
+
+    func testAFirstCloseFromAnImportHandlerClosesWithoutWaitingForThatHandlerAndLaterClosesAgree() throws {
+        let observed = LockedValue<Int?>(nil)
+        // The handler closes after the setup's flush has seen the event stored.
+        let setup = try makeSleepingHandlerSetup(handlerSleep: 0.5) { bridge in
+            observed.value = bridge.close()
+        }
+        defer { setup.token?.cancel() }
+        XCTAssertTrue(waitUntil(timeout: 30) { observed.value != nil }, "the handler's close returned")
+        XCTAssertEqual(observed.value, 0)
+        XCTAssertTrue(setup.bridge.isClosed)
+        XCTAssertEqual(setup.bridge.close(), 0, "a later close waits for nothing and reports the same count")
+        XCTAssertThrowsError(try setup.bridge.export(Event<Int>(), to: "closed.values"))
+    }
 }
