@@ -180,6 +180,8 @@ reliability-long: deps
 	$(SWIFT) build --build-tests
 	OBSERVER_MEMORY_CYCLES=10000000 OBSERVER_MODEL_OPS=1000000 OBSERVER_TORTURE_SECONDS=$(DURATION) \
 		$(SWIFT) test --skip-build --filter 'BoundedMemoryTests|ModelBasedTests|TortureTests'
+	OBSERVER_OUTAGE_SECONDS=300 $(SWIFT) test --skip-build \
+		--filter 'NATSCloseAcrossFailoverTests/testALongOutageWithTheRetryQueueFullKeepsMemoryAndCPUFlat'
 
 # The whole suite under ThreadSanitizer: any report fails the run.
 tsan: deps

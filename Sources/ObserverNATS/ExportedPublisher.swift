@@ -30,10 +30,13 @@ final class ExportedPublisher: @unchecked Sendable {
     let publisher: UInt64
     let sequence = HeapAtomicWord<UInt64>(0)
     let status: Event<NATSStatus>
-    /// Publishes that failed: refused by cnats, or given up (counted in `undeliverable` too).
+    /// Publishes that failed: refused by cnats or denied by the server, or given up (counted in
+    /// `unconfirmed` or `refused` too).
     let failures = HeapAtomicWord<Int>(0)
-    /// At-least-once publishes given up after cnats accepted them (reported as `.undeliverable`).
-    let undeliverable = HeapAtomicWord<Int>(0)
+    /// At-least-once publishes given up unacknowledged when the bridge closed (`.unconfirmed`).
+    let unconfirmed = HeapAtomicWord<Int>(0)
+    /// At-least-once publishes that will never be stored (`.refused`).
+    let refused = HeapAtomicWord<Int>(0)
     /// ``RemoteDelivery/key``, read once (a `static let` costs a `swift_once` on every read).
     let remoteDeliveryKey = RemoteDelivery.key
     /// Nil unless the bridge batches.

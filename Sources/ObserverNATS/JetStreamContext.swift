@@ -111,7 +111,9 @@ public enum NATSDelivery: Sendable, Equatable {
 ///
 /// Every publish is counted in ``pending`` from the moment it is accepted until the
 /// server acknowledged it or it was given up (and reported, exactly, as
-/// ``NATSStatus/undeliverable(subject:count:reason:)``). cnats calls ``acknowledged``
+/// ``NATSStatus/refused(subject:count:reason:)`` when it will never be stored, or
+/// ``NATSStatus/unconfirmed(subject:count:reason:)`` when the bridge closed before its
+/// acknowledgment arrived). cnats calls ``acknowledged``
 /// on its acknowledgment thread: success frees the message, a failure queues it for the
 /// retry thread; nothing there waits. The retry thread republishes the queue at full
 /// rate, backing off (25 ms doubling to 1 s) only while the server answers that no
@@ -131,8 +133,10 @@ final class JetStreamContext: @unchecked Sendable {
 
     /// Publishes accepted and neither acknowledged nor given up.
     let pending = HeapAtomicWord<Int>(0)
-    /// Events of publishes given up so far (reported in `.undeliverable` statuses).
-    let undeliverable = HeapAtomicWord<Int>(0)
+    /// Events of publishes given up unacknowledged when the bridge closed (`.unconfirmed` statuses).
+    let unconfirmed = HeapAtomicWord<Int>(0)
+    /// Events of publishes that will never be stored (`.refused` statuses).
+    let refused = HeapAtomicWord<Int>(0)
     /// Set before the first asynchronous publish: cnats 3.4's `js_PublishAsyncGetPendingList`
     /// crashes on a context that never published (its pending table does not exist yet).
     private let hasPublished = HeapAtomicWord<Bool>(false)
@@ -176,7 +180,15 @@ final class JetStreamContext: @unchecked Sendable {
     struct Registry {
         var streamBySubject: [String: String] = [:]
         var publishers: [UInt64: PublisherReference] = [:]
+        /// Subjects the server refused this connection's publishes to (a permission), with the
+        /// server's words and when it last said them.
+        var deniedSubjects: [String: (reason: String, at: Date)] = [:]
     }
+
+    /// How long a permission denial of a subject gives up that subject's messages: a message
+    /// republished to a subject still denied is denied again (and the denial renewed), so
+    /// messages stop being given up this long after the server's permissions allow the subject.
+    static let denialMemory: TimeInterval = 5
 
     struct PublisherReference {
         weak var publisher: ExportedPublisher?
@@ -259,8 +271,8 @@ final class JetStreamContext: @unchecked Sendable {
             // wait for that lock forever.
             let events = Self.eventCount(of: message)
             let charged = registry.withLock { $0.publishers[publisher]?.publisher }
-            charged?.undeliverable.wrappingAdd(events, ordering: .relaxed)
-            undeliverable.wrappingAdd(events, ordering: .relaxed)
+            charged?.unconfirmed.wrappingAdd(events, ordering: .relaxed)
+            unconfirmed.wrappingAdd(events, ordering: .relaxed)
             natsMsg_Destroy(message)
             settle(1, acknowledged: false)
             return Self.closingReason
@@ -332,7 +344,7 @@ final class JetStreamContext: @unchecked Sendable {
         if retryState.isStopped {
             retryState.droppedWhileClosing += Self.eventCount(of: message)
             retryCondition.unlock()
-            drop([message], reason: Self.closingReason)
+            drop([message], reason: Self.closingReason, refused: false)
             return
         }
         retryState.queue.append(Retry(message: message, failure: failure))
@@ -397,13 +409,14 @@ final class JetStreamContext: @unchecked Sendable {
             let sawNoResponders = batch.contains { $0.failure == .noResponders }
             batch.removeAll { retry in
                 guard case .refused(let reason) = retry.failure else { return false }
-                drop([retry.message], reason: reason)
+                drop([retry.message], reason: reason, refused: true)
                 return true
             }
-
+            batch = dropMessagesToDeniedSubjects(batch)
+            // "No responders" for a while: an election, or no stream stores the subject any more.
             if sawNoResponders, !isClosed.load(ordering: .sequentiallyConsistent), let since = noRespondersSince,
-                Date().timeIntervalSince(since) > 5,
-                Date().timeIntervalSince(lastStreamCheck) > 5
+                Date().timeIntervalSince(since) > Self.streamCheckInterval,
+                Date().timeIntervalSince(lastStreamCheck) > Self.streamCheckInterval
             {
                 lastStreamCheck = Date()
                 batch = dropMessagesOfMissingStreams(batch)
@@ -416,7 +429,7 @@ final class JetStreamContext: @unchecked Sendable {
                 // A status observer on this thread may have closed the bridge, which destroyed
                 // the context: give up the rest instead of publishing through it.
                 if isClosed.load(ordering: .sequentiallyConsistent) {
-                    drop(batch[index...].map(\.message), reason: Self.closingReason)
+                    drop(batch[index...].map(\.message), reason: Self.closingReason, refused: false)
                     break
                 }
                 var message: OpaquePointer? = retry.message
@@ -426,7 +439,7 @@ final class JetStreamContext: @unchecked Sendable {
                     if Self.isRetryable(publishResult: result) {
                         retained.append(Retry(message: message, failure: .timeout))
                     } else {
-                        drop([message], reason: String(cString: natsStatus_GetText(result)))
+                        drop([message], reason: String(cString: natsStatus_GetText(result)), refused: true)
                     }
                 }
             }
@@ -447,17 +460,23 @@ final class JetStreamContext: @unchecked Sendable {
         if retryState.isStopped {
             retryState.droppedWhileClosing += retries.reduce(0) { $0 + Self.eventCount(of: $1.message) }
             retryCondition.unlock()
-            drop(retries.map(\.message), reason: Self.closingReason)
+            drop(retries.map(\.message), reason: Self.closingReason, refused: false)
             return
         }
         retryState.queue.insert(contentsOf: retries, at: 0)
         retryCondition.unlock()
     }
 
-    /// Gives up the messages of `batch` whose stream no longer exists; returns the others.
+    /// How long "no responders" lasts before a stream lookup, and the least time between two.
+    static let streamCheckInterval: TimeInterval = 2
+
+    /// Gives up the messages of `batch` that no stream will store: their stream no longer
+    /// exists, or no longer stores their subject (the stream lookup by subject, asked once per
+    /// subject); returns the others. A lookup that fails (no answer, an election of the
+    /// cluster's meta leader) gives up nothing.
     private func dropMessagesOfMissingStreams(_ batch: [Retry]) -> [Retry] {
         let streams = registry.withLock { $0.streamBySubject }
-        var missing: [String: Bool] = [:]
+        var verdicts: [String: String?] = [:]
         var kept: [Retry] = []
         for retry in batch {
             let subject = natsMsg_GetSubject(retry.message).map { String(cString: $0) } ?? ""
@@ -465,9 +484,53 @@ final class JetStreamContext: @unchecked Sendable {
                 kept.append(retry)
                 continue
             }
-            if missing[stream] == nil { missing[stream] = !streamExists(stream) }
-            if missing[stream] == true {
-                drop([retry.message], reason: "stream \(stream) does not exist")
+            if verdicts[subject] == nil { verdicts[subject] = .some(unstoredReason(subject, stream: stream)) }
+            if case .some(.some(let reason)) = verdicts[subject] {
+                drop([retry.message], reason: reason, refused: true)
+            } else {
+                kept.append(retry)
+            }
+        }
+        return kept
+    }
+
+    /// Why `subject`'s messages will never be stored in `stream`, or nil when they may be.
+    private func unstoredReason(_ subject: String, stream: String) -> String? {
+        // Closed by an observer of a status this thread sent: the context is gone.
+        if isClosed.load(ordering: .sequentiallyConsistent) { return nil }
+        guard let names = try? streams(storing: subject), !names.contains(stream) else { return nil }
+        if !streamExists(stream) { return "stream \(stream) does not exist" }
+        return "stream \(stream) no longer stores \(subject)"
+    }
+
+    /// Whether an export publishes `subject` through this context.
+    func publishes(to subject: String) -> Bool {
+        registry.withLock { $0.streamBySubject[subject] != nil }
+    }
+
+    /// Records that the server refused a publish to `subject` for `reason` (a permission).
+    func noteDenied(_ subject: String, reason: String) {
+        registry.withLock { $0.deniedSubjects[subject] = (reason, Date()) }
+        retryCondition.lock()
+        retryCondition.signal()
+        retryCondition.unlock()
+    }
+
+    /// Gives up the messages of `batch` to subjects the server denied lately; returns the others.
+    private func dropMessagesToDeniedSubjects(_ batch: [Retry]) -> [Retry] {
+        let now = Date()
+        let denied = registry.withLock { registry -> [String: String] in
+            registry.deniedSubjects = registry.deniedSubjects.filter {
+                now.timeIntervalSince($0.value.at) < Self.denialMemory
+            }
+            return registry.deniedSubjects.mapValues(\.reason)
+        }
+        guard !denied.isEmpty else { return batch }
+        var kept: [Retry] = []
+        for retry in batch {
+            let subject = natsMsg_GetSubject(retry.message).map { String(cString: $0) } ?? ""
+            if let reason = denied[subject] {
+                drop([retry.message], reason: reason, refused: true)
             } else {
                 kept.append(retry)
             }
@@ -492,10 +555,11 @@ final class JetStreamContext: @unchecked Sendable {
         return BatchFrameHeader.eventCount(of: frame)
     }
 
-    /// Frees `messages`, counts their events given up, charges them to their exports and reports
-    /// them per subject; returns the count of events.
+    /// Frees `messages`, counts their events given up (as refused: never stored; otherwise as
+    /// unconfirmed), charges them to their exports and reports them per subject; returns the
+    /// count of events.
     @discardableResult
-    private func drop(_ messages: [OpaquePointer], reason: String) -> Int {
+    private func drop(_ messages: [OpaquePointer], reason: String, refused isRefused: Bool) -> Int {
         guard !messages.isEmpty else { return 0 }
         var bySubject: [String: Int] = [:]
         var byPublisher: [UInt64: Int] = [:]
@@ -518,11 +582,22 @@ final class JetStreamContext: @unchecked Sendable {
         }
         for case let (publisher?, count) in charged {
             publisher.failures.wrappingAdd(count, ordering: .relaxed)
-            publisher.undeliverable.wrappingAdd(count, ordering: .relaxed)
+            if isRefused {
+                publisher.refused.wrappingAdd(count, ordering: .relaxed)
+            } else {
+                publisher.unconfirmed.wrappingAdd(count, ordering: .relaxed)
+            }
         }
-        undeliverable.wrappingAdd(events, ordering: .relaxed)
+        if isRefused {
+            refused.wrappingAdd(events, ordering: .relaxed)
+        } else {
+            unconfirmed.wrappingAdd(events, ordering: .relaxed)
+        }
         for (subject, count) in bySubject.sorted(by: { $0.key < $1.key }) {
-            status.send(.undeliverable(subject: subject, count: count, reason: reason))
+            status.send(
+                isRefused
+                    ? .refused(subject: subject, count: count, reason: reason)
+                    : .unconfirmed(subject: subject, count: count, reason: reason))
         }
         // Settled last: a flush that sees nothing pending sees these reports made.
         settle(messages.count, acknowledged: false)
@@ -542,8 +617,7 @@ final class JetStreamContext: @unchecked Sendable {
         retryCondition.unlock()
         // From the retry thread itself (an observer of a status it sent closed the bridge) there
         // is nothing to wait for: it checks `isClosed` before each republish once this returns.
-        let onRetryThread = retryThread.withLock { $0.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
-        if !onRetryThread {
+        if !isRetryThread {
             retryThreadDone.wait()
             retryThreadDone.signal()
         }
@@ -562,7 +636,12 @@ final class JetStreamContext: @unchecked Sendable {
             }
             natsMsgList_Destroy(&list)
         }
-        return drop(queued + inFlight, reason: Self.closingReason)
+        return drop(queued + inFlight, reason: Self.closingReason, refused: false)
+    }
+
+    /// Whether the calling thread is this context's retry thread.
+    var isRetryThread: Bool {
+        retryThread.withLock { $0.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
     }
 
     /// Publishes given up by acknowledgment failures that arrived after ``giveUpPending()``.

@@ -150,7 +150,11 @@ extension NATSBridge {
         let publisher = ExportedPublisher(
             connection: connection, jetStream: jetStream, subject: subject, tag: tag,
             eventIdentity: ObjectIdentifier(event), status: status, batching: try batchSettings())
-        if case .atLeastOnce(let stream, _, _) = delivery { jetStream?.register(publisher, stream: stream.name) }
+        if case .atLeastOnce(let stream, _, _) = delivery {
+            jetStream?.register(publisher, stream: stream.name)
+        } else {
+            callbacks.denials.register(publisher)
+        }
         return publisher
     }
 

@@ -31,9 +31,17 @@ public final class NATSBridge: Sendable {
     let connection: NATSConnection
     let callbacks: ConnectionCallbacks
     let state = LockedState(BridgeState())
+    /// Signalled when the first close has finished (its result is in `state`).
+    let closeCondition = NSCondition()
 
     struct BridgeState {
+        /// Set by the first ``NATSBridge/close(timeout:)``.
         var isClosed = false
+        /// What the first close returned, once it has finished.
+        var closeResult: Int?
+        /// The thread running the first close, until it has finished: a status observer it
+        /// calls (the statuses of what it gives up) may call `close()` again on that thread.
+        var closingThread: pthread_t?
         var exports: [ObjectIdentifier: NATSExport] = [:]
         var imports: [ObjectIdentifier: NATSImport] = [:]
         var mirrors: [ObjectIdentifier: NATSMirror] = [:]
@@ -178,27 +186,84 @@ public final class NATSBridge: Sendable {
     /// Whether ``close(timeout:)`` was called.
     public var isClosed: Bool { state.withLock { $0.isClosed } }
 
+    /// How long ``close(timeout:)`` waits for acknowledgments by default: longer than a
+    /// cluster takes to elect a new stream leader after `kill -9` of the old one (measured
+    /// 5.5–11.7 s until everything was stored, see the AcrossProcesses article).
+    public static let defaultCloseTimeout: Duration = .seconds(30)
+
     /// Stops every export, cancels every import (waiting until none of their
     /// client callbacks runs: no synchronous handler is called after this returns; queue and
     /// main-actor handlers may still run for values enqueued before), waits up to `timeout`
     /// for the server to acknowledge every at-least-once publish, and closes the connection.
-    /// Idempotent.
     ///
     /// Returns how many events of at-least-once publishes it gave up unacknowledged (each event of
     /// a batch counts; 0 when everything
     /// published was stored; always 0 for at-most-once, which has no acknowledgments): each
-    /// is also reported in a ``NATSStatus/undeliverable(subject:count:reason:)`` and counted in
-    /// its export's ``NATSExport/undeliverablePublishes``. A given-up publish may still have
-    /// been stored: its acknowledgment did not arrive in time. Calls after the first return 0.
+    /// is also reported in a ``NATSStatus/unconfirmed(subject:count:reason:)`` and counted in
+    /// its export's ``NATSExport/unconfirmedPublishes``. A given-up publish may still have
+    /// been stored: its acknowledgment did not arrive in time.
     ///
-    /// Called from a handler of one of this bridge's imports, it cannot wait for that
-    /// handler's own return; the other imports are still waited for.
+    /// Idempotent, and safe from any number of threads at once: the first call closes; every
+    /// other call, during that close or after it, waits until the bridge is closed and returns
+    /// the same count. The exception is a call from inside one of the bridge's own handlers (an
+    /// import's observer, a ``status`` observer), which a close under way may be waiting for:
+    /// there a call made while another close runs returns 0 at once, without waiting (the
+    /// close under way reports what it gives up, and returns it to its own caller). A first
+    /// call from inside a handler closes, without waiting for the handler it is called from;
+    /// the other imports are still waited for.
     @discardableResult
-    public func close(timeout: Duration = .seconds(5)) -> Int {
+    public func close(timeout: Duration = NATSBridge.defaultCloseTimeout) -> Int {
+        let isFirst = state.withLock { state -> Bool in
+            if state.isClosed { return false }
+            state.isClosed = true
+            state.closingThread = pthread_self()
+            return true
+        }
+        guard isFirst else { return waitForClose() }
+        let count = closeOnce(timeout: timeout)
+        closeCondition.lock()
+        state.withLock {
+            $0.closeResult = count
+            $0.closingThread = nil
+        }
+        closeCondition.broadcast()
+        closeCondition.unlock()
+        return count
+    }
+
+    /// Another call closes: its count once it has, or 0 at once from inside a handler it may wait for.
+    private func waitForClose() -> Int {
+        closeCondition.lock()
+        defer { closeCondition.unlock() }
+        if let result = state.withLock({ $0.closeResult }) { return result }
+        if isInsideOwnHandler { return 0 }
+        while true {
+            if let result = state.withLock({ $0.closeResult }) { return result }
+            closeCondition.wait()
+        }
+    }
+
+    /// Whether the calling thread runs one of this bridge's handlers, which a close may wait
+    /// for: an import's delivery, a mirror's update, cnats' connection callback (status) thread,
+    /// the JetStream retry thread (its status reports), or the close itself (its status reports).
+    private var isInsideOwnHandler: Bool {
+        if let closing = state.withLock({ $0.closingThread }), pthread_equal(closing, pthread_self()) != 0 {
+            return true
+        }
+        if let current = RemoteDelivery.current,
+            Unmanaged<ImportedSubject>.fromOpaque(current).takeUnretainedValue().connection === connection
+        {
+            return true
+        }
+        if RemoteDelivery.currentMirror != nil { return true }
+        if callbacks.isCallbackThread { return true }
+        return state.withLock { $0.jetStream }?.isRetryThread ?? false
+    }
+
+    /// The close itself, made once, by the first call.
+    private func closeOnce(timeout: Duration) -> Int {
         let deadline = Date().addingTimeInterval(Double(max(0, timeout.wholeMilliseconds)) / 1000)
         let (exports, imports, mirrors) = state.withLock { state -> ([NATSExport], [NATSImport], [NATSMirror]) in
-            if state.isClosed { return ([], [], []) }
-            state.isClosed = true
             defer {
                 state.exports = [:]
                 state.imports = [:]
@@ -206,7 +271,9 @@ public final class NATSBridge: Sendable {
             }
             return (Array(state.exports.values), Array(state.imports.values), Array(state.mirrors.values))
         }
-        if exports.isEmpty && imports.isEmpty && mirrors.isEmpty && connectionIsClosed { return 0 }
+        if exports.isEmpty && imports.isEmpty && mirrors.isEmpty && natsConnection_IsClosed(connection.pointer) {
+            return 0
+        }
         exports.forEach { $0.stop() }
         state.withLock { $0.linger }?.stop()
         mirrors.forEach { $0.mirrored.stop() }
@@ -221,9 +288,11 @@ public final class NATSBridge: Sendable {
         }
         natsConnection_Close(connection.pointer)
         // Wait for cnats' last connection callback (or give up after 5 s, keeping
-        // `callbacks` alive through its own reference). The signal is passed on, so that a
-        // close running at the same time (from a status observer) does not wait 5 s for it.
-        if callbacks.closedSignal.wait(timeout: .now() + 5) == .success { callbacks.closedSignal.signal() }
+        // `callbacks` alive through its own reference). On cnats' callback thread (a status
+        // observer closed the bridge) that callback runs only after this returns: no wait.
+        if !callbacks.isCallbackThread, callbacks.closedSignal.wait(timeout: .now() + 5) == .success {
+            callbacks.closedSignal.signal()
+        }
         let retired = state.withLock { state in
             defer {
                 state.retiredSubscriptions = []
@@ -245,9 +314,16 @@ public final class NATSBridge: Sendable {
         max(0, state.withLock { $0.jetStream }?.pending.load(ordering: .relaxed) ?? 0)
     }
 
-    /// Events of at-least-once publishes given up so far (see ``NATSStatus/undeliverable(subject:count:reason:)``).
-    public var undeliverablePublishes: Int {
-        state.withLock { $0.jetStream }?.undeliverable.load(ordering: .relaxed) ?? 0
+    /// Events of at-least-once publishes given up unacknowledged when the bridge closed (see
+    /// ``NATSStatus/unconfirmed(subject:count:reason:)``).
+    public var unconfirmedPublishes: Int {
+        state.withLock { $0.jetStream }?.unconfirmed.load(ordering: .relaxed) ?? 0
+    }
+
+    /// Events of at-least-once publishes that will never be stored (see
+    /// ``NATSStatus/refused(subject:count:reason:)``).
+    public var refusedPublishes: Int {
+        state.withLock { $0.jetStream }?.refused.load(ordering: .relaxed) ?? 0
     }
 
     /// Sends what is buffered to the server (batches lingering first, see ``NATSOptions/batching``)
@@ -286,10 +362,6 @@ public final class NATSBridge: Sendable {
             completed.wait()
             natsSubscription_Destroy(OpaquePointer(bitPattern: Int(bitPattern: address)))
         }
-    }
-
-    private var connectionIsClosed: Bool {
-        natsConnection_IsClosed(connection.pointer) && state.withLock { $0.isClosed }
     }
 
     // MARK: Registration
@@ -360,11 +432,13 @@ public final class NATSBridge: Sendable {
         if let existing { return existing }
         let created = try JetStreamContext(
             connection: connection, status: status, maxPending: options.maxPendingPublishes)
-        return state.withLock { state in
+        let context = state.withLock { state in
             if let jetStream = state.jetStream { return jetStream }
             state.jetStream = created
             return created
         }
+        callbacks.denials.register(context)
+        return context
     }
 
     /// Subscribes `imported` to `subject` (core NATS) or to its consumer's deliver subject
@@ -437,7 +511,38 @@ public final class NATSBridge: Sendable {
             handle.stop()
             throw NATSError(.closed, "the bridge is closed")
         }
-        // The subscription is known to the server before the import is returned.
+        // The subscription is known to the server before the import is returned, and a denial
+        // of it has arrived: the server answers a subscription it refuses before the flush's PONG.
         _ = natsConnection_FlushTimeout(connection.pointer, 2000)
+        if let denial = PermissionDenials.lastDenial(connection.pointer), denial.operation == .subscription,
+            denial.subject == subscribeSubject
+        {
+            handle.cancel()
+            throw NATSError(.authorizationFailed, "not permitted to subscribe to \(subject): \(denial.text)")
+        }
+    }
+}
+
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+extension ConnectionCallbacks {
+    /// Marks the thread cnats runs connection callbacks on with the connection's callbacks: cnats
+    /// runs every connection's callbacks on one thread of its own, so each callback marks it
+    /// again with its own.
+    static let callbackThreadKey: pthread_key_t = {
+        var key = pthread_key_t()
+        let result = pthread_key_create(&key, nil)
+        precondition(result == 0, "pthread_key_create failed: \(result)")
+        return key
+    }()
+
+    static func markCallbackThread(_ closure: UnsafeMutableRawPointer?) {
+        if pthread_getspecific(callbackThreadKey) != closure {
+            pthread_setspecific(callbackThreadKey, closure)
+        }
+    }
+
+    /// Whether the calling thread runs (or last ran) this connection's callbacks.
+    var isCallbackThread: Bool {
+        pthread_getspecific(Self.callbackThreadKey) == Unmanaged.passUnretained(self).toOpaque()
     }
 }

@@ -42,6 +42,8 @@ final class ConnectionCallbacks: Sendable {
     let closedSignal = DispatchSemaphore(value: 0)
     /// The subject each import subscribed, by its `natsSubscription` address, for slow-consumer reports.
     let importSubjects: LockedState<[UInt: String]> = LockedState([:])
+    /// Where the server's permission denials go (see ``PermissionDenials``).
+    let denials = PermissionDenials()
 
     init(status: Event<NATSStatus>) {
         self.status = status
@@ -63,6 +65,7 @@ final class ConnectionCallbacks: Sendable {
             natsOptions_SetDisconnectedCB(
                 options,
                 { connection, closure in
+                    ConnectionCallbacks.markCallbackThread(closure)
                     // cnats also reports the socket that `natsConnection_Close` shuts as a
                     // disconnection, with the connection already marked closed (it runs this
                     // callback later, on its callback thread): that one is no loss and no
@@ -75,6 +78,7 @@ final class ConnectionCallbacks: Sendable {
             natsOptions_SetReconnectedCB(
                 options,
                 { connection, closure in
+                    ConnectionCallbacks.markCallbackThread(closure)
                     ConnectionCallbacks.from(closure).status.send(
                         .reconnected(url: ConnectionCallbacks.connectedURL(connection)))
                 }, closure),
@@ -83,6 +87,7 @@ final class ConnectionCallbacks: Sendable {
             natsOptions_SetClosedCB(
                 options,
                 { _, closure in
+                    ConnectionCallbacks.markCallbackThread(closure)
                     // The last callback cnats makes for this connection: give back its reference.
                     let callbacks = Unmanaged<ConnectionCallbacks>.fromOpaque(closure!).takeRetainedValue()
                     callbacks.status.send(.closed)
@@ -92,8 +97,13 @@ final class ConnectionCallbacks: Sendable {
         try NATSError.check(
             natsOptions_SetErrorHandler(
                 options,
-                { _, subscription, error, closure in
-                    ConnectionCallbacks.from(closure).asyncError(subscription: subscription, error: error)
+                { connection, subscription, error, closure in
+                    ConnectionCallbacks.markCallbackThread(closure)
+                    let callbacks = ConnectionCallbacks.from(closure)
+                    if error == NATS_NOT_PERMITTED, callbacks.denials.handle(connection, status: callbacks.status) {
+                        return
+                    }
+                    callbacks.asyncError(subscription: subscription, error: error)
                 }, closure),
             "setting the error handler")
     }

@@ -5,10 +5,14 @@ import Foundation
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public struct NATSError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What went wrong, in the bridge's words.
+    ///
+    /// Kinds are added in minor releases, as ``NATSStatus`` cases are: end a `switch` over a
+    /// kind with `@unknown default:` or `default:`.
     public enum Kind: Sendable, Equatable {
         /// No server could be reached within the connect timeout.
         case unreachable
-        /// The server refused the credentials.
+        /// The server refused the credentials, or an operation they do not permit (an import of
+        /// a subject the user may not subscribe to).
         case authorizationFailed
         /// A subject, prefix, key, pattern, key-value bucket or key-value key NATS cannot use.
         case invalidSubject

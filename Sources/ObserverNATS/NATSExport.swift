@@ -32,16 +32,24 @@ public final class NATSExport: SubscriptionCanceller {
     /// `publisher` of ``NATSStatus/gap(subject:publisher:missed:)``.
     public var publishers: [UInt64] { publisherIdentities }
 
-    /// Events whose publish cnats refused (each refused message also reported as
-    /// ``NATSStatus/publishFailed(subject:error:)``; a refused batch counts each of its events),
-    /// and at-least-once events given up later (``undeliverablePublishes``).
+    /// Events whose publish cnats refused or the server denied (each reported as
+    /// ``NATSStatus/publishFailed(subject:error:)``; a refused batch counts each of its events,
+    /// a denied one once), and at-least-once events given up later (``unconfirmedPublishes``
+    /// and ``refusedPublishes``).
     public var failedPublishes: Int { exportedPublishers.reduce(0) { $0 + $1.failures.load(ordering: .relaxed) } }
 
-    /// At-least-once: events published, accepted and then given up (a batch counts each of its events), because the stream no longer exists,
-    /// the server refused them (a limit), or the bridge closed before they were acknowledged
-    /// (each reported in a ``NATSStatus/undeliverable(subject:count:reason:)``).
-    public var undeliverablePublishes: Int {
-        exportedPublishers.reduce(0) { $0 + $1.undeliverable.load(ordering: .relaxed) }
+    /// At-least-once: events published and given up unacknowledged because the bridge closed
+    /// first (a batch counts each of its events); each may or may not have been stored (reported
+    /// in a ``NATSStatus/unconfirmed(subject:count:reason:)``).
+    public var unconfirmedPublishes: Int {
+        exportedPublishers.reduce(0) { $0 + $1.unconfirmed.load(ordering: .relaxed) }
+    }
+
+    /// At-least-once: events published and never stored (a batch counts each of its events):
+    /// the server refused them (a limit, a permission), or their stream no longer exists or no
+    /// longer stores their subject (reported in a ``NATSStatus/refused(subject:count:reason:)``).
+    public var refusedPublishes: Int {
+        exportedPublishers.reduce(0) { $0 + $1.refused.load(ordering: .relaxed) }
     }
 
     /// Stops publishing: sends that start after this returns are not published; a batch

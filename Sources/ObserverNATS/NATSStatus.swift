@@ -1,4 +1,21 @@
 /// What a ``NATSBridge`` reports through ``NATSBridge/status``.
+///
+/// New cases are added in minor releases, when the bridge learns to report something new;
+/// an existing case keeps its name, its associated values and its meaning (a case whose meaning
+/// would change is replaced, in a major release). So end a `switch` over a status with
+/// `@unknown default:`, which compiles without a warning today and turns a case added later
+/// into a warning that names it ("switch must be exhaustive", "add missing case") instead of a
+/// build failure; or with `default:` where the other statuses do not matter:
+///
+/// ```swift
+/// func describe(_ status: NATSStatus) -> String? {
+///     switch status {
+///     case .disconnected: "reconnecting"
+///     case .refused(let subject, let count, let reason): "\(count) events to \(subject) refused: \(reason)"
+///     default: nil
+///     }
+/// }
+/// ```
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public enum NATSStatus: Sendable, Equatable {
     /// Connected to this server (sent once, by the initializer).
@@ -22,11 +39,17 @@ public enum NATSStatus: Sendable, Equatable {
     /// A publish failed (closed connection, reconnect buffer full, key without subject tokens, a value the codec
     /// could not encode). One status per message: with batching, per batch.
     case publishFailed(subject: String, error: String)
-    /// At-least-once: `count` events published to `subject` that will never be stored, given up for
-    /// `reason` (the stream no longer exists, the server refused them for a limit, or the
-    /// bridge closed before the server acknowledged them). Each is also counted in its
-    /// export's ``NATSExport/failedPublishes`` and ``NATSExport/undeliverablePublishes``.
-    case undeliverable(subject: String, count: Int, reason: String)
+    /// At-least-once: `count` events published to `subject` given up without a confirmation:
+    /// the bridge closed (``NATSBridge/close(timeout:)``'s timeout passed) before the server
+    /// acknowledged them. Each may or may not have been stored: its acknowledgment did not
+    /// arrive in time. Each is also counted in its export's ``NATSExport/failedPublishes`` and
+    /// ``NATSExport/unconfirmedPublishes``.
+    case unconfirmed(subject: String, count: Int, reason: String)
+    /// At-least-once: `count` events published to `subject` that were not stored and never will
+    /// be, for `reason`: the server refused them (a limit, a permission), the stream no longer
+    /// exists, or it no longer stores `subject`. Each is also counted in its export's
+    /// ``NATSExport/failedPublishes`` and ``NATSExport/refusedPublishes``.
+    case refused(subject: String, count: Int, reason: String)
     /// At-least-once: the consumer of an import sent neither a message nor an idle heartbeat
     /// for three heartbeat intervals while connected; the bridge recreates it.
     case consumerStalled(subject: String, durable: String)

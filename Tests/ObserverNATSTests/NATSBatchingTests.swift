@@ -182,8 +182,8 @@ final class NATSBatchingTests: XCTestCase {
         for value in 501...600 { local.send(value) }
         XCTAssertEqual(bridge.flush(timeout: .milliseconds(300)), 4, "32 + 32 + 32 + 4 events in 4 messages")
         XCTAssertEqual(bridge.close(timeout: .milliseconds(300)), 100, "close counts events, not messages")
-        XCTAssertEqual(undeliverableCount(log), 100)
-        XCTAssertEqual(export.undeliverablePublishes, 100)
+        XCTAssertEqual(unconfirmedCount(log), 100)
+        XCTAssertEqual(export.unconfirmedPublishes, 100)
         XCTAssertEqual(export.failedPublishes, 100)
     }
 

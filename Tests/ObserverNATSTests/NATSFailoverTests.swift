@@ -103,7 +103,8 @@ final class NATSFailoverTests: XCTestCase {
         XCTAssertEqual(account.duplicated, 0)
         XCTAssertEqual(account.delivered, Self.eventCount)
         XCTAssertEqual(export.failedPublishes, 0)
-        XCTAssertEqual(undeliverableCount(publisherLog), 0)
+        XCTAssertEqual(unconfirmedCount(publisherLog), 0)
+        XCTAssertEqual(refusedCount(publisherLog), 0)
     }
 
     func testAtLeastOnceLosesNothingAndDuplicatesNothingAcrossATenSecondServerOutage() throws {

@@ -250,10 +250,18 @@ struct DeliveryAccount: CustomStringConvertible {
     }
 }
 
-/// The statuses of `log` that are `.undeliverable`, summed.
+/// The events of the statuses of `log` that are `.unconfirmed`, summed.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
-func undeliverableCount(_ log: StatusLog) -> Int {
+func unconfirmedCount(_ log: StatusLog) -> Int {
     log.values.reduce(0) { total, status in
-        if case .undeliverable(_, let count, _) = status { total + count } else { total }
+        if case .unconfirmed(_, let count, _) = status { total + count } else { total }
+    }
+}
+
+/// The events of the statuses of `log` that are `.refused`, summed.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+func refusedCount(_ log: StatusLog) -> Int {
+    log.values.reduce(0) { total, status in
+        if case .refused(_, let count, _) = status { total + count } else { total }
     }
 }

@@ -5,7 +5,7 @@ import ObserverTestSupport
 import XCTest
 
 /// At-least-once against one server the test owns: pending counts, flush, close that
-/// reports what it gave up, configuration conflicts, undeliverable publishes counted
+/// reports what it gave up, configuration conflicts, refused publishes counted
 /// exactly, and consumer liveness.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class NATSJetStreamTests: XCTestCase {
@@ -35,11 +35,12 @@ final class NATSJetStreamTests: XCTestCase {
         XCTAssertEqual(bridge.flush(timeout: .milliseconds(300)), 100, "flush reports what is still pending")
         let givenUp = bridge.close(timeout: .milliseconds(300))
         XCTAssertEqual(givenUp, 100, "close gives up exactly the unacknowledged publishes")
-        XCTAssertEqual(undeliverableCount(log), 100)
-        XCTAssertEqual(export.undeliverablePublishes, 100)
+        XCTAssertEqual(unconfirmedCount(log), 100)
+        XCTAssertEqual(export.unconfirmedPublishes, 100)
         XCTAssertEqual(export.failedPublishes, 100)
         XCTAssertEqual(bridge.pendingPublishes, 0)
-        XCTAssertEqual(bridge.close(), 0, "a second close gives up nothing")
+        XCTAssertEqual(bridge.close(), 100, "a second close gives up nothing more and reports the first one's count")
+        XCTAssertEqual(export.failedPublishes, 100)
     }
 
     func testAnExportToASubjectItsStreamDoesNotStoreIsAnErrorAtExportTime() throws {
@@ -134,17 +135,17 @@ final class NATSJetStreamTests: XCTestCase {
             // One at a time, so that exactly the first ten are stored.
             XCTAssertEqual(bridge.flush(timeout: .seconds(10)), 0)
         }
-        XCTAssertEqual(export.undeliverablePublishes, 15)
-        XCTAssertEqual(bridge.undeliverablePublishes, 15)
-        XCTAssertEqual(undeliverableCount(log), 15)
+        XCTAssertEqual(export.refusedPublishes, 15)
+        XCTAssertEqual(bridge.refusedPublishes, 15)
+        XCTAssertEqual(refusedCount(log), 15)
         let reasons = log.values.compactMap { status -> String? in
-            if case .undeliverable(_, _, let reason) = status { reason } else { nil }
+            if case .refused(_, _, let reason) = status { reason } else { nil }
         }
         XCTAssertTrue(reasons.allSatisfy { $0.contains("maximum messages") }, "\(reasons)")
         XCTAssertEqual(bridge.pendingPublishes, 0)
     }
 
-    func testAnObserverOfAnUndeliverableStatusCanCloseTheBridge() throws {
+    func testAnObserverOfARefusedStatusCanCloseTheBridge() throws {
         let server = try OwnedNATSServer()
         defer { server.stop() }
         let admin = try JetStreamAdmin(url: server.url)
@@ -165,7 +166,7 @@ final class NATSJetStreamTests: XCTestCase {
         let token = status.subscribe { [weak bridge] status in
             // Runs on the bridge's retry thread: closing from there must neither wait for
             // that thread nor publish through the destroyed context afterwards.
-            guard case .undeliverable = status else { return }
+            guard case .refused = status else { return }
             guard closeClaim.claim() else { return }
             XCTAssertEqual(sendsReturned.wait(timeout: .now() + 30), .success)
             closedBy.value = bridge?.close(timeout: .milliseconds(500))
@@ -180,9 +181,10 @@ final class NATSJetStreamTests: XCTestCase {
         // The retry thread gives up the rest of its batch after the observer's `close` returned.
         XCTAssertTrue(waitUntil(timeout: 10) { bridge.pendingPublishes == 0 })
         XCTAssertEqual(export.failedPublishes, 49, "one stored, every other one given up and counted")
-        XCTAssertGreaterThan(bridge.undeliverablePublishes, 0, "the refused one was given up")
-        XCTAssertLessThanOrEqual(bridge.undeliverablePublishes, 49)
-        XCTAssertEqual(export.undeliverablePublishes, bridge.undeliverablePublishes)
+        let givenUp = bridge.refusedPublishes + bridge.unconfirmedPublishes
+        XCTAssertGreaterThan(bridge.refusedPublishes, 0, "the refused one was given up")
+        XCTAssertLessThanOrEqual(givenUp, 49)
+        XCTAssertEqual(export.refusedPublishes + export.unconfirmedPublishes, givenUp)
     }
 
     func testPublishesToADeletedStreamAreReportedWithTheirExactCountAndNotRepublishedForever() throws {
@@ -200,10 +202,10 @@ final class NATSJetStreamTests: XCTestCase {
         XCTAssertEqual(admin.request("STREAM.DELETE.GONE")?["success"] as? Bool, true)
         for value in 11...30 { local.send(value) }
         XCTAssertTrue(waitUntil(timeout: 30) { bridge.pendingPublishes == 0 }, "given up within the check interval")
-        XCTAssertEqual(export.undeliverablePublishes, 20)
-        XCTAssertEqual(undeliverableCount(log), 20)
+        XCTAssertEqual(export.refusedPublishes, 20)
+        XCTAssertEqual(refusedCount(log), 20)
         let reasons = log.values.compactMap { status -> String? in
-            if case .undeliverable("gone.values", _, let reason) = status { reason } else { nil }
+            if case .refused("gone.values", _, let reason) = status { reason } else { nil }
         }
         XCTAssertFalse(reasons.isEmpty)
         XCTAssertTrue(reasons.allSatisfy { $0 == "stream GONE does not exist" }, "\(reasons)")
