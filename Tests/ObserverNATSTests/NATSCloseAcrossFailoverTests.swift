@@ -1,6 +1,7 @@
 import Foundation
 import ObserverNATS
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 /// At-least-once publishing that ends with `close()` while the cluster recovers: `kill -9`
@@ -83,7 +84,7 @@ final class NATSCloseAcrossFailoverTests: XCTestCase {
         let stream = NATSStream(name: "STEPDOWN", subjects: ["stepdown.>"], replicas: 3)
         let local = Event<Int>()
         let remote = Event<Int>()
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
         let imported = try subscriber.import(
@@ -126,7 +127,7 @@ final class NATSCloseAcrossFailoverTests: XCTestCase {
         let stream = NATSStream(name: "RECONF", subjects: ["reconf.>"])
         let local = Event<Int>()
         let remote = Event<Int>()
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
         try bridge.import(

@@ -1,6 +1,7 @@
 import Foundation
 import ObserverNATS
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 /// `close()` from several threads at once, and from inside the bridge's own handlers: every
@@ -49,7 +50,7 @@ final class NATSConcurrentCloseTests: XCTestCase {
         let setup = try makeSleepingHandlerSetup(handlerSleep: 1.5)
         defer { setup.token?.cancel() }
         let bridge = setup.bridge
-        let results = Collected<(count: Int, returned: Date)>()
+        let results = Received<(count: Int, returned: Date)>()
         let threads = (0..<2).map { index in
             Thread {
                 if index == 1 { usleep(200_000) }
@@ -85,7 +86,7 @@ final class NATSConcurrentCloseTests: XCTestCase {
         // Pending for good: the server is gone, so every close gives up the same 40.
         for value in 1...40 { local.send(value) }
         let start = DispatchSemaphore(value: 0)
-        let results = Collected<Int>()
+        let results = Received<Int>()
         let threads = (0..<8).map { _ in
             Thread {
                 start.wait()
@@ -163,7 +164,7 @@ final class NATSConcurrentCloseTests: XCTestCase {
         options.reconnectWait = .milliseconds(50)
         let bridge = try NATSBridge(options: options, status: status)
         let disconnected = LockedValue(false)
-        let observed = Collected<Int>()
+        let observed = Received<Int>()
         let token = status.subscribe { [weak bridge] status in
             if status == .disconnected { disconnected.value = true }
             // Sent by the close below, on its own thread, for what it gives up.

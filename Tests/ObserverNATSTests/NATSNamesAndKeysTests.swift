@@ -1,6 +1,7 @@
 import Foundation
 import ObserverNATS
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 /// Names and keys that go into subjects: names checked against the server's rules before anything
@@ -35,7 +36,7 @@ final class NATSNamesAndKeysTests: XCTestCase {
             publisher.close()
         }
         // An unrelated import of the same bridge, fed by another connection.
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let remote = Event<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
@@ -124,7 +125,7 @@ final class NATSNamesAndKeysTests: XCTestCase {
         XCTAssertEqual(export.publishers.count, 2, "one publisher per distinct key")
 
         let everything = Event<NATSKeyedValue<String, Int>>()
-        let received = Collected<String>()
+        let received = Received<String>()
         let token = everything.subscribe { received.append("\($0.key)=\($0.value)") }
         defer { token.cancel() }
         try subscriber.import(prefix: prefix, matching: ">", into: everything)
@@ -163,13 +164,13 @@ final class NATSNamesAndKeysTests: XCTestCase {
         XCTAssertEqual(export.publishers.count, 1)
 
         let everything = Event<NATSKeyedValue<String, Int>>()
-        let all = Collected<Int>()
+        let all = Received<Int>()
         let allToken = everything.subscribe { all.append($0.value) }
         defer { allToken.cancel() }
         try subscriber.import(prefix: prefix, matching: ">", into: everything)
         // One key imported by its other spelling.
         let oneKey = KeyedEvent<String, Int>()
-        let only = Collected<Int>()
+        let only = Received<Int>()
         let onlyToken = oneKey.subscribe(key: decomposed) { only.append($0) }
         defer { onlyToken.cancel() }
         try subscriber.import(prefix: prefix, matching: NATSSubject.pattern(forKey: decomposed)!, into: oneKey)
@@ -214,11 +215,11 @@ final class NATSNamesAndKeysTests: XCTestCase {
         let keys = Self.joiningKeys
         let keyed = KeyedEvent<String, Int>()
         try publisher.export(keyed, keys: keys, toPrefix: prefix)
-        var collected: [Collected<String>] = []
+        var collected: [Received<String>] = []
         var tokens: [Subscription] = []
         for key in keys {
             let oneKey = KeyedEvent<String, Int>()
-            let values = Collected<String>()
+            let values = Received<String>()
             tokens.append(
                 oneKey.subscribe(keys: keys) { key, value in values.append("\(key.debugDescription)=\(value)") })
             let pattern = try XCTUnwrap(NATSSubject.pattern(forKey: key))

@@ -1,6 +1,7 @@
 import Foundation
 import ObserverNATS
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 /// What the server refuses reaches the export or import it belongs to, counted exactly:
@@ -119,7 +120,7 @@ final class NATSRefusalTests: XCTestCase {
         }
         // The connection and the other imports are unaffected.
         let remote = Event<Int>()
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
         let imported = try bridge.import("perm.ok.values", into: remote)

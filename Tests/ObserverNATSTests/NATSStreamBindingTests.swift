@@ -1,6 +1,7 @@
 import Foundation
 import ObserverNATS
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 /// Binding to a stream that exists: what a `NATSStream` leaves nil is the server's, what it states
@@ -27,7 +28,7 @@ final class NATSStreamBindingTests: XCTestCase {
         let byName = NATSStream(name: "BOUND", subjects: ["bound.>"])
         XCTAssertNil(byName.replicas)
         let remote = Event<Int>()
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
         try binder.import("bound.values", into: remote, delivery: .atLeastOnce(stream: byName, durable: "reader"))
@@ -83,7 +84,7 @@ final class NATSStreamBindingTests: XCTestCase {
 
         let byName = NATSStream(name: "R3BOUND", subjects: ["r3bound.>"])
         let remote = Event<Int>()
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
         try binder.import("r3bound.values", into: remote, delivery: .atLeastOnce(stream: byName, durable: "reader"))

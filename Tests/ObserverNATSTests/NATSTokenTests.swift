@@ -1,6 +1,7 @@
 import Foundation
 import ObserverNATS
 import ObserverSwift
+import ObserverTestSupport
 import XCTest
 
 /// Exports, imports and mirrors are subscription tokens: a `SubscriptionBag` or a
@@ -17,7 +18,7 @@ final class NATSTokenTests: XCTestCase {
         let subject = NATSTestEnvironment.uniqueSubject()
         let local = Event<Int>()
         let remote = Event<Int>()
-        let received = Collected<Int>()
+        let received = Received<Int>()
         let token = remote.subscribe { received.append($0) }
         defer { token.cancel() }
 

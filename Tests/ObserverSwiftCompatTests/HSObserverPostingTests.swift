@@ -1,5 +1,6 @@
 import Foundation
 import ObserverSwiftCompat
+import ObserverTestSupport
 import XCTest
 
 /// HSObserver's README posts with `NotificationCenter.post(Watcher.Notif.wave)`:

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ObserverTestSupport
 import XCTest
 
 @testable import ObserverSwift
