@@ -159,7 +159,7 @@ bench-build: deps
 
 # ---------------------------------------------------------------------------
 # Reliability: the stress and sanitizer gates (CONTRIBUTING.md, "Testing").
-# DURATION: seconds of `make torture` (CI 10, long form 600).
+# DURATION: seconds of `make torture` for each observer kind it covers (CI 10, long form 600).
 # Long forms of the other stress tests: `make reliability-long`.
 TSAN_SCRATCH = .build/tsan
 ASAN_SCRATCH = .build/asan
