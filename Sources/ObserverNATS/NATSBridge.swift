@@ -293,6 +293,7 @@ public final class NATSBridge: Sendable {
         if !callbacks.isCallbackThread, callbacks.closedSignal.wait(timeout: .now() + 5) == .success {
             callbacks.closedSignal.signal()
         }
+        callbacks.denials.removeAll()
         let retired = state.withLock { state in
             defer {
                 state.retiredSubscriptions = []

@@ -43,6 +43,15 @@ final class PermissionDenials: Sendable {
         jetStream.withLock { $0.context = context }
     }
 
+    /// Drops every registration: called once the connection is closed, when no denial can
+    /// arrive any more. The connection's callbacks outlive the bridge until cnats' last
+    /// callback runs, and their weak references would keep the publishers' side tables alive
+    /// until then.
+    func removeAll() {
+        publishers.withLock { $0 = [:] }
+        jetStream.withLock { $0.context = nil }
+    }
+
     /// Handles the denial cnats reported on `connection`; false when its text names no
     /// subject to take it to (the caller then reports it as an ``NATSStatus/error(_:)``).
     func handle(_ connection: OpaquePointer?, status: Event<NATSStatus>) -> Bool {
