@@ -78,7 +78,7 @@ func run(_ arguments: ArraySlice<String>) {
         let arrived = Tally()
         let fromOutsideEurope = Tally()
         // Observers subscribe per key, as for any KeyedEvent: here to every city.
-        let token = temperatures.subscribe(keys: cities) { city, celsius in
+        let token = temperatures.forKeys(cities).subscribe { city, celsius in
             print("observer: \(city) \(celsius) °C")
             if city.region != "eu" { _ = fromOutsideEurope.increment() }
             if arrived.increment() == expected { done.signal() }

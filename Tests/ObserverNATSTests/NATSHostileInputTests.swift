@@ -247,7 +247,7 @@ final class NATSHostileInputTests: XCTestCase {
         let other = try NATSBridge(options: try NATSTestEnvironment.options())
         defer { other.close() }
         let received = Received<String>()
-        let token = remote.subscribe(keys: ["a.b", "a", "b"]) { key, _ in received.append(key) }
+        let token = remote.forKeys(["a.b", "a", "b"]).subscribe { key, _ in received.append(key) }
         defer { token.cancel() }
         try other.import(prefix: prefix, matching: try XCTUnwrap(NATSSubject.pattern(forKey: "a.b")), into: remote)
         for key in ["a", "a.b", "b"] { prices.send(1, forKey: key) }

@@ -41,12 +41,12 @@ final class NATSKeyedTests: XCTestCase {
 
         let everything = KeyedEvent<String, Double>()
         let all = Received<String>()
-        let allToken = everything.subscribe(keys: keys) { key, value in all.append("\(key)=\(value)") }
+        let allToken = everything.forKeys(keys).subscribe { key, value in all.append("\(key)=\(value)") }
         let allImport = try subscriber.import(prefix: prefix, matching: ">", into: everything)
 
         let oneKey = KeyedEvent<String, Double>()
         let only = Received<String>()
-        let onlyToken = oneKey.subscribe(keys: keys) { key, value in only.append("\(key)=\(value)") }
+        let onlyToken = oneKey.forKeys(keys).subscribe { key, value in only.append("\(key)=\(value)") }
         try subscriber.import(prefix: prefix, matching: NATSSubject.escapeToken("a.b"), into: oneKey)
 
         for (index, key) in keys.enumerated() { prices.send(Double(index), forKey: key) }
@@ -80,7 +80,7 @@ final class NATSKeyedTests: XCTestCase {
         try bridge.export(byID, keys: [-1, 0, 42], toPrefix: prefix)
         let remote = KeyedEvent<Int, String>()
         let received = Received<String>()
-        let token = remote.subscribe(keys: [-1, 0, 42]) { key, value in received.append("\(key):\(value)") }
+        let token = remote.forKeys([-1, 0, 42]).subscribe { key, value in received.append("\(key):\(value)") }
         defer { token.cancel() }
         let imported = try other.import(prefix: prefix, into: remote)
         byID.send("minus", forKey: -1)

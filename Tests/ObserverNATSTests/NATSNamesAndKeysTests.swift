@@ -221,7 +221,7 @@ final class NATSNamesAndKeysTests: XCTestCase {
             let oneKey = KeyedEvent<String, Int>()
             let values = Received<String>()
             tokens.append(
-                oneKey.subscribe(keys: keys) { key, value in values.append("\(key.debugDescription)=\(value)") })
+                oneKey.forKeys(keys).subscribe { key, value in values.append("\(key.debugDescription)=\(value)") })
             let pattern = try XCTUnwrap(NATSSubject.pattern(forKey: key))
             try subscriber.import(prefix: prefix, matching: pattern, into: oneKey)
             collected.append(values)

@@ -133,8 +133,8 @@ final class IsolationTests: XCTestCase {
     func testKeyedEventIsolatedToReceivesOnlyItsKeys() async {
         let prices = KeyedEvent<String, Int>()
         let recorder = Recorder()
-        prices.subscribe(isolatedTo: recorder, keys: ["a", "b"]) { recorder, key, value in
-            recorder.record(key: key, value)
+        prices.forKeys(["a", "b"]).subscribe(isolatedTo: recorder) { recorder, item in
+            recorder.record(key: item.key, item.value)
         }
         prices.subscribe(isolatedTo: recorder, key: "c", limit: 1) { recorder, value in recorder.record(value) }
         prices.send(1, forKey: "a")

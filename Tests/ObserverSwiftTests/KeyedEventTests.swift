@@ -45,7 +45,7 @@ final class KeyedEventTests: XCTestCase {
     func testOneSubscriptionOverSeveralKeysReceivesEachKeyAndOneTokenCancelsAll() {
         let event = KeyedEvent<String, Int>()
         let received = Received<String>()
-        let token = event.subscribe(keys: ["north", "south", "north"]) { key, steps in
+        let token = event.forKeys(["north", "south", "north"]).subscribe { key, steps in
             received.append("\(key):\(steps)")
         }
         XCTAssertEqual(event.keyCount, 2)
@@ -68,7 +68,7 @@ final class KeyedEventTests: XCTestCase {
 
     func testSubscribingToNoKeysReturnsAnInactiveToken() {
         let event = KeyedEvent<String, Int>()
-        let token = event.subscribe(keys: [String]()) { _, _ in XCTFail("never") }
+        let token = event.forKeys([String]()).subscribe() { _, _ in XCTFail("never") }
         XCTAssertFalse(token.isActive)
         XCTAssertFalse(token.cancel())
         XCTAssertFalse(event.subscribe(key: "a", limit: 0) { _ in }.isActive)
@@ -156,7 +156,7 @@ final class KeyedEventTests: XCTestCase {
         let keysBefore = ObserverCore.liveKeys
         let deinitsBefore = TrackedKey.deinits.load(ordering: .relaxed)
         var event: KeyedEvent<TrackedKey, Int>? = KeyedEvent()
-        let token = event!.subscribe(keys: (0..<10).map(TrackedKey.init)) { _, _ in }
+        let token = event!.forKeys((0..<10).map(TrackedKey.init)).subscribe() { _, _ in }
         XCTAssertEqual(ObserverCore.liveKeys - keysBefore, 10)
         event = nil
         XCTAssertEqual(ObserverCore.liveKeys, keysBefore)
@@ -242,7 +242,7 @@ final class KeyedEventTests: XCTestCase {
     func testLimitIsSharedByAllKeysAndExactUnderConcurrentSends() throws {
         let event = KeyedEvent<Int, Int>()
         let delivered = HeapAtomicWord<Int>(0)
-        let token = event.subscribe(keys: [1, 2], limit: 3) { _, _ in
+        let token = event.forKeys([1, 2]).subscribe(limit: 3) { _, _ in
             delivered.wrappingAdd(1, ordering: .relaxed)
         }
         DispatchQueue.concurrentPerform(iterations: 4) { worker in
@@ -270,7 +270,7 @@ final class KeyedEventTests: XCTestCase {
         let event = KeyedEvent<String, Int>()
         var target: KeyedTarget? = KeyedTarget()
         event.subscribe(target!, key: "a") { target, value in target.received.append("a\(value)") }
-        event.subscribe(target!, keys: ["b", "c"]) { target, key, value in target.received.append("\(key)\(value)") }
+        event.forKeys(["b", "c"]).subscribe(target!) { target, item in target.received.append("\(item.key)\(item.value)") }
         event.send(1, forKey: "a")
         event.send(2, forKey: "c")
         XCTAssertEqual(target?.received.values, ["a1", "c2"])
@@ -286,7 +286,7 @@ final class KeyedEventTests: XCTestCase {
         let event = KeyedEvent<String, Int>()
         let first = KeyedTarget()
         let second = KeyedTarget()
-        event.subscribe(first, keys: ["a", "b"]) { target, key, value in target.received.append("\(key)\(value)") }
+        event.forKeys(["a", "b"]).subscribe(first) { target, item in target.received.append("\(item.key)\(item.value)") }
         event.subscribe(second, key: "a") { target, value in target.received.append("a\(value)") }
 
         XCTAssertEqual(event.unsubscribe(first, key: "a"), 1)
@@ -304,7 +304,7 @@ final class KeyedEventTests: XCTestCase {
     func testUnsubscribeAllForOneKeyAndForEveryKey() {
         let event = KeyedEvent<String, Int>()
         let received = Received<String>()
-        let both = event.subscribe(keys: ["a", "b"]) { key, _ in received.append(key) }
+        let both = event.forKeys(["a", "b"]).subscribe { key, _ in received.append(key) }
         _ = event.subscribe(key: "a") { _ in received.append("a-only") }  // ended by unsubscribeAll(key:)
         _ = event.subscribe(key: "c") { _ in received.append("c") }  // ended by unsubscribeAll()
 
@@ -340,7 +340,7 @@ final class KeyedEventTests: XCTestCase {
     func testSubscriptionBagCancelsKeyedSubscriptions() {
         let event = KeyedEvent<String, Int>()
         var bag: SubscriptionBag? = SubscriptionBag()
-        event.subscribe(keys: ["x", "y"]) { _, _ in }.store(in: bag!)
+        event.forKeys(["x", "y"]).subscribe { _, _ in }.store(in: bag!)
         XCTAssertEqual(event.keyCount, 2)
         bag = nil
         XCTAssertEqual(event.keyCount, 0)
@@ -413,7 +413,7 @@ final class KeyedEventTests: XCTestCase {
                     let onStable = event.subscribe(key: round % stableKeys) { _ in
                         transientDeliveries.wrappingAdd(1, ordering: .relaxed)
                     }
-                    let onFresh = event.subscribe(keys: [1_000 + round % 50, 2_000 + round % 7]) { _, _ in
+                    let onFresh = event.forKeys([1_000 + round % 50, 2_000 + round % 7]).subscribe { _, _ in
                         transientDeliveries.wrappingAdd(1, ordering: .relaxed)
                     }
                     onStable.cancel()
@@ -478,7 +478,7 @@ final class KeyedEventTests: XCTestCase {
         let apple = prices.subscribe(key: "AAPL") { price in print("AAPL now", price) }
 
         // Several keys, one subscription; the handler gets the key.
-        let tech = prices.subscribe(keys: ["MSFT", "GOOG"]) { symbol, price in print(symbol, price) }
+        let tech = prices.forKeys(["MSFT", "GOOG"]).subscribe { symbol, price in print(symbol, price) }
 
         // A weakly held target, as with Event: no [weak self] needed.
         prices.subscribe(portfolio, key: "AAPL") { portfolio, price in

@@ -9,6 +9,6 @@ actor Tally {
         event.subscribe(isolatedTo: self) { tally, value in tally.total += value }
         value.subscribe(isolatedTo: self, replay: true) { tally, value in tally.total = value }
         prices.subscribe(isolatedTo: self, key: "AAPL") { tally, price in tally.last["AAPL"] = price }
-        prices.subscribe(isolatedTo: self, keys: ["A", "B"]) { tally, key, price in tally.last[key] = price }
+        prices.forKeys(["A", "B"]).subscribe(isolatedTo: self) { tally, quote in tally.last[quote.key] = quote.value }
     }
 }

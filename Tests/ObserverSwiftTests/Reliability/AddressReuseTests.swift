@@ -42,7 +42,7 @@ final class AddressReuseTests: XCTestCase {
     func testKeyedEventUnsubscribeDoesNotMatchAnObjectAtADeadTargetsAddress() {
         let event = KeyedEvent<String, Int>()
         withNewObjectsAfterATargetDied(
-            subscribedBy: { event.subscribe($0, keys: ["a", "b"]) { _, _, _ in } },
+            subscribedBy: { event.forKeys(["a", "b"]).subscribe($0) { _, _ in } },
             check: { newcomer in
                 XCTAssertEqual(event.unsubscribe(newcomer), 0, "an object that never subscribed was unsubscribed")
                 XCTAssertEqual(event.unsubscribe(newcomer, key: "a"), 0)

@@ -28,7 +28,7 @@ final class KeyedExpiryRaceTests: XCTestCase {
         DispatchQueue.global().async(group: group) {
             for round in 0..<rounds {
                 let calls = HeapAtomicWord<Int>(0)
-                let once = event.subscribe(keys: [0, 1], limit: 1) { _, _ in
+                let once = event.forKeys([0, 1]).subscribe(limit: 1) { _, _ in
                     if calls.wrappingAdd(1, ordering: .relaxed).newValue > 1 {
                         overDelivered.wrappingAdd(1, ordering: .relaxed)
                     }

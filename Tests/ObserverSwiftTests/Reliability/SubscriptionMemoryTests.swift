@@ -29,7 +29,7 @@ final class SubscriptionMemoryTests: XCTestCase {
         XCTAssertLessThanOrEqual(bytes ?? 0, 48.5, "a token")
         let token = event.subscribe { _ in }
         let keyedToken = keyed.subscribe(key: 1) { _ in }
-        let multiKeyToken = keyed.subscribe(keys: [1, 2]) { _, _ in }
+        let multiKeyToken = keyed.forKeys([1, 2]).subscribe { _, _ in }
         XCTAssertTrue(token.isActive && keyedToken.isActive && multiKeyToken.isActive)
         XCTAssertTrue(token.cancel() && keyedToken.cancel() && multiKeyToken.cancel())
         XCTAssertFalse(token.isActive || keyedToken.isActive || multiKeyToken.isActive)

@@ -55,7 +55,7 @@ final class KeyedEventReliabilitySource: ReliabilitySource {
 
     func subscribe(_ handler: @escaping @Sendable (Int) -> Void) -> Subscription {
         guard nextSpansTwoKeys() else { return event.subscribe(key: 1, handler) }
-        return recordTwoKeys(event.subscribe(keys: Self.twoKeys) { _, value in handler(value) })
+        return recordTwoKeys(event.forKeys(Self.twoKeys).subscribe { _, value in handler(value) })
     }
 
     var supportsTargets: Bool { true }
@@ -64,7 +64,7 @@ final class KeyedEventReliabilitySource: ReliabilitySource {
         -> Subscription
     {
         guard nextSpansTwoKeys() else { return event.subscribe(target, key: 1, handler: handler) }
-        let token = event.subscribe(target, keys: Self.twoKeys) { target, _, value in handler(target, value) }
+        let token = event.forKeys(Self.twoKeys).subscribe(target) { target, item in handler(target, item.value) }
         return recordTwoKeys(token, target: target)
     }
 

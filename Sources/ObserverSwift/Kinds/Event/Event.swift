@@ -82,75 +82,6 @@ public final class Event<Value> {
         observers.send(value, as: reader)
     }
 
-    // MARK: Subscribing closures
-
-    /// Subscribes a closure called on the sending thread; the returned token
-    /// cancels it.
-    ///
-    /// The handler may run on several threads at once (one per concurrent
-    /// sender), so it is `@Sendable`: the compiler rejects handlers that
-    /// mutate captured variables or touch actor state.
-    ///
-    /// - Parameters:
-    ///   - limit: deliver at most this many values, then cancel (exact under
-    ///     concurrent sends). `nil` (the default) means no limit; zero or
-    ///     less subscribes nothing and returns an inactive token.
-    ///   - handler: called with each value sent.
-    /// - Returns: a ``Subscription``. A closure subscription ends only when
-    ///   it is cancelled, its limit is spent or the event is deallocated, so
-    ///   the result may not be ignored: keep the token, `store(in:)` a
-    ///   ``SubscriptionBag`` or a `Set<Subscription>`, or discard it
-    ///   explicitly with `_ =`.
-    @inlinable
-    public func subscribe(limit: Int? = nil, _ handler: @escaping @Sendable (Value) -> Void) -> Subscription {
-        subscribeClosure(delivery: .synchronous, limit: limit, handler)
-    }
-
-    // MARK: Subscribing targets (SwiftEvents)
-
-    /// Subscribes `handler` on behalf of `target`, which is held weakly: no
-    /// `[weak self]` needed. The handler runs on the sending thread and
-    /// receives the live target; once the target is deallocated the
-    /// subscription stops and its slot is freed.
-    ///
-    /// The target is handed to whichever thread sends, so it must be
-    /// `Sendable` (a `@MainActor` class, an actor, or a class whose state is
-    /// immutable or locked).
-    ///
-    /// <!-- snippet: fragment of SendableTarget -->
-    /// ```swift
-    /// event.subscribe(self) { me, value in me.render(value) }
-    /// ```
-    ///
-    /// - Parameters:
-    ///   - target: passed to `handler`, held weakly.
-    ///   - limit: deliver at most this many values, then cancel. `nil` (the
-    ///     default) means no limit; zero or less subscribes nothing.
-    ///   - handler: receives the live target and each value.
-    /// - Returns: a token; the subscription also ends with its target, so the
-    ///   token may be ignored.
-    @inlinable
-    @discardableResult
-    public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, limit: Int? = nil, handler: @escaping @Sendable (Target, Value) -> Void
-    ) -> Subscription {
-        subscribeTarget(target, delivery: .synchronous, limit: limit, handler)
-    }
-
-    /// ``subscribe(_:limit:handler:)-(_,_,(Target,Value)->Void)`` with a
-    /// main-actor handler, selected by marking the closure:
-    /// `event.subscribe(self) { @MainActor me, value in ... }`. It runs as
-    /// ``Delivery/mainActor`` says.
-    @discardableResult
-    public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, limit: Int? = nil,
-        handler: @escaping @MainActor (Target, Value) -> Void
-    ) -> Subscription where Value: Sendable {
-        subscribeTarget(target, delivery: .mainActor, limit: limit) { target, value in
-            MainActor.assumeIsolated { handler(target, value) }
-        }
-    }
-
     // MARK: Unsubscribing
 
     /// Removes every subscription made for `target`; returns how many.
@@ -182,22 +113,27 @@ public final class Event<Value> {
         triggers.reset()
     }
 
-    // MARK: Internals
+    // MARK: The engine's entry points (ObserverSource)
 
     @inlinable
-    func subscribeClosure(
+    public func _subscribe(
         delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         observers.subscribeClosure(delivery: delivery, limit: limit, handler)
     }
 
     @inlinable
-    func subscribeTarget<Target: AnyObject>(
+    public func _subscribe<Target: AnyObject>(
         _ target: Target, delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
         observers.subscribeTarget(target, delivery: delivery, limit: limit, handler)
     }
 }
+
+/// Every subscription form (closure, weak target or actor; on the sending
+/// thread, a queue, the main actor or an actor; `limit:`) comes from
+/// ``ObserverSource``.
+extension Event: ObserverSource {}
 
 extension Event: @unchecked Sendable where Value: Sendable {}
 // @unchecked: all state is the internally synchronized C list and an atomic.

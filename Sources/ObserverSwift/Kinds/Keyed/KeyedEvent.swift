@@ -6,7 +6,7 @@ import Dispatch
 /// ```swift
 /// let prices = KeyedEvent<String, Double>()
 /// let token = prices.subscribe(key: "AAPL") { price in print("AAPL", price) }
-/// let both = prices.subscribe(keys: ["MSFT", "GOOG"]) { symbol, price in print(symbol, price) }
+/// let both = prices.forKeys(["MSFT", "GOOG"]).subscribe { symbol, price in print(symbol, price) }
 /// prices.send(187.5, forKey: "AAPL")   // only the first handler runs
 /// prices.send(402.1, forKey: "MSFT")   // only the second one runs
 /// token.cancel()                        // "AAPL" has no subscriber left: its list is freed
@@ -106,96 +106,6 @@ public final class KeyedEvent<Key: Hashable, Value> {
         Lists.send(map, forKey: key) { $0.receive(key, value) }
     }
 
-    // MARK: Subscribing closures
-
-    /// Subscribes a closure to one key, called on the sending thread; the
-    /// returned token cancels it.
-    ///
-    /// - Parameters:
-    ///   - key: the key whose sends the handler receives.
-    ///   - limit: deliver at most this many values, then cancel (exact under
-    ///     concurrent sends). `nil` (the default) means no limit; zero or
-    ///     less subscribes nothing and returns an inactive token.
-    ///   - handler: receives each value sent for `key`; `@Sendable`, because
-    ///     concurrent senders call it on their threads at once.
-    /// - Returns: a ``Subscription``. Nothing but cancelling or its limit
-    ///   ends this subscription, so the result may not be ignored: keep it,
-    ///   `store(in:)` a ``SubscriptionBag`` or a `Set<Subscription>`, or
-    ///   discard it explicitly with `_ =`.
-    @inlinable
-    public func subscribe(
-        key: Key, limit: Int? = nil, _ handler: @escaping @Sendable (Value) -> Void
-    ) -> Subscription {
-        guard let limit else { return lists.subscribe(ClosureSubscriber(handler), forKey: key) }
-        return subscribeLimited(key: key, limit: limit, handler)
-    }
-
-    /// `subscribe(key:limit:_:)` with a limit (not specialized in the caller:
-    /// limited subscriptions are rare).
-    @usableFromInline
-    func subscribeLimited(key: Key, limit: Int, _ handler: @escaping @Sendable (Value) -> Void) -> Subscription {
-        subscribeClosure(CollectionOfOne(key), delivery: .synchronous, limit: limit) { _, value in handler(value) }
-    }
-
-    /// Subscribes one closure to several keys: one ``Subscription`` whose
-    /// `cancel()` removes it from all of them. The handler receives the key
-    /// each value was sent for. Duplicate keys count once; no keys at all
-    /// returns an inactive token. A `limit` counts deliveries over all the
-    /// keys.
-    ///
-    /// ```swift
-    /// let moves = KeyedEvent<String, Int>()
-    /// let token = moves.subscribe(keys: ["north", "south"]) { direction, steps in
-    ///     print(direction, steps)
-    /// }
-    /// moves.send(3, forKey: "north")   // prints "north 3"
-    /// token.cancel()
-    /// ```
-    ///
-    /// - Parameters:
-    ///   - keys: the keys whose sends the handler receives.
-    ///   - limit: as in ``subscribe(key:limit:_:)-(_,_,(Value)->Void)``.
-    ///   - handler: receives each key and the value sent for it.
-    /// - Returns: one ``Subscription`` for all the keys.
-    public func subscribe(
-        keys: some Sequence<Key>, limit: Int? = nil, _ handler: @escaping @Sendable (Key, Value) -> Void
-    ) -> Subscription {
-        guard limit != nil else { return register(keys, KeyedClosureSubscriber(handler)) }
-        return subscribeClosure(keys, delivery: .synchronous, limit: limit, handler)
-    }
-
-    // MARK: Subscribing targets
-
-    /// Subscribes `handler` to one key on behalf of `target`, which is held
-    /// weakly: no `[weak self]` needed. The handler runs on the sending thread
-    /// and receives the live target (so the target must be `Sendable`); once
-    /// the target is deallocated the subscription stops and its slots (and
-    /// keys left empty) are freed.
-    ///
-    /// <!-- snippet: fragment of SendableTarget -->
-    /// ```swift
-    /// prices.subscribe(self, key: "AAPL") { me, price in me.show(price) }
-    /// ```
-    @discardableResult
-    public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, key: Key, limit: Int? = nil,
-        handler: @escaping @Sendable (Target, Value) -> Void
-    ) -> Subscription {
-        subscribeTarget(target, CollectionOfOne(key), delivery: .synchronous, limit: limit) {
-            target, _, value in handler(target, value)
-        }
-    }
-
-    /// ``subscribe(_:key:limit:handler:)-(_,_,_,(Target,Value)->Void)`` over several keys; the handler
-    /// also receives the key.
-    @discardableResult
-    public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, keys: some Sequence<Key>, limit: Int? = nil,
-        handler: @escaping @Sendable (Target, Key, Value) -> Void
-    ) -> Subscription {
-        subscribeTarget(target, keys, delivery: .synchronous, limit: limit, handler)
-    }
-
     // MARK: Unsubscribing
 
     /// Removes every subscription made for `target`, under every key;
@@ -269,7 +179,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
     // MARK: Internals
 
     /// Stores `box` under each distinct key and returns its token.
-    private func register(
+    func register(
         _ keys: some Sequence<Key>, _ box: EventSubscriber<Key, Value>,
         registration: KeyedRegistration<Key>? = nil
     ) -> Subscription {
@@ -287,6 +197,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
     // `@Sendable` handler of the public API and captures nothing else but
     // Sendable state (a `@Sendable` literal here would capture `Key.Type`,
     // which is not Sendable for every key type).
+    @usableFromInline
     func subscribeClosure(
         _ keys: some Sequence<Key>, delivery: Delivery, limit: Int?, _ handler: @escaping (Key, Value) -> Void
     ) -> Subscription {
@@ -297,6 +208,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
         return register(keys, box, registration: registration)
     }
 
+    @usableFromInline
     func subscribeTarget<Target: AnyObject>(
         _ target: Target, _ keys: some Sequence<Key>, delivery: Delivery, limit: Int?,
         _ handler: @escaping (Target, Key, Value) -> Void

@@ -1,71 +1,41 @@
 import Dispatch
 
-/// Subscribing to a value: the same verbs as ``Event``, and `replay:`.
-extension ObservableValue {
-    /// Calls `handler` on the setting thread with the new value after every
-    /// set; the returned token cancels it.
-    ///
-    /// ```swift
-    /// let count = ObservableValue(0)
-    /// let token = count.subscribe { print("count is", $0) }
-    /// count.value += 1            // prints "count is 1"
-    /// token.cancel()
-    /// ```
-    ///
-    /// - Parameters:
-    ///   - replay: when true, the handler also gets the current value now,
-    ///     and then every later value, with no gap and no repeat even while
-    ///     other threads set the value.
-    ///   - handler: receives each new value.
-    /// - Returns: a token that cancels this subscription. Nothing else ends
-    ///   it, so the result may not be ignored (keep it, store it in a bag, or
-    ///   discard it explicitly with `_ =`).
-    public func subscribe(
-        replay: Bool = false, _ handler: @escaping @Sendable (Value) -> Void
+/// Subscribing to a value: every form of ``ObserverSource`` (closure, weak
+/// target or actor; on the setting thread, a queue, the main actor or an
+/// actor; `limit:`), and `replay: true`, which delivers the current value
+/// first, with no gap and no repeat even while other threads set the value.
+///
+/// ```swift
+/// let count = ObservableValue(0)
+/// let token = count.subscribe(replay: true) { print("count is", $0) }  // prints "count is 0"
+/// count.value += 1            // prints "count is 1"
+/// token.cancel()
+/// ```
+extension ObservableValue: ObserverSource {
+    /// `replay: true` delivers the current value first.
+    public typealias ReplayOption = Bool
+
+    // MARK: The engine's entry points (ObserverSource)
+
+    @inlinable
+    public func _subscribe(
+        delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        guard replay else {
-            return observers.subscribeClosure(delivery: .synchronous, limit: nil, handler)
-        }
-        return subscribeReplaying(delivery: .synchronous) {
-            observers.subscribeClosure(delivery: .synchronous, limit: nil, handler)
-        } replay: {
-            handler($0)
-        }
+        observers.subscribeClosure(delivery: delivery, limit: limit, handler)
     }
 
-    /// Calls `handler` on the setting thread with the live `target` and the
-    /// new value after every set. `target` is held weakly (no `[weak self]`
-    /// needed); once it is deallocated the subscription stops and its slot is
-    /// reclaimed. Sets may come from several threads, so the handler is
-    /// `@Sendable` and the target `Sendable`.
-    ///
-    /// ```swift
-    /// final class TitleLabel: @unchecked Sendable { var text = "" }
-    /// let title = ObservableValue("Draft")
-    /// let label = TitleLabel()
-    /// title.subscribe(label, replay: true) { label, title in label.text = title }
-    /// title.value = "Final"   // label.text == "Final"
-    /// ```
-    ///
-    /// - Parameters:
-    ///   - target: the object passed to `handler`, held weakly.
-    ///   - replay: as in ``subscribe(replay:_:)-(_,(Value)->Void)``.
-    ///   - handler: receives the live target and the new value.
-    /// - Returns: a token that cancels this subscription alone (may be
-    ///   ignored: the subscription also ends with its target).
-    @discardableResult
-    public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, replay: Bool = false,
-        handler: @escaping @Sendable (Target, Value) -> Void
+    @inlinable
+    public func _subscribe<Target: AnyObject>(
+        _ target: Target, delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        guard replay else {
-            return observers.subscribeTarget(target, delivery: .synchronous, limit: nil, handler)
-        }
-        return subscribeReplaying(delivery: .synchronous) {
-            observers.subscribeTarget(target, delivery: .synchronous, limit: nil, handler)
-        } replay: { current in
-            handler(target, current)
-        }
+        observers.subscribeTarget(target, delivery: delivery, limit: limit, handler)
+    }
+
+    /// Holds the turn (no set delivers meanwhile) and passes the current
+    /// value when `replay` is true.
+    public func _withCurrentValue<Result>(replay: Bool?, _ body: (Value?) -> Result) -> Result {
+        guard replay == true else { return body(nil) }
+        return withTurn { current in body(current) }
     }
 
     /// Removes every subscription made for `target`; returns how many. A
@@ -109,19 +79,5 @@ extension ObservableValue {
     /// Sets ``triggersCount`` back to zero.
     public func resetTriggersCount() {
         observers.triggers.reset()
-    }
-
-    /// Subscribes with `subscribe` and hands the current value to `replay`
-    /// where `delivery` says, holding the turn so that no set comes between
-    /// the two. A queued replay is dropped if the subscription is cancelled
-    /// before it runs.
-    func subscribeReplaying(
-        delivery: Delivery, _ subscribe: () -> Subscription, replay: @escaping (Value) -> Void
-    ) -> Subscription {
-        withTurn { current in
-            let subscription = subscribe()
-            delivery.run(ifSubscribed: { subscription.isActive }) { replay(current) }
-            return subscription
-        }
     }
 }

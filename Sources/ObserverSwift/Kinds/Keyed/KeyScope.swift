@@ -1,0 +1,36 @@
+/// One key of a ``KeyedEvent`` as an ``ObserverSource``: the source behind
+/// `subscribe(key:...)`, so that a keyed subscription has every form an
+/// ``Event``'s has, defined once.
+@usableFromInline
+struct KeyScope<Key: Hashable, Value>: ObserverSource {
+    @usableFromInline let event: KeyedEvent<Key, Value>
+    @usableFromInline let key: Key
+
+    @inlinable
+    init(_ event: KeyedEvent<Key, Value>, _ key: Key) {
+        self.event = event
+        self.key = key
+    }
+
+    @inlinable
+    func _subscribe(
+        delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
+    ) -> Subscription {
+        if case .synchronous = delivery, limit == nil {
+            // The keyed hot path: a box holding nothing but the closure.
+            return event.lists.subscribe(ClosureSubscriber(handler), forKey: key)
+        }
+        return event.subscribeClosure(CollectionOfOne(key), delivery: delivery, limit: limit) { _, value in
+            handler(value)
+        }
+    }
+
+    @inlinable
+    func _subscribe<Target: AnyObject>(
+        _ target: Target, delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Target, Value) -> Void
+    ) -> Subscription {
+        event.subscribeTarget(target, CollectionOfOne(key), delivery: delivery, limit: limit) { target, _, value in
+            handler(target, value)
+        }
+    }
+}

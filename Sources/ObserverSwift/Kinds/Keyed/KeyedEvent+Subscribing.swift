@@ -1,0 +1,124 @@
+import Dispatch
+
+/// Subscribing to one key: every ``ObserverSource`` form with `key:` added.
+/// Each is the form of that name on the key's own source (`KeyScope`), so
+/// `limit:`, delivery and the weak target behave exactly as on an ``Event``.
+/// For several keys with one token, see ``forKeys(_:)``.
+extension KeyedEvent {
+    /// Subscribes a closure to one key, called on the sending thread; the
+    /// returned token cancels it.
+    ///
+    /// ```swift
+    /// let prices = KeyedEvent<String, Double>()
+    /// let apple = prices.subscribe(key: "AAPL") { price in print("AAPL", price) }
+    /// prices.send(190.5, forKey: "AAPL")   // prints "AAPL 190.5"
+    /// prices.send(412.0, forKey: "MSFT")   // no subscriber for MSFT
+    /// apple.cancel()
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - key: the key whose sends the handler receives.
+    ///   - limit: deliver at most this many values, then cancel (exact under
+    ///     concurrent sends). `nil` (the default) means no limit; zero or
+    ///     less subscribes nothing and returns an inactive token.
+    ///   - handler: receives each value sent for `key`; `@Sendable`, because
+    ///     concurrent senders call it on their threads at once.
+    /// - Returns: a ``Subscription``. Nothing but cancelling or its limit
+    ///   ends this subscription, so the result may not be ignored: keep it,
+    ///   `store(in:)` a ``SubscriptionBag`` or a `Set<Subscription>`, or
+    ///   discard it explicitly with `_ =`.
+    @inlinable
+    public func subscribe(
+        key: Key, limit: Int? = nil, _ handler: @escaping @Sendable (Value) -> Void
+    ) -> Subscription {
+        KeyScope(self, key).subscribe(limit: limit, handler)
+    }
+
+    /// Subscribes `handler` to one key on behalf of `target`, which is held
+    /// weakly: no `[weak self]` needed. The handler runs on the sending thread
+    /// and receives the live target (so the target must be `Sendable`); once
+    /// the target is deallocated the subscription stops and its slots (and
+    /// keys left empty) are freed.
+    ///
+    /// <!-- snippet: fragment of SendableTarget -->
+    /// ```swift
+    /// prices.subscribe(self, key: "AAPL") { me, price in me.show(price) }
+    /// ```
+    @inlinable
+    @discardableResult
+    public func subscribe<Target: AnyObject & Sendable>(
+        _ target: Target, key: Key, limit: Int? = nil,
+        handler: @escaping @Sendable (Target, Value) -> Void
+    ) -> Subscription {
+        KeyScope(self, key).subscribe(target, limit: limit, handler: handler)
+    }
+}
+
+/// Keyed subscriptions whose handlers run somewhere other than the sending
+/// thread. Keys and values cross to that place, so both must be `Sendable`.
+extension KeyedEvent where Key: Sendable, Value: Sendable {
+    /// ``subscribe(key:limit:_:)-(_,_,(Value)->Void)`` with the handler
+    /// where `delivery` says (see ``ObserverSource/subscribe(delivery:replay:limit:_:)``).
+    /// The token must be kept: nothing but cancelling or the limit ends it.
+    public func subscribe(
+        key: Key, delivery: HandlerDelivery, limit: Int? = nil,
+        _ handler: @escaping @Sendable (Value) -> Void
+    ) -> Subscription {
+        KeyScope(self, key).subscribe(delivery: delivery, limit: limit, handler)
+    }
+
+    /// The weak-target form with the handler where `delivery` says; the
+    /// target is loaded again where the handler runs.
+    @discardableResult
+    public func subscribe<Target: AnyObject & Sendable>(
+        _ target: Target, key: Key, delivery: HandlerDelivery, limit: Int? = nil,
+        handler: @escaping @Sendable (Target, Value) -> Void
+    ) -> Subscription {
+        KeyScope(self, key).subscribe(target, delivery: delivery, limit: limit, handler: handler)
+    }
+
+    /// Subscribes a main-actor handler to one key, selected by marking the
+    /// closure: `prices.subscribe(key: "AAPL") { @MainActor price in ... }`.
+    /// It runs synchronously when the send happens on the main actor and is
+    /// enqueued on the main queue otherwise (see ``Delivery/mainActor``).
+    /// The token must be kept: nothing but cancelling or the limit ends it.
+    public func subscribe(
+        key: Key, limit: Int? = nil, _ handler: @escaping @MainActor (Value) -> Void
+    ) -> Subscription {
+        KeyScope(self, key).subscribe(limit: limit, handler)
+    }
+
+    /// A main-actor handler on behalf of a weakly held `target`, selected by
+    /// marking the closure: `subscribe(self, key: "AAPL") { @MainActor me, price in ... }`.
+    @discardableResult
+    public func subscribe<Target: AnyObject & Sendable>(
+        _ target: Target, key: Key, limit: Int? = nil,
+        handler: @escaping @MainActor (Target, Value) -> Void
+    ) -> Subscription {
+        KeyScope(self, key).subscribe(target, limit: limit, handler: handler)
+    }
+
+    /// Subscribes a handler to one key that runs isolated to `actor`, in the
+    /// order the values were sent (per sending thread). The actor is held
+    /// weakly: the subscription ends when it is deallocated.
+    ///
+    /// ```swift
+    /// actor Portfolio {
+    ///     var last: Double = 0
+    ///     func watch(_ prices: KeyedEvent<String, Double>) {
+    ///         prices.subscribe(isolatedTo: self, key: "AAPL") { portfolio, price in portfolio.last = price }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// The limit and the backlog behave as in
+    /// ``ObserverSource/subscribe(isolatedTo:replay:limit:bufferingPolicy:handler:)``.
+    @discardableResult
+    public func subscribe<A: Actor>(
+        isolatedTo actor: A, key: Key, limit: Int? = nil, bufferingPolicy: ObserverBufferingPolicy = .unbounded,
+        handler: @escaping @Sendable (isolated A, Value) -> Void
+    ) -> Subscription {
+        KeyScope(self, key).subscribe(
+            isolatedTo: actor, limit: limit, bufferingPolicy: bufferingPolicy, handler: handler)
+    }
+}
