@@ -68,7 +68,7 @@ final class KeyedEventTests: XCTestCase {
 
     func testSubscribingToNoKeysReturnsAnInactiveToken() {
         let event = KeyedEvent<String, Int>()
-        let token = event.forKeys([String]()).subscribe() { _, _ in XCTFail("never") }
+        let token = event.forKeys([String]()).subscribe { _, _ in XCTFail("never") }
         XCTAssertFalse(token.isActive)
         XCTAssertFalse(token.cancel())
         XCTAssertFalse(event.subscribe(key: "a", limit: 0) { _ in }.isActive)
@@ -156,7 +156,7 @@ final class KeyedEventTests: XCTestCase {
         let keysBefore = ObserverCore.liveKeys
         let deinitsBefore = TrackedKey.deinits.load(ordering: .relaxed)
         var event: KeyedEvent<TrackedKey, Int>? = KeyedEvent()
-        let token = event!.forKeys((0..<10).map(TrackedKey.init)).subscribe() { _, _ in }
+        let token = event!.forKeys((0..<10).map(TrackedKey.init)).subscribe { _, _ in }
         XCTAssertEqual(ObserverCore.liveKeys - keysBefore, 10)
         event = nil
         XCTAssertEqual(ObserverCore.liveKeys, keysBefore)
@@ -270,7 +270,9 @@ final class KeyedEventTests: XCTestCase {
         let event = KeyedEvent<String, Int>()
         var target: KeyedTarget? = KeyedTarget()
         event.subscribe(target!, key: "a") { target, value in target.received.append("a\(value)") }
-        event.forKeys(["b", "c"]).subscribe(target!) { target, item in target.received.append("\(item.key)\(item.value)") }
+        event.forKeys(["b", "c"]).subscribe(target!) { target, item in
+            target.received.append("\(item.key)\(item.value)")
+        }
         event.send(1, forKey: "a")
         event.send(2, forKey: "c")
         XCTAssertEqual(target?.received.values, ["a1", "c2"])
@@ -286,7 +288,8 @@ final class KeyedEventTests: XCTestCase {
         let event = KeyedEvent<String, Int>()
         let first = KeyedTarget()
         let second = KeyedTarget()
-        event.forKeys(["a", "b"]).subscribe(first) { target, item in target.received.append("\(item.key)\(item.value)") }
+        event.forKeys(["a", "b"]).subscribe(first) { target, item in target.received.append("\(item.key)\(item.value)")
+        }
         event.subscribe(second, key: "a") { target, value in target.received.append("a\(value)") }
 
         XCTAssertEqual(event.unsubscribe(first, key: "a"), 1)

@@ -105,32 +105,49 @@ struct EventObservers<Value> {
     // metadata is then looked up once per type, not on every subscribe.
     @inlinable
     func subscribeClosure(
-        delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
+        delivery: Delivery, limit: Int?, replaying current: Value? = nil,
+        _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
         return madeSlots._withUnsafeGuaranteedRef { slots in
             if case .synchronous = delivery, limit == nil {
                 // A plain closure: stored in a cell, not an object.
-                return Subscription(list: slots, handle: slots.addHandler(handler))
+                let subscription = Subscription(list: slots, handle: slots.addHandler(handler))
+                if let current { handler(current) }
+                return subscription
             }
             let box = QueuedOrLimitedSubscriber(
                 expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max
             ) { _, value in handler(value) }
-            return Subscription(list: slots, handle: slots.add(box))
+            let subscription = Subscription(list: slots, handle: slots.add(box))
+            // Through the box: the replay counts toward the limit, and a
+            // deferred one is dropped only by a cancel, as a sent value is.
+            if let current { Self.replay(current, to: box) }
+            return subscription
         }
     }
 
     @inlinable
     func subscribeTarget<Target: AnyObject>(
-        _ target: Target, delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Target, Value) -> Void
+        _ target: Target, delivery: Delivery, limit: Int?, replaying current: Value? = nil,
+        _ handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
         return madeSlots._withUnsafeGuaranteedRef { slots in
             let box = TargetSubscriber(
                 target: target, expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max
             ) { target, _, value in handler(target, value) }
-            return Subscription(list: slots, handle: slots.add(box))
+            let subscription = Subscription(list: slots, handle: slots.add(box))
+            if let current { Self.replay(current, to: box) }
+            return subscription
         }
+    }
+
+    /// Delivers `current` through `box` as a send would: its limit counts
+    /// it, its delivery places it.
+    @usableFromInline
+    static func replay(_ current: Value, to box: EventSubscriber<Void, Value>) {
+        box.receive((), current)
     }
 
     // MARK: Unsubscribing and counting

@@ -1,6 +1,7 @@
 /// One key of a ``KeyedEvent`` as an ``ObserverSource``: the source behind
 /// `subscribe(key:...)`, so that a keyed subscription has every form an
-/// ``Event``'s has, defined once.
+/// ``Event``'s has, defined once. A key has no current value
+/// (`ReplayOption == Never`), so `replaying` is always nil here.
 @usableFromInline
 struct KeyScope<Key: Hashable, Value>: ObserverSource {
     @usableFromInline let event: KeyedEvent<Key, Value>
@@ -14,7 +15,8 @@ struct KeyScope<Key: Hashable, Value>: ObserverSource {
 
     @inlinable
     func _subscribe(
-        delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
+        delivery: Delivery, limit: Int?, replaying current: Value?,
+        _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         if case .synchronous = delivery, limit == nil {
             // The keyed hot path: a box holding nothing but the closure.
@@ -27,7 +29,8 @@ struct KeyScope<Key: Hashable, Value>: ObserverSource {
 
     @inlinable
     func _subscribe<Target: AnyObject>(
-        _ target: Target, delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Target, Value) -> Void
+        _ target: Target, delivery: Delivery, limit: Int?, replaying current: Value?,
+        _ handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
         event.subscribeTarget(target, CollectionOfOne(key), delivery: delivery, limit: limit) { target, _, value in
             handler(target, value)

@@ -19,12 +19,15 @@ public struct KeySelection<Key: Hashable, Element> {
     let keys: [Key]
 }
 
+/// Keys have no current value (`ReplayOption == Never`): `replaying` is
+/// always nil.
 extension KeySelection: ObserverSource {
     /// Each delivery: the key the value was sent for, and the value.
     public typealias Value = (key: Key, value: Element)
 
     public func _subscribe(
-        delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable ((key: Key, value: Element)) -> Void
+        delivery: Delivery, limit: Int?, replaying current: Value?,
+        _ handler: @escaping @Sendable ((key: Key, value: Element)) -> Void
     ) -> Subscription {
         if case .synchronous = delivery, limit == nil {
             return event.register(keys, KeyedClosureSubscriber { key, value in handler((key, value)) })
@@ -33,7 +36,7 @@ extension KeySelection: ObserverSource {
     }
 
     public func _subscribe<Target: AnyObject>(
-        _ target: Target, delivery: Delivery, limit: Int?,
+        _ target: Target, delivery: Delivery, limit: Int?, replaying current: Value?,
         _ handler: @escaping @Sendable (Target, (key: Key, value: Element)) -> Void
     ) -> Subscription {
         event.subscribeTarget(target, keys, delivery: delivery, limit: limit) { target, key, value in

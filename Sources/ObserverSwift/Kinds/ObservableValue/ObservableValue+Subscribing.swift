@@ -19,16 +19,17 @@ extension ObservableValue: ObserverSource {
 
     @inlinable
     public func _subscribe(
-        delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
+        delivery: Delivery, limit: Int?, replaying current: Value?, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        observers.subscribeClosure(delivery: delivery, limit: limit, handler)
+        observers.subscribeClosure(delivery: delivery, limit: limit, replaying: current, handler)
     }
 
     @inlinable
     public func _subscribe<Target: AnyObject>(
-        _ target: Target, delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Target, Value) -> Void
+        _ target: Target, delivery: Delivery, limit: Int?, replaying current: Value?,
+        _ handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        observers.subscribeTarget(target, delivery: delivery, limit: limit, handler)
+        observers.subscribeTarget(target, delivery: delivery, limit: limit, replaying: current, handler)
     }
 
     /// Holds the turn (no set delivers meanwhile) and passes the current

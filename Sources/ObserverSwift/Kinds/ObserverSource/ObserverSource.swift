@@ -42,15 +42,16 @@ public protocol ObserverSource<Value> {
 
     /// Engine entry point: stores a closure called with each value where
     /// `delivery` says, at most `limit` times (`nil`: no limit; a positive
-    /// number: callers pass nothing else).
+    /// number: callers pass nothing else). A `current` value is delivered
+    /// to it first, as a sent value would be (and counted by `limit`).
     func _subscribe(
-        delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
+        delivery: Delivery, limit: Int?, replaying current: Value?, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription
 
     /// Engine entry point: as the closure form, on behalf of a weakly held
     /// target that the handler receives (loaded again where it runs).
     func _subscribe<Target: AnyObject>(
-        _ target: Target, delivery: Delivery, limit: Int?,
+        _ target: Target, delivery: Delivery, limit: Int?, replaying current: Value?,
         _ handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription
 
@@ -96,7 +97,9 @@ extension ObserverSource {
     public func subscribe(
         replay: ReplayOption? = nil, limit: Int? = nil, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        if replay == nil, limit == nil { return _subscribe(delivery: .synchronous, limit: nil, handler) }
+        if replay == nil, limit == nil {
+            return _subscribe(delivery: .synchronous, limit: nil, replaying: nil, handler)
+        }
         return subscribeClosure(replay: replay, delivery: .synchronous, limit: limit, handler)
     }
 
@@ -271,7 +274,7 @@ extension ObserverSource where Value: Sendable {
         let mailbox = ActorMailbox(
             actor: actor, limit: limit ?? Int.max, policy: bufferingPolicy, handler: handler)
         return _withCurrentValue(replay: replay) { current in
-            let subscription = _subscribe(actor, delivery: .synchronous, limit: nil) { _, value in
+            let subscription = _subscribe(actor, delivery: .synchronous, limit: nil, replaying: nil) { _, value in
                 mailbox.receive(value)
             }
             mailbox.attach(subscription)
@@ -292,61 +295,33 @@ extension ObserverSource {
         _ target: Target, delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
-        return _subscribe(target, delivery: delivery, limit: limit, handler)
+        return _subscribe(target, delivery: delivery, limit: limit, replaying: nil, handler)
     }
 
-    /// A closure subscription: the limit, then the replay, then the store.
-    /// The replayed value is the first of `limit` deliveries; with
-    /// `limit: 1` it is the only one and the token returned is inactive.
+    /// A closure subscription: the limit, then the store, with the current
+    /// value first when `replay` asks for it (no value is sent between the
+    /// two; the replayed value is the first of `limit` deliveries).
     @usableFromInline
     func subscribeClosure(
         replay: ReplayOption?, delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
-        if replay == nil { return _subscribe(delivery: delivery, limit: limit, handler) }
+        if replay == nil { return _subscribe(delivery: delivery, limit: limit, replaying: nil, handler) }
         return _withCurrentValue(replay: replay) { current in
-            guard let current else { return _subscribe(delivery: delivery, limit: limit, handler) }
-            let rest = limit.map { $0 - 1 }
-            guard rest != 0 else {
-                delivery.run(ifSubscribed: { true }) { handler(current) }
-                return Subscription.inactive
-            }
-            let subscription = _subscribe(delivery: delivery, limit: rest, handler)
-            delivery.run(ifSubscribed: { subscription.isActive }) { handler(current) }
-            return subscription
+            _subscribe(delivery: delivery, limit: limit, replaying: current, handler)
         }
     }
 
-    /// The target form of ``subscribeClosure(replay:delivery:limit:_:)``;
-    /// the replay is skipped when the target is gone by the time it runs.
+    /// The target form of ``subscribeClosure(replay:delivery:limit:_:)``.
     @usableFromInline
     func subscribeTarget<Target: AnyObject>(
         _ target: Target, replay: ReplayOption?, delivery: Delivery, limit: Int?,
         _ handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
-        if replay == nil { return _subscribe(target, delivery: delivery, limit: limit, handler) }
+        if replay == nil { return _subscribe(target, delivery: delivery, limit: limit, replaying: nil, handler) }
         return _withCurrentValue(replay: replay) { current in
-            guard let current else { return _subscribe(target, delivery: delivery, limit: limit, handler) }
-            let rest = limit.map { $0 - 1 }
-            let replayed = WeakReplayTarget(target)
-            guard rest != 0 else {
-                delivery.run(ifSubscribed: { true }) { if let target = replayed.target { handler(target, current) } }
-                return Subscription.inactive
-            }
-            let subscription = _subscribe(target, delivery: delivery, limit: rest, handler)
-            delivery.run(ifSubscribed: { subscription.isActive }) {
-                if let target = replayed.target { handler(target, current) }
-            }
-            return subscription
+            _subscribe(target, delivery: delivery, limit: limit, replaying: current, handler)
         }
     }
-}
-
-/// The target of a replayed delivery, held weakly until it runs.
-@usableFromInline
-final class WeakReplayTarget<Target: AnyObject>: @unchecked Sendable {
-    // @unchecked: `target` is written once, in init.
-    @usableFromInline weak var target: Target?
-    @usableFromInline init(_ target: Target) { self.target = target }
 }
