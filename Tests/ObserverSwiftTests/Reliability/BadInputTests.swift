@@ -7,7 +7,7 @@ import XCTest
 /// `CObserverCoreTests`.)
 final class BadInputTests: XCTestCase {
     func testStaleAndDoubleCancel() {
-        for kind in ReliabilityObserverKinds.all {
+        for kind in ReliabilityObserverKinds.allWithRegistries {
             let source = kind.makeSource()
             let calls = CallLog()
             let token = source.subscribe { calls.append("a \($0)") }
@@ -26,7 +26,7 @@ final class BadInputTests: XCTestCase {
     }
 
     func testForeignTokenCannotAffectAnotherSource() {
-        for kind in ReliabilityObserverKinds.all {
+        for kind in ReliabilityObserverKinds.allWithRegistries {
             let first = kind.makeSource()
             let second = kind.makeSource()
             let calls = CallLog()
@@ -42,7 +42,7 @@ final class BadInputTests: XCTestCase {
     }
 
     func testRemovingSomethingNeverAdded() {
-        for kind in ReliabilityObserverKinds.all {
+        for kind in ReliabilityObserverKinds.allWithRegistries {
             let source = kind.makeSource()
             let stranger = ReliabilityTarget(identifier: 99)
             let calls = CallLog()
@@ -59,7 +59,7 @@ final class BadInputTests: XCTestCase {
     }
 
     func testTokenOutlivingItsSource() throws {
-        for kind in ReliabilityObserverKinds.all {
+        for kind in ReliabilityObserverKinds.allWithRegistries {
             var source: (any ReliabilitySource)? = kind.makeSource()
             let token = source!.subscribe { _ in }
             source = nil
@@ -70,7 +70,7 @@ final class BadInputTests: XCTestCase {
     }
 
     func testDeadTargetSubscriptionIsInertAndReclaimed() throws {
-        for kind in ReliabilityObserverKinds.all {
+        for kind in ReliabilityObserverKinds.allWithRegistries {
             let source = kind.makeSource()
             guard source.supportsTargets else { continue }
             try ObserverCore.reclaimNow()

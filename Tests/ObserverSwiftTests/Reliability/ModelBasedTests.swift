@@ -23,7 +23,7 @@ final class ModelBasedTests: XCTestCase {
         } else {
             seeds = [1, 2, 3, UInt64(Date().timeIntervalSince1970 * 1000)]
         }
-        for kind in ReliabilityObserverKinds.all + ReliabilityObserverKinds.modelOnly {
+        for kind in ReliabilityObserverKinds.allWithRegistries {
             for seed in seeds {
                 print("model[\(kind.name)]: seed \(seed), \(ReliabilityEnvironment.modelOperations) operations")
                 let run = ModelRun(kind: kind, seed: seed)

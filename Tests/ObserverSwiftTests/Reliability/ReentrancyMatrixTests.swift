@@ -5,10 +5,10 @@ import ObserverTestSupport
 import XCTest
 
 /// The reentrancy matrix, run for every observer kind in
-/// `ReliabilityObserverKinds.all`: what a handler may do to its own source (or
+/// `ReliabilityObserverKinds.allWithRegistries`: what a handler may do to its own source (or
 /// another thread may do) in the middle of a send, and what each case does.
 final class ReentrancyMatrixTests: XCTestCase {
-    private var kinds: [any ReliabilityObserverKind] { ReliabilityObserverKinds.all }
+    private var kinds: [any ReliabilityObserverKind] { ReliabilityObserverKinds.allWithRegistries }
 
     /// A handler cancels itself: it is not called again; the others in the
     /// same send still run.

@@ -5,7 +5,8 @@ import ObserverSwift
 /// values with closure and (optionally) weak-target subscriptions.
 ///
 /// The reentrancy matrix, the model-based test, the bad-input tests and the
-/// torture test run against every kind in `ReliabilityObserverKinds.all`. To
+/// torture test run against every kind in `ReliabilityObserverKinds.all`
+/// (the first three also against `registries`). To
 /// cover a new observer kind, add a `<Kind>KindAdapter.swift` next to
 /// `EventKindAdapter.swift` that maps these operations onto the kind's public
 /// API, and append it to `all`. Where the kind differs from `Event`, the
@@ -70,10 +71,15 @@ enum ReliabilityObserverKinds {
         ObservableValueKindAdapter(),
     ]
 
-    /// Further kinds the model-based test runs (the registries notify rather
-    /// than send, so the reentrancy matrix and the torture test do not).
-    static let modelOnly: [any ReliabilityObserverKind] = [
+    /// The registries: they notify (`withObservers`) rather than send, and
+    /// the adapters map `send` onto that. The reentrancy matrix, the
+    /// model-based test and the bad-input tests run them with `all`; the
+    /// torture test runs `all` only (its duration is per kind).
+    static let registries: [any ReliabilityObserverKind] = [
         ObserverRegistryKindAdapter(),
         KeyedObserverRegistryKindAdapter(),
     ]
+
+    /// `all` and the registries.
+    static let allWithRegistries: [any ReliabilityObserverKind] = all + registries
 }
