@@ -150,10 +150,10 @@ final class JetStreamContext: @unchecked Sendable {
     private var retryState = RetryState()
     private let retryThreadDone = DispatchSemaphore(value: 0)
     /// The retry thread's pthread, stored by the thread itself when it starts.
-    private let retryThread = LockedState<pthread_t?>(nil)
+    private let retryThread = Locked<pthread_t?>(nil)
     /// The stream each exported subject publishes into and each export's publishers, for
     /// finding a given-up message's stream and its export.
-    private let registry = LockedState(Registry())
+    private let registry = Locked(Registry())
 
     struct RetryState {
         var queue: [Retry] = []

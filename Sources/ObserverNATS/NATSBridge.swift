@@ -30,7 +30,7 @@ public final class NATSBridge: Sendable {
 
     let connection: NATSConnection
     let callbacks: ConnectionCallbacks
-    let state = LockedState(BridgeState())
+    let state = Locked(BridgeState())
     /// Signalled when the first close has finished (its result is in `state`).
     let closeCondition = NSCondition()
 

@@ -109,7 +109,7 @@ public final class NATSImport: SubscriptionCanceller {
     weak let bridge: NATSBridge?
     let stopped = HeapAtomicWord<Bool>(false)
     /// At-least-once: the consumer between cnats and `imported`, whose watch `stop()` ends.
-    let consumer = LockedState<PushConsumer?>(nil)
+    let consumer = Locked<PushConsumer?>(nil)
 
     init(imported: ImportedSubject, bridge: NATSBridge) {
         self.imported = imported

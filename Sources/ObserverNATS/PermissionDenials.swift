@@ -18,8 +18,8 @@ import ObserverSwift
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class PermissionDenials: Sendable {
     /// At-most-once publishers by subject, in the order they were registered.
-    private let publishers = LockedState<[String: [ExportedPublisher]]>([:])
-    private let jetStream = LockedState<JetStreamContext?>(nil)
+    private let publishers = Locked<[String: [ExportedPublisher]]>([:])
+    private let jetStream = Locked<JetStreamContext?>(nil)
 
     /// What the server said, split into the operation and the subject.
     struct Denial: Equatable {
