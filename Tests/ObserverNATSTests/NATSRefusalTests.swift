@@ -1,8 +1,9 @@
 import Foundation
-@testable import ObserverNATS
 import ObserverSwift
 import ObserverTestSupport
 import XCTest
+
+@testable import ObserverNATS
 
 /// What the server refuses reaches the export or import it belongs to, counted exactly:
 /// at-least-once events to a subject the stream stopped storing, and permission denials
