@@ -108,3 +108,10 @@ public struct NATSError: Error, Equatable, Sendable, CustomStringConvertible {
         if let error = from(status, what()) { throw error }
     }
 }
+
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+extension NATSError {
+    var asJetStream: NATSError {
+        kind == .client ? NATSError(.jetStream, message, status: status, detail: detail) : self
+    }
+}
