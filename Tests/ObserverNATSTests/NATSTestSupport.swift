@@ -33,6 +33,34 @@ enum NATSTestEnvironment {
     }
 }
 
+/// The set-up most bridge tests share: two bridges to the test server, each its own connection
+/// as two processes would have, `publisher` to export from and `subscriber` to import into (a
+/// test may use both ways). Both are closed when the test ends, after its own `defer`s have
+/// run: the subscriber first, then the publisher, then the server the test owns, if one is given.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+extension XCTestCase {
+    /// - Parameters:
+    ///   - server: a server the test owns (instead of a `defer { server.stop() }`), stopped once
+    ///     both bridges are closed.
+    ///   - publisherOptions, subscriberOptions: each bridge's options; nil, the test server's
+    ///     (``NATSTestEnvironment/options(_:)``).
+    ///   - publisherStatus, subscriberStatus: the event each bridge reports its statuses on.
+    func makeBridgePair(
+        stoppingAfterwards server: OwnedNATSServer? = nil,
+        publisherOptions: NATSOptions? = nil, publisherStatus: Event<NATSStatus> = Event(),
+        subscriberOptions: NATSOptions? = nil, subscriberStatus: Event<NATSStatus> = Event()
+    ) throws -> (publisher: NATSBridge, subscriber: NATSBridge) {
+        if let server { addTeardownBlock { server.stop() } }
+        let publisher = try NATSBridge(
+            options: try publisherOptions ?? NATSTestEnvironment.options(), status: publisherStatus)
+        addTeardownBlock { publisher.close() }
+        let subscriber = try NATSBridge(
+            options: try subscriberOptions ?? NATSTestEnvironment.options(), status: subscriberStatus)
+        addTeardownBlock { subscriber.close() }
+        return (publisher, subscriber)
+    }
+}
+
 /// Polls `condition` every 5 ms until it holds or `timeout` passes; returns whether it held.
 @discardableResult
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
