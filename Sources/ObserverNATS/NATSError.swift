@@ -6,8 +6,9 @@ import Foundation
 public struct NATSError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What went wrong, in the bridge's words.
     ///
-    /// Kinds are added in minor releases, as ``NATSStatus`` cases are: end a `switch` over a
-    /// kind with `@unknown default:` or `default:`.
+    /// This enum may gain cases: kinds are added in minor releases, as ``NATSStatus`` cases are.
+    /// End a `switch` over a kind with `@unknown default:` or `default:`; one that lists every
+    /// kind and ends with neither stops compiling when a kind is added.
     public enum Kind: Sendable, Equatable {
         /// No server could be reached within the connect timeout.
         case unreachable
