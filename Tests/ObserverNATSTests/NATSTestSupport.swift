@@ -50,14 +50,28 @@ extension XCTestCase {
         publisherOptions: NATSOptions? = nil, publisherStatus: Event<NATSStatus> = Event(),
         subscriberOptions: NATSOptions? = nil, subscriberStatus: Event<NATSStatus> = Event()
     ) throws -> (publisher: NATSBridge, subscriber: NATSBridge) {
-        if let server { addTeardownBlock { server.stop() } }
+        if let server {
+            let held = LockedValue<OwnedNATSServer?>(server)
+            addTeardownBlock { Self.takeValue(held)?.stop() }
+        }
         let publisher = try NATSBridge(
             options: try publisherOptions ?? NATSTestEnvironment.options(), status: publisherStatus)
-        addTeardownBlock { publisher.close() }
+        let heldPublisher = LockedValue<NATSBridge?>(publisher)
+        addTeardownBlock { Self.takeValue(heldPublisher)?.close() }
         let subscriber = try NATSBridge(
             options: try subscriberOptions ?? NATSTestEnvironment.options(), status: subscriberStatus)
-        addTeardownBlock { subscriber.close() }
+        let heldSubscriber = LockedValue<NATSBridge?>(subscriber)
+        addTeardownBlock { Self.takeValue(heldSubscriber)?.close() }
         return (publisher, subscriber)
+    }
+
+    /// Takes what `held` holds out of it. XCTest keeps a test's teardown blocks (and what they
+    /// capture) until the process exits: a block that captured a bridge would keep it alive, and
+    /// LeakSanitizer would report the weak-reference side table its exports and imports gave it.
+    static func takeValue<Value>(_ held: LockedValue<Value?>) -> Value? {
+        let value = held.value
+        held.value = nil
+        return value
     }
 }
 
