@@ -1,4 +1,5 @@
 import Foundation
+import ObserverSwift
 
 /// What a batching export's publisher needs: its bounds and the bridge's linger thread.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
@@ -73,7 +74,7 @@ final class BatchLinger: @unchecked Sendable {
     private var head = 0
     private var isStopped = false
     private let done = DispatchSemaphore(value: 0)
-    private let thread = LockedState<pthread_t?>(nil)
+    private let thread = Locked<pthread_t?>(nil)
 
     struct Entry {
         let publisher: ExportedPublisher

@@ -39,9 +39,9 @@ final class ImportedSubject: @unchecked Sendable {
     /// `onMessage` marks this import as the one delivering on its thread with it, and
     /// `onComplete` clears the mark.
     let remoteDeliveryKey = RemoteDelivery.key
-    let subscription = LockedState<OpaquePointer?>(nil)
+    let subscription = Locked<OpaquePointer?>(nil)
     /// The bridge's imports' subscriptions by address (``ConnectionCallbacks/importSubjects``).
-    let registry: LockedState<[UInt: String]>
+    let registry: Locked<[UInt: String]>
 
     /// Publishers whose state was forgotten (idle past the expiry, or the table full).
     let forgottenPublishers = HeapAtomicWord<Int>(0)
@@ -56,7 +56,7 @@ final class ImportedSubject: @unchecked Sendable {
         subject: String, connection: NATSConnection, eventIdentity: ObjectIdentifier, expectedTag: UInt8,
         guarantee: Guarantee,
         status: Event<NATSStatus>,
-        registry: LockedState<[UInt: String]>,
+        registry: Locked<[UInt: String]>,
         limits: PublisherLimits = .standard,
         deliver: @escaping @Sendable (UnsafePointer<CChar>, UnsafeRawBufferPointer) -> Bool
     ) {

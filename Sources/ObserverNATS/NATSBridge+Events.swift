@@ -130,8 +130,14 @@ extension NATSBridge {
         // One publisher per key: each subject carries its own sequence numbers, so an import
         // of some of the keys sees every number of the publishers it receives.
         var publishers: [(key: Key, publisher: ExportedPublisher)] = []
-        for (key, subject) in subjects {
-            publishers.append((key, try publisher(for: event, subject: subject, tag: tag, delivery: delivery)))
+        do {
+            for (key, subject) in subjects {
+                publishers.append((key, try publisher(for: event, subject: subject, tag: tag, delivery: delivery)))
+            }
+        } catch {
+            // No export is made: the denials of these subjects are not theirs.
+            for made in publishers { callbacks.denials.unregister(made.publisher) }
+            throw error
         }
         return publishers
     }

@@ -30,7 +30,7 @@ public final class NATSBridge: Sendable {
 
     let connection: NATSConnection
     let callbacks: ConnectionCallbacks
-    let state = LockedState(BridgeState())
+    let state = Locked(BridgeState())
     /// Signalled when the first close has finished (its result is in `state`).
     let closeCondition = NSCondition()
 
@@ -293,7 +293,9 @@ public final class NATSBridge: Sendable {
         if !callbacks.isCallbackThread, callbacks.closedSignal.wait(timeout: .now() + 5) == .success {
             callbacks.closedSignal.signal()
         }
-        callbacks.denials.removeAll()
+        // No denial can arrive any more: the denials table lets go of what it held.
+        exports.forEach { $0.unregisterPublishers() }
+        if let jetStream { callbacks.denials.unregister(jetStream) }
         let retired = state.withLock { state in
             defer {
                 state.retiredSubscriptions = []
@@ -375,6 +377,7 @@ public final class NATSBridge: Sendable {
         }
         if closed {
             export.stop()
+            export.unregisterPublishers()
             throw NATSError(.closed, "the bridge is closed")
         }
     }

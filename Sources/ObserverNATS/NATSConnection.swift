@@ -41,7 +41,7 @@ final class ConnectionCallbacks: Sendable {
     let status: Event<NATSStatus>
     let closedSignal = DispatchSemaphore(value: 0)
     /// The subject each import subscribed, by its `natsSubscription` address, for slow-consumer reports.
-    let importSubjects: LockedState<[UInt: String]> = LockedState([:])
+    let importSubjects: Locked<[UInt: String]> = Locked([:])
     /// Where the server's permission denials go (see ``PermissionDenials``).
     let denials = PermissionDenials()
 

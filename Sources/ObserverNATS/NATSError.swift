@@ -6,8 +6,9 @@ import Foundation
 public struct NATSError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What went wrong, in the bridge's words.
     ///
-    /// Kinds are added in minor releases, as ``NATSStatus`` cases are: end a `switch` over a
-    /// kind with `@unknown default:` or `default:`.
+    /// This enum may gain cases: kinds are added in minor releases, as ``NATSStatus`` cases are.
+    /// End a `switch` over a kind with `@unknown default:` or `default:`; one that lists every
+    /// kind and ends with neither stops compiling when a kind is added.
     public enum Kind: Sendable, Equatable {
         /// No server could be reached within the connect timeout.
         case unreachable
@@ -106,5 +107,12 @@ public struct NATSError: Error, Equatable, Sendable, CustomStringConvertible {
 
     static func check(_ status: natsStatus, _ what: @autoclosure () -> String) throws(NATSError) {
         if let error = from(status, what()) { throw error }
+    }
+}
+
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+extension NATSError {
+    var asJetStream: NATSError {
+        kind == .client ? NATSError(.jetStream, message, status: status, detail: detail) : self
     }
 }

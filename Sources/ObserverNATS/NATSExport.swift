@@ -18,6 +18,8 @@ public final class NATSExport: SubscriptionCanceller {
     let publisherIdentities: [UInt64]
     let exportedPublishers: [ExportedPublisher]
     weak let bridge: NATSBridge?
+    /// The connection's denials, which hold the at-most-once publishers until `unregisterPublishers()`.
+    let denials: PermissionDenials
     let stopped = HeapAtomicWord<Bool>(false)
 
     init(subscriptions: [Subscription], publishers: [ExportedPublisher], bridge: NATSBridge) {
@@ -25,6 +27,7 @@ public final class NATSExport: SubscriptionCanceller {
         self.publisherIdentities = publishers.map(\.publisher)
         self.exportedPublishers = publishers
         self.bridge = bridge
+        self.denials = bridge.callbacks.denials
     }
 
     /// The random identities this export stamps on its frames, one per subject (one for an
@@ -58,6 +61,7 @@ public final class NATSExport: SubscriptionCanceller {
     @discardableResult
     public func cancel() -> Bool {
         let stoppedNow = stop()
+        unregisterPublishers()
         bridge?.unregister(self)
         return stoppedNow
     }
@@ -84,6 +88,12 @@ public final class NATSExport: SubscriptionCanceller {
         return true
     }
 
+    /// Takes the publishers out of the connection's denials, after `stop()`: a denial arriving
+    /// later is reported as ``NATSStatus/error(_:)`` with the server's text, which names the subject.
+    func unregisterPublishers() {
+        for publisher in exportedPublishers { denials.unregister(publisher) }
+    }
+
     package func cancelSubscription() -> Bool { cancel() }
     package var isSubscriptionActive: Bool { isActive }
 }
@@ -99,7 +109,7 @@ public final class NATSImport: SubscriptionCanceller {
     weak let bridge: NATSBridge?
     let stopped = HeapAtomicWord<Bool>(false)
     /// At-least-once: the consumer between cnats and `imported`, whose watch `stop()` ends.
-    let consumer = LockedState<PushConsumer?>(nil)
+    let consumer = Locked<PushConsumer?>(nil)
 
     init(imported: ImportedSubject, bridge: NATSBridge) {
         self.imported = imported

@@ -1,8 +1,10 @@
 /// What a ``NATSBridge`` reports through ``NATSBridge/status``.
 ///
-/// New cases are added in minor releases, when the bridge learns to report something new;
-/// an existing case keeps its name, its associated values and its meaning (a case whose meaning
-/// would change is replaced, in a major release). So end a `switch` over a status with
+/// This enum may gain cases: new cases are added in minor releases, when the bridge learns to
+/// report something new; an existing case keeps its name, its associated values and its meaning
+/// (a case whose meaning would change is replaced, in a major release). A `switch` that lists
+/// every case and ends with neither `@unknown default:` nor `default:` stops compiling when a
+/// case is added ("switch must be exhaustive"). So end a `switch` over a status with
 /// `@unknown default:`, which compiles without a warning today and turns a case added later
 /// into a warning that names it ("switch must be exhaustive", "add missing case") instead of a
 /// build failure; or with `default:` where the other statuses do not matter:

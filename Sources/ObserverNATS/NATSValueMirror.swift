@@ -85,7 +85,7 @@ final class MirroredValueState: @unchecked Sendable {
     /// watcher before it sets: the value's sets are serialized and each runs
     /// its observers before the next set stores, so the record follows the
     /// order in which the value actually took each value.
-    let ownWrites = LockedState((latest: UInt64(0), otherAppliedSince: false))
+    let ownWrites = Locked((latest: UInt64(0), otherAppliedSince: false))
 
     init(bucket: String, key: String, status: Event<NATSStatus>) {
         self.bucket = bucket

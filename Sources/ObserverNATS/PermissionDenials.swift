@@ -9,19 +9,17 @@ import ObserverSwift
 /// ``NATSStatus/publishFailed(subject:error:)``; a denied at-least-once publish makes the
 /// JetStream context give up that subject's messages as refused; a denied subscription is
 /// remembered for the import that is being made (which then throws).
+///
+/// It holds its publishers and the JetStream context strongly, and only while they can
+/// publish: an export takes its publishers out when it stops (cancelled, or stopped by its
+/// bridge's close) and the bridge takes its JetStream context out when it closes. Nothing
+/// here refers back to the table, so an entry a failed export leaves behind is released
+/// with the table, when cnats releases the connection's callbacks after closing it.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class PermissionDenials: Sendable {
-    struct PublisherReference {
-        weak var publisher: ExportedPublisher?
-    }
-
-    struct JetStreamReference {
-        weak var context: JetStreamContext?
-    }
-
-    /// At-most-once publishers by subject.
-    private let publishers = LockedState<[String: [PublisherReference]]>([:])
-    private let jetStream = LockedState(JetStreamReference())
+    /// At-most-once publishers by subject, in the order they were registered.
+    private let publishers = Locked<[String: [ExportedPublisher]]>([:])
+    private let jetStream = Locked<JetStreamContext?>(nil)
 
     /// What the server said, split into the operation and the subject.
     struct Denial: Equatable {
@@ -32,25 +30,34 @@ final class PermissionDenials: Sendable {
     }
 
     func register(_ publisher: ExportedPublisher) {
+        publishers.withLock { $0[publisher.subject, default: []].append(publisher) }
+    }
+
+    /// Takes `publisher` out: denials of its subject no longer reach it. No-op when it is not in.
+    func unregister(_ publisher: ExportedPublisher) {
         publishers.withLock { publishers in
-            var list = publishers[publisher.subject, default: []].filter { $0.publisher != nil }
-            list.append(PublisherReference(publisher: publisher))
-            publishers[publisher.subject] = list
+            guard var list = publishers[publisher.subject] else { return }
+            list.removeAll { $0 === publisher }
+            publishers[publisher.subject] = list.isEmpty ? nil : list
         }
     }
 
     func register(_ context: JetStreamContext) {
-        jetStream.withLock { $0.context = context }
+        jetStream.withLock { $0 = context }
     }
 
-    /// Drops every registration: called once the connection is closed, when no denial can
-    /// arrive any more. The connection's callbacks outlive the bridge until cnats' last
-    /// callback runs, and their weak references would keep the publishers' side tables alive
-    /// until then.
-    func removeAll() {
-        publishers.withLock { $0 = [:] }
-        jetStream.withLock { $0.context = nil }
+    /// Takes `context` out, when its connection is closed. No-op when another one is in.
+    func unregister(_ context: JetStreamContext) {
+        jetStream.withLock { if $0 === context { $0 = nil } }
     }
+
+    /// How many publishers of `subject` are registered now (for tests).
+    func registeredPublisherCount(of subject: String) -> Int {
+        publishers.withLock { $0[subject]?.count ?? 0 }
+    }
+
+    /// Whether a JetStream context is registered now (for tests).
+    var hasJetStream: Bool { jetStream.withLock { $0 != nil } }
 
     /// Handles the denial cnats reported on `connection`; false when its text names no
     /// subject to take it to (the caller then reports it as an ``NATSStatus/error(_:)``).
@@ -58,14 +65,12 @@ final class PermissionDenials: Sendable {
         guard let connection, let denial = Self.reportedDenial(connection) else { return false }
         switch denial.operation {
         case .publish:
-            let publisher = publishers.withLock { publishers -> ExportedPublisher? in
-                publishers[denial.subject]?.lazy.compactMap(\.publisher).first
-            }
+            let publisher = publishers.withLock { $0[denial.subject]?.first }
             if let publisher {
                 publisher.reportFailure(denial.text)
                 return true
             }
-            if let context = jetStream.withLock({ $0.context }), context.publishes(to: denial.subject) {
+            if let context = jetStream.withLock({ $0 }), context.publishes(to: denial.subject) {
                 context.noteDenied(denial.subject, reason: denial.text)
                 return true
             }

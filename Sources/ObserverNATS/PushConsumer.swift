@@ -29,10 +29,10 @@ final class PushConsumer: @unchecked Sendable {
     let lastActivity = HeapAtomicWord<UInt64>(DispatchTime.now().uptimeNanoseconds)
     /// How long without activity is a stall (three heartbeat intervals), in ns.
     let stallAfter: UInt64
-    private let watchState = LockedState(WatchState())
+    private let watchState = Locked(WatchState())
     /// The watch's timer: made and resumed by `startWatching()` (libdispatch must not release a
     /// source that was never resumed), cancelled by `stopWatching()`.
-    private let timer = LockedState<DispatchSourceTimer?>(nil)
+    private let timer = Locked<DispatchSourceTimer?>(nil)
 
     struct WatchState {
         /// Uptime when the stall was reported; nil while the consumer delivers.

@@ -100,10 +100,7 @@ final class NATSBatchingTests: XCTestCase {
     // MARK: Delivery
 
     func testBatchedAtMostOnceDeliversEveryEventOnceInOrderPerPublisherInFewMessages() throws {
-        let publishing = try NATSBridge(options: try batchingOptions(max: 64))
-        defer { publishing.close() }
-        let importing = try NATSBridge(options: try NATSTestEnvironment.options())
-        defer { importing.close() }
+        let (publishing, importing) = try makeBridgePair(publisherOptions: try batchingOptions(max: 64))
         let subject = NATSTestEnvironment.uniqueSubject()
         let raw = try RawConnection()
         let counter = raw.subscribe(subject)
@@ -139,11 +136,10 @@ final class NATSBatchingTests: XCTestCase {
 
     func testBatchedAtLeastOnceDeliversEveryEventOnceInOrderWithOneMessagePerBatch() throws {
         let server = try OwnedNATSServer()
-        defer { server.stop() }
-        let publishing = try NATSBridge(options: try batchingOptions(server.url, max: 100, linger: .seconds(10)))
-        defer { publishing.close() }
-        let importing = try NATSBridge(options: NATSOptions(servers: [server.url]))
-        defer { importing.close() }
+        let (publishing, importing) = try makeBridgePair(
+            stoppingAfterwards: server,
+            publisherOptions: try batchingOptions(server.url, max: 100, linger: .seconds(10)),
+            subscriberOptions: NATSOptions(servers: [server.url]))
         let stream = NATSStream(name: "BATCHED", subjects: ["batched.>"])
         let received = Received<Int>()
         let remote = Event<Int>()
@@ -282,10 +278,8 @@ final class NATSBatchingTests: XCTestCase {
 
     func testAnEventSentAloneArrivesWithinTheLingerAndNotAtOnce() throws {
         let linger: Duration = .milliseconds(200)
-        let publishing = try NATSBridge(options: try batchingOptions(max: 1000, linger: linger))
-        defer { publishing.close() }
-        let importing = try NATSBridge(options: try NATSTestEnvironment.options())
-        defer { importing.close() }
+        let (publishing, importing) = try makeBridgePair(
+            publisherOptions: try batchingOptions(max: 1000, linger: linger))
         let subject = NATSTestEnvironment.uniqueSubject()
         let arrivals = Received<Date>()
         let remote = Event<Int>()

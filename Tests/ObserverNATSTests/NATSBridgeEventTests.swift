@@ -12,12 +12,7 @@ final class NATSBridgeEventTests: XCTestCase {
     }
 
     func testExportedEventReachesEveryKindOfImportedObserverInOrder() async throws {
-        let publisher = try NATSBridge(options: try NATSTestEnvironment.options())
-        let subscriber = try NATSBridge(options: try NATSTestEnvironment.options())
-        defer {
-            publisher.close()
-            subscriber.close()
-        }
+        let (publisher, subscriber) = try makeBridgePair()
         let subject = NATSTestEnvironment.uniqueSubject()
         let local = Event<Int>()
         let remote = Event<Int>()
@@ -67,12 +62,7 @@ final class NATSBridgeEventTests: XCTestCase {
             var sensor: String
             var celsius: Double
         }
-        let publisher = try NATSBridge(options: try NATSTestEnvironment.options())
-        let subscriber = try NATSBridge(options: try NATSTestEnvironment.options())
-        defer {
-            publisher.close()
-            subscriber.close()
-        }
+        let (publisher, subscriber) = try makeBridgePair()
         func roundTrip<Value: Sendable & Equatable>(
             _ values: [Value], codec: NATSCodec<Value>, line: UInt = #line
         ) throws {
@@ -144,12 +134,7 @@ final class NATSBridgeEventTests: XCTestCase {
 
     func testTwoProcessesThatImportAndExportOneEventDoNotBounceValues() throws {
         let subject = NATSTestEnvironment.uniqueSubject()
-        let first = try NATSBridge(options: try NATSTestEnvironment.options())
-        let second = try NATSBridge(options: try NATSTestEnvironment.options())
-        defer {
-            first.close()
-            second.close()
-        }
+        let (first, second) = try makeBridgePair()
         let firstEvent = Event<Int>()
         let secondEvent = Event<Int>()
         let atFirst = Received<Int>()

@@ -22,12 +22,7 @@ final class NATSDeliveryFaultTests: XCTestCase {
 
     func testMalformedPayloadsAreCountedAndReportedAndOthersStillDelivered() throws {
         let log = StatusLog()
-        let subscriber = try NATSBridge(options: try NATSTestEnvironment.options(), status: log.event)
-        let publisher = try NATSBridge(options: try NATSTestEnvironment.options())
-        defer {
-            subscriber.close()
-            publisher.close()
-        }
+        let (publisher, subscriber) = try makeBridgePair(subscriberStatus: log.event)
         let subject = NATSTestEnvironment.uniqueSubject()
         let remote = Event<Int>()
         let received = Received<Int>()
@@ -78,12 +73,7 @@ final class NATSDeliveryFaultTests: XCTestCase {
                 return value
             })
         let log = StatusLog()
-        let publisher = try NATSBridge(options: try NATSTestEnvironment.options(), status: log.event)
-        let subscriber = try NATSBridge(options: try NATSTestEnvironment.options())
-        defer {
-            publisher.close()
-            subscriber.close()
-        }
+        let (publisher, subscriber) = try makeBridgePair(publisherStatus: log.event)
         let subject = NATSTestEnvironment.uniqueSubject()
         let remote = Event<Int>()
         let received = Received<Int>()
@@ -110,12 +100,7 @@ final class NATSDeliveryFaultTests: XCTestCase {
         let log = StatusLog()
         var options = try NATSTestEnvironment.options()
         options.pendingLimits = .init(messages: 100, bytes: 1 << 20)
-        let subscriber = try NATSBridge(options: options, status: log.event)
-        let publisher = try NATSBridge(options: try NATSTestEnvironment.options())
-        defer {
-            subscriber.close()
-            publisher.close()
-        }
+        let (publisher, subscriber) = try makeBridgePair(subscriberOptions: options, subscriberStatus: log.event)
         let subject = NATSTestEnvironment.uniqueSubject()
         let remote = Event<Int>()
         let release = DispatchSemaphore(value: 0)
@@ -205,12 +190,7 @@ final class NATSDeliveryFaultTests: XCTestCase {
     }
 
     func testCancellingAnImportFromItsOwnHandlerDoesNotDeadlock() throws {
-        let publisher = try NATSBridge(options: try NATSTestEnvironment.options())
-        let subscriber = try NATSBridge(options: try NATSTestEnvironment.options())
-        defer {
-            publisher.close()
-            subscriber.close()
-        }
+        let (publisher, subscriber) = try makeBridgePair()
         let subject = NATSTestEnvironment.uniqueSubject()
         let remote = Event<Int>()
         let holder = LockedImport()

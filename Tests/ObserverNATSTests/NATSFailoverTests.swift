@@ -109,7 +109,6 @@ final class NATSFailoverTests: XCTestCase {
 
     func testAtLeastOnceLosesNothingAndDuplicatesNothingAcrossATenSecondServerOutage() throws {
         let server = try OwnedNATSServer()
-        defer { server.stop() }
         var options = NATSOptions(servers: [server.url])
         options.reconnectWait = .milliseconds(100)
         options.consumerHeartbeat = .milliseconds(500)
@@ -118,12 +117,9 @@ final class NATSFailoverTests: XCTestCase {
         options.pendingLimits = .init(messages: 1_000_000, bytes: 1 << 30)
         let publisherLog = StatusLog()
         let subscriberLog = StatusLog()
-        let publisher = try NATSBridge(options: options, status: publisherLog.event)
-        let subscriber = try NATSBridge(options: options, status: subscriberLog.event)
-        defer {
-            publisher.close()
-            subscriber.close()
-        }
+        let (publisher, subscriber) = try makeBridgePair(
+            stoppingAfterwards: server, publisherOptions: options, publisherStatus: publisherLog.event,
+            subscriberOptions: options, subscriberStatus: subscriberLog.event)
         let stream = NATSStream(name: "OUTAGE", subjects: ["outage.>"])
         let local = Event<Int>()
         let remote = Event<Int>()

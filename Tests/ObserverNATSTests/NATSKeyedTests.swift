@@ -28,12 +28,7 @@ final class NATSKeyedTests: XCTestCase {
     }
 
     func testKeyedExportReachesWildcardAndLiteralImportsPerKey() throws {
-        let publisher = try NATSBridge(options: try NATSTestEnvironment.options())
-        let subscriber = try NATSBridge(options: try NATSTestEnvironment.options())
-        defer {
-            publisher.close()
-            subscriber.close()
-        }
+        let (publisher, subscriber) = try makeBridgePair()
         let prefix = NATSTestEnvironment.uniqueSubject()
         let prices = KeyedEvent<String, Double>()
         let keys = ["AAPL", "MSFT", "a.b", "*", ">", "with space", ""]
@@ -69,12 +64,7 @@ final class NATSKeyedTests: XCTestCase {
     }
 
     func testIntegerKeysAndKeysThatCannotBeSubjects() throws {
-        let bridge = try NATSBridge(options: try NATSTestEnvironment.options())
-        let other = try NATSBridge(options: try NATSTestEnvironment.options())
-        defer {
-            bridge.close()
-            other.close()
-        }
+        let (bridge, other) = try makeBridgePair()
         let prefix = NATSTestEnvironment.uniqueSubject()
         let byID = KeyedEvent<Int, String>()
         try bridge.export(byID, keys: [-1, 0, 42], toPrefix: prefix)
@@ -110,12 +100,7 @@ final class NATSKeyedTests: XCTestCase {
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class NATSAllKeysImportTests: XCTestCase {
     func testAllKeysImportDeliversEveryMatchingKeyWithItsKey() throws {
-        let publisher = try NATSBridge(options: try NATSTestEnvironment.options())
-        let subscriber = try NATSBridge(options: try NATSTestEnvironment.options())
-        defer {
-            publisher.close()
-            subscriber.close()
-        }
+        let (publisher, subscriber) = try makeBridgePair()
         let prefix = NATSTestEnvironment.uniqueSubject()
         let prices = KeyedEvent<String, Double>()
         let keys = ["AAPL", "MSFT", "a.b", "*", "with space", ""]

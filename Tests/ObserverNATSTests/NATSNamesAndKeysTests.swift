@@ -113,12 +113,7 @@ final class NATSNamesAndKeysTests: XCTestCase {
     // MARK: One subject per key
 
     func testAKeyListedTwiceIsExportedOnce() throws {
-        let publisher = try NATSBridge(options: try NATSTestEnvironment.options())
-        let subscriber = try NATSBridge(options: try NATSTestEnvironment.options())
-        defer {
-            publisher.close()
-            subscriber.close()
-        }
+        let (publisher, subscriber) = try makeBridgePair()
         let prefix = NATSTestEnvironment.uniqueSubject()
         let keyed = KeyedEvent<String, Int>()
         let export = try publisher.export(keyed, keys: ["a", "a", "b", "a"], toPrefix: prefix)
@@ -152,12 +147,7 @@ final class NATSNamesAndKeysTests: XCTestCase {
         XCTAssertNil(String(natsSubjectTokens: [Substring(decomposed)]))
         XCTAssertEqual(String(natsSubjectTokens: [Substring(composed)]), composed)
 
-        let publisher = try NATSBridge(options: try NATSTestEnvironment.options())
-        let subscriber = try NATSBridge(options: try NATSTestEnvironment.options())
-        defer {
-            publisher.close()
-            subscriber.close()
-        }
+        let (publisher, subscriber) = try makeBridgePair()
         let prefix = NATSTestEnvironment.uniqueSubject()
         let keyed = KeyedEvent<String, Int>()
         let export = try publisher.export(keyed, keys: [composed, decomposed], toPrefix: prefix)
@@ -205,12 +195,7 @@ final class NATSNamesAndKeysTests: XCTestCase {
     }
 
     func testKeysStartingWithACombiningScalarCanBeImportedOneByOne() throws {
-        let publisher = try NATSBridge(options: try NATSTestEnvironment.options())
-        let subscriber = try NATSBridge(options: try NATSTestEnvironment.options())
-        defer {
-            publisher.close()
-            subscriber.close()
-        }
+        let (publisher, subscriber) = try makeBridgePair()
         let prefix = NATSTestEnvironment.uniqueSubject()
         let keys = Self.joiningKeys
         let keyed = KeyedEvent<String, Int>()

@@ -1,8 +1,9 @@
 import Foundation
-import ObserverNATS
 import ObserverSwift
 import ObserverTestSupport
 import XCTest
+
+@testable import ObserverNATS
 
 /// What the server refuses reaches the export or import it belongs to, counted exactly:
 /// at-least-once events to a subject the stream stopped storing, and permission denials
@@ -157,5 +158,35 @@ final class NATSRefusalTests: XCTestCase {
         XCTAssertTrue(
             !reasons.isEmpty && reasons.allSatisfy { $0.contains("Permissions Violation for Publish") }, "\(reasons)")
         XCTAssertEqual(bridge.close(), 0)
+    }
+
+    /// The denials table holds an export's at-most-once publishers (strongly, with no weak
+    /// reference whose side table LeakSanitizer would report) only until the export stops:
+    /// cancelled, or stopped by the bridge's close. The bridge's JetStream context leaves it
+    /// when the bridge closes.
+    func testTheDenialsTableHoldsAnExportsPublishersOnlyUntilItStops() throws {
+        let server = try OwnedNATSServer()
+        defer { server.stop() }
+        let bridge = try NATSBridge(options: NATSOptions(servers: [server.url]))
+        defer { bridge.close() }
+        let denials = bridge.callbacks.denials
+        let cancelled = try bridge.export(Event<Int>(), to: "held.cancelled")
+        let keyed = try bridge.export(KeyedEvent<String, Int>(), keys: ["a", "b"], toPrefix: "held.keyed")
+        let stream = NATSStream(name: "HELD", subjects: ["held.stored"])
+        let stored = try bridge.export(Event<Int>(), to: "held.stored", delivery: .atLeastOnce(stream: stream))
+        XCTAssertEqual(denials.registeredPublisherCount(of: "held.cancelled"), 1)
+        XCTAssertEqual(denials.registeredPublisherCount(of: "held.keyed.a"), 1)
+        XCTAssertEqual(denials.registeredPublisherCount(of: "held.keyed.b"), 1)
+        XCTAssertEqual(denials.registeredPublisherCount(of: "held.stored"), 0, "the JetStream context takes these")
+        XCTAssertTrue(denials.hasJetStream)
+        cancelled.cancel()
+        XCTAssertEqual(denials.registeredPublisherCount(of: "held.cancelled"), 0, "out when cancelled")
+        XCTAssertEqual(denials.registeredPublisherCount(of: "held.keyed.a"), 1)
+        bridge.close()
+        XCTAssertEqual(denials.registeredPublisherCount(of: "held.keyed.a"), 0, "out when the bridge closed")
+        XCTAssertEqual(denials.registeredPublisherCount(of: "held.keyed.b"), 0)
+        XCTAssertFalse(denials.hasJetStream)
+        XCTAssertFalse(keyed.isActive)
+        XCTAssertFalse(stored.isActive)
     }
 }

@@ -61,15 +61,11 @@ final class NATSServerRestartTests: XCTestCase {
 
     func testAtMostOnceReportsExactlyTheEventsThatAServerKillLost() throws {
         let server = try OwnedNATSServer(jetStream: false)
-        defer { server.stop() }
         let publisherLog = StatusLog()
         let subscriberLog = StatusLog()
-        let publisher = try NATSBridge(options: options(server), status: publisherLog.event)
-        let subscriber = try NATSBridge(options: options(server), status: subscriberLog.event)
-        defer {
-            publisher.close()
-            subscriber.close()
-        }
+        let (publisher, subscriber) = try makeBridgePair(
+            stoppingAfterwards: server, publisherOptions: options(server), publisherStatus: publisherLog.event,
+            subscriberOptions: options(server), subscriberStatus: subscriberLog.event)
         let local = Event<Int>()
         let remote = Event<Int>()
         let received = Received<Int>()
@@ -99,15 +95,11 @@ final class NATSServerRestartTests: XCTestCase {
 
     func testAtLeastOnceLosesNothingAndDeliversNoDuplicatesAcrossAServerKill() throws {
         let server = try OwnedNATSServer(jetStream: true)
-        defer { server.stop() }
         let publisherLog = StatusLog()
         let subscriberLog = StatusLog()
-        let publisher = try NATSBridge(options: options(server), status: publisherLog.event)
-        let subscriber = try NATSBridge(options: options(server), status: subscriberLog.event)
-        defer {
-            publisher.close()
-            subscriber.close()
-        }
+        let (publisher, subscriber) = try makeBridgePair(
+            stoppingAfterwards: server, publisherOptions: options(server), publisherStatus: publisherLog.event,
+            subscriberOptions: options(server), subscriberStatus: subscriberLog.event)
         let stream = NATSStream(name: "RESTART", subjects: ["restart.>"])
         let local = Event<Int>()
         let remote = Event<Int>()

@@ -33,6 +33,48 @@ enum NATSTestEnvironment {
     }
 }
 
+/// The set-up most bridge tests share: two bridges to the test server, each its own connection
+/// as two processes would have, `publisher` to export from and `subscriber` to import into (a
+/// test may use both ways). Both are closed when the test ends, after its own `defer`s have
+/// run: the subscriber first, then the publisher, then the server the test owns, if one is given.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+extension XCTestCase {
+    /// - Parameters:
+    ///   - server: a server the test owns (instead of a `defer { server.stop() }`), stopped once
+    ///     both bridges are closed.
+    ///   - publisherOptions, subscriberOptions: each bridge's options; nil, the test server's
+    ///     (``NATSTestEnvironment/options(_:)``).
+    ///   - publisherStatus, subscriberStatus: the event each bridge reports its statuses on.
+    func makeBridgePair(
+        stoppingAfterwards server: OwnedNATSServer? = nil,
+        publisherOptions: NATSOptions? = nil, publisherStatus: Event<NATSStatus> = Event(),
+        subscriberOptions: NATSOptions? = nil, subscriberStatus: Event<NATSStatus> = Event()
+    ) throws -> (publisher: NATSBridge, subscriber: NATSBridge) {
+        if let server {
+            let held = LockedValue<OwnedNATSServer?>(server)
+            addTeardownBlock { Self.takeValue(held)?.stop() }
+        }
+        let publisher = try NATSBridge(
+            options: try publisherOptions ?? NATSTestEnvironment.options(), status: publisherStatus)
+        let heldPublisher = LockedValue<NATSBridge?>(publisher)
+        addTeardownBlock { Self.takeValue(heldPublisher)?.close() }
+        let subscriber = try NATSBridge(
+            options: try subscriberOptions ?? NATSTestEnvironment.options(), status: subscriberStatus)
+        let heldSubscriber = LockedValue<NATSBridge?>(subscriber)
+        addTeardownBlock { Self.takeValue(heldSubscriber)?.close() }
+        return (publisher, subscriber)
+    }
+
+    /// Takes what `held` holds out of it. XCTest keeps a test's teardown blocks (and what they
+    /// capture) until the process exits: a block that captured a bridge would keep it alive, and
+    /// LeakSanitizer would report the weak-reference side table its exports and imports gave it.
+    static func takeValue<Value>(_ held: LockedValue<Value?>) -> Value? {
+        let value = held.value
+        held.value = nil
+        return value
+    }
+}
+
 /// Polls `condition` every 5 ms until it holds or `timeout` passes; returns whether it held.
 @discardableResult
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)

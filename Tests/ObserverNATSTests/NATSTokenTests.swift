@@ -9,12 +9,7 @@ import XCTest
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class NATSTokenTests: XCTestCase {
     func testABagCancelsExportsImportsAndMirrors() throws {
-        let publisher = try NATSBridge(options: try NATSTestEnvironment.options())
-        let subscriber = try NATSBridge(options: try NATSTestEnvironment.options())
-        defer {
-            publisher.close()
-            subscriber.close()
-        }
+        let (publisher, subscriber) = try makeBridgePair()
         let subject = NATSTestEnvironment.uniqueSubject()
         let local = Event<Int>()
         let remote = Event<Int>()

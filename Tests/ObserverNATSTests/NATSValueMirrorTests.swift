@@ -12,12 +12,7 @@ final class NATSValueMirrorTests: XCTestCase {
     }
 
     func testLateJoinerStartsFromTheCurrentValueAndChangesPropagateBothWaysWithoutEcho() throws {
-        let first = try NATSBridge(options: try NATSTestEnvironment.options())
-        let second = try NATSBridge(options: try NATSTestEnvironment.options())
-        defer {
-            first.close()
-            second.close()
-        }
+        let (first, second) = try makeBridgePair()
         let key = uniqueKey()
         let here = ObservableValue(10)
         let hereMirror = try first.mirror(here, bucket: "observer-tests", key: key)
@@ -52,12 +47,7 @@ final class NATSValueMirrorTests: XCTestCase {
     }
 
     func testConcurrentWritersEndOnTheSameValue() throws {
-        let first = try NATSBridge(options: try NATSTestEnvironment.options())
-        let second = try NATSBridge(options: try NATSTestEnvironment.options())
-        defer {
-            first.close()
-            second.close()
-        }
+        let (first, second) = try makeBridgePair()
         let key = uniqueKey()
         let a = ObservableValue(0)
         let b = ObservableValue(0)
@@ -80,12 +70,7 @@ final class NATSValueMirrorTests: XCTestCase {
     /// the bucket ends on the local value, and so must both mirrors, although
     /// the other value is set locally after the local one.
     func testALocalSetWhoseRoundOverlapsAnIncomingEntryIsAppliedAgainWhenItComesBack() throws {
-        let first = try NATSBridge(options: try NATSTestEnvironment.options())
-        let second = try NATSBridge(options: try NATSTestEnvironment.options())
-        defer {
-            first.close()
-            second.close()
-        }
+        let (first, second) = try makeBridgePair()
         let key = uniqueKey()
         let a = ObservableValue(0)
         let b = ObservableValue(0)
@@ -112,12 +97,7 @@ final class NATSValueMirrorTests: XCTestCase {
     }
 
     func testCancelStopsBothDirectionsAndBadNamesAreRejected() throws {
-        let first = try NATSBridge(options: try NATSTestEnvironment.options())
-        let second = try NATSBridge(options: try NATSTestEnvironment.options())
-        defer {
-            first.close()
-            second.close()
-        }
+        let (first, second) = try makeBridgePair()
         let key = uniqueKey()
         let a = ObservableValue("start")
         let b = ObservableValue("")
@@ -139,12 +119,7 @@ final class NATSValueMirrorTests: XCTestCase {
     }
 
     func testAValueFromTheBucketCanBeForwardedThroughAnExportedEvent() throws {
-        let first = try NATSBridge(options: try NATSTestEnvironment.options())
-        let second = try NATSBridge(options: try NATSTestEnvironment.options())
-        defer {
-            first.close()
-            second.close()
-        }
+        let (first, second) = try makeBridgePair()
         let key = uniqueKey()
         let subject = NATSTestEnvironment.uniqueSubject()
         let source = ObservableValue(1)

@@ -11,18 +11,18 @@ import Foundation
 /// platform the package supports. Writers are never on the send path, so the
 /// difference in cost does not matter here.
 @usableFromInline
-final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable {
     // @unchecked: `value` is only touched while `lock` is held.
     private let lock = NSLock()
     private var value: Value
 
     @usableFromInline
-    init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
     }
 
     @usableFromInline
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)
