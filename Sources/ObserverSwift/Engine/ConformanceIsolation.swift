@@ -16,8 +16,12 @@ enum ConformanceIsolation: Equatable {
     /// (none to another global actor).
     case mainActor
     /// Conforms, and at least one conformance is isolated to a global actor
-    /// other than the main actor.
-    case otherGlobalActor
+    /// other than the main actor: the metadata of that global actor's type
+    /// (the first one found; see ``globalActor(of:)``).
+    case otherGlobalActor(UnsafeRawPointer)
+    /// Conforms, with conformances isolated to two different global actors
+    /// (`P` is a composition): no one actor can make every call.
+    case severalGlobalActors
     /// Does not conform to every protocol of `P`.
     case none
     /// The runtime cannot answer (it predates isolated conformances), or `P`
@@ -57,12 +61,26 @@ enum ConformanceIsolation: Equatable {
             default: return .unknown
             }
             guard let isolation else { continue }
-            if isolation == mainActorType {
-                if result == .nonisolated { result = .mainActor }
-            } else {
-                result = .otherGlobalActor
+            switch result {
+            case .nonisolated:
+                result = isolation == mainActorType ? .mainActor : .otherGlobalActor(isolation)
+            case .mainActor where isolation == mainActorType:
+                break
+            case .otherGlobalActor(let found) where found == isolation:
+                break
+            default:
+                result = .severalGlobalActors
             }
         }
         return result
+    }
+
+    /// The shared instance of the global actor whose type's metadata
+    /// `.otherGlobalActor` carries; nil when that type is not a
+    /// `GlobalActor` (never for metadata the runtime reported).
+    static func globalActor(of metadata: UnsafeRawPointer) -> (any Actor)? {
+        let type = unsafeBitCast(metadata, to: Any.Type.self)
+        guard let globalActorType = type as? any GlobalActor.Type else { return nil }
+        return globalActorType.shared
     }
 }

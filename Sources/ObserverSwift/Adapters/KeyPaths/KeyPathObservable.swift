@@ -38,13 +38,35 @@ extension KeyPathObservable {
         self[keyPath: keyPath].makeObserver(delivery: .synchronous, activate: activate, handler)
     }
 
-    /// ``observe(_:activate:_:)-(KeyPath<Self,PropertyChanges<Value>>,_,_)``
-    /// with `handler` run where `delivery` says. The values cross to that
-    /// place, so they must be `Sendable`.
+    /// `observe(_:activate:_:)` with a `@Sendable` handler run where
+    /// `delivery` says: on the writing thread or on
+    /// a queue. The values cross to that place, so they must be `Sendable`.
+    /// A handler that touches main-actor state is marked instead:
+    /// `observe(\.$score) { @MainActor old, new in ... }` is the one way,
+    /// checked by the compiler (`delivery: .mainActor` does not compile).
     public func observe<Value: Sendable>(
-        _ keyPath: KeyPath<Self, PropertyChanges<Value>>, delivery: Delivery, activate: Bool = true,
+        _ keyPath: KeyPath<Self, PropertyChanges<Value>>, delivery: HandlerDelivery, activate: Bool = true,
         _ handler: @escaping @Sendable (_ old: Value, _ new: Value) -> Void
     ) -> KeyPathObserver {
-        self[keyPath: keyPath].makeObserver(delivery: delivery, activate: activate, handler)
+        self[keyPath: keyPath].makeObserver(delivery: delivery.delivery, activate: activate, handler)
+    }
+
+    /// Observes with a main-actor handler: it runs synchronously inside a
+    /// write made on the main actor, and is enqueued on the main queue for a
+    /// write made elsewhere (behind any main-actor delivery still queued: see
+    /// ``Delivery/mainActor``).
+    ///
+    /// Selected by marking the closure:
+    /// `observe(\.$score) { @MainActor old, new in ... }`. An unmarked
+    /// closure selects the `@Sendable` `observe(_:activate:_:)`, whose
+    /// handler runs on the writing thread, so touching main-actor
+    /// state from it does not compile.
+    public func observe<Value: Sendable>(
+        _ keyPath: KeyPath<Self, PropertyChanges<Value>>, activate: Bool = true,
+        _ handler: @escaping @MainActor (_ old: Value, _ new: Value) -> Void
+    ) -> KeyPathObserver {
+        self[keyPath: keyPath].makeObserver(delivery: .mainActor, activate: activate) { old, new in
+            MainActor.assumeIsolated { handler(old, new) }
+        }
     }
 }

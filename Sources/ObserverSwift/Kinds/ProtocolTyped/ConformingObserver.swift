@@ -59,6 +59,9 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     @usableFromInline let hasStoredCast: Bool
     @usableFromInline let isSynchronous: Bool
     let delivery: Delivery
+    /// Where every call runs when the conformance is isolated to a global
+    /// actor other than the main actor (then `delivery` is not used).
+    let globalActorQueue: GlobalActorQueue?
     let identifier: ObjectIdentifier
     let expiry: Expiry
     @usableFromInline let deadFlag: DeadObserverFlag
@@ -71,29 +74,38 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     /// alone would exclude such an observer for good when the first
     /// notification for `P` came from another thread. A conformance isolated
     /// to the main actor makes a box that delivers on the main actor whatever
-    /// the registration's delivery (its methods must run there); the cast is
-    /// kept when it was made there, and made where the call runs otherwise.
-    /// A conformance isolated to another global actor cannot be called from
-    /// here: such an observer is not stored for `P`.
+    /// the registration's delivery (its methods must run there); one isolated
+    /// to another global actor (`extension Job: @Worker P`) makes a box that
+    /// delivers on that actor's shared instance, in order, whatever the
+    /// registration's delivery. The cast is kept when it was made on the
+    /// conformance's actor, and made where the call runs otherwise.
+    /// Conformances to the protocols of a composition isolated to two
+    /// different global actors cannot all be called on one actor: such an
+    /// observer is not stored for that composition.
     static func make(
         for registered: RegisteredObserver, in list: AnySlotList, deadFlag: DeadObserverFlag
     ) -> ConformingObserver<P>? {
         guard let strong = registered.strongObserver() else { return nil }
         let isolation = ConformanceIsolation.of(strong, as: P.self)
+        var delivery = registered.delivery
+        var globalActorQueue: GlobalActorQueue?
         switch isolation {
-        case .none, .otherGlobalActor: return nil
-        case .nonisolated, .mainActor, .unknown: break
+        case .none, .severalGlobalActors: return nil
+        case .nonisolated, .unknown: break
+        case .mainActor: delivery = .mainActor
+        case .otherGlobalActor(let metadata):
+            guard let queue = GlobalActorQueue(globalActorMetadata: metadata) else { return nil }
+            globalActorQueue = queue
         }
-        let isolatedToMainActor = isolation == .mainActor
-        let delivery: Delivery = isolatedToMainActor ? .mainActor : registered.delivery
+        let isIsolated = isolation != .nonisolated && isolation != .unknown
         guard let typed = strong as? P else {
             // Only an isolated conformance gets here (the cast ran off its
-            // actor): it is cast again where it is called, on the main actor.
-            guard isolatedToMainActor else { return nil }
+            // actor): it is cast again where it is called, on its actor.
+            guard isIsolated else { return nil }
             return ConformingObserver(
                 observer: registered.observer, identifier: ObjectIdentifier(strong),
                 storage: (0, 0, 0, 0, 0, 0), hasStoredCast: false, delivery: delivery,
-                list: list, deadFlag: deadFlag)
+                globalActorQueue: globalActorQueue, list: list, deadFlag: deadFlag)
         }
         var storage: ConformingObserverStorage = (0, 0, 0, 0, 0, 0)
         var hasStoredCast = false
@@ -114,19 +126,21 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
             ConformingObserver(
                 observer: registered.observer, identifier: ObjectIdentifier(strong), storage: storage,
                 hasStoredCast: hasStoredCast, delivery: delivery,
-                list: list, deadFlag: deadFlag)
+                globalActorQueue: globalActorQueue, list: list, deadFlag: deadFlag)
         }
     }
 
     private init(
         observer: UnownedObserver, identifier: ObjectIdentifier, storage: ConformingObserverStorage,
-        hasStoredCast: Bool, delivery: Delivery, list: AnySlotList, deadFlag: DeadObserverFlag
+        hasStoredCast: Bool, delivery: Delivery, globalActorQueue: GlobalActorQueue?,
+        list: AnySlotList, deadFlag: DeadObserverFlag
     ) {
         self.observer = observer
         self.storage = storage
         self.hasStoredCast = hasStoredCast
-        if case .synchronous = delivery { isSynchronous = true } else { isSynchronous = false }
+        if case .synchronous = delivery, globalActorQueue == nil { isSynchronous = true } else { isSynchronous = false }
         self.delivery = delivery
+        self.globalActorQueue = globalActorQueue
         self.identifier = identifier
         self.expiry = Expiry(list: list)
         self.deadFlag = deadFlag
@@ -166,7 +180,7 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     }
 
     @usableFromInline var isMainActorDelivery: Bool {
-        if case .mainActor = delivery { return true }
+        if globalActorQueue == nil, case .mainActor = delivery { return true }
         return false
     }
 
@@ -203,14 +217,23 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
         return true
     }
 
-    /// Queue and main-actor deliveries: the observer is probed again where
-    /// the call runs, so one deallocated in between is not called, and one
-    /// removed from the registry meanwhile is not called either. The queued
-    /// call keeps this box and its list alive (the registry may be gone).
+    /// Queue, main-actor and global-actor deliveries: the observer is
+    /// probed again where the call runs, so one deallocated in between is not
+    /// called, and one removed from the registry meanwhile is not called
+    /// either. The queued call keeps this box and its list alive (the
+    /// registry may be gone).
     @usableFromInline
     func deliverLater(_ body: @escaping (P) -> Void) {
         if !observer.isAlive { return observerDied() }
         let list = expiry.retainedList
+        if let globalActorQueue {
+            // The queue runs the call inside a read section.
+            let call = UncheckedSendable { [self] in
+                if expiry.isSubscribed(in: list, of: self) { _ = self.call(body) }
+            }
+            globalActorQueue.enqueue { call.wrapped() }
+            return
+        }
         let isSubscribed = { [self] in expiry.isSubscribed(in: list, of: self) }
         delivery.run(ifSubscribed: isSubscribed) { [self] in _ = self.call(body) }
     }

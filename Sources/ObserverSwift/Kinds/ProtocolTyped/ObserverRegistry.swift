@@ -30,8 +30,11 @@ import Foundation
 /// conformance isolated to the main actor fails off the main actor), never
 /// by a cast per call: each protocol used gets its own list of conforming
 /// observers on the C core. A conformance isolated to the main actor is
-/// called on the main actor; one isolated to another global actor is not
-/// called (the registry has no way to run code there).
+/// called on the main actor; one isolated to another global actor on that
+/// actor's shared instance, in order (whatever the observer's delivery).
+/// An observer whose conformances to the protocols of a composition are
+/// isolated to two different global actors is not called for that
+/// composition: no one actor can make the call.
 ///
 /// **Weak references.** Observers are not retained. One that is deallocated
 /// is never called again and is dropped from every list; there is no need to
@@ -304,7 +307,10 @@ public final class ObserverRegistry: @unchecked Sendable {
     ///   is not called.
     /// - An observer whose conformance to `P` is isolated to the main actor
     ///   (`extension Screen: @MainActor TemperatureObserver`) is called on the
-    ///   main actor, whatever its delivery, whichever thread calls this.
+    ///   main actor, whatever its delivery, whichever thread calls this; one
+    ///   isolated to another global actor (`extension Job: @Worker
+    ///   TemperatureObserver`) on that actor's shared instance, later, in
+    ///   the order of the calls.
     ///
     /// So `body` may run later, on other threads, several at once: it
     /// escapes and is `@Sendable` (capture values, not `self`'s mutable

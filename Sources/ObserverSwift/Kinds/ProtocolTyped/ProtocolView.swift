@@ -2,7 +2,17 @@
 /// C core. Type-erased root, so the registry can keep views of any `P`.
 @usableFromInline
 class AnyProtocolView: @unchecked Sendable {
-    // @unchecked: `slots` is internally synchronized; the rest is immutable.
+    // @unchecked: `slots` is internally synchronized; the flag's word is only
+    // accessed atomically; the rest is immutable.
+
+    /// First stored property: `holdsObserversCalledElsewhere`'s word (see
+    /// `AtomicWord`).
+    var holdsObserversCalledElsewhereWord = AtomicWordStorage<Bool>(false)
+    /// Set (never cleared) before the first observer whose delivery is not
+    /// synchronous is stored in this view, so that a call that finds it
+    /// false has only synchronous observers to call. Set under the
+    /// registry's writer lock, before the store publishes the observer.
+    @usableFromInline var holdsObserversCalledElsewhere: AtomicWord<Bool> { AtomicWords.first(self) }
 
     /// The view's list, untyped: what the registry removes handles from.
     let slots: AnySlotList
@@ -36,6 +46,7 @@ final class ProtocolView<P>: AnyProtocolView, @unchecked Sendable {
         guard let box = ConformingObserver<P>.make(for: observer, in: conforming, deadFlag: deadFlag) else {
             return nil
         }
+        if !box.isSynchronous { holdsObserversCalledElsewhere.store(true, ordering: .releasing) }
         return conforming.add(box)
     }
 
@@ -51,8 +62,29 @@ final class ProtocolView<P>: AnyProtocolView, @unchecked Sendable {
     /// delivery allows a call here and now (see
     /// ``ConformingObserver/mayBeCalledHere``); returns how many observers
     /// it could not call (their delivery needs `body` later, elsewhere).
+    ///
+    /// A view that never held an observer called elsewhere takes the loop
+    /// without counting. An observer that makes it hold one while this
+    /// call runs was added during the call, so the call need not reach it
+    /// (``ObserverRegistry``'s threading rules): the loop skips it. Every
+    /// observer stored before the call started is seen by the flag's load
+    /// (the flag is set before the observer is published, and this call's
+    /// view and pending-adds loads acquire what that publication released).
     @inlinable @inline(__always)
     func sendHere(_ body: (P) -> Void) -> Int {
+        guard holdsObserversCalledElsewhere.load(ordering: .relaxed) else {
+            conforming.send { observer in
+                if observer.isSynchronous { observer.callIfAlive(body) }
+            }
+            return 0
+        }
+        return sendHereCounting(body)
+    }
+
+    /// ``sendHere(_:)`` for a view that holds observers called elsewhere:
+    /// calls those it may call here, counts the others.
+    @inlinable @inline(__always)
+    func sendHereCounting(_ body: (P) -> Void) -> Int {
         var notCalled = 0
         conforming.send { observer in
             if observer.mayBeCalledHere {
