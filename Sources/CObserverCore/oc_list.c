@@ -860,7 +860,10 @@ oc_list_remove_wait(oc_list_t *list, oc_handle_t handle)
  * Removes every context selected by `predicate` (all when NULL). Works in
  * batches gathered under the lock into a stack buffer and retired after
  * unlocking, so it needs no memory and no release runs under the lock.
- * Contexts added while it runs, into slots it has already passed, stay.
+ * Contexts added while it runs, into slots it has already passed, stay. A
+ * compaction (by another writer's removal between two batches) only moves
+ * contexts down and keeps their order, so the contexts below the cursor are
+ * still below it; one it has passed may land below it and be asked again.
  */
 #define OC_REMOVE_BATCH 256
 

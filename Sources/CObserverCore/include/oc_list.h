@@ -312,8 +312,12 @@ oc_status_t oc_list_remove_wait(oc_list_t *OC_NULLABLE list, oc_handle_t handle)
 /*
  * oc_list_remove_if: removes every context for which `predicate` returns
  * true and returns how many were removed. `predicate` runs under the writer
- * lock: it must not call writer functions on this list. NULL list or NULL
- * predicate: 0.
+ * lock: it must not call writer functions on this list. It is asked about
+ * every context stored when the call starts and not removed meanwhile by
+ * another writer, at least once; the call releases the lock between batches
+ * of slots, and a removal by another writer in between may compact the list
+ * and move a context already asked to a slot not yet visited, so it can be
+ * asked twice. NULL list or NULL predicate: 0.
  */
 size_t oc_list_remove_if(oc_list_t *OC_NULLABLE list,
     oc_context_predicate_fn *OC_NULLABLE predicate, void *OC_NULLABLE argument);
