@@ -2,12 +2,17 @@
  * Observer lists: the writer side (add, remove, clear, growth and shrink).
  * The reader side is oc_list_view / oc_view_context in include/oc_list.h.
  *
- * Layout: readers see `head` (array pointer, scan limit, published
- * sequence). Everything else is writer-only and guarded by `lock`.
- * Slot indices never move while a context is stored, so a handle can name
- * its slot directly; a new context takes the lowest free index (a bitmap
- * search from a hint), which keeps live slots dense at the front and lets
- * the scan limit, and then the array, shrink after mass removal.
+ * Layout: readers see `head` (array pointer, the scan limit's copy for
+ * emptiness, published sequence) and, through the array pointer, the
+ * array's own scan limit. Everything else is writer-only and guarded by
+ * `lock`. A new context takes the lowest free index (a bitmap search from a
+ * hint), which keeps live slots dense at the front. A context stays at its
+ * index until a shrink compacts the list into a smaller array (see
+ * OC_LIST_MIN_SLOTS in oc_list.h): the contexts keep their slot order and
+ * move down; each one that moved is recorded in `moved`, a writer-only
+ * open-addressing table from its add's sequence to its current index, so
+ * that its handle, which still carries the index it was added at, finds
+ * it. An entry lives as long as its context: removal deletes it.
  */
 #include "oc_internal.h"
 
@@ -36,6 +41,8 @@ struct oc_list {
 	struct oc_retired retired;
 	/* `used` until the array outgrows 64 slots: no allocation of its own. */
 	uint64_t first_used;
+	/* Contexts a compaction moved: sequence -> index. NULL when none. */
+	struct oc_moved_table *moved;
 	/*
 	 * The list's first slot array (OC_MIN_CAPACITY slots) follows the
 	 * struct in the same allocation (oc_first_array): creating a list is one
@@ -49,6 +56,40 @@ struct oc_array_block {
 	struct oc_retired retired;
 	struct oc_slot_array array;
 };
+
+/* One moved context: its add's sequence (0: the entry is empty) and index. */
+struct oc_moved {
+	uint64_t sequence;
+	uint32_t index;
+	uint32_t unused;
+};
+
+/*
+ * Linear probing over a power-of-two `capacity` of entries, at most half
+ * of them used (so a probe always meets an empty entry), deleted by
+ * backward shift (no tombstones). Writer-only, under the list's lock.
+ */
+struct oc_moved_table {
+	uint32_t capacity;
+	uint32_t count;
+	struct oc_moved entries[];
+};
+
+/* The fewest entries a moved table has. */
+#define OC_MOVED_MIN_CAPACITY 16u
+
+/*
+ * Array replacements (growth or shrink) in the process, for tests that
+ * count them. Relaxed: a statistic; each increment is made under a list's
+ * lock and no other memory is published through it.
+ */
+static uint64_t oc_list_resize_count;
+
+uint64_t
+oc_testing_list_resizes(void)
+{
+	return __atomic_load_n(&oc_list_resize_count, __ATOMIC_RELAXED);
+}
 
 /* A removed context waiting for its grace period. */
 struct oc_retired_context {
@@ -109,6 +150,149 @@ static size_t
 oc_words_for(uint32_t capacity)
 {
 	return ((size_t)capacity + 63) / 64;
+}
+
+static size_t
+oc_moved_table_bytes(uint32_t capacity)
+{
+	return sizeof(struct oc_moved_table) + (size_t)capacity * sizeof(struct oc_moved);
+}
+
+/* The first entry probed for `sequence` (Fibonacci hashing, high bits). */
+static uint32_t
+oc_moved_home(uint64_t sequence, uint32_t capacity)
+{
+	return (uint32_t)((sequence * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (capacity - 1);
+}
+
+/* The entry of `sequence`, or NULL. Lock held. */
+static struct oc_moved *
+oc_moved_find(const struct oc_list *list, uint64_t sequence)
+{
+	struct oc_moved_table *table = list->moved;
+	uint32_t position;
+
+	if (table == NULL)
+		return NULL;
+	position = oc_moved_home(sequence, table->capacity);
+	for (;;) {
+		struct oc_moved *entry = &table->entries[position];
+
+		if (entry->sequence == sequence)
+			return entry;
+		if (entry->sequence == 0)
+			return NULL;
+		position = (position + 1) & (table->capacity - 1);
+	}
+}
+
+/* Stores an entry known to be absent into `table`, which has room. */
+static void
+oc_moved_insert(struct oc_moved_table *table, uint64_t sequence, uint32_t index)
+{
+	uint32_t position = oc_moved_home(sequence, table->capacity);
+
+	while (table->entries[position].sequence != 0)
+		position = (position + 1) & (table->capacity - 1);
+	table->entries[position].sequence = sequence;
+	table->entries[position].index = index;
+	table->count++;
+}
+
+/*
+ * Replaces the table by one of `capacity` entries (0: none; only when it
+ * is empty) holding the same entries. Lock held. False when memory is
+ * exhausted; then nothing changed.
+ */
+static bool
+oc_moved_rehash(struct oc_list *list, uint32_t capacity)
+{
+	struct oc_moved_table *old = list->moved;
+	struct oc_moved_table *table = NULL;
+	uint32_t i;
+
+	if (capacity > 0) {
+		table = oc__alloc(oc_moved_table_bytes(capacity));
+		if (table == NULL)
+			return false;
+		memset(table, 0, oc_moved_table_bytes(capacity));
+		table->capacity = capacity;
+		for (i = 0; old != NULL && i < old->capacity; i++) {
+			if (old->entries[i].sequence != 0)
+				oc_moved_insert(table, old->entries[i].sequence, old->entries[i].index);
+		}
+	}
+	free(old);
+	list->moved = table;
+	return true;
+}
+
+/*
+ * Makes room for `extra` more entries (at most half the table in use).
+ * Lock held. False when memory is exhausted; then nothing changed.
+ */
+static bool
+oc_moved_reserve(struct oc_list *list, uint32_t extra)
+{
+	uint64_t needed = (uint64_t)(list->moved != NULL ? list->moved->count : 0) + extra;
+	uint32_t capacity = list->moved != NULL ? list->moved->capacity : 0;
+	uint32_t grown = OC_MOVED_MIN_CAPACITY;
+
+	if (extra == 0 || needed * 2 <= capacity)
+		return true;
+	while ((uint64_t)grown < needed * 2)
+		grown *= 2;
+	return oc_moved_rehash(list, grown);
+}
+
+/* Records that `sequence`'s context is at `index` now. Room reserved. */
+static void
+oc_moved_put(struct oc_list *list, uint64_t sequence, uint32_t index)
+{
+	struct oc_moved *entry = oc_moved_find(list, sequence);
+
+	if (entry != NULL)
+		entry->index = index;
+	else
+		oc_moved_insert(list->moved, sequence, index);
+}
+
+/*
+ * Forgets `sequence` (no-op when absent), then frees the table once empty
+ * or halves it once under an eighth full (a failed allocation only keeps it
+ * larger). Lock held.
+ */
+static void
+oc_moved_delete(struct oc_list *list, uint64_t sequence)
+{
+	struct oc_moved_table *table = list->moved;
+	struct oc_moved *entry = oc_moved_find(list, sequence);
+	uint32_t mask, hole, next;
+
+	if (entry == NULL)
+		return;
+	mask = table->capacity - 1;
+	hole = (uint32_t)(entry - table->entries);
+	next = hole;
+	for (;;) {
+		uint32_t home;
+
+		next = (next + 1) & mask;
+		if (table->entries[next].sequence == 0)
+			break;
+		home = oc_moved_home(table->entries[next].sequence, table->capacity);
+		/* Move the entry into the hole unless its home lies in (hole, next]. */
+		if (((next - home) & mask) >= ((next - hole) & mask)) {
+			table->entries[hole] = table->entries[next];
+			hole = next;
+		}
+	}
+	table->entries[hole].sequence = 0;
+	table->count--;
+	if (table->count == 0)
+		(void)oc_moved_rehash(list, 0);
+	else if (table->capacity > OC_MOVED_MIN_CAPACITY && table->count * 8 < table->capacity)
+		(void)oc_moved_rehash(list, table->capacity / 2);
 }
 
 static struct oc_array_block *
@@ -180,6 +364,8 @@ oc_free_used(struct oc_list *list, uint64_t *used)
 		free(used);
 }
 
+static uint32_t oc_lowest_free_locked(struct oc_list *list);
+
 static struct oc_array_block *
 oc_block_allocate(uint32_t capacity)
 {
@@ -206,6 +392,7 @@ oc__list_init(oc_list_t *list, oc_release_fn *release)
 		return false;
 	list->release = release;
 	list->used = &list->first_used;
+	list->moved = NULL;
 	oc_first_array(list)->capacity = OC_MIN_CAPACITY;
 	list->head.array = oc_first_array(list);
 	return true;
@@ -226,8 +413,8 @@ oc_list_create(oc_release_fn *release)
 }
 
 /*
- * Copies the live prefix into an array of `capacity` slots and publishes it.
- * Lock held. On allocation failure nothing changes.
+ * Grows: copies the live prefix into an array of `capacity` slots (larger)
+ * and publishes it. Lock held. On allocation failure nothing changes.
  *
  * Memory ordering: the new array is filled with plain stores and published
  * with a release store of head.array, so a reader that acquires the pointer
@@ -239,10 +426,10 @@ oc_list_create(oc_release_fn *release)
  * oc_list.h).
  */
 static oc_status_t
-oc_resize_locked(struct oc_list *list, uint32_t capacity)
+oc_grow_locked(struct oc_list *list, uint32_t capacity)
 {
 	struct oc_slot_array *old = list->head.array;
-	uint32_t limit = list->head.scan_limit;
+	uint32_t limit = old->scan_limit;
 	size_t old_words = oc_words_for(old->capacity);
 	size_t new_words = oc_words_for(capacity);
 	struct oc_array_block *block = oc_block_allocate(capacity);
@@ -256,6 +443,8 @@ oc_resize_locked(struct oc_list *list, uint32_t capacity)
 		return OC_ENOMEM;
 	}
 	memcpy(block->array.slots, old->slots, (size_t)limit * sizeof(struct oc_slot));
+	/* Plain: the array is not published yet (the release below carries it). */
+	block->array.scan_limit = limit;
 	if (used != list->used) {
 		/* Into a fresh bitmap, or back into the list's word (copied
 		 * before the old one is freed). */
@@ -273,6 +462,103 @@ oc_resize_locked(struct oc_list *list, uint32_t capacity)
 
 	__atomic_store_n(&list->head.array, &block->array, __ATOMIC_RELEASE);
 	oc_retire_array(list, old);
+	__atomic_fetch_add(&oc_list_resize_count, 1, __ATOMIC_RELAXED);
+	return OC_OK;
+}
+
+/*
+ * Sets the current array's scan limit and the head's copy. Lock held.
+ *
+ * Memory ordering: the array's limit is stored with release, pairing with
+ * oc_list_view's acquire load of it: a reader that sees the raised limit of
+ * an add sees the slot stores made before it (in oc_list_add). The head's
+ * copy is stored with release too, pairing with oc_list_is_empty's acquire.
+ * Both are plain stores on x86 and `stlr` on ARM, required there for adds;
+ * a lowered limit (a removal) needs no ordering, but every store of a limit
+ * is a release so that the pairing arguments need no case for it.
+ */
+static void
+oc_set_scan_limit_locked(struct oc_list *list, uint32_t limit)
+{
+	__atomic_store_n(&list->head.array->scan_limit, limit, __ATOMIC_RELEASE);
+	__atomic_store_n(&list->head.scan_limit, limit, __ATOMIC_RELEASE);
+}
+
+/*
+ * Shrinks: copies the contexts, in slot order, into the lowest slots of a
+ * new array of `capacity` slots (at least twice the count) and publishes
+ * it. Each context whose index changes is recorded in the moved table, so
+ * that its handle still finds it. Lock held. On allocation failure nothing
+ * changes (the list stays larger).
+ *
+ * Memory ordering: as in oc_grow_locked, the new array (its slots and its
+ * scan limit) is filled with plain stores and published with a release
+ * store of head.array. The old array is not written again: a reader that
+ * loaded it before iterates it, with its own limit, as it was when it was
+ * replaced, so a context stored for the whole of that reader's send is
+ * there exactly once, at its old index; contexts removed since may still be
+ * called by such a reader (they were removed while it iterated) and are
+ * released only after its section ends, as is the old array itself. The
+ * head's copy of the limit only matters as zero or not, and compaction
+ * keeps the count, so its release store (for oc_list_is_empty) orders
+ * nothing new.
+ */
+static oc_status_t
+oc_compact_locked(struct oc_list *list, uint32_t capacity)
+{
+	struct oc_slot_array *old = list->head.array;
+	uint32_t limit = old->scan_limit;
+	uint32_t count = list->count;
+	size_t new_words = oc_words_for(capacity);
+	size_t word;
+	uint32_t lead, next = 0;
+	struct oc_array_block *block = oc_block_allocate(capacity);
+	uint64_t *used = new_words == 1 ? &list->first_used : oc__alloc(new_words * sizeof(uint64_t));
+
+	/* The contexts past the first free slot all move: reserve their entries. */
+	lead = oc_lowest_free_locked(list);
+	if (lead > limit)
+		lead = limit;
+	if (block == NULL || used == NULL || !oc_moved_reserve(list, count - lead)) {
+		free(block);
+		if (used != NULL && used != &list->first_used)
+			free(used);
+		return OC_ENOMEM;
+	}
+	for (word = 0; word < oc_words_for(limit); word++) {
+		uint64_t bits = list->used[word];
+
+		while (bits != 0) {
+			uint32_t index = (uint32_t)(word * 64) + (uint32_t)__builtin_ctzll(bits);
+			struct oc_slot *slot = &old->slots[index];
+
+			bits &= bits - 1;
+			block->array.slots[next] = *slot;
+			if (index != next)
+				oc_moved_put(list, slot->sequence, next);
+			next++;
+		}
+	}
+	/* Plain: the array is not published yet. */
+	block->array.scan_limit = next;
+
+	/* The new bitmap: the first `next` bits. */
+	if (used != &list->first_used)
+		memset(used, 0, new_words * sizeof(uint64_t));
+	else
+		list->first_used = 0;
+	for (word = 0; word < (size_t)next / 64; word++)
+		used[word] = UINT64_MAX;
+	if (next % 64 != 0)
+		used[next / 64] = (UINT64_C(1) << (next % 64)) - 1;
+	oc_free_used(list, list->used);
+	list->used = used;
+	list->first_free_word = next / 64;
+
+	__atomic_store_n(&list->head.array, &block->array, __ATOMIC_RELEASE);
+	__atomic_store_n(&list->head.scan_limit, next, __ATOMIC_RELEASE);
+	oc_retire_array(list, old);
+	__atomic_fetch_add(&oc_list_resize_count, 1, __ATOMIC_RELAXED);
 	return OC_OK;
 }
 
@@ -338,7 +624,7 @@ oc_list_add(oc_list_t *list, void *context, oc_handle_t *handle)
 			pthread_mutex_unlock(&list->lock);
 			return OC_EFULL;
 		}
-		status = oc_resize_locked(list, capacity * 2);
+		status = oc_grow_locked(list, capacity * 2);
 		if (status != OC_OK) {
 			pthread_mutex_unlock(&list->lock);
 			return status;
@@ -361,10 +647,10 @@ oc_list_add(oc_list_t *list, void *context, oc_handle_t *handle)
 	__atomic_store_n(&slot->sequence, sequence, __ATOMIC_RELAXED);
 	__atomic_store_n(&slot->context, context, __ATOMIC_RELEASE);
 	list->used[index / 64] |= UINT64_C(1) << (index % 64);
-	/* Release: pairs with oc_list_is_empty's acquire (plain store on x86,
-	 * `stlr` on ARM, where it orders the slot stores before the limit). */
-	if (index >= list->head.scan_limit)
-		__atomic_store_n(&list->head.scan_limit, index + 1, __ATOMIC_RELEASE);
+	/* Release stores (see oc_set_scan_limit_locked): they order the slot
+	 * stores before the raised limit. */
+	if (index >= list->head.array->scan_limit)
+		oc_set_scan_limit_locked(list, index + 1);
 	/*
 	 * Release: a view that acquires this sequence sees the slot, the scan
 	 * limit and (after growth) the array stored above. Plain store on x86;
@@ -383,14 +669,18 @@ oc_list_add(oc_list_t *list, void *context, oc_handle_t *handle)
 }
 
 /*
- * Empties slot `index` (which holds a context) and returns the context.
- * Lock held. Does not shrink; the caller decides when.
+ * Empties slot `index` (which holds a context) and returns the context;
+ * forgets the context's moved entry, if it has one. Lock held. Does not
+ * shrink; the caller decides when.
  */
 static void *
 oc_vacate_locked(struct oc_list *list, uint32_t index)
 {
 	struct oc_slot *slot = &list->head.array->slots[index];
 	void *context = slot->context;
+
+	if (list->moved != NULL)
+		oc_moved_delete(list, slot->sequence);
 
 	/*
 	 * Release store of NULL: a view taken after this returns (and so after
@@ -404,32 +694,36 @@ oc_vacate_locked(struct oc_list *list, uint32_t index)
 	 * a plain store on x86, one `stlr` per removal on ARM, kept so that
 	 * every store of `context` is a release and the pairing argument in
 	 * oc_view_context needs no case for it. The scan limit's release pairs
-	 * with oc_list_is_empty's acquire, as in oc_list_add.
+	 * with the views' and oc_list_is_empty's acquire, as in oc_list_add.
 	 */
 	__atomic_store_n(&slot->context, NULL, __ATOMIC_RELEASE);
 	__atomic_store_n(&slot->sequence, OC__SEQUENCE_FREE, __ATOMIC_RELAXED);
 	list->used[index / 64] &= ~(UINT64_C(1) << (index % 64));
 	if (index / 64 < list->first_free_word)
 		list->first_free_word = index / 64;
-	if (index + 1 == list->head.scan_limit)
-		__atomic_store_n(&list->head.scan_limit,
-		    oc_scan_limit_below_locked(list, index), __ATOMIC_RELEASE);
+	if (index + 1 == list->head.array->scan_limit)
+		oc_set_scan_limit_locked(list, oc_scan_limit_below_locked(list, index));
 	__atomic_store_n(&list->count, list->count - 1, __ATOMIC_RELAXED);
 	return context;
 }
 
-/* Halves the array while at most a quarter of it is in use. Lock held. */
+/*
+ * When at most a quarter of the array is in use, compacts the list into the
+ * smallest power-of-two array (at least OC_MIN_CAPACITY) at least twice the
+ * count. Lock held.
+ */
 static void
 oc_maybe_shrink_locked(struct oc_list *list)
 {
 	uint32_t capacity = list->head.array->capacity;
+	uint32_t target = OC_MIN_CAPACITY;
 
-	while (capacity > OC_MIN_CAPACITY && list->head.scan_limit <= capacity / 4) {
-		/* A failed allocation only means we stay larger. */
-		if (oc_resize_locked(list, capacity / 2) != OC_OK)
-			return;
-		capacity /= 2;
-	}
+	if (capacity <= OC_MIN_CAPACITY || list->count > capacity / 4)
+		return;
+	while (target < 2 * list->count)
+		target *= 2;
+	/* A failed allocation only means we stay larger. */
+	(void)oc_compact_locked(list, target);
 }
 
 /*
@@ -459,28 +753,51 @@ oc_retire_context(oc_release_fn *release, void *context)
 	oc__count_leaked_context();
 }
 
-/* Lock held. A free slot never matches (its sequence is FREE or 0). */
+/*
+ * The index of the context `handle` names, in *index; false when it names
+ * none (stale, foreign, never issued). The handle's own index first; when
+ * that slot holds another add (or none), the moved table. Sequences are
+ * unique in the process, so a slot or entry with the handle's sequence is
+ * its add's. A free slot never matches (its sequence is FREE or 0, and its
+ * context NULL). Lock held.
+ */
 static bool
-oc_handle_matches_locked(const struct oc_list *list, oc_handle_t handle)
+oc_find_locked(const struct oc_list *list, oc_handle_t handle, uint32_t *index)
 {
+	const struct oc_slot_array *array = list->head.array;
+	const struct oc_moved *moved;
 	const struct oc_slot *slot;
 
-	if (oc_handle_is_none(handle) || handle.index >= list->head.scan_limit)
+	if (oc_handle_is_none(handle))
 		return false;
-	slot = &list->head.array->slots[handle.index];
-	return slot->context != NULL && slot->sequence == handle.sequence;
+	if (handle.index < array->scan_limit) {
+		slot = &array->slots[handle.index];
+		if (slot->context != NULL && slot->sequence == handle.sequence) {
+			*index = handle.index;
+			return true;
+		}
+	}
+	moved = oc_moved_find(list, handle.sequence);
+	if (moved == NULL || moved->index >= array->scan_limit)
+		return false;
+	slot = &array->slots[moved->index];
+	if (slot->context == NULL || slot->sequence != handle.sequence)
+		return false;
+	*index = moved->index;
+	return true;
 }
 
 static oc_status_t
 oc_remove_locked_then_unlock(struct oc_list *list, oc_handle_t handle)
 {
 	void *context;
+	uint32_t index;
 
-	if (!oc_handle_matches_locked(list, handle)) {
+	if (!oc_find_locked(list, handle, &index)) {
 		pthread_mutex_unlock(&list->lock);
 		return OC_ENOENT;
 	}
-	context = oc_vacate_locked(list, handle.index);
+	context = oc_vacate_locked(list, index);
 	oc_maybe_shrink_locked(list);
 	pthread_mutex_unlock(&list->lock);
 	oc_retire_context(list->release, context);
@@ -500,12 +817,14 @@ oc_list_remove(oc_list_t *list, oc_handle_t handle)
 oc_status_t
 oc__list_take(oc_list_t *list, oc_handle_t handle, void **context)
 {
+	uint32_t index;
+
 	pthread_mutex_lock(&list->lock);
-	if (!oc_handle_matches_locked(list, handle)) {
+	if (!oc_find_locked(list, handle, &index)) {
 		pthread_mutex_unlock(&list->lock);
 		return OC_ENOENT;
 	}
-	*context = oc_vacate_locked(list, handle.index);
+	*context = oc_vacate_locked(list, index);
 	oc_maybe_shrink_locked(list);
 	pthread_mutex_unlock(&list->lock);
 	return OC_OK;
@@ -541,7 +860,10 @@ oc_list_remove_wait(oc_list_t *list, oc_handle_t handle)
  * Removes every context selected by `predicate` (all when NULL). Works in
  * batches gathered under the lock into a stack buffer and retired after
  * unlocking, so it needs no memory and no release runs under the lock.
- * Contexts added while it runs, into slots it has already passed, stay.
+ * Contexts added while it runs, into slots it has already passed, stay. A
+ * compaction (by another writer's removal between two batches) only moves
+ * contexts down and keeps their order, so the contexts below the cursor are
+ * still below it; one it has passed may land below it and be asked again.
  */
 #define OC_REMOVE_BATCH 256
 
@@ -559,8 +881,8 @@ oc_remove_matching(struct oc_list *list,
 		size_t i;
 
 		pthread_mutex_lock(&list->lock);
-		if (index > list->head.scan_limit)
-			index = list->head.scan_limit;
+		if (index > list->head.array->scan_limit)
+			index = list->head.array->scan_limit;
 		while (index > 0 && gathered < OC_REMOVE_BATCH) {
 			void *context = list->head.array->slots[--index].context;
 
@@ -618,15 +940,35 @@ oc_list_capacity(const oc_list_t *list)
 	return __atomic_load_n(&list->head.array, __ATOMIC_ACQUIRE)->capacity;
 }
 
+size_t
+oc_list_bytes_held(oc_list_t *list)
+{
+	size_t bytes;
+
+	if (list == NULL)
+		return 0;
+	pthread_mutex_lock(&list->lock);
+	bytes = oc_list_bytes();
+	if (list->head.array != oc_first_array(list))
+		bytes += oc_block_bytes(list->head.array->capacity);
+	if (list->used != &list->first_used)
+		bytes += oc_words_for(list->head.array->capacity) * sizeof(uint64_t);
+	if (list->moved != NULL)
+		bytes += oc_moved_table_bytes(list->moved->capacity);
+	pthread_mutex_unlock(&list->lock);
+	return bytes;
+}
+
 bool
 oc_list_contains(oc_list_t *list, oc_handle_t handle)
 {
 	bool matches;
+	uint32_t index;
 
 	if (list == NULL)
 		return false;
 	pthread_mutex_lock(&list->lock);
-	matches = oc_handle_matches_locked(list, handle);
+	matches = oc_find_locked(list, handle, &index);
 	pthread_mutex_unlock(&list->lock);
 	return matches;
 }
@@ -640,6 +982,8 @@ oc__list_finish(oc_list_t *list)
 		oc_list_clear(list);
 	pthread_mutex_destroy(&list->lock);
 	oc_free_used(list, list->used);
+	/* Empty after the clear above (each removal deleted its entry). */
+	free(list->moved);
 	/* Readers that took a view before may still read the array and head
 	 * (the first array, inside the list, goes with the list's memory). */
 	oc_retire_array(list, list->head.array);

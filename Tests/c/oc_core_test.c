@@ -793,12 +793,12 @@ test_full_list_clear_destroy_barrier(void)
 		/*
 		 * Released exactly once each: every context (slots of them, plus
 		 * the one removed and added again), each array the growth to
-		 * `slots` and the shrink back to the minimum replaced, the final array
-		 * and the list itself; but the list's first array is part of the
-		 * list's allocation, released with it: one object fewer whether
-		 * the growth replaced it or it is the final array.
+		 * `slots` allocated (the list's first array is part of the list's
+		 * allocation, released with it), the one array the clear compacted
+		 * into (a clear shrinks once, at its end, straight to the minimum)
+		 * and the list itself.
 		 */
-		expected = (uint64_t)slots + 1 + 2 * resizes_between_minimum_and(slots) + 1;
+		expected = (uint64_t)slots + 1 + resizes_between_minimum_and(slots) + 1 + 1;
 		CHECK(oc_stats().pending_objects == 0);
 		CHECK(oc_stats().reclaimed_objects - reclaimed_before == expected);
 		if (oc_stats().reclaimed_objects - reclaimed_before != expected)

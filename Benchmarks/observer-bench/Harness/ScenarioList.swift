@@ -46,6 +46,8 @@ enum ScenarioList {
         .latencyUnderChurn,
         .memoryPerObserver,
         .memoryPerSource,
+        .shrinkMemory,
+        .shrinkSend,
         .notificationCenterFanOut,
     ]
 

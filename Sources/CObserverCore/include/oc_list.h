@@ -46,11 +46,15 @@ OC_ASSUME_NONNULL_BEGIN
  * A handle names one add: `sequence` is a number unique in the process (a
  * 64-bit counter, shared by all lists, that never wraps: oc_list_add
  * returns OC_EEXHAUSTED rather than reuse one), `index` the slot it went
- * into. A handle is never reissued, so a stale handle (its context already
- * removed) or a foreign one (issued by another list) never matches a live
- * slot. The sequence of an issued handle is never 0: a zero-initialized
- * handle is OC_HANDLE_NONE, never issued. 16 bytes (12 used) in C and
- * Swift.
+ * into. The sequence is what identifies the add: when a shrink compacts
+ * the list and moves the context to a lower slot, the handle keeps its
+ * original index and the list finds the context by its sequence (see
+ * oc_list_remove), so a handle stays valid for as long as its context is
+ * stored. A handle is never reissued, so a stale handle (its context
+ * already removed) or a foreign one (issued by another list) never matches
+ * a live slot. The sequence of an issued handle is never 0: a
+ * zero-initialized handle is OC_HANDLE_NONE, never issued. 16 bytes (12
+ * used) in C and Swift.
  */
 typedef struct oc_handle {
 	uint64_t sequence;
@@ -61,8 +65,14 @@ typedef struct oc_handle {
 #define OC_LIST_MAX_SLOTS (UINT32_C(1) << 24)
 
 /*
- * The slots of a new list's array, and the fewest a shrink leaves: a list
- * grows by doubling from here and shrinks by halving back to it.
+ * The slots of a new list's array, and the fewest a shrink leaves. A list
+ * grows by doubling when every slot is in use. It shrinks when at most a
+ * quarter of its slots are in use: it then compacts its contexts, keeping
+ * their slot order, into the lowest slots of an array half full (the
+ * smallest power of two at least twice the count, and at least
+ * OC_LIST_MIN_SLOTS). A resize of an array of C slots thus follows at least
+ * C / 4 adds or removals since the previous one, so its cost is amortized
+ * and churn at a boundary does not thrash.
  */
 #define OC_LIST_MIN_SLOTS UINT32_C(1)
 
@@ -104,10 +114,19 @@ struct oc_slot {
 };
 #define OC__SEQUENCE_FREE UINT64_MAX
 
-/* An immutable-capacity slot array; replaced (copied) on growth or shrink. */
+/*
+ * An immutable-capacity slot array; replaced (copied, and compacted on
+ * shrink) on growth or shrink. `scan_limit` is one past the highest index
+ * of this array that may hold a context. It belongs to the array, not the
+ * list, because a compaction moves contexts to lower indices of the new
+ * array only: a limit computed for the new array would hide contexts from a
+ * reader still on the old one. Writers change it in place only in the
+ * list's current array, with release stores; readers load it with acquire
+ * (see oc_list_view).
+ */
 struct oc_slot_array {
 	uint32_t capacity;
-	uint32_t reserved;
+	uint32_t scan_limit;
 	struct oc_slot slots[];
 };
 
@@ -118,7 +137,11 @@ struct oc_slot_array {
 struct oc_list_head {
 	/* Published with release by writers; loaded with acquire by readers. */
 	struct oc_slot_array *array;
-	/* One past the highest index that may hold a context. */
+	/*
+	 * The current array's scan limit, copied here for oc_list_is_empty,
+	 * which runs outside a read section and so cannot follow `array`: 0
+	 * exactly when no slot is in use. Views take the limit from the array.
+	 */
 	uint32_t scan_limit;
 	uint32_t reserved;
 	/* Highest sequence number whose add has completed. */
@@ -147,13 +170,19 @@ typedef struct oc_view {
  * on growth, the new array pointer; so every add that completed before the
  * sequence was published is visible through the array and limit loaded next.
  * The array and limit may be newer than the sequence; adds newer than the
- * sequence are filtered out per slot by oc_view_context. A limit larger than
- * the loaded array's capacity (growth raced us) is clamped. On x86 every
- * load is an acquire load already (these compile to plain moves); on ARM
- * they are `ldar` (or `ldapr`) and each is required: without the first, the
- * array and limit could be read before the sequence that vouches for them;
- * without the second, the slots before the pointer that publishes them;
- * without the third, a limit older than the sequence.
+ * sequence are filtered out per slot by oc_view_context. The limit is the
+ * loaded array's own, never above its capacity. A writer that publishes a
+ * new array (growth, or a shrink that moves contexts to lower indices)
+ * never changes the old array's slots or limit again, so a reader that
+ * loaded the old array iterates a consistent older state, in which every
+ * context stored for the whole send is at its old index; a reader that
+ * loaded the new array reads the limit it was published with or a later
+ * in-place update. On x86 every load is an acquire load already (these
+ * compile to plain moves); on ARM they are `ldar` (or `ldapr`) and each is
+ * required: without the first, the array and limit could be read before the
+ * sequence that vouches for them; without the second, the slots and limit
+ * before the pointer that publishes them; without the third, a limit older
+ * than the sequence (an add releases the limit before the sequence).
  */
 static inline oc_view_t
 oc_list_view(const oc_list_t *list)
@@ -161,17 +190,13 @@ oc_list_view(const oc_list_t *list)
 	const struct oc_list_head *head = (const struct oc_list_head *)(const void *)list;
 	oc_view_t view;
 	const struct oc_slot_array *array;
-	uint32_t limit;
 
 	OC_DEBUG_CHECK((const void *)list != NULL, "oc_list_view(NULL)");
 	OC_DEBUG_CHECK(oc_in_read_section(), "oc_list_view outside a read section");
 	view.sequence = __atomic_load_n(&head->published_sequence, __ATOMIC_ACQUIRE);
 	array = __atomic_load_n(&head->array, __ATOMIC_ACQUIRE);
-	limit = __atomic_load_n(&head->scan_limit, __ATOMIC_ACQUIRE);
-	if (limit > array->capacity)
-		limit = array->capacity;
 	view.slots = array->slots;
-	view.count = limit;
+	view.count = __atomic_load_n(&array->scan_limit, __ATOMIC_ACQUIRE);
 	return view;
 }
 
@@ -205,7 +230,7 @@ oc_view_context(oc_view_t view, uint32_t index)
  * (checked in debug builds only). Needs no read section (it reads only the
  * list head, which lives as long as the list), so a sender can return before
  * entering one. Memory ordering: the acquire load pairs with the release
- * store of the scan limit in oc_list_add; a send that starts after an add
+ * store of the head's copy of the scan limit in oc_list_add; a send that starts after an add
  * returned sees a non-zero limit unless everything was removed since. (The
  * send then takes a view, whose own acquire loads order what it reads; this
  * one needs acquire only so that a sender returning early has seen a state
@@ -258,7 +283,10 @@ oc_status_t oc_list_add(oc_list_t *OC_NULLABLE list, void *OC_NULLABLE context,
     oc_handle_t *OC_NULLABLE handle);
 
 /*
- * oc_list_remove: removes the context named by `handle`. Returns OC_OK when
+ * oc_list_remove: removes the context named by `handle`, wherever a shrink
+ * has moved it (at the handle's index while it is still there, otherwise
+ * found by its sequence in the list's table of moved contexts, one hash
+ * lookup). Returns OC_OK when
  * it was removed by this call, OC_ENOENT when the handle is stale (already
  * removed), foreign or never issued (nothing happens), OC_EINVAL for a NULL
  * list. After OC_OK, no view taken later contains the context; views taken
@@ -284,8 +312,12 @@ oc_status_t oc_list_remove_wait(oc_list_t *OC_NULLABLE list, oc_handle_t handle)
 /*
  * oc_list_remove_if: removes every context for which `predicate` returns
  * true and returns how many were removed. `predicate` runs under the writer
- * lock: it must not call writer functions on this list. NULL list or NULL
- * predicate: 0.
+ * lock: it must not call writer functions on this list. It is asked about
+ * every context stored when the call starts and not removed meanwhile by
+ * another writer, at least once; the call releases the lock between batches
+ * of slots, and a removal by another writer in between may compact the list
+ * and move a context already asked to a slot not yet visited, so it can be
+ * asked twice. NULL list or NULL predicate: 0.
  */
 size_t oc_list_remove_if(oc_list_t *OC_NULLABLE list,
     oc_context_predicate_fn *OC_NULLABLE predicate, void *OC_NULLABLE argument);

@@ -76,6 +76,21 @@ oc_scan_policy_t oc_testing_set_scan_policy(oc_scan_policy_t policy);
 size_t oc_list_capacity(const oc_list_t *OC_NULLABLE list);
 
 /*
+ * oc_list_bytes_held: the bytes the list holds now, by the core's own
+ * accounting: the list (with its first array), its current slot array and
+ * bitmap when they are allocations of their own, and its table of moved
+ * contexts. Retired arrays waiting for their grace period are not counted
+ * (oc_stats counts them). Takes the list's writer lock. NULL: 0.
+ */
+size_t oc_list_bytes_held(oc_list_t *OC_NULLABLE list);
+
+/*
+ * oc_testing_list_resizes: slot arrays replaced so far by growth or shrink,
+ * in all lists of the process (relaxed).
+ */
+uint64_t oc_testing_list_resizes(void);
+
+/*
  * oc_keymap_table_bytes: bytes of the map's current table (it
  * shrinks again after mass removal). NULL map: 0.
  */
