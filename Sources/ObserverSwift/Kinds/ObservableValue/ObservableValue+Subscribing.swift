@@ -12,9 +12,6 @@ import Dispatch
 /// token.cancel()
 /// ```
 extension ObservableValue: ObserverSource {
-    /// `replay: true` delivers the current value first.
-    public typealias ReplayOption = Bool
-
     // MARK: The engine's entry points (ObserverSource)
 
     @inlinable
@@ -33,7 +30,8 @@ extension ObservableValue: ObserverSource {
     }
 
     /// Holds the turn (no set delivers meanwhile) and passes the current
-    /// value when `replay` is true.
+    /// value when `replay` is true. (`ReplayOption` is `Bool`, inferred from
+    /// this witness.)
     public func _withCurrentValue<Result>(replay: Bool?, _ body: (Value?) -> Result) -> Result {
         guard replay == true else { return body(nil) }
         return withTurn { current in body(current) }
