@@ -50,7 +50,7 @@ final class KeyedIrregularKeyTests: XCTestCase {
 
     func testAKeyNotEqualToItselfCanBeCancelledOverSeveralKeys() {
         let event = KeyedEvent<NeverEqualKey, Int>()
-        let token = event.forKeys([NeverEqualKey(id: 1), NeverEqualKey(id: 2)]).subscribe() { _, _ in }
+        let token = event.forKeys([NeverEqualKey(id: 1), NeverEqualKey(id: 2)]).subscribe { _, _ in }
         let target = KeyedTarget()
         let bound = event.subscribe(target, key: NeverEqualKey(id: 1)) { _, _ in }
         XCTAssertEqual(event.subscribersCount, 2)
