@@ -36,6 +36,10 @@ final class ActorMailbox<A: Actor, Item: Sendable>: Sendable {
 
     private struct State {
         weak var actor: A?
+        /// The actor when the mailbox keeps it alive (a global actor's
+        /// shared instance, which lives as long as the process); `actor` is
+        /// then nil, so no weak reference is formed to it.
+        var keptActor: A?
         /// Items not yet taken by a job.
         var items = MailboxQueue<Item>()
         var draining = false
@@ -50,15 +54,22 @@ final class ActorMailbox<A: Actor, Item: Sendable>: Sendable {
         var endedByLimit = false
     }
 
-    /// - Parameter limit: `Int.max` for no limit.
+    /// - Parameters:
+    ///   - limit: `Int.max` for no limit.
+    ///   - keepsActor: hold `actor` strongly (for an actor that outlives
+    ///     every subscription anyway, such as a global actor's shared
+    ///     instance); by default it is held weakly and its deinit ends the
+    ///     subscription.
     init(
-        actor: A, limit: Int, policy: ObserverBufferingPolicy = .unbounded,
+        actor: A, limit: Int, policy: ObserverBufferingPolicy = .unbounded, keepsActor: Bool = false,
         handler: @escaping @Sendable (isolated A, Item) -> Void
     ) {
         self.policy = policy.kind
         self.handler = handler
         state = Locked(State(remaining: limit))
-        state.withLock { $0.actor = actor }
+        state.withLock {
+            if keepsActor { $0.keptActor = actor } else { $0.actor = actor }
+        }
     }
 
     deinit {
@@ -140,7 +151,7 @@ final class ActorMailbox<A: Actor, Item: Sendable>: Sendable {
     }
 
     private func runJob() async {
-        guard let actor = state.withLock({ $0.actor }) else {
+        guard let actor = state.withLock({ $0.actor ?? $0.keptActor }) else {
             let left = state.withLock { state -> [Item] in
                 state.draining = false
                 return state.items.removeAll()

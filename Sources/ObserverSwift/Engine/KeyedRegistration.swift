@@ -113,7 +113,10 @@ final class KeyedRegistration<Key: Hashable>: SubscriptionRegistration, Subscrip
         if ended.load(ordering: .acquiring) { return expired.load(ordering: .relaxed) }
         let hash = AnyKeyedSlotLists.hash(key)
         let entries = state.withLock { $0.entries }
-        return entries.contains { $0.hash == hash && engine.contains($0) }
+        if entries.contains(where: { $0.hash == hash && engine.contains($0) }) { return true }
+        // Not stored: cancelled, or ended since the first load (`end` sets
+        // `ended` before it gives the entries back for removal).
+        return ended.load(ordering: .acquiring) && expired.load(ordering: .relaxed)
     }
 
     override package var isSubscriptionActive: Bool {

@@ -113,7 +113,11 @@ struct Expiry: ~Copyable {
     func isSubscribed(in list: AnySlotList, of box: AnyObject) -> Bool {
         guard !isExpired(of: box) else { return true }
         guard let handle = storedHandle(of: box) else { return false }
-        return list.contains(handle)
+        if list.contains(handle) { return true }
+        // Not stored: cancelled, or expired since the first load (a spent
+        // limit expires the box before removing it, so a removal seen here
+        // comes with `expired` set; acquire pairs with that exchange).
+        return isExpired(of: box)
     }
 
     /// The box's handle, or nil before `didAdd`. Sequentially consistent:

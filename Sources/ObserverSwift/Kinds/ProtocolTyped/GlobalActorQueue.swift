@@ -22,7 +22,10 @@ final class GlobalActorQueue: Sendable {
     }
 
     private static func mailbox<A: Actor>(on actor: A) -> @Sendable (Call) -> Void {
-        let mailbox = ActorMailbox<A, Call>(actor: actor, limit: Int.max) { _, call in call.work() }
+        // Kept strongly: a global actor's shared instance lives as long as
+        // the process, and a weak reference to it would allocate a side
+        // table that is never freed.
+        let mailbox = ActorMailbox<A, Call>(actor: actor, limit: Int.max, keepsActor: true) { _, call in call.work() }
         return { mailbox.receive($0) }
     }
 
