@@ -97,10 +97,7 @@ extension ObserverSource {
     public func subscribe(
         replay: ReplayOption? = nil, limit: Int? = nil, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        if replay == nil, limit == nil {
-            return _subscribe(delivery: .synchronous, limit: nil, replaying: nil, handler)
-        }
-        return subscribeClosure(replay: replay, delivery: .synchronous, limit: limit, handler)
+        subscribeClosure(replay: replay, delivery: .synchronous, limit: limit, handler)
     }
 
     /// Subscribes `handler` on behalf of `target`, which is held weakly: no
@@ -131,8 +128,7 @@ extension ObserverSource {
         _ target: Target, replay: ReplayOption? = nil, limit: Int? = nil,
         handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        if replay == nil { return subscribeChecked(target, delivery: .synchronous, limit: limit, handler) }
-        return subscribeTarget(target, replay: replay, delivery: .synchronous, limit: limit, handler)
+        subscribeTarget(target, replay: replay, delivery: .synchronous, limit: limit, handler)
     }
 }
 
@@ -289,19 +285,12 @@ extension ObserverSource where Value: Sendable {
 // MARK: - The one definition of limit and replay
 
 extension ObserverSource {
-    /// A target subscription without replay: checks the limit, then stores.
-    @inlinable
-    func subscribeChecked<Target: AnyObject>(
-        _ target: Target, delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Target, Value) -> Void
-    ) -> Subscription {
-        if let limit, limit <= 0 { return Subscription.inactive }
-        return _subscribe(target, delivery: delivery, limit: limit, replaying: nil, handler)
-    }
-
     /// A closure subscription: the limit, then the store, with the current
     /// value first when `replay` asks for it (no value is sent between the
     /// two; the replayed value is the first of `limit` deliveries).
-    @usableFromInline
+    /// Inlinable: a client's plain `subscribe { ... }` specializes to the
+    /// kind's entry point.
+    @inlinable
     func subscribeClosure(
         replay: ReplayOption?, delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
@@ -313,7 +302,7 @@ extension ObserverSource {
     }
 
     /// The target form of ``subscribeClosure(replay:delivery:limit:_:)``.
-    @usableFromInline
+    @inlinable
     func subscribeTarget<Target: AnyObject>(
         _ target: Target, replay: ReplayOption?, delivery: Delivery, limit: Int?,
         _ handler: @escaping @Sendable (Target, Value) -> Void
