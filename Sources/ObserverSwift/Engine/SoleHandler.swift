@@ -31,14 +31,14 @@ import Darwin
 /// cancel that holds the lock can use the source's word; a cancel that
 /// finds the state 0 does nothing.
 ///
-/// Senders call ``handler`` inside a read section that loaded the word. A
+/// Senders call its ``closure`` inside a read section that loaded the word. A
 /// handler taken out of the word drops its closure (the token may keep the
 /// object, never the closure's captures) and gives back the word's
 /// reference only after a grace period (``retireFromWord(_:)``), or at once
 /// in its source's `deinit`, when no send of the source runs.
 @usableFromInline
 final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
-    // @unchecked: `handler` is written once more, by ``dropHandler()``, when
+    // @unchecked: `closure` is written once more, by ``dropHandler()``, when
     // no reader can see it; the state word is only accessed atomically. The
     // closure's own sendability is checked where it is subscribed
     // (`@Sendable` there).
@@ -46,11 +46,13 @@ final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
     /// First stored property: the state's word (see `AtomicWord`).
     private var stateStorage: AtomicWordStorage<UInt>
 
-    /// The closure; a no-op once dropped. Unchecked exclusivity: written
-    /// only when no reader can see the handler (at init, and by
-    /// ``dropHandler()``), so the send path reads it with no access check.
+    /// The closure; a no-op once dropped. Noncopyable, so that a send
+    /// calls it in place (a copy would retain and release its context per
+    /// delivery). Unchecked exclusivity: written only when no reader can
+    /// see the handler (at init, and by ``dropHandler()``), so the send
+    /// path reads it with no access check.
     @usableFromInline @exclusivity(unchecked)
-    var handler: (Value) -> Void
+    var closure: SoleClosure<Value>
 
     private var state: AtomicWord<UInt> { AtomicWords.first(self) }
 
@@ -62,7 +64,7 @@ final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
     @usableFromInline
     init(_ handler: @escaping (Value) -> Void, attachedTo word: UnsafeMutableRawPointer) {
         self.stateStorage = AtomicWordStorage(UInt(bitPattern: word))
-        self.handler = handler
+        self.closure = SoleClosure(handler)
     }
 
     deinit {
@@ -76,7 +78,7 @@ final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
     /// Releases the closure (its captures): once the handler has left its
     /// source's word and no reader can be calling it.
     override func dropHandler() {
-        handler = { _ in }
+        closure = SoleClosure { _ in }
     }
 
     /// Where the handler is, as seen by ``lockIfAttached()``.
@@ -213,6 +215,21 @@ final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
         record.storeBytes(of: tagged - 1, toByteOffset: Int(OC_RETIREMENT_BYTES), as: UnsafeMutableRawPointer.self)
         oc_retire(record, releaseRetiredSoleHandler, record, MemoryLayout<SoleHandler>.size)
     }
+}
+
+/// A ``SoleHandler``'s closure, borrowed in place by ``call(_:)``.
+@usableFromInline
+struct SoleClosure<Value>: ~Copyable {
+    @usableFromInline let handler: (Value) -> Void
+
+    @inlinable
+    init(_ handler: @escaping (Value) -> Void) {
+        self.handler = handler
+    }
+
+    /// Calls the closure with `value`, borrowing it.
+    @inlinable @inline(__always)
+    func call(_ value: Value) { handler(value) }
 }
 
 /// What every ``SoleHandler`` is to the core's release callback, which

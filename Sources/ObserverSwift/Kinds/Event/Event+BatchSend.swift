@@ -43,11 +43,11 @@ extension Event {
                 // word still holds it, which is what a send of each value
                 // would call.
                 EventObservers<Value>.Sole.fromTagged(loaded)._withUnsafeGuaranteedRef { sole in
-                    sole.handler(value)
+                    sole.closure.call(value)
                     next = remaining.next()
                     while let value = next, observers.word.load(ordering: .acquiring) == loaded {
                         triggers.increment(by: reader)
-                        sole.handler(value)
+                        sole.closure.call(value)
                         next = remaining.next()
                     }
                 }

@@ -108,7 +108,7 @@ struct EventObservers<Value> {
             guard let loaded = word.load(ordering: .acquiring) else { return .none }
             if !Sole.isTagged(loaded) { return .list(Unmanaged.fromOpaque(loaded)) }
             let sole = Sole.fromTagged(loaded).takeUnretainedValue()
-            return .sole(sole, handler: sole.handler)
+            return .sole(sole, handler: sole.closure.handler)
         }
     }
 
@@ -190,17 +190,22 @@ struct EventObservers<Value> {
     func send(_ value: Value, as reader: SectionReader) {
         triggers.increment(by: reader)
         guard let loaded = word.load(ordering: .acquiring) else { return }
-        if Sole.isTagged(loaded) {
-            reader.begin()
-            sendInSection(value)
-            reader.end()
-            return
-        }
+        if Sole.isTagged(loaded) { return sendToSole(value, as: reader) }
         // A list stays in the word until the owner's deinit: the send goes
         // through its C list alone (a Swift reference to the slot list, even
         // borrowed, costs a retain and a release per send here).
         let list = Unmanaged<Slots>.fromOpaque(loaded)._withUnsafeGuaranteedRef { $0.pointer }
         Slots.send(value, to: list, as: reader) { $0.receive((), value) }
+    }
+
+    /// ``send(_:as:)`` once the word was seen holding a sole handler: out of
+    /// line (but specialized where inlined), so that the empty and list
+    /// paths keep a small frame.
+    @inlinable @inline(never)
+    func sendToSole(_ value: Value, as reader: SectionReader) {
+        reader.begin()
+        sendInSection(value)
+        reader.end()
     }
 
     /// ``send(_:as:)`` for a caller already inside a read section entered on
@@ -218,7 +223,7 @@ struct EventObservers<Value> {
     func sendInSection(_ value: Value) {
         guard let loaded = word.load(ordering: .acquiring) else { return }
         if Sole.isTagged(loaded) {
-            Sole.fromTagged(loaded)._withUnsafeGuaranteedRef { $0.handler(value) }
+            Sole.fromTagged(loaded)._withUnsafeGuaranteedRef { $0.closure.call(value) }
             return
         }
         let list = Unmanaged<Slots>.fromOpaque(loaded)._withUnsafeGuaranteedRef { $0.pointer }
