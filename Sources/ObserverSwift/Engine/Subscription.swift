@@ -51,7 +51,9 @@ public final class Subscription: Hashable, @unchecked Sendable {
         self.owner = list
     }
 
-    /// A token that cancels through `registration` (a keyed subscription).
+    /// A token that cancels through `registration` (a keyed subscription, a
+    /// sole handler).
+    @usableFromInline
     init(registration: SubscriptionRegistration) {
         self.handleIndex = OwnerKind.registration
         self.handleSequence = 0
@@ -75,6 +77,18 @@ public final class Subscription: Hashable, @unchecked Sendable {
     /// any other token).
     var handle: SlotHandle {
         handleSequence == 0 ? SlotHandle.notAdded : SlotHandle(sequence: handleSequence, index: handleIndex)
+    }
+
+    /// The registration a token cancels through, or nil for any other token.
+    var registration: SubscriptionRegistration? {
+        guard handleSequence == 0, handleIndex == OwnerKind.registration, let owner else { return nil }
+        return unsafeDowncast(owner, to: SubscriptionRegistration.self)
+    }
+
+    /// The slot list of a one-slot token, or nil for any other token.
+    var slotList: AnySlotList? {
+        guard handleSequence != 0, let owner else { return nil }
+        return unsafeDowncast(owner, to: AnySlotList.self)
     }
 
     deinit {
@@ -217,6 +231,7 @@ private enum OwnerKind {
 /// class call rather than a cast to the protocol. Subclasses override both
 /// members; the class declares no stored properties (a subclass's first
 /// stored property may hold its atomic words, see `AtomicWord`).
+@usableFromInline
 class SubscriptionRegistration: @unchecked Sendable {
     /// Same contract as ``Subscription/cancel()``.
     func cancelSubscription() -> Bool { false }

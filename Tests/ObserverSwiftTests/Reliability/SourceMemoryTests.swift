@@ -220,7 +220,9 @@ final class SourceMemoryTests: XCTestCase {
         token.cancel()
     }
 
-    func testTheSlotListIsMadeByTheFirstSubscribe() {
+    /// Sends and counts make nothing; one plain closure makes no list (it
+    /// is the sole handler); the first subscription beside it makes one.
+    func testTheSlotListIsMadeByTheFirstSubscriptionBesideASoleClosure() {
         let event = Event<Int>()
         event.send(1)
         XCTAssertEqual(event.unsubscribeAll(), 0)
@@ -228,11 +230,16 @@ final class SourceMemoryTests: XCTestCase {
         XCTAssertNil(event.withExistingSlots { _ in true }, "sends and counts make no list")
         let received = Received<Int>()
         let token = event.subscribe { received.append($0) }
-        XCTAssertNotNil(event.withExistingSlots { _ in true })
+        XCTAssertNil(event.withExistingSlots { _ in true }, "one plain closure makes no list")
         event.send(2)
         event.send(contentsOf: [3, 4])
         XCTAssertEqual(received.values, [2, 3, 4])
+        let second = event.subscribe(limit: 1) { received.append($0 * 10) }
+        XCTAssertNotNil(event.withExistingSlots { _ in true }, "a second subscription makes the list")
+        event.send(5)
+        XCTAssertEqual(received.values, [2, 3, 4, 5, 50])
         token.cancel()
+        second.cancel()
     }
 
     /// Threads racing to subscribe first publish one list between them:

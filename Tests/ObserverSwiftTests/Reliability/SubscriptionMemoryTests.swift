@@ -68,20 +68,34 @@ final class SubscriptionMemoryTests: XCTestCase {
         XCTAssertEqual(kept.subscribersCount, 0)
     }
 
-    /// An `Event<Int>` with one closure subscriber (token dropped): the event,
-    /// its slot list (Swift object and C list with its first slot) and the
-    /// closure's cell.
-    func testAnEventWithOneClosureSubscriber() throws {
-        guard
-            let bytes = try SourceMemoryTests.bytesEach(
-                100_000,
-                {
-                    let event = Event<Int>()
-                    _ = event.subscribe { _ in }
-                    return event
-                })
-        else { return }
-        XCTAssertLessThanOrEqual(bytes, 304.5, "an Event with one closure subscriber")
+    /// An `Event<Int>` with one closure subscriber: the event (a 48-byte
+    /// block) and its sole handler (48), no slot list; the token kept adds
+    /// its own block (48). An `ObservableValue<Int>` likewise, from its
+    /// 96-byte block.
+    func testASourceWithOneClosureSubscriberIsItsObjectAndItsSoleHandler() throws {
+        let forms: [(String, Double, () -> AnyObject)] = [
+            ("Event, token dropped", 96.5, {
+                let event = Event<Int>()
+                _ = event.subscribe { _ in }
+                return event
+            }),
+            ("Event, token kept", 144.5, {
+                let event = Event<Int>()
+                return SourceAndToken(source: event, token: event.subscribe { _ in })
+            }),
+            ("ObservableValue, token dropped", 144.5, {
+                let value = ObservableValue(0)
+                _ = value.subscribe { _ in }
+                return value
+            }),
+        ]
+        for (name, limit, make) in forms {
+            guard let bytes = try SourceMemoryTests.bytesEach(100_000, make) else { return }
+            // The token-kept form pays for the object holding the pair too
+            // (two references: a 48-byte block).
+            let pair: Double = name.hasSuffix("token kept") ? 48 : 0
+            XCTAssertLessThanOrEqual(bytes - pair, limit, name)
+        }
     }
 
     /// A closure's cell releases what the closure captured once it is
@@ -149,5 +163,15 @@ final class SubscriptionMemoryTests: XCTestCase {
         XCTAssertEqual(value.unsubscribeAll(withTargets: true), 1, "the target's box")
         value.value = 1
         XCTAssertEqual(closures.values.filter { $0 == 1 }, [])
+    }
+}
+
+/// A source and a token, kept together by a memory measurement.
+private final class SourceAndToken {
+    let source: AnyObject
+    let token: Subscription
+    init(source: AnyObject, token: Subscription) {
+        self.source = source
+        self.token = token
     }
 }

@@ -31,13 +31,34 @@ extension Event {
         var next = remaining.next()
         while let value = next {
             triggers.increment(by: reader)
-            // Looked up per value: a handler (or another thread) may make
-            // the list by subscribing.
-            let sent: Void? = withExistingSlots { slots in
+            // Loaded per value: a handler (or another thread) may subscribe
+            // or cancel. Loaded inside the section, so a sole handler found
+            // is not released before it ends, and its address is not reused.
+            guard let loaded = observers.word.load(ordering: .acquiring) else {
+                next = remaining.next()
+                continue
+            }
+            if EventObservers<Value>.Sole.isTagged(loaded) {
+                // One plain closure and no list: call it for as long as the
+                // word still holds it, which is what a send of each value
+                // would call.
+                EventObservers<Value>.Sole.fromTagged(loaded)._withUnsafeGuaranteedRef { sole in
+                    sole.closure.call(value)
+                    next = remaining.next()
+                    while let value = next, observers.word.load(ordering: .acquiring) == loaded {
+                        triggers.increment(by: reader)
+                        sole.closure.call(value)
+                        next = remaining.next()
+                    }
+                }
+                continue
+            }
+            let slots = Unmanaged<Slots>.fromOpaque(loaded)
+            slots._withUnsafeGuaranteedRef { slots in
                 if let sole = slots.soleVisibleHandler(of: Value.self) {
-                    // One plain closure subscription: call its closure directly
-                    // for as long as the list holds that cell alone, which is
-                    // what a send of each value would call.
+                    // One plain closure subscription in the list: call its
+                    // closure directly for as long as the list holds that
+                    // cell alone.
                     let handler = sole.cell.pointee.handler
                     handler(value)
                     next = remaining.next()
@@ -51,7 +72,6 @@ extension Event {
                     next = remaining.next()
                 }
             }
-            if sent == nil { next = remaining.next() }
         }
         reader.end()
     }

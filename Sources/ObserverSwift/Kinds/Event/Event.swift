@@ -32,11 +32,12 @@ public final class Event<Value> {
     @usableFromInline
     typealias Slots = EventObservers<Value>.Slots
 
-    /// First stored property: the words of `triggers` and of the slot list's
-    /// reference (see `AtomicWord`). Nothing else: an event with no
-    /// subscriber is 40 bytes (a 48-byte heap block); its slot list is made
-    /// by the first subscribe, the trigger counter's padded lines by the
-    /// first send from a second thread.
+    /// First stored property: the words of `triggers` and of the observers
+    /// word (see `AtomicWord` and ``EventObservers``). Nothing else: an
+    /// event with no subscriber is 40 bytes (a 48-byte heap block); one
+    /// plain closure subscriber adds its sole handler (48), the second
+    /// subscription the slot list; the trigger counter's padded lines come
+    /// with the first send from a second thread.
     @usableFromInline
     var words = Words()
 

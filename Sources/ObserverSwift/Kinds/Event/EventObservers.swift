@@ -1,11 +1,11 @@
 /// The words an event-like source keeps for its observers: a trigger
-/// counter's words and the slot list's reference (retained), nil before the
-/// first subscribe. 24 bytes, kept among the source's first stored
-/// property's words (see `AtomicWord`); ``EventObservers`` works on them.
+/// counter's words and the observers word (nil, a sole handler or the slot
+/// list; see ``EventObservers``). 24 bytes, kept among the source's first
+/// stored property's words (see `AtomicWord`).
 @usableFromInline
 struct EventObserverWords {
     @usableFromInline var triggers = TriggerCounter.Words()
-    /// The slot list (retained), or nil before the first subscribe.
+    /// The observers word (see ``EventObservers``).
     @usableFromInline var slots = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
     @usableFromInline init() {}
 
@@ -15,67 +15,170 @@ struct EventObserverWords {
 
 /// The observers of an ``Event`` or an ``ObservableValue``: a view of the
 /// ``EventObserverWords`` its owner keeps, holding nothing itself (copy it
-/// freely; it is valid while the owner lives). The slot list is made by the
-/// first subscribe, the trigger counter's padded lines by the first send
-/// from a second thread, so an owner nobody subscribed to pays its 24 bytes
-/// of words and nothing else.
+/// freely; it is valid while the owner lives). The trigger counter's padded
+/// lines are made by the first send from a second thread.
+///
+/// The observers word has three forms:
+/// - nil: nobody subscribed; the owner pays its 24 bytes of words alone;
+/// - one plain closure (synchronous, no limit) and nothing else: a
+///   ``SoleHandler`` (retained, tagged with bit 0), with no slot list;
+/// - the slot list (retained; bit 0 clear), which every other subscription
+///   needs. The second subscription moves a sole handler into a new list
+///   (``grow(_:handler:)``); a list stays until the owner's `deinit`.
+///
+/// Writers change the word with atomic exchanges only: nil to a handler or
+/// a list (compare-exchange from nil, the first to publish wins), and a
+/// handler out of it only under that handler's lock (cancel,
+/// ``unsubscribeAll()``, the move, `deinit`). Senders load it with acquire
+/// inside a read section, so a handler taken out is released only after a
+/// grace period.
 @usableFromInline
 struct EventObservers<Value> {
     @usableFromInline
     typealias Slots = SlotList<EventSubscriber<Void, Value>>
 
     @usableFromInline
+    typealias Sole = SoleHandler<Value>
+
+    @usableFromInline
     let triggers: TriggerCounter
 
-    /// The slot list (retained), or nil before the first subscribe.
+    /// The observers word (see the type's documentation).
     @usableFromInline
-    let slotsWord: LazyObjectWord<Slots>
+    let word: AtomicWord<UnsafeMutableRawPointer?>
 
     /// The observers whose words start `offset` bytes into `object`'s first
     /// stored property.
     @inlinable @inline(__always)
     init(in object: AnyObject, at offset: Int) {
         triggers = TriggerCounter(in: object, at: offset + EventObserverWords.triggersOffset)
-        slotsWord = LazyObjectWord(AtomicWords.word(object, at: offset + EventObserverWords.slotsOffset))
+        word = AtomicWords.word(object, at: offset + EventObserverWords.slotsOffset)
     }
 
+    /// The word's address, as a sole handler records it.
+    @usableFromInline
+    var wordAddress: UnsafeMutableRawPointer { UnsafeMutableRawPointer(word.word) }
+
     /// Removes every handler and releases the list and the trigger counter's
-    /// block. For the owner's deinit, when nobody else uses the words.
+    /// block. For the owner's deinit, when no send of the owner runs.
     func release() {
-        if let slots = slotsWord.existing {
-            // Tokens may keep the list itself alive; the handlers go now.
-            slots._withUnsafeGuaranteedRef { _ = $0.removeAll() }
-            slots.release()
+        while true {
+            switch current {
+            case .none:
+                break
+            case .list(let slots):
+                // Tokens may keep the list itself alive; the handlers go now.
+                slots._withUnsafeGuaranteedRef { _ = $0.removeAll() }
+                slots.release()
+            case .sole(let sole, _):
+                // Removed or moved meanwhile by a token: look again.
+                guard case .attached = sole.lockIfAttached() else { continue }
+                let taken = word.exchange(nil, ordering: .acquiringAndReleasing)
+                sole.detach()
+                // No send of the owner runs once its deinit has begun, so no
+                // reader can be calling the handler: its closure goes at once
+                // (its token may keep the object).
+                sole.dropHandler()
+                Sole.fromTagged(taken!).release()
+            }
+            break
         }
         triggers.deallocateContendedCounts()
     }
 
+    /// What the word holds, for writers.
+    enum Current {
+        case none
+        /// The list, unretained (the owner keeps it).
+        case list(Unmanaged<Slots>)
+        /// The sole handler, retained by this value (so that a concurrent
+        /// removal cannot free it before its lock is taken), and its
+        /// closure, copied while the handler was in the word (a removed
+        /// one drops its closure after a grace period).
+        case sole(Sole, handler: (Value) -> Void)
+    }
+
+    /// What the word holds now. A handler is retained inside a read section
+    /// that loaded it: a removal releases the word's reference only after
+    /// that section, so the object is alive when retained.
+    var current: Current {
+        guard let loaded = word.load(ordering: .acquiring) else { return .none }
+        if !Sole.isTagged(loaded) { return .list(Unmanaged.fromOpaque(loaded)) }
+        return withReadSection {
+            guard let loaded = word.load(ordering: .acquiring) else { return .none }
+            if !Sole.isTagged(loaded) { return .list(Unmanaged.fromOpaque(loaded)) }
+            let sole = Sole.fromTagged(loaded).takeUnretainedValue()
+            return .sole(sole, handler: sole.closure.handler)
+        }
+    }
+
     /// Calls `body` with the slot list borrowed (no retain), or returns nil
-    /// when nobody ever subscribed. The send path.
+    /// when there is no list (nobody subscribed, or one sole handler).
     @inlinable @inline(__always)
     func withExistingSlots<Result>(_ body: (Slots) -> Result) -> Result? {
         // Acquire: pairs with the release that published the list, so its
         // fields are visible. A plain move on x86.
-        slotsWord.withExisting(body)
+        guard let loaded = word.load(ordering: .acquiring), !Sole.isTagged(loaded) else { return nil }
+        return Unmanaged<Slots>.fromOpaque(loaded)._withUnsafeGuaranteedRef(body)
     }
 
-    /// The slot list's C list, or nil when nobody ever subscribed. The send
-    /// path goes through the C list alone: a Swift reference to the slot
-    /// list, even borrowed, costs a retain and a release per send here.
-    /// The owner keeps the list (and so its C list) alive.
-    @inlinable @inline(__always)
+    /// The slot list's C list, or nil when there is no list.
     var existingList: OpaquePointer? {
-        slotsWord.withExisting { $0.pointer }
+        withExistingSlots { $0.pointer }
     }
 
-    /// The slot list, made now if nobody subscribed yet. Writers only.
+    /// The slot list, made now if there is none (moving a sole handler into
+    /// it). Writers only.
     @usableFromInline
     var slots: Slots { madeSlots.takeUnretainedValue() }
 
     /// ``slots``, unretained (the owner keeps it): what subscribes borrow.
     @usableFromInline
     var madeSlots: Unmanaged<Slots> {
-        slotsWord.made { Slots() }
+        while true {
+            switch current {
+            case .list(let slots):
+                return slots
+            case .sole(let sole, let handler):
+                if let grown = grow(sole, handler: handler) { return grown }
+            case .none:
+                let made = Unmanaged.passRetained(Slots())
+                // Acquire and release: the list is initialized before a
+                // sender sees it; a loser sees the winner's.
+                let published = word.compareExchange(
+                    expected: nil, desired: made.toOpaque(), ordering: .acquiringAndReleasing)
+                if published.exchanged { return made }
+                made.release()
+            }
+        }
+    }
+
+    /// Moves `sole` into a new slot list published in its place, as a cell
+    /// of the same closure (`handler`, copied while it was in the word) whose subscription the handler's token then
+    /// forwards to. Nil when the handler left the word before its lock was
+    /// taken (the caller looks again).
+    ///
+    /// The list is made before the lock is taken: adding to it may release
+    /// retired objects, whose deinit may cancel this very handler's token,
+    /// which waits for the lock. Under the lock nothing runs but the
+    /// exchange and the token's allocation.
+    ///
+    /// A send that loaded the handler calls it, one that loads the list
+    /// calls the cell: each send calls the closure once. The exchange
+    /// releases the list's contents to senders, which load the word with
+    /// acquire.
+    func grow(_ sole: Sole, handler: @escaping (Value) -> Void) -> Unmanaged<Slots>? {
+        let slots = Slots()
+        let handle = slots.addHandler(handler)
+        guard case .attached = sole.lockIfAttached() else {
+            _ = slots.removeAll()
+            return nil
+        }
+        let made = Unmanaged.passRetained(slots)
+        let taken = word.exchange(made.toOpaque(), ordering: .acquiringAndReleasing)
+        sole.move(into: Subscription(list: slots, handle: handle))
+        Sole.retireFromWord(taken!)
+        return made
     }
 
     // MARK: Sending
@@ -86,8 +189,23 @@ struct EventObservers<Value> {
     @inlinable @inline(__always)
     func send(_ value: Value, as reader: SectionReader) {
         triggers.increment(by: reader)
-        guard let list = existingList else { return }
+        guard let loaded = word.load(ordering: .acquiring) else { return }
+        if Sole.isTagged(loaded) { return sendToSole(value, as: reader) }
+        // A list stays in the word until the owner's deinit: the send goes
+        // through its C list alone (a Swift reference to the slot list, even
+        // borrowed, costs a retain and a release per send here).
+        let list = Unmanaged<Slots>.fromOpaque(loaded)._withUnsafeGuaranteedRef { $0.pointer }
         Slots.send(value, to: list, as: reader) { $0.receive((), value) }
+    }
+
+    /// ``send(_:as:)`` once the word was seen holding a sole handler: out of
+    /// line (but specialized where inlined), so that the empty and list
+    /// paths keep a small frame.
+    @inlinable @inline(never)
+    func sendToSole(_ value: Value, as reader: SectionReader) {
+        reader.begin()
+        sendInSection(value)
+        reader.end()
     }
 
     /// ``send(_:as:)`` for a caller already inside a read section entered on
@@ -95,7 +213,20 @@ struct EventObservers<Value> {
     @inlinable @inline(__always)
     func send(_ value: Value, inSectionOf reader: SectionReader) {
         triggers.increment(by: reader)
-        guard let list = existingList else { return }
+        sendInSection(value)
+    }
+
+    /// Calls every subscription, inside the caller's read section: the word
+    /// is loaded here, so a sole handler found is not released before the
+    /// section ends.
+    @inlinable @inline(__always)
+    func sendInSection(_ value: Value) {
+        guard let loaded = word.load(ordering: .acquiring) else { return }
+        if Sole.isTagged(loaded) {
+            Sole.fromTagged(loaded)._withUnsafeGuaranteedRef { $0.closure.call(value) }
+            return
+        }
+        let list = Unmanaged<Slots>.fromOpaque(loaded)._withUnsafeGuaranteedRef { $0.pointer }
         Slots.sendInSection(value, to: list) { $0.receive((), value) }
     }
 
@@ -109,6 +240,18 @@ struct EventObservers<Value> {
         _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
+        if case .synchronous = delivery, limit == nil, word.load(ordering: .relaxed) == nil {
+            // The first subscription, a plain closure: no list.
+            let sole = Sole(handler, attachedTo: wordAddress)
+            let tagged = Unmanaged.passRetained(sole).toOpaque() + 1
+            // Release: the handler is initialized before a sender sees it.
+            if word.compareExchange(expected: nil, desired: tagged, ordering: .acquiringAndReleasing).exchanged {
+                let subscription = Subscription(registration: sole)
+                if let current { handler(current) }
+                return subscription
+            }
+            Unmanaged.passUnretained(sole).release()
+        }
         return madeSlots._withUnsafeGuaranteedRef { slots in
             if case .synchronous = delivery, limit == nil {
                 // A plain closure: stored in a cell, not an object.
@@ -152,18 +295,57 @@ struct EventObservers<Value> {
 
     // MARK: Unsubscribing and counting
 
-    /// Removes every subscription made for `target`; returns how many.
+    /// Removes every subscription made for `target`; returns how many (a
+    /// sole handler has no target).
     func unsubscribe(_ target: AnyObject) -> Int {
         withExistingSlots { $0.removeAll { $0.isTarget(target) } } ?? 0
     }
 
     /// Removes every subscription; returns how many were stored.
     func unsubscribeAll() -> Int {
-        withExistingSlots { $0.removeAll() } ?? 0
+        removeAll { _ in true }
+    }
+
+    /// Removes every subscription for which `predicate` is true; returns how
+    /// many. A sole handler is asked as ``HandlerCell/asSubscriber`` (a
+    /// closure with no target), as its cell would be in a list.
+    func removeAll(where predicate: (Subscriber) -> Bool) -> Int {
+        while true {
+            switch current {
+            case .none:
+                return 0
+            case .list(let slots):
+                return slots._withUnsafeGuaranteedRef { $0.removeAll(where: predicate) }
+            case .sole(let sole, _):
+                guard predicate(HandlerCell.asSubscriber) else { return 0 }
+                // Removed or moved meanwhile: look again.
+                guard case .attached = sole.lockIfAttached() else { continue }
+                let taken = word.exchange(nil, ordering: .acquiringAndReleasing)
+                sole.detach()
+                Sole.retireFromWord(taken!)
+                return 1
+            }
+        }
+    }
+
+    /// Cancels the subscription `token` names if it is one of this owner's;
+    /// false (and nothing done) for a token already cancelled or issued by
+    /// another source.
+    func unsubscribe(token: Subscription) -> Bool {
+        if let sole = token.registration as? Sole {
+            let list = withExistingSlots { $0 as AnySlotList }
+            return sole.belongs(to: wordAddress, list: list) && token.cancel()
+        }
+        // Handles are unique in the process: a foreign one matches no slot.
+        return withExistingSlots { $0.remove(token.handle) } ?? false
     }
 
     /// Subscriptions that can still deliver. Also frees slots of dead targets.
-    var subscribersCount: Int { withExistingSlots { $0.liveCount } ?? 0 }
+    var subscribersCount: Int {
+        guard let loaded = word.load(ordering: .acquiring) else { return 0 }
+        if Sole.isTagged(loaded) { return 1 }
+        return Unmanaged<Slots>.fromOpaque(loaded)._withUnsafeGuaranteedRef { $0.liveCount }
+    }
 }
 
 extension EventObservers where Value: Sendable {

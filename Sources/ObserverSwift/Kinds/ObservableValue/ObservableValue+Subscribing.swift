@@ -55,7 +55,7 @@ extension ObservableValue: ObserverSource {
     /// `ObserverSwiftCompat`'s `unbindAll()` and `removeObserver()`.
     @discardableResult
     package func unsubscribeAll(withTargets: Bool) -> Int {
-        observers.withExistingSlots { $0.removeAll { $0.hasTarget == withTargets } } ?? 0
+        observers.removeAll { $0.hasTarget == withTargets }
     }
 
     /// Cancels the subscription `token` names if it is one of this value's;
@@ -63,8 +63,7 @@ extension ObservableValue: ObserverSource {
     /// another source. For `ObserverSwiftCompat`'s `removeObserver(_:)`.
     @discardableResult
     package func unsubscribe(token: Subscription) -> Bool {
-        // Handles are unique in the process: a foreign one matches no slot.
-        observers.withExistingSlots { $0.remove(token.handle) } ?? false
+        observers.unsubscribe(token: token)
     }
 
     /// Subscriptions that can still be called: those with a live target and

@@ -1,0 +1,252 @@
+import CObserverCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The one plain closure subscribed to an `Event` or an `ObservableValue`
+/// that has no slot list: the source's observers word points at it (tagged,
+/// see ``EventObservers``), so a source with one closure subscriber pays
+/// for its own object and this one (40 bytes, a 48-byte heap block), not
+/// for a list. Its token cancels through it (it is the token's
+/// registration). The second subscription moves it into a slot list.
+///
+/// Its state word says where it is, and serializes everything that takes it
+/// out of its source's word (a cancel, an `unsubscribeAll`, the move into a
+/// list, the source's `deinit`) without a lock of the source's own:
+/// - the address of the source's observers word: attached (the word holds
+///   this handler). While attached, the word changes only under this
+///   handler's lock, so whoever holds the lock finds the handler there.
+/// - 0: removed (cancelled, unsubscribed, or its source is gone). Final.
+/// - a retained `Subscription` with bit 1 set: moved into the source's slot
+///   list, as that subscription's closure; the token forwards to it. Final.
+/// - bit 0 set on an attached address: locked. The holder ends with a
+///   store of the next state. Nothing that can call user code runs under
+///   it (closures are retained and released, never called), so a holder
+///   is never blocked by a waiter; waiters spin, yielding the processor.
+///
+/// The source's `deinit` takes the lock before it lets its memory go, so a
+/// cancel that holds the lock can use the source's word; a cancel that
+/// finds the state 0 does nothing.
+///
+/// Senders call its ``closure`` inside a read section that loaded the word. A
+/// handler taken out of the word drops its closure (the token may keep the
+/// object, never the closure's captures) and gives back the word's
+/// reference only after a grace period (``retireFromWord(_:)``), or at once
+/// in its source's `deinit`, when no send of the source runs.
+@usableFromInline
+final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
+    // @unchecked: `closure` is written once more, by ``dropHandler()``, when
+    // no reader can see it; the state word is only accessed atomically. The
+    // closure's own sendability is checked where it is subscribed
+    // (`@Sendable` there).
+
+    /// First stored property: the state's word (see `AtomicWord`).
+    private var stateStorage: AtomicWordStorage<UInt>
+
+    /// The closure; a no-op once dropped. Noncopyable, so that a send
+    /// calls it in place (a copy would retain and release its context per
+    /// delivery). Unchecked exclusivity: written only when no reader can
+    /// see the handler (at init, and by ``dropHandler()``), so the send
+    /// path reads it with no access check.
+    @usableFromInline @exclusivity(unchecked)
+    var closure: SoleClosure<Value>
+
+    private var state: AtomicWord<UInt> { AtomicWords.first(self) }
+
+    private static var lockedBit: UInt { 1 }
+    private static var movedBit: UInt { 2 }
+
+    /// A handler attached to the source word at `word` (which the caller
+    /// then publishes it in).
+    @usableFromInline
+    init(_ handler: @escaping (Value) -> Void, attachedTo word: UnsafeMutableRawPointer) {
+        self.stateStorage = AtomicWordStorage(UInt(bitPattern: word))
+        self.closure = SoleClosure(handler)
+    }
+
+    deinit {
+        // No other reference exists: a plain read of the final state.
+        let final = state.load(ordering: .acquiring)
+        if final & Self.movedBit != 0 {
+            Unmanaged<Subscription>.fromOpaque(UnsafeRawPointer(bitPattern: final & ~Self.movedBit)!).release()
+        }
+    }
+
+    /// Releases the closure (its captures): once the handler has left its
+    /// source's word and no reader can be calling it.
+    override func dropHandler() {
+        closure = SoleClosure { _ in }
+    }
+
+    /// Where the handler is, as seen by ``lockIfAttached()``.
+    enum Place {
+        /// Attached to the source word at this address; the caller holds
+        /// the lock and ends it with ``detach()`` or ``move(into:)``.
+        case attached(UnsafeMutableRawPointer)
+        /// Moved into a slot list as this subscription.
+        case moved(Subscription)
+        /// Removed.
+        case removed
+    }
+
+    /// Takes the lock if the handler is attached; waits while another
+    /// holder has it.
+    ///
+    /// Acquire (success and the loads): pairs with the release that ended
+    /// the previous holder's section, so its stores (the source word's new
+    /// value, the moved subscription's fields) are visible.
+    func lockIfAttached() -> Place {
+        var spins = 0
+        while true {
+            let current = state.load(ordering: .acquiring)
+            if current == 0 { return .removed }
+            if current & Self.movedBit != 0 {
+                let moved = UnsafeRawPointer(bitPattern: current & ~Self.movedBit)!
+                // The handler keeps the subscription until its own deinit.
+                return .moved(Unmanaged<Subscription>.fromOpaque(moved).takeUnretainedValue())
+            }
+            if current & Self.lockedBit == 0 {
+                let claimed = state.compareExchange(
+                    expected: current, desired: current | Self.lockedBit, ordering: .acquiring)
+                if claimed.exchanged { return .attached(UnsafeMutableRawPointer(bitPattern: current)!) }
+                continue
+            }
+            spins += 1
+            if spins > 64 { sched_yield() }
+        }
+    }
+
+    /// Ends the lock: the handler is no longer in its source's word (the
+    /// holder took it out). Release: orders the holder's store to the
+    /// source word before the state a later locker acquires.
+    func detach() {
+        state.store(0, ordering: .releasing)
+    }
+
+    /// Ends the lock: the handler now lives on in a slot list as
+    /// `subscription` (retained here), to which cancels forward.
+    func move(into subscription: Subscription) {
+        let moved = UInt(bitPattern: Unmanaged.passRetained(subscription).toOpaque()) | Self.movedBit
+        state.store(moved, ordering: .releasing)
+    }
+
+    /// Same contract as ``Subscription/cancel()``.
+    override func cancelSubscription() -> Bool {
+        switch lockIfAttached() {
+        case .removed:
+            return false
+        case .moved(let subscription):
+            return subscription.cancel()
+        case .attached(let address):
+            // Attached: the source word at `address` holds this handler,
+            // and the source cannot finish its deinit while we hold the lock.
+            let word = AtomicWord<UnsafeMutableRawPointer?>(at: address.assumingMemoryBound(to: AtomicWordStorage<UnsafeMutableRawPointer?>.self))
+            let taken = word.exchange(nil, ordering: .acquiringAndReleasing)
+            precondition(taken == Self.tagged(self), "ObserverSwift: a sole handler's source word changed under its lock")
+            detach()
+            Self.retireFromWord(taken!)
+            return true
+        }
+    }
+
+    /// Same contract as ``Subscription/isActive``.
+    override var isSubscriptionActive: Bool {
+        while true {
+            let current = state.load(ordering: .acquiring)
+            if current == 0 { return false }
+            if current & Self.movedBit != 0 {
+                let moved = UnsafeRawPointer(bitPattern: current & ~Self.movedBit)!
+                return Unmanaged<Subscription>.fromOpaque(moved).takeUnretainedValue().isActive
+            }
+            // Attached, or a holder is deciding: attached until it ends.
+            if current & Self.lockedBit == 0 { return true }
+            sched_yield()
+        }
+    }
+
+    /// Whether this handler is still `word`'s own subscription: attached to
+    /// it, or moved into the list `list` holds now.
+    func belongs(to word: UnsafeMutableRawPointer, list: AnySlotList?) -> Bool {
+        while true {
+            let current = state.load(ordering: .acquiring)
+            if current == 0 { return false }
+            if current & Self.movedBit != 0 {
+                let moved = UnsafeRawPointer(bitPattern: current & ~Self.movedBit)!
+                return Unmanaged<Subscription>.fromOpaque(moved).takeUnretainedValue().slotList === list
+            }
+            if current & Self.lockedBit == 0 { return current == UInt(bitPattern: word) }
+            sched_yield()
+        }
+    }
+
+    // MARK: The source word's references
+
+    /// The word's value for `handler`: its address with bit 0 set.
+    @inlinable @inline(__always)
+    static func tagged(_ handler: SoleHandler) -> UnsafeMutableRawPointer {
+        Unmanaged.passUnretained(handler).toOpaque() + 1
+    }
+
+    /// Whether a source word's value is a tagged handler (a slot list's
+    /// address has bit 0 clear).
+    @inlinable @inline(__always)
+    static func isTagged(_ word: UnsafeMutableRawPointer) -> Bool {
+        UInt(bitPattern: word) & 1 != 0
+    }
+
+    /// The handler a tagged word's value names, unretained (the word keeps it).
+    @inlinable @inline(__always)
+    static func fromTagged(_ word: UnsafeMutableRawPointer) -> Unmanaged<SoleHandler> {
+        Unmanaged.fromOpaque(word - 1)
+    }
+
+    /// Once every read section in progress has ended (a sender may still be
+    /// calling the handler `tagged` names), drops its closure and gives back
+    /// the word's reference. The word no longer holds it. The core's
+    /// bookkeeping goes in a block allocated for this retirement alone, so
+    /// a handler carries none of it while it is in use.
+    static func retireFromWord(_ tagged: UnsafeMutableRawPointer) {
+        let record = UnsafeMutableRawPointer.allocate(
+            byteCount: Int(OC_RETIREMENT_BYTES) + MemoryLayout<UnsafeMutableRawPointer>.stride,
+            alignment: MemoryLayout<UnsafeMutableRawPointer>.alignment)
+        record.storeBytes(of: tagged - 1, toByteOffset: Int(OC_RETIREMENT_BYTES), as: UnsafeMutableRawPointer.self)
+        oc_retire(record, releaseRetiredSoleHandler, record, MemoryLayout<SoleHandler>.size)
+    }
+}
+
+/// A ``SoleHandler``'s closure, borrowed in place by ``call(_:)``.
+@usableFromInline
+struct SoleClosure<Value>: ~Copyable {
+    @usableFromInline let handler: (Value) -> Void
+
+    @inlinable
+    init(_ handler: @escaping (Value) -> Void) {
+        self.handler = handler
+    }
+
+    /// Calls the closure with `value`, borrowing it.
+    @inlinable @inline(__always)
+    func call(_ value: Value) { handler(value) }
+}
+
+/// What every ``SoleHandler`` is to the core's release callback, which
+/// knows no `Value`. Declares no stored properties (see `AtomicWord`).
+@usableFromInline
+class SoleHandlerRetirement: SubscriptionRegistration, @unchecked Sendable {
+    /// Releases the closure; see ``SoleHandler/dropHandler()``.
+    func dropHandler() {}
+}
+
+/// `oc_retire`'s release for ``SoleHandler/retireFromWord(_:)``: after the
+/// grace period, drops the closure, frees the record and gives back the
+/// word's reference.
+private let releaseRetiredSoleHandler: @convention(c) (UnsafeMutableRawPointer) -> Void = { record in
+    let address = record.load(fromByteOffset: Int(OC_RETIREMENT_BYTES), as: UnsafeMutableRawPointer.self)
+    record.deallocate()
+    let handler = Unmanaged<SoleHandlerRetirement>.fromOpaque(address)
+    handler._withUnsafeGuaranteedRef { $0.dropHandler() }
+    handler.release()
+}
