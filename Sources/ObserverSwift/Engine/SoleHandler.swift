@@ -1,9 +1,9 @@
 import CObserverCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The one plain closure subscribed to an `Event` or an `ObservableValue`
@@ -143,9 +143,11 @@ final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
         case .attached(let address):
             // Attached: the source word at `address` holds this handler,
             // and the source cannot finish its deinit while we hold the lock.
-            let word = AtomicWord<UnsafeMutableRawPointer?>(at: address.assumingMemoryBound(to: AtomicWordStorage<UnsafeMutableRawPointer?>.self))
+            let word = AtomicWord<UnsafeMutableRawPointer?>(
+                at: address.assumingMemoryBound(to: AtomicWordStorage<UnsafeMutableRawPointer?>.self))
             let taken = word.exchange(nil, ordering: .acquiringAndReleasing)
-            precondition(taken == Self.tagged(self), "ObserverSwift: a sole handler's source word changed under its lock")
+            precondition(
+                taken == Self.tagged(self), "ObserverSwift: a sole handler's source word changed under its lock")
             detach()
             Self.retireFromWord(taken!)
             return true

@@ -74,20 +74,29 @@ final class SubscriptionMemoryTests: XCTestCase {
     /// 96-byte block.
     func testASourceWithOneClosureSubscriberIsItsObjectAndItsSoleHandler() throws {
         let forms: [(String, Double, () -> AnyObject)] = [
-            ("Event, token dropped", 96.5, {
-                let event = Event<Int>()
-                _ = event.subscribe { _ in }
-                return event
-            }),
-            ("Event, token kept", 144.5, {
-                let event = Event<Int>()
-                return SourceAndToken(source: event, token: event.subscribe { _ in })
-            }),
-            ("ObservableValue, token dropped", 144.5, {
-                let value = ObservableValue(0)
-                _ = value.subscribe { _ in }
-                return value
-            }),
+            (
+                "Event, token dropped", 96.5,
+                {
+                    let event = Event<Int>()
+                    _ = event.subscribe { _ in }
+                    return event
+                }
+            ),
+            (
+                "Event, token kept", 144.5,
+                {
+                    let event = Event<Int>()
+                    return SourceAndToken(source: event, token: event.subscribe { _ in })
+                }
+            ),
+            (
+                "ObservableValue, token dropped", 144.5,
+                {
+                    let value = ObservableValue(0)
+                    _ = value.subscribe { _ in }
+                    return value
+                }
+            ),
         ]
         for (name, limit, make) in forms {
             guard let bytes = try SourceMemoryTests.bytesEach(100_000, make) else { return }
