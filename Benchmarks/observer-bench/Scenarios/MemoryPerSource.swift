@@ -13,7 +13,9 @@ extension Scenario {
     /// sources with their subscribers, after a grace period each time; the
     /// array holding the sources is reserved before the first read, so only
     /// the sources and what they allocate are counted. Closures capture
-    /// nothing (they add to a global); tokens are dropped; an
+    /// nothing (they add to a global); tokens are dropped, but for one more
+    /// figure at N = 1, a `KeyedEvent` with one key whose token is kept (in
+    /// an array also reserved before; target ≤ 256 bytes); an
     /// `ObservableClass`'s observer is one object shared by every source,
     /// allocated before measuring. Deterministic: one measurement each.
     static let memoryPerSource = Scenario(
@@ -67,6 +69,18 @@ extension Scenario {
                 for _ in 0..<size { _ = keyed.subscribe(key: 0) { value in memorySink.total &+= value } }
                 return keyed
             }
+            // The shape an app keeps: the source and its one key's token
+            // (kept in an array reserved before measuring).
+            if size == 1 {
+                var tokens: [Subscription] = []
+                tokens.reserveCapacity(sources)
+                figure(Contender.keyedTokenKeptName) {
+                    let keyed = KeyedEvent<Int, Int>()
+                    tokens.append(keyed.subscribe(key: 0) { value in memorySink.total &+= value })
+                    return keyed
+                }
+                withExtendedLifetime(tokens) {}
+            }
             figure(Contender.registryPairName) {
                 let observable = ObservableClass()
                 for _ in 0..<size { observable.addObserver(observer) }
@@ -79,6 +93,7 @@ extension Scenario {
         let goals: [(String, Int, Double)] = [
             (Contender.eventClosureName, 0, 48), (Contender.eventClosureName, 1, 160),
             (Contender.valueName, 0, 96), (Contender.keyedEventName, 0, 96), (Contender.registryPairName, 0, 64),
+            (Contender.keyedTokenKeptName, 1, 256),
         ]
         for (implementation, size, goal) in goals {
             guard let bytes = measured[implementation]?[size] else { continue }
@@ -97,4 +112,7 @@ extension Scenario {
 
 extension Contender {
     static let valueName = "ObserverSwift ObservableValue"
+    static let keyedTokenKeptName = "ObserverSwift KeyedEvent, one key, token kept"
+    static let keyedOneKeyName = "ObserverSwift KeyedEvent, one key"
 }
+
