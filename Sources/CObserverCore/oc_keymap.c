@@ -44,7 +44,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OC_KEYMAP_MIN_CAPACITY 16ul
+/* A new map's table: 8 slots (a 136-byte allocation), room for 4 keys. */
+#define OC_KEYMAP_MIN_CAPACITY 8ul
 /* Tombstones tolerated beyond the live entry count before a rebuild. */
 #define OC_KEYMAP_TOMBSTONE_SLACK 64ul
 /* A removed entry's slot: keeps probe runs unbroken for readers. */
@@ -81,8 +82,12 @@ struct oc_keymap_entry {
 	 */
 	void *last_context;
 	oc_release_fn *release_context;
-	/* Under the map lock: chains entries unlinked by one writer call. */
-	struct oc_keymap_entry *next_unlinked;
+	/*
+	 * Retirement. Before the entry is retired, `retired.next_ready` chains
+	 * the entries one writer call unlinked (oc_chain_unlinked): oc__retire
+	 * sets that field itself, and the chain is read before each entry is
+	 * retired, so the entry needs no link of its own.
+	 */
 	struct oc_retired retired;
 };
 
@@ -125,7 +130,7 @@ oc_table_create(size_t capacity)
 {
 	struct oc_keymap_table *table;
 	size_t slots = OC_KEYMAP_MIN_CAPACITY;
-	unsigned int bits = 4;
+	unsigned int bits = 3;
 
 	while (slots < capacity) {
 		if (slots > (SIZE_MAX - sizeof *table) / (2 * sizeof table->slots[0]))
@@ -431,6 +436,24 @@ oc_discard_orphan(struct oc_keymap_entry *orphan)
 	free(orphan);
 }
 
+/* Pushes `entry` (unlinked, not yet retired) onto the chain *unlinked. */
+static void
+oc_chain_unlinked(struct oc_keymap_entry *entry, struct oc_keymap_entry **unlinked)
+{
+	entry->retired.next_ready = *unlinked != NULL ? &(*unlinked)->retired : NULL;
+	*unlinked = entry;
+}
+
+/* The entry after `entry` on a chain of unlinked entries, or NULL. */
+static struct oc_keymap_entry *
+oc_next_unlinked(const struct oc_keymap_entry *entry)
+{
+	struct oc_retired *next = entry->retired.next_ready;
+
+	return next == NULL ? NULL : (struct oc_keymap_entry *)(void *)
+	    ((char *)next - offsetof(struct oc_keymap_entry, retired));
+}
+
 static void
 oc_unlink_locked(struct oc_keymap *map, struct oc_keymap_entry *entry,
     struct oc_keymap_entry **unlinked)
@@ -439,8 +462,7 @@ oc_unlink_locked(struct oc_keymap *map, struct oc_keymap_entry *entry,
 	 * entry pointer keeps a valid entry until its section ends. */
 	oc_table_remove(map->table, &entry->public);
 	oc_set_key_count_locked(map, map->head.key_count - 1);
-	entry->next_unlinked = *unlinked;
-	*unlinked = entry;
+	oc_chain_unlinked(entry, unlinked);
 }
 
 /* Drops `count` references; unlinks the entry when none is left. */
@@ -503,7 +525,8 @@ oc_retire_unlinked(struct oc_keymap_entry *entry)
 	if (entry == NULL)
 		return;
 	while (entry != NULL) {
-		struct oc_keymap_entry *next = entry->next_unlinked;
+		/* Read before oc__retire overwrites the link. */
+		struct oc_keymap_entry *next = oc_next_unlinked(entry);
 
 		/* The list's memory is the entry's: retired with it. */
 		oc__list_finish(entry->public.list);
@@ -592,8 +615,7 @@ oc_keymap_destroy(oc_keymap_t *map)
 	while ((linked = oc_table_next(table, &cursor)) != NULL) {
 		struct oc_keymap_entry *entry = (struct oc_keymap_entry *)(uintptr_t)linked;
 
-		entry->next_unlinked = unlinked;
-		unlinked = entry;
+		oc_chain_unlinked(entry, &unlinked);
 	}
 	oc_set_key_count_locked(map, 0);
 	pthread_mutex_unlock(&map->lock);
