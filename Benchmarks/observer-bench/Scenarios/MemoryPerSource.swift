@@ -115,4 +115,3 @@ extension Contender {
     static let keyedTokenKeptName = "ObserverSwift KeyedEvent, one key, token kept"
     static let keyedOneKeyName = "ObserverSwift KeyedEvent, one key"
 }
-
