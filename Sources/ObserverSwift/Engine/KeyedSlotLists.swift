@@ -128,7 +128,7 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
                 box.keyType == ObjectIdentifier(Key.self)
                     && unsafeDowncast(box, to: KeyBox<Key>.self).key == key
             }
-        if isSameKey { return entry.pointee.list }
+        if isSameKey { return oc_key_entry_list(entry) }
         return withUnsafePointer(to: KeyProbe(key)) { oc_keymap_lookup(map, hash, $0) }
     }
 
@@ -263,7 +263,7 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
             pointer, &cursor, Self.sweepStride,
             { entry, _ in
                 withReadSection {
-                    forEachVisibleSubscriber(in: entry.pointee.list) { box in
+                    forEachVisibleSubscriber(in: oc_key_entry_list(entry)) { box in
                         // Expires (and removes without blocking) a box whose target died.
                         box.expireIfTargetIsGone()
                     }
@@ -447,9 +447,8 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
                     { entry, argument in
                         guard let argument else { return false }
                         let visitor = Unmanaged<KeyVisitor>.fromOpaque(argument).takeUnretainedValue()
-                        let entry = entry.pointee
-                        let key = Unmanaged<AnyKeyBox>.fromOpaque(entry.key_context).takeUnretainedValue()
-                        visitor.body(key, entry.list)
+                        let key = Unmanaged<AnyKeyBox>.fromOpaque(entry.pointee.key_context).takeUnretainedValue()
+                        visitor.body(key, oc_key_entry_list(entry))
                         return true
                     },
                     Unmanaged.passUnretained(visitor).toOpaque())
