@@ -25,6 +25,14 @@
  *     entry's fields are visible to whoever finds it (on x86 both are plain
  *     moves; on ARM `stlr`/`ldar`).
  *
+ * A key's contexts: the first lives in a one-slot list inside the key's
+ * entry (a list head and a one-slot array that readers view through
+ * public.list; written under the map lock, never through oc_list.c), so a
+ * key with one observer carries no list of its own. The key gets an
+ * oc_list_t when it holds two contexts at once (oc_entry_grow): the list is
+ * filled outside the map lock, then published in public.list; the slot's
+ * handle is mapped to the handle its context got in the list.
+ *
  * Key lifetime (the reason for `refs`): a key's list is written outside the
  * map lock, because list writers poll reclamation, and reclamation runs
  * release callbacks (Swift deinits) that may call back into this map. So
