@@ -25,6 +25,14 @@
  *     entry's fields are visible to whoever finds it (on x86 both are plain
  *     moves; on ARM `stlr`/`ldar`).
  *
+ * A key's contexts: the first lives in a one-slot list inside the key's
+ * entry (a list head and a one-slot array that readers view through
+ * public.list; written under the map lock, never through oc_list.c), so a
+ * key with one observer carries no list of its own. The key gets an
+ * oc_list_t when it holds two contexts at once (oc_entry_grow): the list is
+ * filled outside the map lock, then published in public.list; the slot's
+ * handle is mapped to the handle its context got in the list.
+ *
  * Key lifetime (the reason for `refs`): a key's list is written outside the
  * map lock, because list writers poll reclamation, and reclamation runs
  * release callbacks (Swift deinits) that may call back into this map. So
@@ -44,7 +52,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OC_KEYMAP_MIN_CAPACITY 16ul
+/* A new map's table: 8 slots (a 136-byte allocation), room for 4 keys. */
+#define OC_KEYMAP_MIN_CAPACITY 8ul
 /* Tombstones tolerated beyond the live entry count before a rebuild. */
 #define OC_KEYMAP_TOMBSTONE_SLACK 64ul
 /* A removed entry's slot: keeps probe runs unbroken for readers. */
@@ -81,9 +90,31 @@ struct oc_keymap_entry {
 	 */
 	void *last_context;
 	oc_release_fn *release_context;
-	/* Under the map lock: chains entries unlinked by one writer call. */
-	struct oc_keymap_entry *next_unlinked;
+	/*
+	 * Retirement. Before the entry is retired, `retired.next_ready` chains
+	 * the entries one writer call unlinked (oc_chain_unlinked): oc__retire
+	 * sets that field itself, and the chain is read before each entry is
+	 * retired, so the entry needs no link of its own.
+	 */
 	struct oc_retired retired;
+	/*
+	 * The key's list once it has held two contexts at once (made by
+	 * oc_entry_grow, then published in public.list), or NULL while the key
+	 * holds its contexts in its one slot. Written once, under the map lock.
+	 */
+	oc_list_t *grown;
+	/* The handle of the context in the one slot (none when it is empty). */
+	oc_handle_t single_handle;
+	/* Once grown: the handle the slot's context has in `grown`. */
+	oc_handle_t moved_handle;
+	/*
+	 * After the struct, in the same allocation (oc_single_head): a list head
+	 * and a one-slot array, which readers view as the key's list (through
+	 * public.list) until it grows. Writers store into them under the map
+	 * lock, with the orderings oc_list.c's writers use for a list's head,
+	 * array and slots; once grown they are not written again (a reader that
+	 * viewed them before finishes with them).
+	 */
 };
 
 /* A lookup argument: an entry-shaped header whose list is NULL. */
@@ -125,7 +156,7 @@ oc_table_create(size_t capacity)
 {
 	struct oc_keymap_table *table;
 	size_t slots = OC_KEYMAP_MIN_CAPACITY;
-	unsigned int bits = 4;
+	unsigned int bits = 3;
 
 	while (slots < capacity) {
 		if (slots > (SIZE_MAX - sizeof *table) / (2 * sizeof table->slots[0]))
@@ -325,7 +356,7 @@ oc_keymap_lookup(const oc_keymap_t *map, uint64_t hash, const void *probe_key)
 	if (OC_LOOKUP_IS_MISUSED(map, "oc_keymap_lookup(NULL)"))
 		return NULL;
 	entry = oc_find(map, hash, probe_key, map->equal);
-	return entry != NULL ? entry->list : NULL;
+	return entry != NULL ? oc_key_entry_list(entry) : NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -365,9 +396,12 @@ oc_acquire_locked(struct oc_keymap *map, uint64_t hash, const void *probe_key)
 	return entry;
 }
 
-/* An entry's allocation: the entry, then its key's list (oc__list_init). */
+/*
+ * An entry's allocation: the entry, then the list head and the one-slot
+ * array readers view until the key's list grows.
+ */
 static size_t
-oc_entry_list_offset(void)
+oc_entry_single_offset(void)
 {
 	return (sizeof(struct oc_keymap_entry) + 7) & ~(size_t)7;
 }
@@ -375,60 +409,161 @@ oc_entry_list_offset(void)
 static size_t
 oc_entry_bytes(void)
 {
-	return oc_entry_list_offset() + oc__list_bytes();
+	return oc_entry_single_offset() + sizeof(struct oc_list_head) +
+	    sizeof(struct oc_slot_array) + sizeof(struct oc_slot);
+}
+
+static struct oc_list_head *
+oc_single_head(struct oc_keymap_entry *entry)
+{
+	return (struct oc_list_head *)(void *)((char *)entry + oc_entry_single_offset());
+}
+
+/* Right after the head (8-byte aligned: the head's size is a multiple of 8). */
+static struct oc_slot_array *
+oc_single_array(struct oc_keymap_entry *entry)
+{
+	return (struct oc_slot_array *)(void *)(oc_single_head(entry) + 1);
+}
+
+static struct oc_slot *
+oc_single_slot(struct oc_keymap_entry *entry)
+{
+	return &oc_single_array(entry)->slots[0];
+}
+
+static bool
+oc_same_handle(oc_handle_t a, oc_handle_t b)
+{
+	return a.sequence != 0 && a.sequence == b.sequence && a.index == b.index;
+}
+
+/* Whether the one slot (of an entry not grown) holds the context `handle` names. Map lock. */
+static bool
+oc_single_holds(struct oc_keymap_entry *entry, oc_handle_t handle)
+{
+	return oc_single_slot(entry)->context != NULL && oc_same_handle(entry->single_handle, handle);
+}
+
+/* The handle `handle` stands for in the grown list (the slot's context moved). Map lock. */
+static oc_handle_t
+oc_grown_handle(const struct oc_keymap_entry *entry, oc_handle_t handle)
+{
+	return oc_same_handle(entry->single_handle, handle) ? entry->moved_handle : handle;
 }
 
 /*
- * Creates the key's entry holding one reference (the caller's add), with
- * its list in the same allocation. On failure returns NULL and may hand
- * back in *orphan an entry never published, whose list the caller finishes
- * (oc__list_finish) and frees after unlocking (list calls are never made
- * under the map lock).
+ * Stores `context` in the empty slot of an entry not grown (map lock held),
+ * as oc_list_add stores into a list: the slot's sequence (relaxed), then
+ * its context (release: a reader that acquires it sees the sequence and
+ * what the caller initialized), the array's and the head's scan limits
+ * (release: they order the slot stores before the raised limit, pairing
+ * with the views' and oc_list_is_empty's acquire), then the published
+ * sequence (release: a view that acquires it sees all of the above).
  */
-static struct oc_keymap_entry *
-oc_entry_create_locked(struct oc_keymap *map, uint64_t hash, void *key_context,
-    struct oc_keymap_entry **orphan)
+static oc_status_t
+oc_single_put_locked(struct oc_keymap_entry *entry, void *context, oc_handle_t *handle)
 {
-	struct oc_keymap_entry *entry = oc__alloc(oc_entry_bytes());
-	oc_list_t *list;
+	struct oc_list_head *head = oc_single_head(entry);
+	struct oc_slot *slot = oc_single_slot(entry);
+	uint64_t sequence;
 
-	if (entry == NULL)
-		return NULL;
-	memset(entry, 0, sizeof *entry);
-	list = (oc_list_t *)(void *)((char *)entry + oc_entry_list_offset());
-	if (!oc__list_init(list, map->release_context)) {
-		free(entry);
-		return NULL;
-	}
-	entry->public.hash = hash;
-	entry->public.key_context = key_context;
-	entry->public.list = list;
-	entry->refs = 1;
-	entry->release_key = map->release_key;
-	entry->release_context = map->release_context;
+	if (!oc__next_sequence(&sequence))
+		return OC_EEXHAUSTED;
+	__atomic_store_n(&slot->sequence, sequence, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->context, context, __ATOMIC_RELEASE);
+	__atomic_store_n(&oc_single_array(entry)->scan_limit, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&head->scan_limit, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&head->published_sequence, sequence, __ATOMIC_RELEASE);
+	entry->single_handle.sequence = sequence;
+	entry->single_handle.index = 0;
+	oc__live_contexts_add(1);
+	*handle = entry->single_handle;
+	return OC_OK;
+}
+
+/*
+ * Empties the slot of an entry not grown (map lock held; it holds a
+ * context) and returns the context, as oc_list.c's removal empties a slot:
+ * the context NULL (release, as every store of a slot's context), the
+ * sequence marked free (relaxed: a reader that loaded the old context just
+ * before compares it and skips it; skipping or calling are both allowed for
+ * a removal racing a send), the scan limits 0 (release, pairing with the
+ * views' and oc_list_is_empty's acquire).
+ */
+static void *
+oc_single_take_locked(struct oc_keymap_entry *entry)
+{
+	struct oc_slot *slot = oc_single_slot(entry);
+	void *context = slot->context;
+
+	__atomic_store_n(&slot->context, NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&slot->sequence, OC__SEQUENCE_FREE, __ATOMIC_RELAXED);
+	__atomic_store_n(&oc_single_array(entry)->scan_limit, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&oc_single_head(entry)->scan_limit, 0, __ATOMIC_RELEASE);
+	entry->single_handle = oc_handle_none();
+	return context;
+}
+
+/*
+ * Creates the key's entry holding `context` in its slot, with one reference
+ * (for that context), and links it (map lock held). Returns OC_OK with the
+ * context's handle in *handle, or OC_ENOMEM / OC_EEXHAUSTED with nothing
+ * linked or kept.
+ */
+static oc_status_t
+oc_entry_create_locked(struct oc_keymap *map, uint64_t hash, void *key_context,
+    void *context, oc_handle_t *handle)
+{
+	struct oc_keymap_entry *entry;
+	oc_status_t status;
+
 	/* Growth first, so that the put below always has room. A failed
 	 * allocation leaves the key absent (the add reports OC_ENOMEM). */
 	if (!oc_table_has_room(map->table) &&
-	    !oc_table_rebuild_locked(map, 4 * map->table->live)) {
-		*orphan = entry;
-		return NULL;
+	    !oc_table_rebuild_locked(map, 4 * map->table->live))
+		return OC_ENOMEM;
+	entry = oc__alloc(oc_entry_bytes());
+	if (entry == NULL)
+		return OC_ENOMEM;
+	memset(entry, 0, oc_entry_bytes());
+	oc_single_array(entry)->capacity = 1;
+	oc_single_head(entry)->array = oc_single_array(entry);
+	entry->public.hash = hash;
+	entry->public.key_context = key_context;
+	entry->public.list = (oc_list_t *)(void *)oc_single_head(entry);
+	entry->refs = 1;
+	entry->release_key = map->release_key;
+	entry->release_context = map->release_context;
+	status = oc_single_put_locked(entry, context, handle);
+	if (status != OC_OK) {
+		free(entry);
+		return status;
 	}
-	/* Publishes the entry with release: its fields and list are visible
-	 * to every reader that finds it. */
+	/* Publishes the entry with release: its fields and its slot are
+	 * visible to every reader that finds it. */
 	oc_table_put(map->table, &entry->public);
 	oc_set_key_count_locked(map, map->head.key_count + 1);
 	__atomic_fetch_add(&oc_keymap_live, 1, __ATOMIC_RELAXED);
-	return entry;
+	return OC_OK;
 }
 
-/* Outside the map lock: discards an entry that was never published. */
+/* Pushes `entry` (unlinked, not yet retired) onto the chain *unlinked. */
 static void
-oc_discard_orphan(struct oc_keymap_entry *orphan)
+oc_chain_unlinked(struct oc_keymap_entry *entry, struct oc_keymap_entry **unlinked)
 {
-	if (orphan == NULL)
-		return;
-	oc__list_finish(orphan->public.list);
-	free(orphan);
+	entry->retired.next_ready = *unlinked != NULL ? &(*unlinked)->retired : NULL;
+	*unlinked = entry;
+}
+
+/* The entry after `entry` on a chain of unlinked entries, or NULL. */
+static struct oc_keymap_entry *
+oc_next_unlinked(const struct oc_keymap_entry *entry)
+{
+	struct oc_retired *next = entry->retired.next_ready;
+
+	return next == NULL ? NULL : (struct oc_keymap_entry *)(void *)
+	    ((char *)next - offsetof(struct oc_keymap_entry, retired));
 }
 
 static void
@@ -439,8 +574,7 @@ oc_unlink_locked(struct oc_keymap *map, struct oc_keymap_entry *entry,
 	 * entry pointer keeps a valid entry until its section ends. */
 	oc_table_remove(map->table, &entry->public);
 	oc_set_key_count_locked(map, map->head.key_count - 1);
-	entry->next_unlinked = *unlinked;
-	*unlinked = entry;
+	oc_chain_unlinked(entry, unlinked);
 }
 
 /* Drops `count` references; unlinks the entry when none is left. */
@@ -503,10 +637,19 @@ oc_retire_unlinked(struct oc_keymap_entry *entry)
 	if (entry == NULL)
 		return;
 	while (entry != NULL) {
-		struct oc_keymap_entry *next = entry->next_unlinked;
+		/* Read before oc__retire overwrites the link. */
+		struct oc_keymap_entry *next = oc_next_unlinked(entry);
 
-		/* The list's memory is the entry's: retired with it. */
-		oc__list_finish(entry->public.list);
+		/*
+		 * Nobody can write the entry any more. Its grown list is empty
+		 * unless the map is being destroyed (then its contexts are
+		 * released after a grace period); so is its slot. The slot's
+		 * memory is the entry's: retired with it.
+		 */
+		if (entry->grown != NULL)
+			oc_list_destroy(entry->grown);
+		else if (oc_single_slot(entry)->context != NULL)
+			oc__list_retire_taken(entry->release_context, oc_single_take_locked(entry));
 		oc__retire(&entry->retired, oc_entry_release, oc_entry_bytes());
 		__atomic_fetch_sub(&oc_keymap_live, 1, __ATOMIC_RELAXED);
 		entry = next;
@@ -592,8 +735,7 @@ oc_keymap_destroy(oc_keymap_t *map)
 	while ((linked = oc_table_next(table, &cursor)) != NULL) {
 		struct oc_keymap_entry *entry = (struct oc_keymap_entry *)(uintptr_t)linked;
 
-		entry->next_unlinked = unlinked;
-		unlinked = entry;
+		oc_chain_unlinked(entry, &unlinked);
 	}
 	oc_set_key_count_locked(map, 0);
 	pthread_mutex_unlock(&map->lock);
@@ -606,15 +748,82 @@ oc_keymap_destroy(oc_keymap_t *map)
 	oc_reclaim_poll();
 }
 
+/*
+ * Gives the key of `entry` its own list (outside the map lock, with a
+ * reference on `entry` taken for `context`): a list holding the slot's
+ * context `moving` (handle `moved_from`) and `context`, published in place
+ * of the slot if the slot still holds `moving` then. Returns true when done
+ * (*status says how; on failure the reference was dropped and nothing
+ * changed), false when the slot changed meanwhile (the reference was
+ * dropped and nothing changed: the caller starts over).
+ *
+ * The list is filled while no reader can see it (oc_list_add polls
+ * reclamation, which may run release callbacks that call into the map:
+ * never under the map lock); `moving` stays in the slot as well, so a reader
+ * that viewed the slot before the list was published still finds it there.
+ */
+static bool
+oc_entry_grow(struct oc_keymap *map, struct oc_keymap_entry *entry, void *moving,
+    oc_handle_t moved_from, void *context, oc_handle_t *handle, oc_status_t *status)
+{
+	struct oc_keymap_entry *unlinked = NULL;
+	oc_list_t *list = oc_list_create(map->release_context);
+	oc_handle_t moved_to;
+	void *taken;
+	bool published = false;
+
+	if (list == NULL) {
+		oc_drop(map, entry, 1);
+		*status = OC_ENOMEM;
+		return true;
+	}
+	*status = oc_list_add(list, moving, &moved_to);
+	if (*status == OC_OK) {
+		*status = oc_list_add(list, context, handle);
+		if (*status != OC_OK) {
+			(void)oc__list_take(list, moved_to, &taken);
+			/* Counted by its add; it stays in the slot. */
+			oc__live_contexts_add(-1);
+		}
+	}
+	if (*status != OC_OK) {
+		*handle = oc_handle_none();
+		oc_list_destroy(list);
+		oc_drop(map, entry, 1);
+		return true;
+	}
+	oc_lock(map, &unlinked);
+	if (entry->grown == NULL && oc_same_handle(entry->single_handle, moved_from)) {
+		entry->grown = list;
+		entry->moved_handle = moved_to;
+		/*
+		 * Release: a reader that acquires the new list pointer
+		 * (oc_key_entry_list) sees the list's head and both contexts,
+		 * published before under the list's lock. The slot's context was
+		 * counted live when the slot took it: counted once.
+		 */
+		__atomic_store_n(&entry->public.list, list, __ATOMIC_RELEASE);
+		oc__live_contexts_add(-1);
+		published = true;
+	}
+	pthread_mutex_unlock(&map->lock);
+	oc_retire_unlinked(unlinked);
+	if (published)
+		return true;
+	/* The slot's context was removed meanwhile: undo, start over. */
+	(void)oc__list_take(list, moved_to, &taken);
+	(void)oc__list_take(list, *handle, &taken);
+	oc__live_contexts_add(-2);
+	*handle = oc_handle_none();
+	oc_list_destroy(list);
+	oc_drop(map, entry, 1);
+	return false;
+}
+
 oc_status_t
 oc_keymap_add(oc_keymap_t *map, uint64_t hash, const void *probe_key,
     void *key_context, void *context, oc_handle_t *handle, bool *key_adopted)
 {
-	struct oc_keymap_entry *unlinked = NULL;
-	struct oc_keymap_entry *entry;
-	struct oc_keymap_entry *orphan = NULL;
-	oc_status_t status;
-
 	if (handle != NULL)
 		*handle = oc_handle_none();
 	if (key_adopted != NULL)
@@ -623,27 +832,53 @@ oc_keymap_add(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 	    context == NULL || handle == NULL || key_adopted == NULL)
 		return OC_EINVAL;
 
-	oc_lock(map, &unlinked);
-	entry = oc_acquire_locked(map, hash, probe_key);
-	if (entry == NULL) {
-		entry = oc_entry_create_locked(map, hash, key_context, &orphan);
-		if (entry == NULL) {
-			pthread_mutex_unlock(&map->lock);
-			oc_discard_orphan(orphan);
-			oc_retire_unlinked(unlinked);
-			return OC_ENOMEM;
-		}
-		*key_adopted = true;
-	}
-	pthread_mutex_unlock(&map->lock);
-	oc_retire_unlinked(unlinked);
+	for (;;) {
+		struct oc_keymap_entry *unlinked = NULL;
+		struct oc_keymap_entry *entry;
+		oc_list_t *list;
+		oc_status_t status;
+		oc_handle_t moved_from;
+		void *moving;
 
-	/* Outside the map lock: oc_list_add polls reclamation. */
-	status = oc_list_add(entry->public.list, context, handle);
-	/* On success the caller's reference now stands for the context. */
-	if (status != OC_OK)
-		oc_drop(map, entry, 1);
-	return status;
+		oc_lock(map, &unlinked);
+		entry = (struct oc_keymap_entry *)(uintptr_t)oc_find(map, hash, probe_key, map->equal);
+		if (entry == NULL) {
+			/* A new key: the context goes into its slot. */
+			status = oc_entry_create_locked(map, hash, key_context, context, handle);
+			pthread_mutex_unlock(&map->lock);
+			oc_retire_unlinked(unlinked);
+			*key_adopted = status == OC_OK;
+			return status;
+		}
+		if (entry->grown == NULL && oc_single_slot(entry)->context == NULL) {
+			/* Emptied while a writer call holds a reference. */
+			status = oc_single_put_locked(entry, context, handle);
+			/* Relaxed: increments happen under the lock, which orders them. */
+			if (status == OC_OK)
+				__atomic_add_fetch(&entry->refs, 1, __ATOMIC_RELAXED);
+			pthread_mutex_unlock(&map->lock);
+			oc_retire_unlinked(unlinked);
+			return status;
+		}
+		/* A reference for the context (relaxed: under the lock, as above). */
+		__atomic_add_fetch(&entry->refs, 1, __ATOMIC_RELAXED);
+		list = entry->grown;
+		moving = oc_single_slot(entry)->context;
+		moved_from = entry->single_handle;
+		pthread_mutex_unlock(&map->lock);
+		oc_retire_unlinked(unlinked);
+
+		if (list != NULL) {
+			/* Outside the map lock: oc_list_add polls reclamation. */
+			status = oc_list_add(list, context, handle);
+			/* On success the reference now stands for the context. */
+			if (status != OC_OK)
+				oc_drop(map, entry, 1);
+			return status;
+		}
+		if (oc_entry_grow(map, entry, moving, moved_from, context, handle, &status))
+			return status;
+	}
 }
 
 oc_status_t
@@ -666,7 +901,12 @@ oc_keymap_remove(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 	oc_lock(map, &unlinked);
 	entry = (struct oc_keymap_entry *)(uintptr_t)oc_find(map, hash, probe_key, map->equal);
 	if (entry != NULL) {
-		status = oc__list_take(entry->public.list, handle, &context);
+		if (entry->grown != NULL) {
+			status = oc__list_take(entry->grown, oc_grown_handle(entry, handle), &context);
+		} else if (oc_single_holds(entry, handle)) {
+			context = oc_single_take_locked(entry);
+			status = OC_OK;
+		}
 		if (status == OC_OK) {
 			oc_drop_locked(map, entry, 1, &unlinked);
 			if (unlinked == entry) {
@@ -693,20 +933,48 @@ oc_keymap_try_remove(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 {
 	struct oc_keymap_entry *unlinked = NULL;
 	struct oc_keymap_entry *entry;
+	oc_list_t *list;
 	oc_status_t status;
 	uint64_t count;
+	void *context;
 
 	if (map == NULL || probe_key == NULL)
 		return OC_EINVAL;
 	/* No sweep here: it is O(keys), and this runs on the send path. */
 	if (pthread_mutex_trylock(&map->lock) != 0)
 		return OC_EBUSY;
-	entry = oc_acquire_locked(map, hash, probe_key);
-	pthread_mutex_unlock(&map->lock);
-	if (entry == NULL)
+	entry = (struct oc_keymap_entry *)(uintptr_t)oc_find(map, hash, probe_key, map->equal);
+	if (entry == NULL) {
+		pthread_mutex_unlock(&map->lock);
 		return OC_ENOENT;
+	}
+	if (entry->grown == NULL) {
+		/* The slot is written under the map lock, which this call holds. */
+		if (!oc_single_holds(entry, handle)) {
+			pthread_mutex_unlock(&map->lock);
+			return OC_ENOENT;
+		}
+		context = oc_single_take_locked(entry);
+		oc_drop_locked(map, entry, 1, &unlinked);
+		if (unlinked == entry) {
+			/* The key emptied: the context goes with its entry. */
+			entry->last_context = context;
+			context = NULL;
+			oc__live_contexts_add(-1);
+		}
+		pthread_mutex_unlock(&map->lock);
+		if (context != NULL)
+			oc__list_retire_taken(map->release_context, context);
+		oc_retire_unlinked(unlinked);
+		return OC_OK;
+	}
+	/* Relaxed: increments happen under the lock, which orders them. */
+	__atomic_add_fetch(&entry->refs, 1, __ATOMIC_RELAXED);
+	list = entry->grown;
+	handle = oc_grown_handle(entry, handle);
+	pthread_mutex_unlock(&map->lock);
 
-	status = oc_list_try_remove(entry->public.list, handle);
+	status = oc_list_try_remove(list, handle);
 	count = status == OC_OK ? 2 : 1;
 	if (pthread_mutex_trylock(&map->lock) == 0) {
 		oc_drop_locked(map, entry, count, &unlinked);
@@ -721,6 +989,39 @@ oc_keymap_try_remove(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 		__atomic_store_n(&map->sweep_needed, true, __ATOMIC_RELEASE);
 	}
 	return status;
+}
+
+/*
+ * Removes from `entry` (the caller holds a reference) every context for
+ * which `predicate` is true (all when NULL); returns how many, whose
+ * references the caller drops. A grown list's contexts are removed outside
+ * the map lock (the predicate under the list's lock); the slot's under the
+ * map lock, which its writers take. Removed contexts are released after a
+ * grace period.
+ */
+static size_t
+oc_entry_remove_if(struct oc_keymap *map, struct oc_keymap_entry *entry,
+    oc_context_predicate_fn *predicate, void *argument)
+{
+	oc_list_t *list;
+	void *context = NULL;
+
+	pthread_mutex_lock(&map->lock);
+	list = entry->grown;
+	if (list == NULL) {
+		void *held = oc_single_slot(entry)->context;
+
+		if (held != NULL && (predicate == NULL || predicate(held, argument)))
+			context = oc_single_take_locked(entry);
+	}
+	pthread_mutex_unlock(&map->lock);
+	if (list != NULL)
+		return predicate != NULL ? oc_list_remove_if(list, predicate, argument) : oc_list_clear(list);
+	if (context == NULL)
+		return 0;
+	oc__list_retire_taken(map->release_context, context);
+	oc__writer_poll();
+	return 1;
 }
 
 oc_status_t
@@ -743,9 +1044,7 @@ oc_keymap_remove_key_if(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 	if (entry == NULL)
 		return OC_ENOENT;
 
-	count = predicate != NULL
-	    ? oc_list_remove_if(entry->public.list, predicate, argument)
-	    : oc_list_clear(entry->public.list);
+	count = oc_entry_remove_if(map, entry, predicate, argument);
 	oc_drop(map, entry, (uint64_t)count + 1);
 	if (removed != NULL)
 		*removed = count;
@@ -804,9 +1103,7 @@ oc_keymap_remove_if(oc_keymap_t *map,
 		return OC_ENOMEM;
 	for (index = 0; index < count; index++) {
 		struct oc_keymap_entry *entry = entries[index];
-		size_t gone = predicate != NULL
-		    ? oc_list_remove_if(entry->public.list, predicate, argument)
-		    : oc_list_clear(entry->public.list);
+		size_t gone = oc_entry_remove_if(map, entry, predicate, argument);
 
 		oc_drop(map, entry, (uint64_t)gone + 1);
 		total += gone;
@@ -898,7 +1195,15 @@ oc_keymap_contains(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 	/* Under the map lock the entry cannot be unlinked; list lock nests. */
 	pthread_mutex_lock(&map->lock);
 	entry = oc_find(map, hash, probe_key, map->equal);
-	contains = entry != NULL && oc_list_contains(entry->list, handle);
+	if (entry == NULL) {
+		contains = false;
+	} else {
+		struct oc_keymap_entry *found = (struct oc_keymap_entry *)(uintptr_t)entry;
+
+		contains = found->grown != NULL
+		    ? oc_list_contains(found->grown, oc_grown_handle(found, handle))
+		    : oc_single_holds(found, handle);
+	}
 	pthread_mutex_unlock(&map->lock);
 	return contains;
 }
@@ -913,7 +1218,14 @@ oc_keymap_count(oc_keymap_t *map, uint64_t hash, const void *probe_key)
 		return 0;
 	pthread_mutex_lock(&map->lock);
 	entry = oc_find(map, hash, probe_key, map->equal);
-	count = entry != NULL ? oc_list_count(entry->list) : 0;
+	if (entry == NULL) {
+		count = 0;
+	} else {
+		struct oc_keymap_entry *found = (struct oc_keymap_entry *)(uintptr_t)entry;
+
+		count = found->grown != NULL ? oc_list_count(found->grown)
+		    : oc_single_slot(found)->context != NULL ? 1 : 0;
+	}
 	pthread_mutex_unlock(&map->lock);
 	return count;
 }

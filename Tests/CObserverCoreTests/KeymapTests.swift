@@ -254,6 +254,115 @@ final class KeymapTests: XCTestCase {
         XCTAssertEqual(oc_stats().pending_objects, 0)
     }
 
+    /// A key's first context lives in the key's own slot; the second gives
+    /// the key a list. Handles issued before stay valid, readers see every
+    /// context once, and the live-context count counts each once.
+    func testAKeyGrowsFromItsSlotToAListAndKeepsItsHandles() {
+        let liveBefore = oc_stats().live_contexts
+        let (_, first, adopted) = add(1, 10)
+        XCTAssertTrue(adopted)
+        XCTAssertEqual(visible(1), [10])
+        XCTAssertEqual(oc_stats().live_contexts - liveBefore, 1)
+        let (status, second, secondAdopted) = add(1, 11)
+        XCTAssertEqual(status, OC_OK)
+        XCTAssertFalse(secondAdopted)
+        XCTAssertEqual(Set(visible(1)), [10, 11])
+        XCTAssertEqual(oc_stats().live_contexts - liveBefore, 2, "the moved context counts once")
+        var probe = 1
+        XCTAssertEqual(oc_keymap_count(map, hash(1), &probe), 2)
+        XCTAssertTrue(oc_keymap_contains(map, hash(1), &probe, first), "the slot's handle names the moved context")
+        XCTAssertEqual(remove(1, first), OC_OK)
+        XCTAssertEqual(remove(1, first), OC_ENOENT)
+        XCTAssertEqual(visible(1), [11])
+        XCTAssertTrue(oc_keymap_contains(map, hash(1), &probe, second))
+        XCTAssertEqual(oc_keymap_try_remove(map, hash(1), &probe, second), OC_OK)
+        XCTAssertEqual(oc_keymap_key_count(map), 0)
+        XCTAssertEqual(oc_stats().live_contexts, liveBefore)
+        XCTAssertEqual(oc_reclaim_barrier(), OC_OK)
+        XCTAssertEqual(oc_stats().pending_objects, 0)
+    }
+
+    /// A key in its slot form: removals by predicate and by try_remove, and a
+    /// growth that fails for memory, change nothing else.
+    func testAKeysSlotFormRemovalsAndAFailedGrowth() {
+        let (_, first, _) = add(1, 10)
+        oc_debug_fail_allocations(1)
+        let (status, handle, _) = add(1, 11)
+        oc_debug_fail_allocations(0)
+        XCTAssertEqual(status, OC_ENOMEM)
+        assertSameHandle(handle, noHandle)
+        XCTAssertEqual(visible(1), [10])
+        var probe = 1
+        XCTAssertEqual(oc_keymap_count(map, hash(1), &probe), 1)
+        XCTAssertEqual(oc_keymap_try_remove(map, hash(1), &probe, noHandle), OC_ENOENT)
+        var removed = 0
+        XCTAssertEqual(oc_keymap_remove_key_if(map, hash(1), &probe, { _, _ in false }, nil, &removed), OC_OK)
+        XCTAssertEqual(removed, 0)
+        XCTAssertEqual(visible(1), [10])
+        XCTAssertEqual(oc_keymap_remove_key_if(map, hash(1), &probe, nil, nil, &removed), OC_OK)
+        XCTAssertEqual(removed, 1)
+        XCTAssertEqual(oc_keymap_key_count(map), 0)
+        XCTAssertEqual(remove(1, first), OC_ENOENT)
+        add(2, 20)
+        add(3, 30)
+        add(3, 31)
+        XCTAssertEqual(oc_keymap_clear(map, &removed), OC_OK)
+        XCTAssertEqual(removed, 3)
+        XCTAssertEqual(oc_keymap_key_count(map), 0)
+        XCTAssertEqual(oc_reclaim_barrier(), OC_OK)
+        XCTAssertEqual(oc_stats().pending_objects, 0)
+    }
+
+    /// Two writers add to and remove from one key, so that one's add grows
+    /// the key's slot into a list while the other removes the slot's
+    /// context, and a reader views the key meanwhile: every add is removed
+    /// exactly once by its own handle, readers see only those contexts, and
+    /// the key goes at the end with nothing left counted.
+    func testConcurrentGrowthAndRemovalOfOneKey() {
+        let liveBefore = oc_stats().live_contexts
+        let state = ConcurrentState(map: map)
+        let done = LockedCounter()
+        DispatchQueue.concurrentPerform(iterations: 3) { worker in
+            let map = state.map
+            var probe = 5
+            let hash = UInt64(5)
+            if worker < 2 {
+                for _ in 0..<20_000 {
+                    let keyContext = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+                    keyContext.initialize(to: 5)
+                    var handle = noHandle
+                    var adopted = false
+                    let status = oc_keymap_add(
+                        map, hash, &probe, keyContext, UnsafeMutableRawPointer(bitPattern: worker + 1)!, &handle,
+                        &adopted)
+                    if !adopted { keyContext.deallocate() }
+                    if status != OC_OK || oc_keymap_remove(map, hash, &probe, handle) != OC_OK {
+                        state.failures.increment()
+                    }
+                }
+                done.increment()
+                return
+            }
+            var rounds = 0
+            while done.value < 2 && rounds < 1_000_000 {
+                rounds += 1
+                let reader = oc_read_begin()
+                if let list = oc_keymap_lookup(map, hash, &probe) {
+                    let view = oc_list_view(list)
+                    for index in 0..<view.count {
+                        if let context = oc_view_context(view, index), !(1...2).contains(Int(bitPattern: context)) {
+                            state.failures.increment()
+                        }
+                    }
+                }
+                oc_read_end(reader)
+            }
+        }
+        XCTAssertEqual(state.failures.value, 0)
+        XCTAssertEqual(oc_keymap_key_count(map), 0)
+        XCTAssertEqual(oc_stats().live_contexts, liveBefore)
+    }
+
     func testConcurrentReadersWhileKeysComeAndGo() {
         let keys = 64
         // Key k, when present, holds only context k + 1; its key_context
@@ -289,7 +398,7 @@ final class KeymapTests: XCTestCase {
                 let reader = oc_read_begin()
                 if let entry = oc_keymap_find(map, UInt64(key % 5), &key) {
                     if entry.pointee.key_context.load(as: Int.self) != key { state.failures.increment() }
-                    let view = oc_list_view(entry.pointee.list)
+                    let view = oc_list_view(oc_key_entry_list(entry))
                     for index in 0..<view.count {
                         if let context = oc_view_context(view, index), Int(bitPattern: context) != key + 1 {
                             state.failures.increment()

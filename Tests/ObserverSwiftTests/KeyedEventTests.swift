@@ -304,6 +304,43 @@ final class KeyedEventTests: XCTestCase {
         XCTAssertEqual(event.keys, ["a"])
     }
 
+    /// A key's list holds plain closures (cells) beside boxes (a limit, a
+    /// target, several keys): sends reach both in subscription order, counts
+    /// count each once, removals by target leave the closures alone.
+    func testPlainClosuresAndBoxesShareAKeysList() {
+        let event = KeyedEvent<String, Int>()
+        let received = Received<String>()
+        let target = KeyedTarget()
+        let plain = event.subscribe(key: "a") { received.append("plain\($0)") }
+        let limited = event.subscribe(key: "a", limit: 1) { received.append("limited\($0)") }
+        event.subscribe(target, key: "a") { _, value in received.append("target\(value)") }
+        let both = event.forKeys(["a", "b"]).subscribe { key, value in received.append("both\(key)\(value)") }
+        let plainB = event.subscribe(key: "b") { received.append("plainB\($0)") }
+        XCTAssertEqual(event.subscribersCount(forKey: "a"), 4)
+        XCTAssertEqual(event.subscribersCount(forKey: "b"), 2)
+        XCTAssertEqual(event.subscribersCount, 5, "the two-key subscription counts once")
+
+        event.send(1, forKey: "a")
+        XCTAssertEqual(received.values, ["plain1", "limited1", "target1", "botha1"])
+        XCTAssertEqual(event.subscribersCount(forKey: "a"), 3, "the limit is spent")
+        XCTAssertFalse(limited.isActive)
+
+        XCTAssertEqual(event.unsubscribe(target, key: "a"), 1)
+        XCTAssertEqual(event.unsubscribe(target), 0, "the closures are no target's")
+        event.send(2, forKey: "a")
+        event.send(3, forKey: "b")
+        XCTAssertEqual(received.values.suffix(4), ["plain2", "botha2", "bothb3", "plainB3"])
+
+        XCTAssertTrue(plain.cancel())
+        XCTAssertFalse(plain.cancel())
+        XCTAssertTrue(both.isActive)
+        XCTAssertEqual(event.unsubscribeAll(key: "a"), 1, "only the two-key box was left under a")
+        XCTAssertEqual(event.keys, ["b"])
+        XCTAssertEqual(event.unsubscribeAll(), 2)
+        XCTAssertFalse(plainB.isActive || both.isActive)
+        XCTAssertEqual(event.keyCount, 0)
+    }
+
     func testUnsubscribeAllForOneKeyAndForEveryKey() {
         let event = KeyedEvent<String, Int>()
         let received = Received<String>()

@@ -79,6 +79,27 @@ extension Scenario {
             figure("\(Contender.eventClosureName), token kept", tokenBytes)
             for token in tokens { token.cancel() }
 
+            // KeyedEvent: every observer under one key (its list is one
+            // key's), token dropped, then each token in a SubscriptionBag.
+            let keyed = KeyedEvent<Int, Int>()
+            figure(
+                Contender.keyedOneKeyName,
+                probe.bytesPerObserver(size) {
+                    for _ in 0..<size { _ = keyed.subscribe(key: 0) { value in memorySink.total &+= value } }
+                })
+            keyed.unsubscribeAll()
+            let baggedKeyed = KeyedEvent<Int, Int>()
+            let bag = SubscriptionBag()
+            figure(
+                "\(Contender.keyedOneKeyName), token in a bag",
+                probe.bytesPerObserver(size) {
+                    for _ in 0..<size {
+                        baggedKeyed.subscribe(key: 0) { value in memorySink.total &+= value }.store(in: bag)
+                    }
+                })
+            bag.cancelAll()
+            try? ObserverCore.reclaimNow()
+
             let center = NotificationCenter()
             let name = Notification.Name("observer-bench.memory")
             var observers = [NSObjectProtocol]()

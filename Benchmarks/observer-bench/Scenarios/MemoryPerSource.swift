@@ -124,4 +124,5 @@ extension Contender {
     static let valueName = "ObserverSwift ObservableValue"
     /// Appended to a contender's name in the rows that keep each token.
     static let tokenKeptSuffix = ", token kept"
+    static let keyedOneKeyName = "ObserverSwift KeyedEvent, one key"
 }

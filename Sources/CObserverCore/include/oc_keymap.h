@@ -60,9 +60,26 @@ typedef struct oc_key_entry {
 	uint64_t hash;
 	/* The key_context adopted by that add. */
 	void *key_context;
-	/* The key's observer list; never NULL. */
+	/*
+	 * The key's observer list; never NULL. Read it with oc_key_entry_list:
+	 * it changes once, when the key first holds two contexts at once. Until
+	 * then it is a one-slot list inside the entry that only readers may use
+	 * (views, oc_list_is_empty); writers go through the map.
+	 */
 	oc_list_t *list;
 } oc_key_entry_t;
+
+/*
+ * oc_key_entry_list: the list of an entry found by a lookup, inside the
+ * read section in which it was found (valid until that section ends).
+ * Memory ordering: acquire, pairing with the release store that publishes
+ * the key's grown list: a reader that loads it sees that list's contexts.
+ */
+static inline oc_list_t *
+oc_key_entry_list(const oc_key_entry_t *entry)
+{
+	return __atomic_load_n(&entry->list, __ATOMIC_ACQUIRE);
+}
 
 /*
  * Exact key comparison: true when the key held by `key_context` (an
@@ -214,7 +231,8 @@ oc_status_t oc_keymap_try_remove(oc_keymap_t *OC_NULLABLE map, uint64_t hash,
  * context for which `predicate` returns true (every context when
  * `predicate` is NULL); removes the key when its list became empty. Writes
  * how many contexts were removed to *removed (may be NULL). `predicate`
- * runs under the list's writer lock (see oc_list_remove_if). Returns OC_OK,
+ * runs under a writer lock of the map or of the key's list (see
+ * oc_list_remove_if): it must not call into the map. Returns OC_OK,
  * OC_ENOENT (no such key) or OC_EINVAL.
  */
 oc_status_t oc_keymap_remove_key_if(oc_keymap_t *OC_NULLABLE map, uint64_t hash,

@@ -1,8 +1,9 @@
 import CObserverCore
+import Foundation
 
 /// The Swift owner of one C keymap (`oc_keymap_t`): one observer list per
-/// key, each holding retained ``Subscriber`` boxes exactly like a
-/// ``SlotList`` does. The engine under every keyed observer kind; untyped
+/// key, each holding retained ``Subscriber`` boxes or ``HandlerCell``s
+/// (plain closures stored under one key) exactly like a ``SlotList`` does. The engine under every keyed observer kind; untyped
 /// here (what removals, counts and registrations need), typed by its box in
 /// ``KeyedSlotLists``, the only way to create one.
 ///
@@ -22,21 +23,23 @@ import CObserverCore
 @usableFromInline
 class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     // @unchecked: the C map is internally synchronized (writers take its
-    // mutex, readers use epoch sections); the rest is a lock and an atomic.
+    // mutex, readers use epoch sections); `pendingSlots` is only touched
+    // under `pendingRemovalsLock`; the rest are atomic words.
 
     /// First stored property: the words of `hasPendingRemovals`,
-    /// `holdsTargets` and `sweepCursor` (see `AtomicWord`).
+    /// `holdsTargets` and `sweepCursor` (see `AtomicWord`). Eight bytes, so
+    /// that an engine is 40 bytes (a 48-byte heap block).
     var words = Words()
 
     struct Words {
         var hasPendingRemovals = AtomicWordStorage<Bool>(false)
         var holdsTargets = AtomicWordStorage<Bool>(false)
-        var sweepCursor = AtomicWordStorage<UInt>(0)
+        var sweepCursor = AtomicWordStorage<UInt32>(0)
 
-        // Two bytes, then a word at its alignment.
+        // Two bytes, then a 4-byte word at its alignment.
         static var hasPendingRemovalsOffset: Int { 0 }
         static var holdsTargetsOffset: Int { MemoryLayout<UInt8>.stride }
-        static var sweepCursorOffset: Int { MemoryLayout<UInt>.stride }
+        static var sweepCursorOffset: Int { MemoryLayout<UInt32>.stride }
     }
 
     @usableFromInline
@@ -44,8 +47,11 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
 
     /// Removals a send could not do without blocking (a writer lock was
     /// taken); the next writer call does them. Their boxes have expired
-    /// already, so they no longer deliver meanwhile.
-    private let pendingRemovals = Locked<[KeyedSlot]>([])
+    /// already, so they no longer deliver meanwhile. Guarded by
+    /// `pendingRemovalsLock`, one lock for every engine: queuing happens
+    /// only when a send meets a busy writer lock, so an engine carries no
+    /// lock of its own for it (an empty array allocates nothing).
+    private var pendingSlots: [KeyedSlot] = []
     var hasPendingRemovals: AtomicWord<Bool> {
         AtomicWords.word(self, at: Words.hasPendingRemovalsOffset)
     }
@@ -54,8 +60,19 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     /// writers sweep dead targets step by step (``sweepDeadTargetsStep()``).
     var holdsTargets: AtomicWord<Bool> { AtomicWords.word(self, at: Words.holdsTargetsOffset) }
 
-    /// Where the next ``sweepDeadTargetsStep()`` starts in the C map's table.
-    var sweepCursor: AtomicWord<UInt> { AtomicWords.word(self, at: Words.sweepCursorOffset) }
+    /// Where the next ``sweepDeadTargetsStep()`` starts in the C map's table
+    /// (a table of more than 2³² slots would only restart the walk early).
+    var sweepCursor: AtomicWord<UInt32> { AtomicWords.word(self, at: Words.sweepCursorOffset) }
+
+    /// The lock of every engine's `pendingSlots`.
+    private static let pendingRemovalsLock = NSLock()
+
+    /// Calls `body` with the pending removals, under their lock.
+    private func withPendingSlots<Result>(_ body: (inout [KeyedSlot]) -> Result) -> Result {
+        Self.pendingRemovalsLock.lock()
+        defer { Self.pendingRemovalsLock.unlock() }
+        return body(&pendingSlots)
+    }
 
     /// Table slots one ``sweepDeadTargetsStep()`` examines. The table is at
     /// most half full and at least a quarter full once it has grown
@@ -64,7 +81,7 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     static var sweepStride: Int { 8 }
 
     fileprivate init() {
-        guard let pointer = oc_keymap_create(keyBoxMatchesProbe, releaseKeyBox, releaseKeyedSubscriberBox) else {
+        guard let pointer = oc_keymap_create(keyBoxMatchesProbe, releaseKeyBox, releaseKeyedContext) else {
             fatalError("ObserverSwift: out of memory creating a keyed observer map")
         }
         self.pointer = pointer
@@ -111,7 +128,7 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
                 box.keyType == ObjectIdentifier(Key.self)
                     && unsafeDowncast(box, to: KeyBox<Key>.self).key == key
             }
-        if isSameKey { return entry.pointee.list }
+        if isSameKey { return oc_key_entry_list(entry) }
         return withUnsafePointer(to: KeyProbe(key)) { oc_keymap_lookup(map, hash, $0) }
     }
 
@@ -170,6 +187,49 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
         return KeyedSlot(hash: hash, entry: entry, handle: handle)
     }
 
+    /// Stores `handler` in a ``HandlerCell`` under `key` alone (freed by the
+    /// map after its grace period once removed) and returns the entry it
+    /// joined with its handle, as ``addBox(_:forKey:)`` does for a box.
+    /// Inlinable, so that the closure goes into its cell as the caller holds
+    /// it (an unspecialized call would wrap it in a reabstraction thunk, an
+    /// allocation of its own), and the key's work is specialized.
+    @inlinable
+    final func addHandler<Key: Hashable, Value>(_ handler: @escaping (Value) -> Void, forKey key: Key) -> KeyedSlot {
+        let hash = Self.hash(key)
+        let keyContext = Unmanaged.passRetained(KeyBox(key) as AnyKeyBox).toOpaque()
+        var matched: UnsafeRawPointer?
+        return withUnsafeMutablePointer(to: &matched) { matched in
+            withUnsafePointer(to: KeyProbe(key, matched: matched)) { probe in
+                addContext(
+                    HandlerCell.make(handler), hash: hash, keyContext: keyContext, probe: UnsafeRawPointer(probe),
+                    matched: matched)
+            }
+        }
+    }
+
+    /// The untyped part of ``addHandler(_:forKey:)``: stores the cell
+    /// `context` (tagged); frees it and stops the process when the core
+    /// cannot store it.
+    @usableFromInline
+    final func addContext(
+        _ context: UnsafeMutableRawPointer, hash: UInt64, keyContext: UnsafeMutableRawPointer,
+        probe: UnsafeRawPointer, matched: UnsafeMutablePointer<UnsafeRawPointer?>
+    ) -> KeyedSlot {
+        performPendingRemovals()
+        sweepDeadTargetsStep()
+        var handle = SlotHandle.notAdded
+        var keyAdopted = false
+        let status = oc_keymap_add(pointer, hash, probe, keyContext, context, &handle, &keyAdopted)
+        let entry = keyAdopted ? UInt(bitPattern: keyContext) : UInt(bitPattern: matched.pointee)
+        if !keyAdopted { Unmanaged<AnyKeyBox>.fromOpaque(keyContext).release() }
+        guard status == OC_OK, entry != 0 else {
+            if status == OC_OK { oc_keymap_remove(pointer, hash, keyContext, handle) }
+            HandlerCell.destroy(context)
+            fatalError("ObserverSwift: cannot add a keyed observer: \(String(cString: oc_status_string(status)))")
+        }
+        return KeyedSlot(hash: hash, entry: entry, handle: handle)
+    }
+
     /// The token of a subscription whose box was stored once, as `slot`, and
     /// never ends on its own (a closure without limit or target): cancelling
     /// removes that slot.
@@ -198,19 +258,19 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     /// section); the probe takes no reference to a target.
     func sweepDeadTargetsStep() {
         guard holdsTargets.load(ordering: .relaxed) else { return }
-        var cursor = Int(bitPattern: sweepCursor.load(ordering: .relaxed))
+        var cursor = Int(sweepCursor.load(ordering: .relaxed))
         _ = oc_keymap_visit_some(
             pointer, &cursor, Self.sweepStride,
             { entry, _ in
                 withReadSection {
-                    forEachVisibleBox(in: entry.pointee.list, as: Subscriber.self) { box in
+                    forEachVisibleSubscriber(in: oc_key_entry_list(entry)) { box in
                         // Expires (and removes without blocking) a box whose target died.
                         box.expireIfTargetIsGone()
                     }
                 }
                 return true
             }, nil)
-        sweepCursor.store(UInt(bitPattern: cursor), ordering: .relaxed)
+        sweepCursor.store(UInt32(truncatingIfNeeded: cursor), ordering: .relaxed)
     }
 
     /// ``remove(_:)`` from the send path: never blocks. When a writer lock is
@@ -219,7 +279,7 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     func removeFromSendPath(_ slot: KeyedSlot) {
         let status = withIdentityProbe(slot) { oc_keymap_try_remove(pointer, slot.hash, $0, slot.handle) }
         guard status == OC_EBUSY else { return }
-        pendingRemovals.withLock { $0.append(slot) }
+        withPendingSlots { $0.append(slot) }
         hasPendingRemovals.store(true, ordering: .releasing)
         PendingSweeps.register(self)
     }
@@ -233,7 +293,7 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
         guard hasPendingRemovals.load(ordering: .relaxed),
             hasPendingRemovals.exchange(false, ordering: .acquiring)
         else { return }
-        let pending = pendingRemovals.withLock { list in
+        let pending = withPendingSlots { list in
             defer { list.removeAll() }
             return list
         }
@@ -314,7 +374,7 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
         guard hasPendingRemovals.load(ordering: .relaxed),
             hasPendingRemovals.exchange(false, ordering: .acquiring)
         else { return }
-        let pending = pendingRemovals.withLock { list in
+        let pending = withPendingSlots { list in
             defer { list.removeAll() }
             return list
         }
@@ -335,6 +395,46 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
         }
     }
 
+    /// The contexts of the subscriptions under `key` that can still deliver:
+    /// every cell, and the boxes whose ``Subscriber/checkLiveness()`` says
+    /// so (which expires dead ones it finds).
+    func liveContexts<Key: Hashable>(forKey key: Key) -> [UnsafeMutableRawPointer] {
+        performPendingRemovals()
+        let hash = Self.hash(key)
+        var live: [UnsafeMutableRawPointer] = []
+        withReadSection {
+            guard let list = list(forKey: key, hash: hash) else { return }
+            Self.appendLiveContexts(of: list, to: &live)
+        }
+        return live
+    }
+
+    /// ``liveContexts(forKey:)`` over every key: a context stored under
+    /// several keys (one box) is listed once per key.
+    func liveContexts() -> [UnsafeMutableRawPointer] {
+        var live: [UnsafeMutableRawPointer] = []
+        forEachKey { _, list in
+            withReadSection { Self.appendLiveContexts(of: list, to: &live) }
+        }
+        return live
+    }
+
+    /// Inside a read section: appends the live contexts of `list`.
+    private static func appendLiveContexts(of list: OpaquePointer, to live: inout [UnsafeMutableRawPointer]) {
+        let view = oc_list_view(list)
+        var index: UInt32 = 0
+        while index < view.count {
+            if let context = oc_view_context(view, index) {
+                if HandlerCell.isCell(context)
+                    || Unmanaged<Subscriber>.fromOpaque(context)._withUnsafeGuaranteedRef({ $0.checkLiveness() })
+                {
+                    live.append(context)
+                }
+            }
+            index &+= 1
+        }
+    }
+
     /// Calls `body` with every key that has a list, outside every lock (a
     /// snapshot of the keys; `body` may subscribe or unsubscribe).
     func forEachKey(_ body: (AnyKeyBox, _ list: OpaquePointer) -> Void) {
@@ -347,9 +447,8 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
                     { entry, argument in
                         guard let argument else { return false }
                         let visitor = Unmanaged<KeyVisitor>.fromOpaque(argument).takeUnretainedValue()
-                        let entry = entry.pointee
-                        let key = Unmanaged<AnyKeyBox>.fromOpaque(entry.key_context).takeUnretainedValue()
-                        visitor.body(key, entry.list)
+                        let key = Unmanaged<AnyKeyBox>.fromOpaque(entry.pointee.key_context).takeUnretainedValue()
+                        visitor.body(key, oc_key_entry_list(entry))
                         return true
                     },
                     Unmanaged.passUnretained(visitor).toOpaque())
@@ -386,6 +485,8 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
                     { context, argument in
                         guard let argument else { return false }
                         let predicate = Unmanaged<RemovalPredicate>.fromOpaque(argument).takeUnretainedValue()
+                        // A cell is a subscription with no target that never expires.
+                        if HandlerCell.isCell(context) { return predicate.body(HandlerCell.asSubscriber) }
                         let box = Unmanaged<Subscriber>.fromOpaque(context).takeUnretainedValue()
                         return predicate.body(box)
                     },
@@ -421,12 +522,15 @@ final class KeyedSlotLists<Box: Subscriber>: AnyKeyedSlotLists, @unchecked Senda
         addBox(box, forKey: key)
     }
 
-    /// Stores `box`, which never ends on its own (a closure without limit or
-    /// target), under `key` alone and returns its token. Inlinable: the
-    /// subscribe + cancel pair of `KeyedEvent.subscribe(key:_:)`.
+    /// Stores `handler`, a plain closure that never ends on its own (no
+    /// limit, no target, called on the sending thread), in a ``HandlerCell``
+    /// under `key` alone and returns its token. Inlinable: the subscribe +
+    /// cancel pair of `KeyedEvent.subscribe(key:_:)`. Only a map whose sends
+    /// pass values of type `Value` (``send(_:forKey:value:boxes:)``) may
+    /// hold such cells.
     @inlinable
-    func subscribe<Key: Hashable>(_ box: Box, forKey key: Key) -> Subscription {
-        subscription(storedAt: addBox(box, forKey: key))
+    func subscribe<Key: Hashable, Value>(_ handler: @escaping (Value) -> Void, forKey key: Key) -> Subscription {
+        subscription(storedAt: addHandler(handler, forKey: key))
     }
 
     /// The keyed send path: calls `body` with every box stored under `key`
@@ -445,27 +549,32 @@ final class KeyedSlotLists<Box: Subscriber>: AnyKeyedSlotLists, @unchecked Senda
     /// ``send(forKey:_:)`` on the C map of a `KeyedSlotLists<Box>`
     /// (`pointer`), for an owner that keeps it alive and reaches it without
     /// a Swift reference (see `KeyedEvent.existingMap`).
+    /// Calls each ``HandlerCell`` of `(Value) -> Void` under `key` with
+    /// `value` in place, and `body` with each box.
     @inlinable
     @inline(__always)
-    static func send<Key: Hashable>(_ map: OpaquePointer, forKey key: Key, _ body: (Box) -> Void) {
+    static func send<Key: Hashable, Value>(
+        _ map: OpaquePointer, forKey key: Key, value: Value, boxes body: (Box) -> Void
+    ) {
         if oc_keymap_is_empty(map) { return }
         let hash = hash(key)
         withReadSection {
             guard let list = list(in: map, forKey: key, hash: hash) else { return }
-            forEachVisibleBox(in: list, as: Box.self, body)
+            forEachVisibleCellOrBox(in: list, value, as: Box.self, body)
         }
     }
 
-    /// ``send(_:forKey:_:)`` for a caller already inside a read section (a
-    /// batch send): looks the key up again on every call, so a key added or
-    /// emptied by a handler is seen by the next one.
+    /// ``send(_:forKey:value:boxes:)`` for a caller already inside a read
+    /// section (a batch send): looks the key up again on every call, so a
+    /// key added or emptied by a handler is seen by the next one.
     @inlinable
     @inline(__always)
-    static func sendInSection<Key: Hashable>(_ map: OpaquePointer, forKey key: Key, hash: UInt64, _ body: (Box) -> Void)
-    {
+    static func sendInSection<Key: Hashable, Value>(
+        _ map: OpaquePointer, forKey key: Key, hash: UInt64, value: Value, boxes body: (Box) -> Void
+    ) {
         if oc_keymap_is_empty(map) { return }
         guard let list = list(in: map, forKey: key, hash: hash) else { return }
-        forEachVisibleBox(in: list, as: Box.self, body)
+        forEachVisibleCellOrBox(in: list, value, as: Box.self, body)
     }
 
     /// The walk of ``send(forKey:_:)``: the boxes of `key`'s list, if it has one.
@@ -477,26 +586,45 @@ final class KeyedSlotLists<Box: Subscriber>: AnyKeyedSlotLists, @unchecked Senda
         forEachVisibleBox(in: list, as: Box.self, body)
     }
 
-    /// Calls `body` with every box under `key` visible now, inside one read
-    /// section. Not the send path.
+    /// Calls `body` with every box under `key` visible now (cells skipped),
+    /// inside one read section. Not the send path.
     func forEach<Key: Hashable>(forKey key: Key, _ body: (Box) -> Void) {
         performPendingRemovals()
         let hash = Self.hash(key)
-        withReadSection { visit(forKey: key, hash: hash, body) }
+        withReadSection {
+            guard let list = list(forKey: key, hash: hash) else { return }
+            forEachVisibleSubscriber(in: list) { body(unsafeDowncast($0, to: Box.self)) }
+        }
     }
 
     /// Calls `body` with every key that has a list and each box stored under
-    /// it: a box under three keys is visited three times. Keys are a
-    /// snapshot taken outside every lock; each key's boxes are walked inside
-    /// a read section.
+    /// it (cells skipped): a box under three keys is visited three times.
+    /// Keys are a snapshot taken outside every lock; each key's boxes are
+    /// walked inside a read section.
     func forEachEntry(_ body: (AnyKeyBox, Box) -> Void) {
         forEachKey { key, list in
-            withReadSection { forEachVisibleBox(in: list, as: Box.self) { body(key, $0) } }
+            withReadSection { forEachVisibleSubscriber(in: list) { body(key, unsafeDowncast($0, to: Box.self)) } }
         }
     }
 }
 
-/// The lists' release callback: balances `passRetained` in `addBox`.
-private func releaseKeyedSubscriberBox(_ context: UnsafeMutableRawPointer) {
+/// Inside a read section: calls `body` with each ``Subscriber`` box of a
+/// keyed list visible now, borrowed, skipping ``HandlerCell``s. Not the
+/// send path.
+func forEachVisibleSubscriber(in list: OpaquePointer, _ body: (Subscriber) -> Void) {
+    let view = oc_list_view(list)
+    var index: UInt32 = 0
+    while index < view.count {
+        if let context = oc_view_context(view, index), !HandlerCell.isCell(context) {
+            Unmanaged<Subscriber>.fromOpaque(context)._withUnsafeGuaranteedRef { body($0) }
+        }
+        index &+= 1
+    }
+}
+
+/// The lists' release callback: balances `passRetained` in `addBox`, or
+/// frees the cell `addHandler` made.
+private func releaseKeyedContext(_ context: UnsafeMutableRawPointer) {
+    if HandlerCell.isCell(context) { return HandlerCell.destroy(context) }
     Unmanaged<Subscriber>.fromOpaque(context).release()
 }

@@ -19,8 +19,8 @@ struct KeyScope<Key: Hashable, Value>: ObserverSource {
         _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         if case .synchronous = delivery, limit == nil {
-            // The keyed hot path: a box holding nothing but the closure.
-            return event.lists.subscribe(ClosureSubscriber(handler), forKey: key)
+            // The keyed hot path: the closure in a cell of its own, no box.
+            return event.lists.subscribe(handler, forKey: key)
         }
         return event.subscribeClosure(CollectionOfOne(key), delivery: delivery, limit: limit) { _, value in
             handler(value)

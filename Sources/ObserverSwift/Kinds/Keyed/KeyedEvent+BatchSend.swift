@@ -24,7 +24,7 @@ extension KeyedEvent {
                 // Looked up per value: a handler (or another thread) may
                 // make the lists by subscribing.
                 guard let map = existingMap else { continue }
-                Lists.sendInSection(map, forKey: key, hash: hash) { $0.receive(key, value) }
+                Lists.sendInSection(map, forKey: key, hash: hash, value: value) { $0.receive(key, value) }
             }
         }
     }

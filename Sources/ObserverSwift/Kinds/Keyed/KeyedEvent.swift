@@ -103,7 +103,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
     @inlinable
     public func send(_ value: Value, forKey key: Key) {
         guard let map = existingMap else { return }
-        Lists.send(map, forKey: key) { $0.receive(key, value) }
+        Lists.send(map, forKey: key, value: value) { $0.receive(key, value) }
     }
 
     // MARK: Unsubscribing
@@ -144,24 +144,13 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// not cancelled, target alive, limit not spent. Reading it also frees
     /// the slots of dead targets. Visits every key: O(keys + subscriptions).
     public var subscribersCount: Int {
-        var seen = Set<ObjectIdentifier>()
-        withExistingLists { lists in
-            lists.forEachEntry { _, box in
-                if box.checkLiveness() { seen.insert(ObjectIdentifier(box)) }
-            }
-        }
-        return seen.count
+        // A subscription over several keys is one box under each of them.
+        Set(withExistingLists { $0.liveContexts() } ?? []).count
     }
 
     /// Live subscriptions that receive `key`'s sends.
     public func subscribersCount(forKey key: Key) -> Int {
-        var live = 0
-        withExistingLists { lists in
-            lists.forEach(forKey: key) { box in
-                if box.checkLiveness() { live += 1 }
-            }
-        }
-        return live
+        withExistingLists { $0.liveContexts(forKey: key).count } ?? 0
     }
 
     /// Keys that have at least one subscription stored. A key whose last
