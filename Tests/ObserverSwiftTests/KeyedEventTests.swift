@@ -102,8 +102,8 @@ final class KeyedEventTests: XCTestCase {
         // The engine is shared by keyed observables whose key type is chosen
         // per call: 1 as Int and 1 as UInt8 are different keys.
         let lists = KeyedSlotLists<Subscriber>()
-        let intBox = ClosureSubscriber<Int, Int> { _ in }
-        let byteBox = ClosureSubscriber<UInt8, Int> { _ in }
+        let intBox = KeyedClosureSubscriber<Int, Int> { _, _ in }
+        let byteBox = KeyedClosureSubscriber<UInt8, Int> { _, _ in }
         let intHandle = lists.add(intBox, forKey: 1 as Int)
         let byteHandle = lists.add(byteBox, forKey: 1 as UInt8)
         XCTAssertEqual(lists.keyCount, 2)

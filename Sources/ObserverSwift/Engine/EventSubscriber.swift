@@ -1,7 +1,8 @@
 /// A box an event delivers to: `Event<Value>` stores `EventSubscriber<Void, Value>`
-/// boxes (its sends pass `()` as the key; its plain closures are
-/// ``HandlerCell``s), `KeyedEvent<Key, Value>` stores
-/// `EventSubscriber<Key, Value>` boxes under each of their keys. Subclasses
+/// boxes (its sends pass `()` as the key), `KeyedEvent<Key, Value>` stores
+/// `EventSubscriber<Key, Value>` boxes under each of their keys. Plain
+/// closures need no box: both store them as ``HandlerCell``s (an `Event`
+/// with no other subscription, as a ``SoleHandler``). Subclasses
 /// override ``receive(_:_:)``; the subclasses below are shared by both kinds,
 /// so a limit, a queued or main-actor delivery and a weak target are handled
 /// by one implementation.
@@ -9,23 +10,6 @@
 class EventSubscriber<Key, Value>: Subscriber, @unchecked Sendable {
     @usableFromInline
     func receive(_ key: Key, _ value: Value) {}
-}
-
-/// A closure of the value alone, called synchronously for every send: the hot
-/// path of `KeyedEvent.subscribe(key:)`, holding nothing but the closure.
-/// (`Event.subscribe` stores such a closure in a ``HandlerCell`` instead.)
-@usableFromInline
-final class ClosureSubscriber<Key, Value>: EventSubscriber<Key, Value>, @unchecked Sendable {
-    @usableFromInline let handler: (Value) -> Void
-
-    @usableFromInline
-    init(_ handler: @escaping (Value) -> Void) {
-        self.handler = handler
-    }
-
-    override func receive(_ key: Key, _ value: Value) {
-        handler(value)
-    }
 }
 
 /// A closure with a queued or main-actor delivery, or a delivery limit (shared
