@@ -268,18 +268,7 @@ public final class ObservableValue<Value> {
         // The replaced value is released here, before the round: its deinit
         // may read or set this value.
         withExtendedLifetime(replaced) {}
-        sendPlainRoundAndRelease(newValue, reader)
-    }
-
-    /// The round of a value without extras once `value` is stored: delivers
-    /// it, releases the turn, then leaves the read section entered on
-    /// `reader`. Not inlined: the send loop then keeps its values in
-    /// registers whatever the set around it holds, and the set reaches it
-    /// by a tail call.
-    @inlinable
-    @inline(never)
-    func sendPlainRoundAndRelease(_ value: Value, _ reader: SectionReader) {
-        observers.send(value, inSectionOf: reader)
+        sendRound(newValue, reader)
         if extrasWord.load(ordering: .acquiring) == nil {
             // No extras: nobody waits for the turn, and no handler set the
             // value during the round.
@@ -291,6 +280,14 @@ public final class ObservableValue<Value> {
         }
         // The section ends after the turn is released.
         reader.end()
+    }
+
+    /// The send of a round, not inlined: the send loop then keeps its
+    /// values in registers whatever the set around it holds.
+    @inlinable
+    @inline(never)
+    func sendRound(_ value: Value, _ reader: SectionReader) {
+        observers.send(value, inSectionOf: reader)
     }
 
     @inlinable
@@ -325,7 +322,9 @@ public final class ObservableValue<Value> {
         // replaying subscribe): keep it.
         if extras.roundValue == nil { extras.roundValue = storage.writerValue }
         // Stores are serialized by the turn: the writer reads its own copy.
-        if let isDuplicate = extras.isDuplicate, isDuplicate(storage.writerValue, newValue) { return false }
+        // Called in place, not bound to a local: a local copy of the closure
+        // retains and releases its context on every set.
+        if extras.isDuplicate?(storage.writerValue, newValue) == true { return false }
         let announces = extras.isArmed
         if announces { extras.announceWillSet() }
         let replaced = storage.write(newValue, fenced: fenced)
