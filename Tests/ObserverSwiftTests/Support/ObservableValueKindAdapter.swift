@@ -4,8 +4,10 @@ import ObserverSwift
 import ObserverTestSupport
 import XCTest
 
-/// `ObservableValue<Int>` as a reliability-test observer kind: a send sets
-/// the value.
+/// `ObservableValue` as a reliability-test observer kind: a send sets the
+/// value. `Stored` picks the storage form the rows run over: `Int` is held
+/// in the storage's word, ``NumberInCopies`` in its inline copies (see
+/// `ValueStorage`).
 ///
 /// Subscriptions alternate between `subscribe` and `subscribe(replay: true)`
 /// (closures and targets alike), so that every row runs over both. A
@@ -17,13 +19,40 @@ import XCTest
 /// hides that one call from the handler. So "a subscription added during a
 /// send is not called by it" means the same for this kind as for the others,
 /// and the replay path runs through every row.
-struct ObservableValueKindAdapter: ReliabilityObserverKind {
-    var name: String { "ObservableValue" }
-    func makeSource() -> any ReliabilitySource { ObservableValueReliabilitySource() }
+struct ObservableValueKindAdapter<Stored: ReliabilityStoredNumber>: ReliabilityObserverKind {
+    var name: String { Stored.kindName }
+    func makeSource() -> any ReliabilitySource { ObservableValueReliabilitySource<Stored>() }
 }
 
-final class ObservableValueReliabilitySource: ReliabilitySource {
-    let value = ObservableValue(0)
+/// What an ``ObservableValueKindAdapter`` stores for a sent number.
+protocol ReliabilityStoredNumber: Sendable {
+    /// The kind's name in failure messages.
+    static var kindName: String { get }
+    init(storing number: Int)
+    var storedNumber: Int { get }
+}
+
+extension Int: ReliabilityStoredNumber {
+    static var kindName: String { "ObservableValue" }
+    init(storing number: Int) { self = number }
+    var storedNumber: Int { self }
+}
+
+/// A number held in an `ObservableValue`'s inline copies: not trivially
+/// copyable (a string on the heap), so a torn or released copy would show.
+struct NumberInCopies: ReliabilityStoredNumber {
+    static var kindName: String { "ObservableValue (inline copies)" }
+    let storedNumber: Int
+    private let text: String
+
+    init(storing number: Int) {
+        storedNumber = number
+        text = "number \(number), long enough to live on the heap"
+    }
+}
+
+final class ObservableValueReliabilitySource<Stored: ReliabilityStoredNumber>: ReliabilitySource {
+    let value = ObservableValue(Stored(storing: 0))
     /// Which round each thread's handlers run in. Held by the handlers, not
     /// by the source: a handler that held the source would keep the value
     /// alive.
@@ -41,10 +70,15 @@ final class ObservableValueReliabilitySource: ReliabilitySource {
     func subscribe(_ handler: @escaping @Sendable (Int) -> Void) -> Subscription {
         let rounds = rounds
         guard nextReplays() else {
-            return value.subscribe { value in rounds.deliver(value) { handler(value) } }
+            return value.subscribe { stored in
+                let value = stored.storedNumber
+                rounds.deliver(value) { handler(value) }
+            }
         }
-        let replay = rounds.expectReplay(current: value.value)
-        let token = value.subscribe(replay: true) { value in
+        let quietSince = rounds.quietPoint
+        let replay = rounds.expectReplay(current: value.value.storedNumber, quietSince: quietSince)
+        let token = value.subscribe(replay: true) { stored in
+            let value = stored.storedNumber
             if replay.isReplay(value) { return }
             rounds.deliver(value) { handler(value) }
         }
@@ -59,10 +93,15 @@ final class ObservableValueReliabilitySource: ReliabilitySource {
     {
         let rounds = rounds
         guard nextReplays() else {
-            return value.subscribe(target) { target, value in rounds.deliver(value) { handler(target, value) } }
+            return value.subscribe(target) { target, stored in
+                let value = stored.storedNumber
+                rounds.deliver(value) { handler(target, value) }
+            }
         }
-        let replay = rounds.expectReplay(current: value.value)
-        let token = value.subscribe(target, replay: true) { target, value in
+        let quietSince = rounds.quietPoint
+        let replay = rounds.expectReplay(current: value.value.storedNumber, quietSince: quietSince)
+        let token = value.subscribe(target, replay: true) { target, stored in
+            let value = stored.storedNumber
             if replay.isReplay(value) { return }
             rounds.deliver(value) { handler(target, value) }
         }
@@ -75,14 +114,14 @@ final class ObservableValueReliabilitySource: ReliabilitySource {
 
     func send(_ newValue: Int) {
         rounds.setStarted()
-        value.value = newValue
+        value.value = Stored(storing: newValue)
         rounds.setEnded()
     }
 
     var subscribersCount: Int { value.subscribersCount }
 
     func subscribe(queue: DispatchQueue, _ handler: @escaping @Sendable (Int) -> Void) -> Subscription? {
-        value.subscribe(delivery: .queue(queue), handler)
+        value.subscribe(delivery: .queue(queue)) { handler($0.storedNumber) }
     }
 
     func replayThenWaitInsideThrows() -> Bool? {
@@ -125,9 +164,16 @@ final class ObservableValueRounds: Sendable {
         }
     }
 
+    /// The sets started so far, when none is under way; nil while one is.
+    /// Taken before reading the value a replay is expected to deliver.
+    var quietPoint: Int? {
+        state.update { $0.setsStarted == $0.setsEnded ? $0.setsStarted : nil }
+    }
+
     /// The replay a replaying subscribe made now must deliver. `current`: the
-    /// value read just before subscribing.
-    func expectReplay(current: Int) -> ExpectedReplay {
+    /// value read just before subscribing, after `quietSince` (``quietPoint``)
+    /// was taken.
+    func expectReplay(current: Int, quietSince: Int?) -> ExpectedReplay {
         let thread = Self.thread
         return state.update { state in
             if let round = state.delivering[thread]?.last {
@@ -135,8 +181,11 @@ final class ObservableValueRounds: Sendable {
                 // whatever other threads do.
                 return ExpectedReplay(value: round, rounds: nil, setsStarted: state.setsStarted)
             }
-            // Known only if no set runs meanwhile (checked when it arrives).
-            let quiet = state.setsStarted == state.setsEnded
+            // Known only if no set ran from before the read of `current`
+            // until the replay (checked again when it arrives): a set that
+            // started and ended between the read and now would make
+            // `current` an older value than the one the replay delivers.
+            let quiet = quietSince == state.setsStarted && state.setsEnded == state.setsStarted
             return ExpectedReplay(value: quiet ? current : nil, rounds: self, setsStarted: state.setsStarted)
         }
     }

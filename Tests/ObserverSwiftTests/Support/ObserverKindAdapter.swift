@@ -68,7 +68,8 @@ enum ReliabilityObserverKinds {
     static let all: [any ReliabilityObserverKind] = [
         EventKindAdapter(),
         KeyedEventKindAdapter(),
-        ObservableValueKindAdapter(),
+        ObservableValueKindAdapter<Int>(),
+        ObservableValueKindAdapter<NumberInCopies>(),
     ]
 
     /// The registries: they notify (`withObservers`) rather than send, and
