@@ -99,7 +99,7 @@ public final class ObserverRegistry: @unchecked Sendable {
 
     /// The writer state, made now if no writer made it yet.
     private var writerState: RegistryWriterState {
-        writerStateWord.made { RegistryWriterState(parentDeadFlag: parentDeadFlag) }.takeUnretainedValue()
+        writerStateWord.made { RegistryWriterState() }.takeUnretainedValue()
     }
 
     /// The writer state, or nil when nothing was ever recorded.
@@ -107,8 +107,13 @@ public final class ObserverRegistry: @unchecked Sendable {
 
     /// A keyed registry's flag, set with this registry's own: how it learns
     /// that one of its per-key registries has a dead observer to sweep. Nil
-    /// for a registry of its own (whose adds wait for the next send).
+    /// for a registry of its own, whose adds wait for the next send (a keyed
+    /// registry's sends reach this registry inside a read section: its adds
+    /// are stored at once).
     private let parentDeadFlag: DeadObserverFlag?
+
+    /// Whether adds wait for the next `withObservers` to be stored.
+    private var defersAdds: Bool { parentDeadFlag == nil }
 
     /// Observers stored in the lists, dead ones not yet swept included (for
     /// tests).
@@ -117,7 +122,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         state.lock()
         defer { state.unlock() }
         var stored = 0
-        for case .stored in state.entries.storedValues { stored += 1 }
+        for case .stored in state.table?.storedValues ?? [] { stored += 1 }
         return stored
     }
 
@@ -181,25 +186,40 @@ public final class ObserverRegistry: @unchecked Sendable {
         state.lock()
         defer { state.unlock() }
         sweepDeadObserversLocked(state, force: false)
-        sweepBeforeGrowthLocked(state)
-        let identifier = ObjectIdentifier(observer)
         let generation = given ?? state.nextGeneration
-        if state.defersAdds {
+        if defersAdds {
+            if state.table == nil {
+                if let sole = state.sole {
+                    if sole.observer.refers(to: observer) { return nil }
+                } else {
+                    // The first registration (or the first since all were
+                    // removed): held inline, nothing allocated.
+                    state.nextGeneration &+= 1
+                    state.sole = PendingObserver(observer, delivery: delivery, generation: generation)
+                    hasPendingAdds.store(true, ordering: .releasing)
+                    return generation
+                }
+            }
+            sweepBeforeGrowthLocked(state)
+            let entries = entriesLocked(state)
+            let identifier = ObjectIdentifier(observer)
             // One hash for the common case; a repeated add puts the entry back.
-            if let existing = state.entries.updateValue(.pending(index: state.pending.count), forKey: identifier) {
-                state.entries[identifier] = existing
+            if let existing = entries.updateValue(.pending(index: state.pending.count), forKey: identifier) {
+                entries[identifier] = existing
                 return nil
             }
             state.nextGeneration &+= 1
-            state.pending.append(
-                PendingObserver(observer, identifier: identifier, delivery: delivery, generation: generation))
+            state.pending.append(PendingObserver(observer, delivery: delivery, generation: generation))
             hasPendingAdds.store(true, ordering: .releasing)
             return generation
         }
-        if state.entries[identifier] != nil { return nil }
+        sweepBeforeGrowthLocked(state)
+        let entries = entriesLocked(state)
+        let identifier = ObjectIdentifier(observer)
+        if entries[identifier] != nil { return nil }
         state.nextGeneration &+= 1
         let record = RegisteredObserver(observer, delivery: delivery, generation: generation)
-        state.entries[identifier] = .stored(record)
+        entries[identifier] = .stored(record)
         storeLocked(record, in: state)
         return generation
     }
@@ -211,14 +231,27 @@ public final class ObserverRegistry: @unchecked Sendable {
         state.lock()
         defer { state.unlock() }
         sweepDeadObserversLocked(state, force: false)
-        guard let entry = state.entries[identifier], entry.generation(in: state.pending) == generation else {
+        guard let entries = state.table else {
+            guard let sole = state.sole, sole.identifier == identifier, sole.generation == generation else {
+                return false
+            }
+            // Probing may release the last reference and run a deinit that
+            // changes the registry: the registration is taken out after.
+            let wasAlive = sole.observer.isAlive
+            if let current = state.sole, current.identifier == identifier, current.generation == generation {
+                state.sole = nil
+                hasPendingAdds.store(false, ordering: .releasing)
+            }
+            return wasAlive
+        }
+        guard let entry = entries[identifier], entry.generation(in: state.pending) == generation else {
             return false
         }
         // A deallocated observer's registration had ended already (as an
         // expired subscription's): it is dropped, and this cancel removed
         // nothing.
         let wasAlive = entry.isAlive(in: state.pending)
-        state.entries.removeValue(forKey: identifier)
+        entries.removeValue(forKey: identifier)
         removeLocked(entry, in: state)
         return wasAlive
     }
@@ -228,7 +261,13 @@ public final class ObserverRegistry: @unchecked Sendable {
         guard let state = existingWriterState else { return false }
         state.lock()
         defer { state.unlock() }
-        guard let entry = state.entries[identifier], entry.generation(in: state.pending) == generation else {
+        guard let entries = state.table else {
+            guard let sole = state.sole, sole.identifier == identifier, sole.generation == generation else {
+                return false
+            }
+            return sole.observer.isAlive
+        }
+        guard let entry = entries[identifier], entry.generation(in: state.pending) == generation else {
             return false
         }
         return entry.isAlive(in: state.pending)
@@ -243,7 +282,13 @@ public final class ObserverRegistry: @unchecked Sendable {
         state.lock()
         defer { state.unlock() }
         sweepDeadObserversLocked(state, force: false)
-        guard let entry = state.entries.removeValue(forKey: ObjectIdentifier(observer)) else { return false }
+        guard let entries = state.table else {
+            guard let sole = state.sole, sole.observer.refers(to: observer) else { return false }
+            state.sole = nil
+            hasPendingAdds.store(false, ordering: .releasing)
+            return true
+        }
+        guard let entry = entries.removeValue(forKey: ObjectIdentifier(observer)) else { return false }
         removeLocked(entry, in: state)
         return true
     }
@@ -254,12 +299,14 @@ public final class ObserverRegistry: @unchecked Sendable {
         guard let state = existingWriterState else { return 0 }
         state.lock()
         defer { state.unlock() }
-        let removed = state.entries
-        state.entries = IdentityTable()
+        let sole = state.sole
+        let removed = state.table
+        state.sole = nil
+        state.table = nil
         state.pending.removeAll()
         hasPendingAdds.store(false, ordering: .releasing)
-        for case .stored(let record) in removed.storedValues { removeLocked(record) }
-        return removed.count
+        for case .stored(let record) in removed?.storedValues ?? [] { removeLocked(record) }
+        return (removed?.count ?? 0) + (sole == nil ? 0 : 1)
     }
 
     // MARK: Inspecting
@@ -271,7 +318,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         state.lock()
         defer { state.unlock() }
         sweepDeadObserversLocked(state, force: true)
-        return state.entries.count
+        return state.entryCount
     }
 
     /// Whether no observer is registered, dead ones dropped first when a
@@ -282,7 +329,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         state.lock()
         defer { state.unlock() }
         sweepDeadObserversLocked(state, force: false)
-        return state.entries.isEmpty
+        return state.entryCount == 0
     }
 
     /// Entries held, dead observers not yet dropped included (no sweep):
@@ -291,7 +338,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         guard let state = existingWriterState else { return 0 }
         state.lock()
         defer { state.unlock() }
-        return state.entries.count
+        return state.entryCount
     }
 
     /// Whether the writer state was made (for tests: a registry no observer
@@ -303,7 +350,8 @@ public final class ObserverRegistry: @unchecked Sendable {
         guard let state = existingWriterState else { return false }
         state.lock()
         defer { state.unlock() }
-        return state.entries[ObjectIdentifier(observer)] != nil
+        guard let entries = state.table else { return state.sole?.observer.refers(to: observer) ?? false }
+        return entries[ObjectIdentifier(observer)] != nil
     }
 
     // MARK: Calling observers
@@ -421,17 +469,18 @@ public final class ObserverRegistry: @unchecked Sendable {
         }
         sweepDeadObserversLocked(state, force: false)
         storePendingLocked(state)
-        let view = ProtocolView<P>(deadFlag: state.deadFlag)
+        let view = ProtocolView<P>(deadFlag: deadFlagLocked(state))
+        let node = ProtocolViewNode(key: key, view: view)
         // Known to writers before it is filled, so that an observer added by
         // a deinit running while it is filled goes into it like any other
         // add; published to readers only once filled, so that a concurrent
         // first `withObservers` waits here (for the lock) instead of seeing
         // a partial list.
-        state.views.append((key, view))
+        state.views.append(node)
         // In the order they were registered (the order a view made before
         // their adds would hold them in).
         var registered: [RegisteredObserver] = []
-        for case .stored(let record) in state.entries.storedValues { registered.append(record) }
+        for case .stored(let record) in state.table?.storedValues ?? [] { registered.append(record) }
         registered.sort { $0.generation < $1.generation }
         for record in registered {
             addLocked(record, to: view)
@@ -439,8 +488,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         // Linked at the head now (not before filling: a view made by a
         // callback during the filling was linked meanwhile). Release: a
         // reader that acquires the node sees the filled list.
-        let node = ProtocolViewNode(key: key, view: view, next: viewHead.load(ordering: .relaxed))
-        state.nodes.append(node)
+        node.next = viewHead.load(ordering: .relaxed)
         viewHead.store(Unmanaged.passUnretained(node), ordering: .releasing)
         return view
     }
@@ -467,10 +515,34 @@ public final class ObserverRegistry: @unchecked Sendable {
         }
     }
 
+    /// The identity table, made now if the registry holds its one pending
+    /// registration inline (`sole`), which moves into it.
+    private func entriesLocked(_ state: RegistryWriterState) -> IdentityTable<RegistryEntry> {
+        if let table = state.table { return table }
+        let table = IdentityTable<RegistryEntry>()
+        state.table = table
+        if let sole = state.sole {
+            state.sole = nil
+            table[sole.identifier] = .pending(index: state.pending.count)
+            state.pending.append(sole)
+        }
+        return table
+    }
+
+    /// The flag sends set when they meet a dead observer, made with the
+    /// first view (before it, no send can meet one).
+    private func deadFlagLocked(_ state: RegistryWriterState) -> DeadObserverFlag {
+        if let flag = state.deadFlag { return flag }
+        let flag = DeadObserverFlag(parent: parentDeadFlag)
+        state.deadFlag = flag
+        return flag
+    }
+
     /// Turns every pending observer still registered and alive into a stored
     /// one. Storing may run deinits that add or remove observers (this
     /// thread holds the recursive lock): it loops until nothing is pending.
     private func storePendingLocked(_ state: RegistryWriterState) {
+        if state.sole != nil { _ = entriesLocked(state) }
         while !state.pending.isEmpty {
             // First make every pending entry consistent and empty `pending`
             // (no user code runs here), then store, which may reclaim memory
@@ -502,18 +574,19 @@ public final class ObserverRegistry: @unchecked Sendable {
         hasPendingAdds.store(false, ordering: .releasing)
     }
 
-    /// The record for a pending observer, entered in `entries`; nil (and
+    /// The record for a pending observer, entered in the table; nil (and
     /// the entry dropped) when the observer was deallocated while pending:
     /// it was never called. Runs no user code.
     private func makeRecordLocked(
         for observer: PendingObserver, in state: RegistryWriterState
     ) -> (record: RegisteredObserver, strong: AnyObject)? {
+        let entries = entriesLocked(state)
         guard let strong = observer.strongObserver() else {
-            state.entries.removeValue(forKey: observer.identifier)
+            entries.removeValue(forKey: observer.identifier)
             return nil
         }
         let record = RegisteredObserver(strong, delivery: observer.delivery, generation: observer.generation)
-        state.entries[observer.identifier] = .stored(record)
+        entries[observer.identifier] = .stored(record)
         return (record, strong)
     }
 
@@ -525,7 +598,7 @@ public final class ObserverRegistry: @unchecked Sendable {
             let last = state.pending.removeLast()
             if index < state.pending.count {
                 state.pending[index] = last
-                state.entries[last.identifier] = .pending(index: index)
+                state.table?[last.identifier] = .pending(index: index)
             }
             if state.pending.isEmpty { hasPendingAdds.store(false, ordering: .releasing) }
         case .stored(let record):
@@ -546,11 +619,13 @@ public final class ObserverRegistry: @unchecked Sendable {
     @inline(__always)
     private func sweepDeadObserversLocked(_ state: RegistryWriterState, force: Bool) {
         // The plain load first: most writers find no death reported.
-        guard force || (state.deadFlag.isSet.load(ordering: .relaxed) && state.deadFlag.take()) else { return }
+        guard force || (state.deadFlag?.isSet.load(ordering: .relaxed) == true && state.deadFlag!.take()) else {
+            return
+        }
         sweepDeadObserversLocked(state)
     }
 
-    /// Before an add that would grow `entries`: drops every deallocated
+    /// Before an add that would grow the table: drops every deallocated
     /// observer, pending or stored (a full sweep), then grows the table only
     /// if more than a quarter of its buckets still hold observers. So a
     /// registry that is never sent to nor counted does not keep dead
@@ -564,64 +639,76 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// after one, at least B / 4 adds (no growth) or B / 2 adds (growth)
     /// come before the next: amortized O(1) per add.
     private func sweepBeforeGrowthLocked(_ state: RegistryWriterState) {
-        guard state.entries.isFullForInsertion else { return }
+        guard let entries = state.table, entries.isFullForInsertion else { return }
         sweepDeadObserversLocked(state)
-        if state.entries.count &* 4 > state.entries.bucketCount { state.entries.grow() }
+        // The sweep may have run deinits; the table is read again.
+        guard let entries = state.table else { return }
+        if entries.count &* 4 > entries.bucketCount { entries.grow() }
     }
 
     private func sweepDeadObserversLocked(_ state: RegistryWriterState) {
+        guard let entries = state.table else {
+            // Probing without a reference: no deinit runs here.
+            if let sole = state.sole, sole.observer.hasStartedDeinit {
+                state.sole = nil
+                hasPendingAdds.store(false, ordering: .releasing)
+            }
+            return
+        }
         // Entries are read again one by one: checking liveness and removing
-        // may run deinits that change the registry.
-        for identifier in state.entries.identifiers {
-            guard let entry = state.entries[identifier], !entry.isAlive(in: state.pending) else { continue }
-            guard let current = state.entries[identifier], current.isSame(as: entry) else { continue }
-            state.entries.removeValue(forKey: identifier)
+        // may run deinits that change the registry (even replace the table).
+        for identifier in entries.identifiers {
+            guard let entry = state.table?[identifier], !entry.isAlive(in: state.pending) else { continue }
+            guard let current = state.table?[identifier], current.isSame(as: entry) else { continue }
+            state.table?.removeValue(forKey: identifier)
             removeLocked(current, in: state)
         }
     }
 }
 
 /// The writer side of an ``ObserverRegistry``: its lock and everything the
-/// lock guards, in one object made by the registry's first writer (see
+/// lock guards, in one object made by the registry's first add (see
 /// `ObserverRegistry.writerStateWord`). Every stored property is only
 /// touched under the lock (so exclusive without a run-time check).
+///
+/// Two forms: a registry that has had one registration since it was made
+/// (or last emptied by `removeAllObservers`), not yet stored by a send,
+/// keeps it inline in `sole` and has no table; any other registry keeps
+/// every registration in `table` (and the pending ones in `pending`). The
+/// first writer that needs the table moves `sole` into it.
 final class RegistryWriterState: RegistryLock, @unchecked Sendable {
     // @unchecked: guarded by the lock it derives from.
 
-    /// Every registered observer: stored in the views, or still pending.
+    /// The one pending registration while there is no table.
     @exclusivity(unchecked)
-    var entries = IdentityTable<RegistryEntry>()
-    /// Observers added but not yet stored in the views (when `defersAdds`);
-    /// `entries` holds their index here.
+    var sole: PendingObserver?
+    /// Every registered observer: stored in the views, or pending (its
+    /// index in `pending`). Nil in the inline form.
+    @exclusivity(unchecked)
+    var table: IdentityTable<RegistryEntry>?
+    /// Observers added but not yet stored in the views (registries whose
+    /// adds wait for the next send).
     @exclusivity(unchecked)
     var pending: [PendingObserver] = []
-    /// Every view, in creation order (what an add casts into), including
-    /// one being filled, not yet published.
+    /// Every view's node, in creation order (what an add casts into),
+    /// including one being filled, not yet linked: this array owns the
+    /// nodes `viewHead` reaches (readers borrow them at +0).
     @exclusivity(unchecked)
-    var views: [(key: ObjectIdentifier, view: AnyProtocolView)] = []
-    /// Owns the nodes `viewHead` reaches (readers borrow them at +0).
-    @exclusivity(unchecked)
-    var nodes: [ProtocolViewNode] = []
+    var views: [ProtocolViewNode] = []
     /// The generation the next registration gets: a token cancels its own
     /// registration, never a later one of the same observer.
     @exclusivity(unchecked)
     var nextGeneration: UInt64 = 1
-    /// Set by sends that meet a dead observer.
-    let deadFlag: DeadObserverFlag
-    /// Whether adds wait in `pending` for the next `withObservers`. Keyed
-    /// registries (whose sends reach this registry inside a read section)
-    /// store at once.
-    let defersAdds: Bool
+    /// Set by sends that meet a dead observer; made with the first view.
+    @exclusivity(unchecked)
+    var deadFlag: DeadObserverFlag?
 
-    init(parentDeadFlag: DeadObserverFlag?) {
-        deadFlag = DeadObserverFlag(parent: parentDeadFlag)
-        defersAdds = parentDeadFlag == nil
-        super.init()
-    }
+    /// Registrations held, dead observers not yet dropped included.
+    var entryCount: Int { table?.count ?? (sole == nil ? 0 : 1) }
 
     /// The view of `key`, published or being filled.
     func view(for key: ObjectIdentifier) -> AnyProtocolView? {
-        for entry in views where entry.key == key { return entry.view }
+        for node in views where node.key == key { return node.view }
         return nil
     }
 }
@@ -661,16 +748,17 @@ enum RegistryEntry {
 struct PendingObserver {
     /// Keeps the observer's allocation (not the object) alive.
     let observer: UnownedObserver
-    let identifier: ObjectIdentifier
     let delivery: Delivery
     let generation: UInt64
 
-    init(_ observer: AnyObject, identifier: ObjectIdentifier, delivery: Delivery, generation: UInt64) {
+    init(_ observer: AnyObject, delivery: Delivery, generation: UInt64) {
         self.observer = UnownedObserver(observer)
-        self.identifier = identifier
         self.delivery = delivery
         self.generation = generation
     }
+
+    /// The observer's identity (its address: `observer` keeps the allocation).
+    var identifier: ObjectIdentifier { unsafeBitCast(observer.address, to: ObjectIdentifier.self) }
 
     /// A strong reference to the observer, or nil once it is deallocating.
     func strongObserver() -> AnyObject? { observer.strongObserver() }
