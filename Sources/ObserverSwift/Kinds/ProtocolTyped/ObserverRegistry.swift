@@ -99,21 +99,17 @@ public final class ObserverRegistry: @unchecked Sendable {
 
     /// The writer state, made now if no writer made it yet.
     private var writerState: RegistryWriterState {
-        writerStateWord.made { RegistryWriterState() }.takeUnretainedValue()
+        writerStateWord.made { RegistryWriterState(deadFlag: nil) }.takeUnretainedValue()
     }
 
     /// The writer state, or nil when nothing was ever recorded.
     private var existingWriterState: RegistryWriterState? { writerStateWord.existing?.takeUnretainedValue() }
 
-    /// A keyed registry's flag, set with this registry's own: how it learns
-    /// that one of its per-key registries has a dead observer to sweep. Nil
-    /// for a registry of its own, whose adds wait for the next send (a keyed
-    /// registry's sends reach this registry inside a read section: its adds
-    /// are stored at once).
-    private let parentDeadFlag: DeadObserverFlag?
-
-    /// Whether adds wait for the next `withObservers` to be stored.
-    private var defersAdds: Bool { parentDeadFlag == nil }
+    /// Whether adds wait for the next `withObservers` to be stored: true for
+    /// a registry of its own; false for a keyed registry's per-key one,
+    /// whose sends reach it inside a read section (its adds are stored at
+    /// once). Only a per-key registry's dead-observer flag has a parent.
+    private func defersAdds(_ state: RegistryWriterState) -> Bool { state.deadFlag?.parent == nil }
 
     /// Observers stored in the lists, dead ones not yet swept included (for
     /// tests).
@@ -128,14 +124,13 @@ public final class ObserverRegistry: @unchecked Sendable {
 
     /// Creates an empty registry. It allocates nothing more until its first
     /// observer is added.
-    public init() {
-        parentDeadFlag = nil
-    }
+    public init() {}
 
     /// A registry whose sends also report dead observers to `parent` (a
     /// ``KeyedObserverRegistry`` holding one registry per key).
     init(reportingDeathsTo parent: DeadObserverFlag) {
-        parentDeadFlag = parent
+        // Made at once: a per-key registry is made for its first observer.
+        _ = writerStateWord.made { RegistryWriterState(deadFlag: DeadObserverFlag(parent: parent)) }
     }
 
     deinit {
@@ -187,15 +182,15 @@ public final class ObserverRegistry: @unchecked Sendable {
         defer { state.unlock() }
         sweepDeadObserversLocked(state, force: false)
         let generation = given ?? state.nextGeneration
-        if defersAdds {
+        if defersAdds(state) {
             if state.table == nil {
                 if let sole = state.sole {
-                    if sole.observer.refers(to: observer) { return nil }
-                } else {
+                    if sole.refers(to: observer) { return nil }
+                } else if case .synchronous = delivery, given == nil {
                     // The first registration (or the first since all were
-                    // removed): held inline, nothing allocated.
+                    // removed), synchronous: held inline, nothing allocated.
                     state.nextGeneration &+= 1
-                    state.sole = PendingObserver(observer, delivery: delivery, generation: generation)
+                    state.sole = UnownedObserver(observer)
                     hasPendingAdds.store(true, ordering: .releasing)
                     return generation
                 }
@@ -232,13 +227,11 @@ public final class ObserverRegistry: @unchecked Sendable {
         defer { state.unlock() }
         sweepDeadObserversLocked(state, force: false)
         guard let entries = state.table else {
-            guard let sole = state.sole, sole.identifier == identifier, sole.generation == generation else {
-                return false
-            }
+            guard let sole = state.sole, state.isSole(identifier, generation) else { return false }
             // Probing may release the last reference and run a deinit that
             // changes the registry: the registration is taken out after.
-            let wasAlive = sole.observer.isAlive
-            if let current = state.sole, current.identifier == identifier, current.generation == generation {
+            let wasAlive = sole.isAlive
+            if state.isSole(identifier, generation) {
                 state.sole = nil
                 hasPendingAdds.store(false, ordering: .releasing)
             }
@@ -262,10 +255,8 @@ public final class ObserverRegistry: @unchecked Sendable {
         state.lock()
         defer { state.unlock() }
         guard let entries = state.table else {
-            guard let sole = state.sole, sole.identifier == identifier, sole.generation == generation else {
-                return false
-            }
-            return sole.observer.isAlive
+            guard let sole = state.sole, state.isSole(identifier, generation) else { return false }
+            return sole.isAlive
         }
         guard let entry = entries[identifier], entry.generation(in: state.pending) == generation else {
             return false
@@ -283,7 +274,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         defer { state.unlock() }
         sweepDeadObserversLocked(state, force: false)
         guard let entries = state.table else {
-            guard let sole = state.sole, sole.observer.refers(to: observer) else { return false }
+            guard let sole = state.sole, sole.refers(to: observer) else { return false }
             state.sole = nil
             hasPendingAdds.store(false, ordering: .releasing)
             return true
@@ -350,7 +341,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         guard let state = existingWriterState else { return false }
         state.lock()
         defer { state.unlock() }
-        guard let entries = state.table else { return state.sole?.observer.refers(to: observer) ?? false }
+        guard let entries = state.table else { return state.sole?.refers(to: observer) ?? false }
         return entries[ObjectIdentifier(observer)] != nil
     }
 
@@ -521,7 +512,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         if let table = state.table { return table }
         let table = IdentityTable<RegistryEntry>()
         state.table = table
-        if let sole = state.sole {
+        if let sole = state.soleRegistration {
             state.sole = nil
             table[sole.identifier] = .pending(index: state.pending.count)
             state.pending.append(sole)
@@ -533,7 +524,8 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// first view (before it, no send can meet one).
     private func deadFlagLocked(_ state: RegistryWriterState) -> DeadObserverFlag {
         if let flag = state.deadFlag { return flag }
-        let flag = DeadObserverFlag(parent: parentDeadFlag)
+        // A per-key registry's was made with its state.
+        let flag = DeadObserverFlag()
         state.deadFlag = flag
         return flag
     }
@@ -649,7 +641,7 @@ public final class ObserverRegistry: @unchecked Sendable {
     private func sweepDeadObserversLocked(_ state: RegistryWriterState) {
         guard let entries = state.table else {
             // Probing without a reference: no deinit runs here.
-            if let sole = state.sole, sole.observer.hasStartedDeinit {
+            if let sole = state.sole, sole.hasStartedDeinit {
                 state.sole = nil
                 hasPendingAdds.store(false, ordering: .releasing)
             }
@@ -672,16 +664,18 @@ public final class ObserverRegistry: @unchecked Sendable {
 /// touched under the lock (so exclusive without a run-time check).
 ///
 /// Two forms: a registry that has had one registration since it was made
-/// (or last emptied by `removeAllObservers`), not yet stored by a send,
-/// keeps it inline in `sole` and has no table; any other registry keeps
-/// every registration in `table` (and the pending ones in `pending`). The
-/// first writer that needs the table moves `sole` into it.
+/// (or last emptied by `removeAllObservers`), synchronous and not yet
+/// stored by a send, keeps it inline in `sole` (its generation is the last
+/// one given) and has no table; any other registry keeps every
+/// registration in `table` (and the pending ones in `pending`). The first
+/// writer that needs the table moves `sole` into it.
 final class RegistryWriterState: RegistryLock, @unchecked Sendable {
     // @unchecked: guarded by the lock it derives from.
 
-    /// The one pending registration while there is no table.
+    /// The one pending registration while there is no table: its observer,
+    /// synchronous, of generation `nextGeneration - 1`.
     @exclusivity(unchecked)
-    var sole: PendingObserver?
+    var sole: UnownedObserver?
     /// Every registered observer: stored in the views, or pending (its
     /// index in `pending`). Nil in the inline form.
     @exclusivity(unchecked)
@@ -699,9 +693,28 @@ final class RegistryWriterState: RegistryLock, @unchecked Sendable {
     /// registration, never a later one of the same observer.
     @exclusivity(unchecked)
     var nextGeneration: UInt64 = 1
-    /// Set by sends that meet a dead observer; made with the first view.
+    /// Set by sends that meet a dead observer; made with the first view, or
+    /// with the state for a keyed registry's per-key registry (whose flag
+    /// has a parent, the keyed registry's).
     @exclusivity(unchecked)
     var deadFlag: DeadObserverFlag?
+
+    init(deadFlag: DeadObserverFlag?) {
+        self.deadFlag = deadFlag
+        super.init()
+    }
+
+    /// The inline registration, as a pending one.
+    var soleRegistration: PendingObserver? {
+        sole.map { PendingObserver($0, delivery: .synchronous, generation: nextGeneration &- 1) }
+    }
+
+    /// Whether the inline registration is that one.
+    func isSole(_ identifier: ObjectIdentifier, _ generation: UInt64) -> Bool {
+        guard let sole else { return false }
+        return sole.address == UnsafeRawPointer(bitPattern: UInt(bitPattern: identifier))
+            && generation == nextGeneration &- 1
+    }
 
     /// Registrations held, dead observers not yet dropped included.
     var entryCount: Int { table?.count ?? (sole == nil ? 0 : 1) }
@@ -752,7 +765,11 @@ struct PendingObserver {
     let generation: UInt64
 
     init(_ observer: AnyObject, delivery: Delivery, generation: UInt64) {
-        self.observer = UnownedObserver(observer)
+        self.init(UnownedObserver(observer), delivery: delivery, generation: generation)
+    }
+
+    init(_ observer: UnownedObserver, delivery: Delivery, generation: UInt64) {
+        self.observer = observer
         self.delivery = delivery
         self.generation = generation
     }
