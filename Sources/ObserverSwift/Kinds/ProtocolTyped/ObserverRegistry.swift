@@ -68,11 +68,14 @@ public final class ObserverRegistry: @unchecked Sendable {
     struct Words {
         @usableFromInline var viewHead = AtomicWordStorage<Unmanaged<ProtocolViewNode>?>(nil)
         @usableFromInline var hasPendingAdds = AtomicWordStorage<Bool>(false)
+        /// In the byte after `hasPendingAdds` (the word's padding otherwise).
+        var storesAddsAtOnce = AtomicWordStorage<Bool>(false)
         var writerState = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
         @usableFromInline init() {}
         @inlinable static var viewHeadOffset: Int { 0 }
         @inlinable static var hasPendingAddsOffset: Int { MemoryLayout<UInt>.stride }
-        /// After the pending flag's byte, at the next word.
+        static var storesAddsAtOnceOffset: Int { hasPendingAddsOffset + MemoryLayout<UInt8>.stride }
+        /// After those two bytes, at the next word.
         static var writerStateOffset: Int { 2 * MemoryLayout<UInt>.stride }
     }
 
@@ -108,13 +111,16 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// Whether adds wait for the next `withObservers` to be stored: true for
     /// a registry of its own; false for a keyed registry's per-key one,
     /// whose sends reach it inside a read section (its adds are stored at
-    /// once). Only a per-key registry's dead-observer flag has a parent.
-    private func defersAdds(_ state: RegistryWriterState) -> Bool { state.deadFlag?.parent == nil }
+    /// once). Set by `init`, before the registry is shared.
+    private var defersAdds: Bool {
+        !AtomicWords.word(self, at: Words.storesAddsAtOnceOffset, as: Bool.self).load(ordering: .relaxed)
+    }
 
     /// Observers stored in the lists, dead ones not yet swept included (for
     /// tests).
     var storedCount: Int {
-        guard let state = existingWriterState else { return 0 }
+        guard let made = writerStateWord.existing else { return 0 }
+        let state = made.takeUnretainedValue()
         state.lock()
         defer { state.unlock() }
         var stored = 0
@@ -129,6 +135,7 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// A registry whose sends also report dead observers to `parent` (a
     /// ``KeyedObserverRegistry`` holding one registry per key).
     init(reportingDeathsTo parent: DeadObserverFlag) {
+        words.storesAddsAtOnce = AtomicWordStorage(true)
         // Made at once: a per-key registry is made for its first observer.
         _ = writerStateWord.made { RegistryWriterState(deadFlag: DeadObserverFlag(parent: parent)) }
     }
@@ -177,12 +184,21 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// counter's: a key's registry is made again after the key is freed, so
     /// its own counter would start over and an old token could match).
     func insert(_ observer: AnyObject, delivery: Delivery, generation given: UInt64? = nil) -> UInt64? {
-        let state = writerState
+        // Borrowed: the registry keeps its writer state (no retain per call).
+        writerStateWord.made { RegistryWriterState(deadFlag: nil) }._withUnsafeGuaranteedRef {
+            insert(observer, delivery: delivery, generation: given, in: $0)
+        }
+    }
+
+    @inline(__always)
+    private func insert(
+        _ observer: AnyObject, delivery: Delivery, generation given: UInt64?, in state: RegistryWriterState
+    ) -> UInt64? {
         state.lock()
         defer { state.unlock() }
         sweepDeadObserversLocked(state, force: false)
         let generation = given ?? state.nextGeneration
-        if defersAdds(state) {
+        if defersAdds {
             if state.table == nil {
                 if let sole = state.sole {
                     if sole.refers(to: observer) { return nil }
@@ -222,7 +238,8 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// Unregisters the registration of `generation` of the observer
     /// `identifier`, if it is still registered: a token's `cancel()`.
     func cancelRegistration(of identifier: ObjectIdentifier, generation: UInt64) -> Bool {
-        guard let state = existingWriterState else { return false }
+        guard let made = writerStateWord.existing else { return false }
+        let state = made.takeUnretainedValue()
         state.lock()
         defer { state.unlock() }
         sweepDeadObserversLocked(state, force: false)
@@ -251,7 +268,8 @@ public final class ObserverRegistry: @unchecked Sendable {
 
     /// Whether that registration is still registered and its observer alive.
     func isRegistrationActive(of identifier: ObjectIdentifier, generation: UInt64) -> Bool {
-        guard let state = existingWriterState else { return false }
+        guard let made = writerStateWord.existing else { return false }
+        let state = made.takeUnretainedValue()
         state.lock()
         defer { state.unlock() }
         guard let entries = state.table else {
@@ -269,7 +287,12 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// call it; one already running on another thread may.
     @discardableResult
     public func removeObserver(_ observer: AnyObject) -> Bool {
-        guard let state = existingWriterState else { return false }
+        // Borrowed: the registry keeps its writer state (no retain per call).
+        writerStateWord.withExisting { removeObserver(observer, in: $0) } ?? false
+    }
+
+    @inline(__always)
+    private func removeObserver(_ observer: AnyObject, in state: RegistryWriterState) -> Bool {
         state.lock()
         defer { state.unlock() }
         sweepDeadObserversLocked(state, force: false)
@@ -287,7 +310,8 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// Unregisters every observer; returns how many were registered.
     @discardableResult
     public func removeAllObservers() -> Int {
-        guard let state = existingWriterState else { return 0 }
+        guard let made = writerStateWord.existing else { return 0 }
+        let state = made.takeUnretainedValue()
         state.lock()
         defer { state.unlock() }
         let sole = state.sole
@@ -305,7 +329,8 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// Registered observers that are still alive. Reading it also drops the
     /// deallocated ones.
     public var observerCount: Int {
-        guard let state = existingWriterState else { return 0 }
+        guard let made = writerStateWord.existing else { return 0 }
+        let state = made.takeUnretainedValue()
         state.lock()
         defer { state.unlock() }
         sweepDeadObserversLocked(state, force: true)
@@ -316,7 +341,8 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// send has reported one (cheaper than ``observerCount``, which checks
     /// every observer).
     var isEmpty: Bool {
-        guard let state = existingWriterState else { return true }
+        guard let made = writerStateWord.existing else { return true }
+        let state = made.takeUnretainedValue()
         state.lock()
         defer { state.unlock() }
         sweepDeadObserversLocked(state, force: false)
@@ -326,7 +352,8 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// Entries held, dead observers not yet dropped included (no sweep):
     /// what the registry keeps, for tests.
     var entryCount: Int {
-        guard let state = existingWriterState else { return 0 }
+        guard let made = writerStateWord.existing else { return 0 }
+        let state = made.takeUnretainedValue()
         state.lock()
         defer { state.unlock() }
         return state.entryCount
@@ -338,7 +365,8 @@ public final class ObserverRegistry: @unchecked Sendable {
 
     /// Whether `observer` is registered.
     public func contains(_ observer: AnyObject) -> Bool {
-        guard let state = existingWriterState else { return false }
+        guard let made = writerStateWord.existing else { return false }
+        let state = made.takeUnretainedValue()
         state.lock()
         defer { state.unlock() }
         guard let entries = state.table else { return state.sole?.refers(to: observer) ?? false }
@@ -407,7 +435,8 @@ public final class ObserverRegistry: @unchecked Sendable {
     @usableFromInline
     func storePendingAdds() {
         // Set only under the lock of a writer state already published.
-        guard let state = existingWriterState else { return }
+        guard let made = writerStateWord.existing else { return }
+        let state = made.takeUnretainedValue()
         state.lock()
         defer { state.unlock() }
         storePendingLocked(state)
@@ -442,7 +471,8 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// writer state first (its load acquires that publication).
     @usableFromInline
     func madeViewIfObserved<P>(for type: P.Type) -> ProtocolView<P>? {
-        guard let state = existingWriterState else { return nil }
+        guard let made = writerStateWord.existing else { return nil }
+        let state = made.takeUnretainedValue()
         return makeView(for: type, in: state)
     }
 
@@ -508,6 +538,7 @@ public final class ObserverRegistry: @unchecked Sendable {
 
     /// The identity table, made now if the registry holds its one pending
     /// registration inline (`sole`), which moves into it.
+    @inline(__always)
     private func entriesLocked(_ state: RegistryWriterState) -> IdentityTable<RegistryEntry> {
         if let table = state.table { return table }
         let table = IdentityTable<RegistryEntry>()
@@ -630,8 +661,13 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// entries it holds under half of that. Cost: a sweep walks B buckets;
     /// after one, at least B / 4 adds (no growth) or B / 2 adds (growth)
     /// come before the next: amortized O(1) per add.
+    @inline(__always)
     private func sweepBeforeGrowthLocked(_ state: RegistryWriterState) {
         guard let entries = state.table, entries.isFullForInsertion else { return }
+        sweepAndGrowLocked(state)
+    }
+
+    private func sweepAndGrowLocked(_ state: RegistryWriterState) {
         sweepDeadObserversLocked(state)
         // The sweep may have run deinits; the table is read again.
         guard let entries = state.table else { return }
