@@ -183,6 +183,7 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// is registered already. A keyed registry passes `generation` (its own
     /// counter's: a key's registry is made again after the key is freed, so
     /// its own counter would start over and an old token could match).
+    @inline(__always)
     func insert(_ observer: AnyObject, delivery: Delivery, generation given: UInt64? = nil) -> UInt64? {
         // Borrowed: the registry keeps its writer state (no retain per call).
         writerStateWord.made { RegistryWriterState(deadFlag: nil) }._withUnsafeGuaranteedRef {
