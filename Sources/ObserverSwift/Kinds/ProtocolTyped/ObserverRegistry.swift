@@ -566,13 +566,21 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// one. Storing may run deinits that add or remove observers (this
     /// thread holds the recursive lock): it loops until nothing is pending.
     private func storePendingLocked(_ state: RegistryWriterState) {
-        if state.sole != nil { _ = entriesLocked(state) }
+        // First make every pending entry consistent (no user code runs
+        // here), then store, which may reclaim memory and so run deinits
+        // that add or remove observers. The strong references taken to make
+        // the records are released last, for the same reason.
+        if state.table == nil, let registration = state.soleRegistration {
+            // The inline registration goes straight into a new table as a
+            // stored record (no pending array is made for it).
+            state.sole = nil
+            state.table = IdentityTable()
+            if let made = makeRecordLocked(for: registration, in: state) {
+                if !made.record.isRemoved { storeLocked(made.record, in: state) }
+                withExtendedLifetime(made.strong) {}
+            }
+        }
         while !state.pending.isEmpty {
-            // First make every pending entry consistent and empty `pending`
-            // (no user code runs here), then store, which may reclaim memory
-            // and so run deinits that add or remove observers. The strong
-            // references taken to make the records are released last, for
-            // the same reason.
             if state.pending.count == 1 {
                 // The common case (an add, then a send): no arrays.
                 let observer = state.pending[0]
