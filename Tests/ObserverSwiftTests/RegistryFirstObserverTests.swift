@@ -156,7 +156,7 @@ final class RegistryFirstObserverTests: XCTestCase {
             observer.alpha(1)
             delivered.fulfill()
         }
-        wait(for: [delivered], timeout: 10)
+        waitUntilFulfilled([delivered], timeout: 10)
         XCTAssertEqual(alpha.recorded, ["alpha 1"])
     }
 
