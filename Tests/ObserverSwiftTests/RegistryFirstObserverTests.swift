@@ -53,6 +53,7 @@ final class RegistryFirstObserverTests: XCTestCase {
         typealias Words = ObserverRegistry.Words
         XCTAssertEqual(MemoryLayout<Words>.offset(of: \.viewHead), Words.viewHeadOffset)
         XCTAssertEqual(MemoryLayout<Words>.offset(of: \.hasPendingAdds), Words.hasPendingAddsOffset)
+        XCTAssertEqual(MemoryLayout<Words>.offset(of: \.storesAddsAtOnce), Words.storesAddsAtOnceOffset)
         XCTAssertEqual(MemoryLayout<Words>.offset(of: \.writerState), Words.writerStateOffset)
         XCTAssertEqual(
             MemoryLayout<UnownedObserver?>.size, MemoryLayout<UnownedObserver>.size,

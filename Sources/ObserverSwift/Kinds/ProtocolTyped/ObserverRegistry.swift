@@ -59,8 +59,8 @@ public final class ObserverRegistry: @unchecked Sendable {
     // by one atomic word; the lists are the internally synchronized C core;
     // `viewHead` is atomic and the nodes it reaches are immutable.
 
-    /// First stored property: the words of `viewHead`, `hasPendingAdds` and
-    /// the writer state (see `AtomicWord`).
+    /// First stored property: the words of `viewHead`, `hasPendingAdds`,
+    /// `storesAddsAtOnce` and the writer state (see `AtomicWord`).
     @usableFromInline
     var words = Words()
 
