@@ -4,9 +4,12 @@ import ObserverSwiftCompat
 
 extension Scenario {
     /// Heap bytes per source (an `Event<Int>`, an `ObservableValue<Int>`, a
-    /// `KeyedEvent<Int, Int>`, an `ObservableClass`) with N closure
-    /// subscribers each (N = 0 and 1; for `ObservableClass`, N registered
-    /// observers), beside LOCKED (a mutex and an array of closures).
+    /// `KeyedEvent<Int, Int>`, an `ObservableClass`, an `ObserverRegistry`)
+    /// with N closure subscribers each (N = 0 and 1; for `ObservableClass`
+    /// and `ObserverRegistry`, N registered observers), beside LOCKED (a
+    /// mutex and an array of closures). The registry is shown as added to
+    /// (what an observable pays until it first notifies) and after one
+    /// `withObservers` (its protocol's list made, the observer stored).
     ///
     /// Method: as `memory-per-observer`, the heap's bytes in use
     /// (`HeapProbe`: `mallinfo2()` on Linux) before and after making 100 000
@@ -89,6 +92,17 @@ extension Scenario {
                 for _ in 0..<size { observable.addObserver(observer) }
                 return observable
             }
+            figure(Contender.registryName) { _ in
+                let registry = ObserverRegistry()
+                for _ in 0..<size { registry.addObserver(observer) }
+                return registry
+            }
+            figure(Contender.registrySentName) { _ in
+                let registry = ObserverRegistry()
+                for _ in 0..<size { registry.addObserver(observer) }
+                registry.withObservers { (_: IntObserving) in }
+                return registry
+            }
             report.setRatios(size: size, reference: "LOCKED")
         }
         withExtendedLifetime(observer) {}
@@ -104,13 +118,15 @@ extension Scenario {
             (Contender.valueName, 0, 96), (Contender.valueName + kept, 1, 176),
             (Contender.keyedEventName, 0, 96), (Contender.keyedEventName + kept, 1, 256),
             (Contender.registryPairName, 0, 64), (Contender.registryPairName, 1, 192),
+            // An empty registry ≤ 64 B, one with one observer ≤ 192 B (both forms).
+            (Contender.registryName, 0, 64), (Contender.registryName, 1, 192), (Contender.registrySentName, 1, 192),
         ]
         for (implementation, size, goal) in goals {
             guard let bytes = measured[implementation]?[size] else { continue }
             report.verdicts.append(
                 Verdict(
                     scenario: context.scenario.id,
-                    target: "\(implementation) with \(size) subscriber\(size == 1 ? "" : "s") "
+                    target: "\(implementation) with \(size) \(subscriberNoun(implementation, size)) "
                         + "≤ \(formatFigure(goal)) bytes",
                     // Two decimals: a fixed cost spread over the sources (type metadata made
                     // by the first one) shows here, and a figure a hair above the goal reads so.
@@ -120,9 +136,19 @@ extension Scenario {
     }
 }
 
+/// What a source of `implementation` has N of: closure subscribers, or
+/// registered observers for the protocol-typed sources.
+private func subscriberNoun(_ implementation: String, _ size: Int) -> String {
+    let isProtocolTyped = [Contender.registryPairName, Contender.registryName, Contender.registrySentName]
+        .contains(implementation)
+    return (isProtocolTyped ? "registered observer" : "closure subscriber") + (size == 1 ? "" : "s")
+}
+
 extension Contender {
     static let valueName = "ObserverSwift ObservableValue"
     /// Appended to a contender's name in the rows that keep each token.
     static let tokenKeptSuffix = ", token kept"
     static let keyedOneKeyName = "ObserverSwift KeyedEvent, one key"
+    static let registryName = "ObserverSwift ObserverRegistry"
+    static let registrySentName = "ObserverSwift ObserverRegistry, after a send"
 }

@@ -3,8 +3,12 @@
 /// back into the registry on the same thread), and cheap when uncontended:
 /// one compare-exchange to take it, a plain store to give it back. A lock
 /// that is never contended (most of them: one per registry and per key of
-/// a keyed registry) is one small allocation.
-final class RegistryLock: @unchecked Sendable {
+/// a keyed registry) is one small allocation, or none: an owner that keeps
+/// other writer state in an object of its own derives that object from this
+/// class (``ObserverRegistry``'s writer state), so lock and state are one
+/// allocation. Subclasses declare no stored property before these words
+/// (a subclass's properties follow its superclass's).
+class RegistryLock: @unchecked Sendable {
     // @unchecked: the words are atomic; `depth` is touched only by the
     // thread that holds the lock (ordered by the claim's barrier and its
     // release); the condition is thread-safe.
@@ -28,14 +32,14 @@ final class RegistryLock: @unchecked Sendable {
     private var depth = 0
 
     /// Whether a thread has needed the condition (for tests).
-    var hasCondition: Bool { room.hasCondition }
+    final var hasCondition: Bool { room.hasCondition }
 
     deinit {
         room.release()
     }
 
     @inline(__always)
-    func lock() {
+    final func lock() {
         let me = HandOffLock.currentThread
         let handOff = handOff
         // Only this thread stores its own identifier there.
@@ -50,13 +54,13 @@ final class RegistryLock: @unchecked Sendable {
         lockSlowly(me)
     }
 
-    private func lockSlowly(_ me: UInt) {
+    private final func lockSlowly(_ me: UInt) {
         handOff.wait(by: me, in: room)
         depth = 1
     }
 
     @inline(__always)
-    func unlock() {
+    final func unlock() {
         depth -= 1
         if depth > 0 { return }
         // Releasing: everything done under the lock happens before the next

@@ -62,7 +62,8 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     /// Where every call runs when the conformance is isolated to a global
     /// actor other than the main actor (then `delivery` is not used).
     let globalActorQueue: GlobalActorQueue?
-    let identifier: ObjectIdentifier
+    /// The observer's identity (its address: `observer` keeps the allocation).
+    var identifier: ObjectIdentifier { unsafeBitCast(observer.address, to: ObjectIdentifier.self) }
     let expiry: Expiry
     @usableFromInline let deadFlag: DeadObserverFlag
 
@@ -103,7 +104,7 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
             // actor): it is cast again where it is called, on its actor.
             guard isIsolated else { return nil }
             return ConformingObserver(
-                observer: registered.observer, identifier: ObjectIdentifier(strong),
+                observer: registered.observer,
                 storage: (0, 0, 0, 0, 0, 0), hasStoredCast: false, delivery: delivery,
                 globalActorQueue: globalActorQueue, list: list, deadFlag: deadFlag)
         }
@@ -124,14 +125,14 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
         }
         return withExtendedLifetime(typed) {
             ConformingObserver(
-                observer: registered.observer, identifier: ObjectIdentifier(strong), storage: storage,
+                observer: registered.observer, storage: storage,
                 hasStoredCast: hasStoredCast, delivery: delivery,
                 globalActorQueue: globalActorQueue, list: list, deadFlag: deadFlag)
         }
     }
 
     private init(
-        observer: UnownedObserver, identifier: ObjectIdentifier, storage: ConformingObserverStorage,
+        observer: UnownedObserver, storage: ConformingObserverStorage,
         hasStoredCast: Bool, delivery: Delivery, globalActorQueue: GlobalActorQueue?,
         list: AnySlotList, deadFlag: DeadObserverFlag
     ) {
@@ -141,7 +142,6 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
         if case .synchronous = delivery, globalActorQueue == nil { isSynchronous = true } else { isSynchronous = false }
         self.delivery = delivery
         self.globalActorQueue = globalActorQueue
-        self.identifier = identifier
         self.expiry = Expiry(list: list)
         self.deadFlag = deadFlag
     }

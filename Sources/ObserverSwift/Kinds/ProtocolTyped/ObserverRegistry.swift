@@ -55,12 +55,12 @@ import Foundation
 /// **Reentrancy.** An observer called by `withObservers` may add or remove
 /// observers (itself included) and may call `withObservers` again.
 public final class ObserverRegistry: @unchecked Sendable {
-    // @unchecked: the writer state below is guarded by `lock`; the lists are
-    // the internally synchronized C core; `viewHead` is atomic and the nodes
-    // it reaches are immutable.
+    // @unchecked: the writer state is guarded by its own lock and published
+    // by one atomic word; the lists are the internally synchronized C core;
+    // `viewHead` is atomic and the nodes it reaches are immutable.
 
-    /// First stored property: the words of `viewHead` and `hasPendingAdds`
-    /// (see `AtomicWord`).
+    /// First stored property: the words of `viewHead`, `hasPendingAdds`,
+    /// `storesAddsAtOnce` and the writer state (see `AtomicWord`).
     @usableFromInline
     var words = Words()
 
@@ -68,70 +68,80 @@ public final class ObserverRegistry: @unchecked Sendable {
     struct Words {
         @usableFromInline var viewHead = AtomicWordStorage<Unmanaged<ProtocolViewNode>?>(nil)
         @usableFromInline var hasPendingAdds = AtomicWordStorage<Bool>(false)
+        /// In the byte after `hasPendingAdds` (the word's padding otherwise).
+        var storesAddsAtOnce = AtomicWordStorage<Bool>(false)
+        var writerState = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
         @usableFromInline init() {}
         @inlinable static var viewHeadOffset: Int { 0 }
         @inlinable static var hasPendingAddsOffset: Int { MemoryLayout<UInt>.stride }
+        static var storesAddsAtOnceOffset: Int { hasPendingAddsOffset + MemoryLayout<UInt8>.stride }
+        /// After those two bytes, at the next word.
+        static var writerStateOffset: Int { 2 * MemoryLayout<UInt>.stride }
     }
 
-    /// Every stored observer (its `RegisteredObserver` box), made by the
-    /// first store: a registry nothing was stored in has no list. Only
-    /// touched under `lock`.
-    @exclusivity(unchecked)
-    private var allStorage: SlotList<RegisteredObserver>?
-
-    /// Observers stored in the list of all, dead ones not yet swept
-    /// included (for tests).
-    var storedCount: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return allStorage?.storedCount ?? 0
-    }
     /// Head of the lock-free list of protocol views, newest first.
     @usableFromInline
     var viewHead: AtomicWord<Unmanaged<ProtocolViewNode>?> { AtomicWords.word(self, at: Words.viewHeadOffset) }
-    let deadFlag: DeadObserverFlag
-
-    /// Recursive: releasing an observer (or a box) may run a `deinit` that
-    /// calls back into this registry on the same thread.
-    private let lock = RegistryLock()
-    /// Every registered observer: stored in the lists, or still pending.
-    /// This and `pending` are only touched under `lock` (so exclusive
-    /// without a run-time check).
-    @exclusivity(unchecked)
-    private var entries = IdentityTable<RegistryEntry>()
-    /// Observers added but not yet stored in `all` and the views (when
-    /// `defersAdds`); `entries` holds their index here.
-    @exclusivity(unchecked)
-    private var pending: [PendingObserver] = []
-    /// Whether adds wait in `pending` for the next `withObservers`. Keyed
-    /// registries (whose sends reach this registry inside a read section)
-    /// store at once.
-    private let defersAdds: Bool
-    /// True while `pending` is not empty. Set under the lock; a send that
-    /// reads false (acquiring, pairing with the releasing stores) sees every
-    /// observer whose `addObserver` returned before in the lists.
+    /// True while observers added are waiting to be stored in the lists. Set
+    /// under the writer lock; a send that reads false (acquiring, pairing
+    /// with the releasing stores) sees every observer whose `addObserver`
+    /// returned before in the lists.
     @usableFromInline
     var hasPendingAdds: AtomicWord<Bool> { AtomicWords.word(self, at: Words.hasPendingAddsOffset) }
-    private var viewsByKey: [ObjectIdentifier: AnyProtocolView] = [:]
-    /// Every view, in creation order (what `addObserver` casts into).
-    private var views: [(key: ObjectIdentifier, view: AnyProtocolView)] = []
-    /// Owns the nodes `viewHead` reaches (readers borrow them at +0).
-    private var nodes: [ProtocolViewNode] = []
-    /// The generation the next registration gets (under `lock`): a token
-    /// cancels its own registration, never a later one of the same observer.
-    private var nextGeneration: UInt64 = 1
 
-    /// Creates an empty registry.
-    public init() {
-        deadFlag = DeadObserverFlag()
-        defersAdds = true
+    /// The writer state (lock, identity table, pending adds, views), made
+    /// by the first writer that has something to record: a registry no
+    /// observer was added to is this object alone. Published by one
+    /// acquiring-and-releasing exchange (`LazyObjectWord`): a thread that
+    /// loads it (acquiring) sees it initialized; two first writers racing
+    /// make one each and the loser uses the winner's. It lives as long as
+    /// the registry: once loaded, it can be used without retaining it.
+    private var writerStateWord: LazyObjectWord<RegistryWriterState> {
+        LazyObjectWord(AtomicWords.word(self, at: Words.writerStateOffset))
     }
+
+    /// The writer state, made now if no writer made it yet.
+    private var writerState: RegistryWriterState {
+        writerStateWord.made { RegistryWriterState(deadFlag: nil) }.takeUnretainedValue()
+    }
+
+    /// The writer state, or nil when nothing was ever recorded.
+    private var existingWriterState: RegistryWriterState? { writerStateWord.existing?.takeUnretainedValue() }
+
+    /// Whether adds wait for the next `withObservers` to be stored: true for
+    /// a registry of its own; false for a keyed registry's per-key one,
+    /// whose sends reach it inside a read section (its adds are stored at
+    /// once). Set by `init`, before the registry is shared.
+    private var defersAdds: Bool {
+        !AtomicWords.word(self, at: Words.storesAddsAtOnceOffset, as: Bool.self).load(ordering: .relaxed)
+    }
+
+    /// Observers stored in the lists, dead ones not yet swept included (for
+    /// tests).
+    var storedCount: Int {
+        guard let made = writerStateWord.existing else { return 0 }
+        let state = made.takeUnretainedValue()
+        state.lock()
+        defer { state.unlock() }
+        var stored = 0
+        for case .stored in state.table?.storedValues ?? [] { stored += 1 }
+        return stored
+    }
+
+    /// Creates an empty registry. It allocates nothing more until its first
+    /// observer is added.
+    public init() {}
 
     /// A registry whose sends also report dead observers to `parent` (a
     /// ``KeyedObserverRegistry`` holding one registry per key).
     init(reportingDeathsTo parent: DeadObserverFlag) {
-        deadFlag = DeadObserverFlag(parent: parent)
-        defersAdds = false
+        words.storesAddsAtOnce = AtomicWordStorage(true)
+        // Made at once: a per-key registry is made for its first observer.
+        _ = writerStateWord.made { RegistryWriterState(deadFlag: DeadObserverFlag(parent: parent)) }
+    }
+
+    deinit {
+        writerStateWord.release()
     }
 
     // MARK: Adding and removing
@@ -173,55 +183,104 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// is registered already. A keyed registry passes `generation` (its own
     /// counter's: a key's registry is made again after the key is freed, so
     /// its own counter would start over and an old token could match).
+    @inline(__always)
     func insert(_ observer: AnyObject, delivery: Delivery, generation given: UInt64? = nil) -> UInt64? {
-        lock.lock()
-        defer { lock.unlock() }
-        sweepDeadObserversLocked(force: false)
-        sweepBeforeGrowthLocked()
-        let identifier = ObjectIdentifier(observer)
-        let generation = given ?? nextGeneration
+        // Borrowed: the registry keeps its writer state (no retain per call).
+        writerStateWord.made { RegistryWriterState(deadFlag: nil) }._withUnsafeGuaranteedRef {
+            insert(observer, delivery: delivery, generation: given, in: $0)
+        }
+    }
+
+    @inline(__always)
+    private func insert(
+        _ observer: AnyObject, delivery: Delivery, generation given: UInt64?, in state: RegistryWriterState
+    ) -> UInt64? {
+        state.lock()
+        defer { state.unlock() }
+        sweepDeadObserversLocked(state, force: false)
+        let generation = given ?? state.nextGeneration
         if defersAdds {
+            if state.table == nil {
+                if let sole = state.sole {
+                    if sole.refers(to: observer) { return nil }
+                } else if case .synchronous = delivery, given == nil {
+                    // The first registration (or the first since all were
+                    // removed), synchronous: held inline, nothing allocated.
+                    state.nextGeneration &+= 1
+                    state.sole = UnownedObserver(observer)
+                    hasPendingAdds.store(true, ordering: .releasing)
+                    return generation
+                }
+            }
+            sweepBeforeGrowthLocked(state)
+            let entries = entriesLocked(state)
+            let identifier = ObjectIdentifier(observer)
             // One hash for the common case; a repeated add puts the entry back.
-            if let existing = entries.updateValue(.pending(index: pending.count), forKey: identifier) {
+            if let existing = entries.updateValue(.pending(index: state.pending.count), forKey: identifier) {
                 entries[identifier] = existing
                 return nil
             }
-            nextGeneration &+= 1
-            pending.append(
-                PendingObserver(observer, identifier: identifier, delivery: delivery, generation: generation))
+            state.nextGeneration &+= 1
+            state.pending.append(PendingObserver(observer, delivery: delivery, generation: generation))
             hasPendingAdds.store(true, ordering: .releasing)
             return generation
         }
+        sweepBeforeGrowthLocked(state)
+        let entries = entriesLocked(state)
+        let identifier = ObjectIdentifier(observer)
         if entries[identifier] != nil { return nil }
-        nextGeneration &+= 1
+        state.nextGeneration &+= 1
         let record = RegisteredObserver(observer, delivery: delivery, generation: generation)
         entries[identifier] = .stored(record)
-        storeLocked(record)
+        storeLocked(record, in: state)
         return generation
     }
 
     /// Unregisters the registration of `generation` of the observer
     /// `identifier`, if it is still registered: a token's `cancel()`.
     func cancelRegistration(of identifier: ObjectIdentifier, generation: UInt64) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        sweepDeadObserversLocked(force: false)
-        guard let entry = entries[identifier], entry.generation(in: pending) == generation else { return false }
+        guard let made = writerStateWord.existing else { return false }
+        let state = made.takeUnretainedValue()
+        state.lock()
+        defer { state.unlock() }
+        sweepDeadObserversLocked(state, force: false)
+        guard let entries = state.table else {
+            guard let sole = state.sole, state.isSole(identifier, generation) else { return false }
+            // Probing may release the last reference and run a deinit that
+            // changes the registry: the registration is taken out after.
+            let wasAlive = sole.isAlive
+            if state.isSole(identifier, generation) {
+                state.sole = nil
+                hasPendingAdds.store(false, ordering: .releasing)
+            }
+            return wasAlive
+        }
+        guard let entry = entries[identifier], entry.generation(in: state.pending) == generation else {
+            return false
+        }
         // A deallocated observer's registration had ended already (as an
         // expired subscription's): it is dropped, and this cancel removed
         // nothing.
-        let wasAlive = entry.isAlive(in: pending)
+        let wasAlive = entry.isAlive(in: state.pending)
         entries.removeValue(forKey: identifier)
-        removeLocked(entry)
+        removeLocked(entry, in: state)
         return wasAlive
     }
 
     /// Whether that registration is still registered and its observer alive.
     func isRegistrationActive(of identifier: ObjectIdentifier, generation: UInt64) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let entry = entries[identifier], entry.generation(in: pending) == generation else { return false }
-        return entry.isAlive(in: pending)
+        guard let made = writerStateWord.existing else { return false }
+        let state = made.takeUnretainedValue()
+        state.lock()
+        defer { state.unlock() }
+        guard let entries = state.table else {
+            guard let sole = state.sole, state.isSole(identifier, generation) else { return false }
+            return sole.isAlive
+        }
+        guard let entry = entries[identifier], entry.generation(in: state.pending) == generation else {
+            return false
+        }
+        return entry.isAlive(in: state.pending)
     }
 
     /// Unregisters `observer`. Returns false (a no-op) when it was not
@@ -229,25 +288,41 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// call it; one already running on another thread may.
     @discardableResult
     public func removeObserver(_ observer: AnyObject) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        sweepDeadObserversLocked(force: false)
+        // Borrowed: the registry keeps its writer state (no retain per call).
+        writerStateWord.withExisting { removeObserver(observer, in: $0) } ?? false
+    }
+
+    @inline(__always)
+    private func removeObserver(_ observer: AnyObject, in state: RegistryWriterState) -> Bool {
+        state.lock()
+        defer { state.unlock() }
+        sweepDeadObserversLocked(state, force: false)
+        guard let entries = state.table else {
+            guard let sole = state.sole, sole.refers(to: observer) else { return false }
+            state.sole = nil
+            hasPendingAdds.store(false, ordering: .releasing)
+            return true
+        }
         guard let entry = entries.removeValue(forKey: ObjectIdentifier(observer)) else { return false }
-        removeLocked(entry)
+        removeLocked(entry, in: state)
         return true
     }
 
     /// Unregisters every observer; returns how many were registered.
     @discardableResult
     public func removeAllObservers() -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        let removed = entries
-        entries = IdentityTable()
-        pending.removeAll()
+        guard let made = writerStateWord.existing else { return 0 }
+        let state = made.takeUnretainedValue()
+        state.lock()
+        defer { state.unlock() }
+        let sole = state.sole
+        let removed = state.table
+        state.sole = nil
+        state.table = nil
+        state.pending.removeAll()
         hasPendingAdds.store(false, ordering: .releasing)
-        for case .stored(let record) in removed.storedValues { removeLocked(record) }
-        return removed.count
+        for case .stored(let record) in removed?.storedValues ?? [] { removeLocked(record) }
+        return (removed?.count ?? 0) + (sole == nil ? 0 : 1)
     }
 
     // MARK: Inspecting
@@ -255,34 +330,47 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// Registered observers that are still alive. Reading it also drops the
     /// deallocated ones.
     public var observerCount: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        sweepDeadObserversLocked(force: true)
-        return entries.count
+        guard let made = writerStateWord.existing else { return 0 }
+        let state = made.takeUnretainedValue()
+        state.lock()
+        defer { state.unlock() }
+        sweepDeadObserversLocked(state, force: true)
+        return state.entryCount
     }
 
     /// Whether no observer is registered, dead ones dropped first when a
     /// send has reported one (cheaper than ``observerCount``, which checks
     /// every observer).
     var isEmpty: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        sweepDeadObserversLocked(force: false)
-        return entries.isEmpty
+        guard let made = writerStateWord.existing else { return true }
+        let state = made.takeUnretainedValue()
+        state.lock()
+        defer { state.unlock() }
+        sweepDeadObserversLocked(state, force: false)
+        return state.entryCount == 0
     }
 
     /// Entries held, dead observers not yet dropped included (no sweep):
     /// what the registry keeps, for tests.
     var entryCount: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return entries.count
+        guard let made = writerStateWord.existing else { return 0 }
+        let state = made.takeUnretainedValue()
+        state.lock()
+        defer { state.unlock() }
+        return state.entryCount
     }
+
+    /// Whether the writer state was made (for tests: a registry no observer
+    /// was added to has none).
+    var hasWriterState: Bool { existingWriterState != nil }
 
     /// Whether `observer` is registered.
     public func contains(_ observer: AnyObject) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
+        guard let made = writerStateWord.existing else { return false }
+        let state = made.takeUnretainedValue()
+        state.lock()
+        defer { state.unlock() }
+        guard let entries = state.table else { return state.sole?.refers(to: observer) ?? false }
         return entries[ObjectIdentifier(observer)] != nil
     }
 
@@ -326,7 +414,7 @@ public final class ObserverRegistry: @unchecked Sendable {
     @inlinable
     public func withObservers<P>(_ body: @escaping @Sendable (P) -> Void) {
         if hasPendingAdds.load(ordering: .acquiring) { storePendingAdds() }
-        view(for: P.self).send(body)
+        (existingView(for: P.self) ?? madeViewIfObserved(for: P.self))?.send(body)
     }
 
     /// Calls `body` on this thread, before returning, with every observer
@@ -341,19 +429,23 @@ public final class ObserverRegistry: @unchecked Sendable {
     @inlinable @inline(__always)
     package func withObserversCallableHere<P>(_ body: (P) -> Void) -> Int {
         if hasPendingAdds.load(ordering: .acquiring) { storePendingAdds() }
-        return view(for: P.self).sendHere(body)
+        return (existingView(for: P.self) ?? madeViewIfObserved(for: P.self))?.sendHere(body) ?? 0
     }
 
-    /// Stores the observers added since the last call in `all` and every view.
+    /// Stores the observers added since the last call in every view.
     @usableFromInline
     func storePendingAdds() {
-        lock.lock()
-        defer { lock.unlock() }
-        storePendingLocked()
+        // Set only under the lock of a writer state already published.
+        guard let made = writerStateWord.existing else { return }
+        let state = made.takeUnretainedValue()
+        state.lock()
+        defer { state.unlock() }
+        storePendingLocked(state)
     }
 
-    /// The view of observers conforming to `P`, made on first use.
-    /// Lock-free unless it has to be made.
+    /// The view of observers conforming to `P`, made on first use (with the
+    /// writer state, if no observer was ever added). Lock-free unless it
+    /// has to be made.
     @inlinable
     func view<P>(for type: P.Type) -> ProtocolView<P> {
         existingView(for: type) ?? makeView(for: type)
@@ -374,112 +466,153 @@ public final class ObserverRegistry: @unchecked Sendable {
         return nil
     }
 
+    /// A send's view of `P` when it has none yet: nil (nothing to call, no
+    /// view made) when no observer was ever added. Otherwise the view, made
+    /// now. An observer whose add returned before the send started made the
+    /// writer state first (its load acquires that publication).
+    @usableFromInline
+    func madeViewIfObserved<P>(for type: P.Type) -> ProtocolView<P>? {
+        guard let made = writerStateWord.existing else { return nil }
+        let state = made.takeUnretainedValue()
+        return makeView(for: type, in: state)
+    }
+
     @usableFromInline
     func makeView<P>(for type: P.Type) -> ProtocolView<P> {
-        lock.lock()
-        defer { lock.unlock() }
+        makeView(for: type, in: writerState)
+    }
+
+    private func makeView<P>(for type: P.Type, in state: RegistryWriterState) -> ProtocolView<P> {
+        state.lock()
+        defer { state.unlock() }
         let key = ObjectIdentifier(type)
-        if let existing = viewsByKey[key] {
+        if let existing = state.view(for: key) {
             return unsafeDowncast(existing, to: ProtocolView<P>.self)
         }
-        sweepDeadObserversLocked(force: false)
-        storePendingLocked()
-        let view = ProtocolView<P>(deadFlag: deadFlag)
+        sweepDeadObserversLocked(state, force: false)
+        storePendingLocked(state)
+        let view = ProtocolView<P>(deadFlag: deadFlagLocked(state))
+        let node = ProtocolViewNode(key: key, view: view)
         // Known to writers before it is filled, so that an observer added by
         // a deinit running while it is filled goes into it like any other
         // add; published to readers only once filled, so that a concurrent
         // first `withObservers` waits here (for the lock) instead of seeing
         // a partial list.
-        viewsByKey[key] = view
-        views.append((key, view))
+        state.views.append(node)
+        // In the order they were registered (the order a view made before
+        // their adds would hold them in).
         var registered: [RegisteredObserver] = []
-        allStorage?.forEach { registered.append($0) }
+        for case .stored(let record) in state.table?.storedValues ?? [] { registered.append(record) }
+        registered.sort { $0.generation < $1.generation }
         for record in registered {
-            addLocked(record, to: view, key: key)
+            addLocked(record, to: view)
         }
         // Linked at the head now (not before filling: a view made by a
         // callback during the filling was linked meanwhile). Release: a
         // reader that acquires the node sees the filled list.
-        let node = ProtocolViewNode(key: key, view: view, next: viewHead.load(ordering: .relaxed))
-        nodes.append(node)
+        node.next = viewHead.load(ordering: .relaxed)
         viewHead.store(Unmanaged.passUnretained(node), ordering: .releasing)
         return view
     }
 
     // MARK: Writer internals (lock held)
 
-    private func addLocked(_ record: RegisteredObserver, to view: AnyProtocolView, key: ObjectIdentifier) {
-        guard !record.isRemoved, !record.isInView(key) else { return }
+    private func addLocked(_ record: RegisteredObserver, to view: AnyProtocolView) {
+        guard !record.isRemoved, !record.isInView(view) else { return }
         guard let handle = view.addIfConforming(record) else { return }
         if record.isRemoved {
             view.slots.remove(handle)
         } else {
-            record.setViewHandle(handle, for: key)
+            record.setViewHandle(handle, in: view)
         }
     }
 
-    /// Stores `record` in the list of all stored observers (made by the
-    /// first store) and in every view it conforms to.
-    private func storeLocked(_ record: RegisteredObserver) {
-        let all: SlotList<RegisteredObserver>
-        if let made = allStorage {
-            all = made
-        } else {
-            all = SlotList<RegisteredObserver>()
-            allStorage = all
+    /// Stores `record` in every view it conforms to.
+    private func storeLocked(_ record: RegisteredObserver, in state: RegistryWriterState) {
+        var index = 0
+        // By index: a deinit run by a store may make a view (appended).
+        while index < state.views.count, !record.isRemoved {
+            addLocked(record, to: state.views[index].view)
+            index += 1
         }
-        let handle = all.add(record)
-        if record.isRemoved {
-            // Removed by a deinit that ran while the add reclaimed memory.
-            all.remove(handle)
-            return
+    }
+
+    /// The identity table, made now if the registry holds its one pending
+    /// registration inline (`sole`), which moves into it.
+    @inline(__always)
+    private func entriesLocked(_ state: RegistryWriterState) -> IdentityTable<RegistryEntry> {
+        if let table = state.table { return table }
+        let table = IdentityTable<RegistryEntry>()
+        state.table = table
+        if let sole = state.soleRegistration {
+            state.sole = nil
+            table[sole.identifier] = .pending(index: state.pending.count)
+            state.pending.append(sole)
         }
-        for (key, view) in views {
-            addLocked(record, to: view, key: key)
-        }
+        return table
+    }
+
+    /// The flag sends set when they meet a dead observer, made with the
+    /// first view (before it, no send can meet one).
+    private func deadFlagLocked(_ state: RegistryWriterState) -> DeadObserverFlag {
+        if let flag = state.deadFlag { return flag }
+        // A per-key registry's was made with its state.
+        let flag = DeadObserverFlag()
+        state.deadFlag = flag
+        return flag
     }
 
     /// Turns every pending observer still registered and alive into a stored
     /// one. Storing may run deinits that add or remove observers (this
     /// thread holds the recursive lock): it loops until nothing is pending.
-    private func storePendingLocked() {
-        while !pending.isEmpty {
-            // First make every pending entry consistent and empty `pending`
-            // (no user code runs here), then store, which may reclaim memory
-            // and so run deinits that add or remove observers. The strong
-            // references taken to make the records are released last, for
-            // the same reason.
-            if pending.count == 1 {
+    private func storePendingLocked(_ state: RegistryWriterState) {
+        // First make every pending entry consistent (no user code runs
+        // here), then store, which may reclaim memory and so run deinits
+        // that add or remove observers. The strong references taken to make
+        // the records are released last, for the same reason.
+        if state.table == nil, let registration = state.soleRegistration {
+            // The inline registration goes straight into a new table as a
+            // stored record (no pending array is made for it).
+            state.sole = nil
+            state.table = IdentityTable()
+            if let made = makeRecordLocked(for: registration, in: state) {
+                if !made.record.isRemoved { storeLocked(made.record, in: state) }
+                withExtendedLifetime(made.strong) {}
+            }
+        }
+        while !state.pending.isEmpty {
+            if state.pending.count == 1 {
                 // The common case (an add, then a send): no arrays.
-                let observer = pending[0]
-                pending.removeAll(keepingCapacity: true)
-                guard let made = makeRecordLocked(for: observer) else { continue }
-                if !made.record.isRemoved { storeLocked(made.record) }
+                let observer = state.pending[0]
+                state.pending.removeAll(keepingCapacity: true)
+                guard let made = makeRecordLocked(for: observer, in: state) else { continue }
+                if !made.record.isRemoved { storeLocked(made.record, in: state) }
                 withExtendedLifetime(made.strong) {}
                 continue
             }
             var made: [(record: RegisteredObserver, strong: AnyObject)] = []
-            made.reserveCapacity(pending.count)
-            for observer in pending {
-                if let record = makeRecordLocked(for: observer) { made.append(record) }
+            made.reserveCapacity(state.pending.count)
+            for observer in state.pending {
+                if let record = makeRecordLocked(for: observer, in: state) { made.append(record) }
             }
             // A small buffer is kept for the next adds; a large one (a burst
             // of adds) is not kept for the registry's lifetime.
-            pending.removeAll(keepingCapacity: pending.capacity <= 64)
+            state.pending.removeAll(keepingCapacity: state.pending.capacity <= 64)
             for (record, _) in made where !record.isRemoved {
-                storeLocked(record)
+                storeLocked(record, in: state)
             }
             withExtendedLifetime(made) {}
         }
         hasPendingAdds.store(false, ordering: .releasing)
     }
 
-    /// The record for a pending observer, entered in `entries`; nil (and
+    /// The record for a pending observer, entered in the table; nil (and
     /// the entry dropped) when the observer was deallocated while pending:
     /// it was never called. Runs no user code.
     private func makeRecordLocked(
-        for observer: PendingObserver
+        for observer: PendingObserver, in state: RegistryWriterState
     ) -> (record: RegisteredObserver, strong: AnyObject)? {
+        let entries = entriesLocked(state)
         guard let strong = observer.strongObserver() else {
             entries.removeValue(forKey: observer.identifier)
             return nil
@@ -489,17 +622,17 @@ public final class ObserverRegistry: @unchecked Sendable {
         return (record, strong)
     }
 
-    private func removeLocked(_ entry: RegistryEntry) {
+    private func removeLocked(_ entry: RegistryEntry, in state: RegistryWriterState) {
         switch entry {
         case .pending(let index):
             // Never stored anywhere: take it out of `pending` (the last one
             // moves into its place).
-            let last = pending.removeLast()
-            if index < pending.count {
-                pending[index] = last
-                entries[last.identifier] = .pending(index: index)
+            let last = state.pending.removeLast()
+            if index < state.pending.count {
+                state.pending[index] = last
+                state.table?[last.identifier] = .pending(index: index)
             }
-            if pending.isEmpty { hasPendingAdds.store(false, ordering: .releasing) }
+            if state.pending.isEmpty { hasPendingAdds.store(false, ordering: .releasing) }
         case .stored(let record):
             removeLocked(record)
         }
@@ -508,23 +641,23 @@ public final class ObserverRegistry: @unchecked Sendable {
     private func removeLocked(_ record: RegisteredObserver) {
         guard !record.isRemoved else { return }
         record.isRemoved = true
-        // A removed record was stored, so the list exists.
-        allStorage?.remove(record.handle)
-        record.takeViewHandles { key, handle in
-            viewsByKey[key]?.slots.remove(handle)
+        record.takeViewHandles { view, handle in
+            view.slots.remove(handle)
         }
     }
 
     /// Drops observers found deallocated: all of them when `force`,
     /// otherwise only when a send has reported one since the last sweep.
     @inline(__always)
-    private func sweepDeadObserversLocked(force: Bool) {
+    private func sweepDeadObserversLocked(_ state: RegistryWriterState, force: Bool) {
         // The plain load first: most writers find no death reported.
-        guard force || (deadFlag.isSet.load(ordering: .relaxed) && deadFlag.take()) else { return }
-        sweepDeadObserversLocked()
+        guard force || (state.deadFlag?.isSet.load(ordering: .relaxed) == true && state.deadFlag!.take()) else {
+            return
+        }
+        sweepDeadObserversLocked(state)
     }
 
-    /// Before an add that would grow `entries`: drops every deallocated
+    /// Before an add that would grow the table: drops every deallocated
     /// observer, pending or stored (a full sweep), then grows the table only
     /// if more than a quarter of its buckets still hold observers. So a
     /// registry that is never sent to nor counted does not keep dead
@@ -537,21 +670,104 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// entries it holds under half of that. Cost: a sweep walks B buckets;
     /// after one, at least B / 4 adds (no growth) or B / 2 adds (growth)
     /// come before the next: amortized O(1) per add.
-    private func sweepBeforeGrowthLocked() {
-        guard entries.isFullForInsertion else { return }
-        sweepDeadObserversLocked()
+    @inline(__always)
+    private func sweepBeforeGrowthLocked(_ state: RegistryWriterState) {
+        guard let entries = state.table, entries.isFullForInsertion else { return }
+        sweepAndGrowLocked(state)
+    }
+
+    private func sweepAndGrowLocked(_ state: RegistryWriterState) {
+        sweepDeadObserversLocked(state)
+        // The sweep may have run deinits; the table is read again.
+        guard let entries = state.table else { return }
         if entries.count &* 4 > entries.bucketCount { entries.grow() }
     }
 
-    private func sweepDeadObserversLocked() {
-        // Entries are read again one by one: checking liveness and removing
-        // may run deinits that change the registry.
-        for identifier in entries.identifiers {
-            guard let entry = entries[identifier], !entry.isAlive(in: pending) else { continue }
-            guard let current = entries[identifier], current.isSame(as: entry) else { continue }
-            entries.removeValue(forKey: identifier)
-            removeLocked(current)
+    private func sweepDeadObserversLocked(_ state: RegistryWriterState) {
+        guard let entries = state.table else {
+            // Probing without a reference: no deinit runs here.
+            if let sole = state.sole, sole.hasStartedDeinit {
+                state.sole = nil
+                hasPendingAdds.store(false, ordering: .releasing)
+            }
+            return
         }
+        // Entries are read again one by one: checking liveness and removing
+        // may run deinits that change the registry (even replace the table).
+        for identifier in entries.identifiers {
+            guard let entry = state.table?[identifier], !entry.isAlive(in: state.pending) else { continue }
+            guard let current = state.table?[identifier], current.isSame(as: entry) else { continue }
+            state.table?.removeValue(forKey: identifier)
+            removeLocked(current, in: state)
+        }
+    }
+}
+
+/// The writer side of an ``ObserverRegistry``: its lock and everything the
+/// lock guards, in one object made by the registry's first add (see
+/// `ObserverRegistry.writerStateWord`). Every stored property is only
+/// touched under the lock (so exclusive without a run-time check).
+///
+/// Two forms: a registry that has had one registration since it was made
+/// (or last emptied by `removeAllObservers`), synchronous and not yet
+/// stored by a send, keeps it inline in `sole` (its generation is the last
+/// one given) and has no table; any other registry keeps every
+/// registration in `table` (and the pending ones in `pending`). The first
+/// writer that needs the table moves `sole` into it.
+final class RegistryWriterState: RegistryLock, @unchecked Sendable {
+    // @unchecked: guarded by the lock it derives from.
+
+    /// The one pending registration while there is no table: its observer,
+    /// synchronous, of generation `nextGeneration - 1`.
+    @exclusivity(unchecked)
+    var sole: UnownedObserver?
+    /// Every registered observer: stored in the views, or pending (its
+    /// index in `pending`). Nil in the inline form.
+    @exclusivity(unchecked)
+    var table: IdentityTable<RegistryEntry>?
+    /// Observers added but not yet stored in the views (registries whose
+    /// adds wait for the next send).
+    @exclusivity(unchecked)
+    var pending: [PendingObserver] = []
+    /// Every view's node, in creation order (what an add casts into),
+    /// including one being filled, not yet linked: this array owns the
+    /// nodes `viewHead` reaches (readers borrow them at +0).
+    @exclusivity(unchecked)
+    var views: [ProtocolViewNode] = []
+    /// The generation the next registration gets: a token cancels its own
+    /// registration, never a later one of the same observer.
+    @exclusivity(unchecked)
+    var nextGeneration: UInt64 = 1
+    /// Set by sends that meet a dead observer; made with the first view, or
+    /// with the state for a keyed registry's per-key registry (whose flag
+    /// has a parent, the keyed registry's).
+    @exclusivity(unchecked)
+    var deadFlag: DeadObserverFlag?
+
+    init(deadFlag: DeadObserverFlag?) {
+        self.deadFlag = deadFlag
+        super.init()
+    }
+
+    /// The inline registration, as a pending one.
+    var soleRegistration: PendingObserver? {
+        sole.map { PendingObserver($0, delivery: .synchronous, generation: nextGeneration &- 1) }
+    }
+
+    /// Whether the inline registration is that one.
+    func isSole(_ identifier: ObjectIdentifier, _ generation: UInt64) -> Bool {
+        guard let sole else { return false }
+        return sole.address == UnsafeRawPointer(bitPattern: UInt(bitPattern: identifier))
+            && generation == nextGeneration &- 1
+    }
+
+    /// Registrations held, dead observers not yet dropped included.
+    var entryCount: Int { table?.count ?? (sole == nil ? 0 : 1) }
+
+    /// The view of `key`, published or being filled.
+    func view(for key: ObjectIdentifier) -> AnyProtocolView? {
+        for node in views where node.key == key { return node.view }
+        return nil
     }
 }
 
@@ -590,16 +806,21 @@ enum RegistryEntry {
 struct PendingObserver {
     /// Keeps the observer's allocation (not the object) alive.
     let observer: UnownedObserver
-    let identifier: ObjectIdentifier
     let delivery: Delivery
     let generation: UInt64
 
-    init(_ observer: AnyObject, identifier: ObjectIdentifier, delivery: Delivery, generation: UInt64) {
-        self.observer = UnownedObserver(observer)
-        self.identifier = identifier
+    init(_ observer: AnyObject, delivery: Delivery, generation: UInt64) {
+        self.init(UnownedObserver(observer), delivery: delivery, generation: generation)
+    }
+
+    init(_ observer: UnownedObserver, delivery: Delivery, generation: UInt64) {
+        self.observer = observer
         self.delivery = delivery
         self.generation = generation
     }
+
+    /// The observer's identity (its address: `observer` keeps the allocation).
+    var identifier: ObjectIdentifier { unsafeBitCast(observer.address, to: ObjectIdentifier.self) }
 
     /// A strong reference to the observer, or nil once it is deallocating.
     func strongObserver() -> AnyObject? { observer.strongObserver() }

@@ -98,18 +98,24 @@ final class ProtocolView<P>: AnyProtocolView, @unchecked Sendable {
 }
 
 /// One entry of a registry's lock-free list of views, keyed by the
-/// protocol type's identity. Nodes are immutable and live as long as their
-/// registry (which keeps them), so readers walk them without retaining.
+/// protocol type's identity. Made (unlinked) when its view is made; `next`
+/// is set once, under the registry's writer lock, before the node is
+/// published, and never changes afterwards: readers, who reach the node
+/// only through that publication (acquiring), see it immutable. Nodes live
+/// as long as their registry (which keeps them), so readers walk them
+/// without retaining.
 @usableFromInline
 final class ProtocolViewNode: @unchecked Sendable {
-    // @unchecked: immutable after init.
+    // @unchecked: immutable once published (see above).
     @usableFromInline let key: ObjectIdentifier
     @usableFromInline let view: AnyProtocolView
-    @usableFromInline let next: Unmanaged<ProtocolViewNode>?
+    /// Unchecked: written once before publication, only read after it.
+    @exclusivity(unchecked)
+    @usableFromInline var next: Unmanaged<ProtocolViewNode>?
 
-    init(key: ObjectIdentifier, view: AnyProtocolView, next: Unmanaged<ProtocolViewNode>?) {
+    init(key: ObjectIdentifier, view: AnyProtocolView) {
         self.key = key
         self.view = view
-        self.next = next
+        self.next = nil
     }
 }
