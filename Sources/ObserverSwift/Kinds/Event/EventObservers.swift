@@ -135,6 +135,10 @@ struct EventObservers<Value> {
     /// ``slots``, unretained (the owner keeps it): what subscribes borrow.
     @usableFromInline
     var madeSlots: Unmanaged<Slots> {
+        // A list, once there, stays until the owner's deinit.
+        if let loaded = word.load(ordering: .acquiring), !Sole.isTagged(loaded) {
+            return Unmanaged.fromOpaque(loaded)
+        }
         while true {
             switch current {
             case .list(let slots):
@@ -240,17 +244,11 @@ struct EventObservers<Value> {
         _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
-        if case .synchronous = delivery, limit == nil, word.load(ordering: .relaxed) == nil {
-            // The first subscription, a plain closure: no list.
-            let sole = Sole(handler, attachedTo: wordAddress)
-            let tagged = Unmanaged.passRetained(sole).toOpaque() + 1
-            // Release: the handler is initialized before a sender sees it.
-            if word.compareExchange(expected: nil, desired: tagged, ordering: .acquiringAndReleasing).exchanged {
-                let subscription = Subscription(registration: sole)
-                if let current { handler(current) }
-                return subscription
-            }
-            Unmanaged.passUnretained(sole).release()
+        if case .synchronous = delivery, limit == nil, word.load(ordering: .relaxed) == nil,
+            let subscription = subscribeSole(handler)
+        {
+            if let current { handler(current) }
+            return subscription
         }
         return madeSlots._withUnsafeGuaranteedRef { slots in
             if case .synchronous = delivery, limit == nil {
@@ -268,6 +266,22 @@ struct EventObservers<Value> {
             if let current { Self.replay(current, to: box) }
             return subscription
         }
+    }
+
+    /// Publishes `handler` as the word's sole handler when the word is still
+    /// nil; nil (nothing done) when another subscription came first.
+    /// Out of line: the first subscribe of a source takes it once, and a
+    /// token made here is not one a caller's list path shares a value with.
+    @usableFromInline
+    func subscribeSole(_ handler: @escaping (Value) -> Void) -> Subscription? {
+        let sole = Sole(handler, attachedTo: wordAddress)
+        let tagged = Unmanaged.passRetained(sole).toOpaque() + 1
+        // Release: the handler is initialized before a sender sees it.
+        guard word.compareExchange(expected: nil, desired: tagged, ordering: .acquiringAndReleasing).exchanged else {
+            Unmanaged.passUnretained(sole).release()
+            return nil
+        }
+        return Subscription(registration: sole)
     }
 
     @inlinable
