@@ -61,9 +61,12 @@
 #include <time.h>
 
 #if defined(__linux__)
+#include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#elif !defined(__APPLE__)
+#include <sched.h>
 #endif
 
 __thread struct oc_thread *oc__current_thread;
@@ -161,8 +164,8 @@ static uint64_t oc_scan_retired_bytes = OC_SCAN_RETIRED_BYTES;
 static struct oc_retired *oc_incoming;
 
 /* Statistics: relaxed atomics; they order nothing, they only count. */
-static uint64_t oc_stat_live;
-static uint64_t oc_stat_pending;
+uint64_t oc__stat_live;
+uint64_t oc__stat_pending;
 static uint64_t oc_stat_pending_bytes;
 static uint64_t oc_stat_reclaimed;
 static uint64_t oc_stat_records;
@@ -171,7 +174,7 @@ static uint64_t oc_stat_leaked;
 static uint64_t oc_writer_poll_count;
 
 /* Relaxed: failure injection for tests, no ordering implied. */
-static unsigned int oc_fail_allocations;
+unsigned int oc__failing_allocations;
 /* Relaxed counters and switch of the debug checks; they order nothing. */
 static uint64_t oc_stat_unbalanced_read_ends;
 static uint64_t oc_stat_records_reset_after_fork;
@@ -198,10 +201,10 @@ oc_fatal(const char *what, int error)
 void *
 oc__alloc(size_t bytes)
 {
-	unsigned int left = __atomic_load_n(&oc_fail_allocations, __ATOMIC_RELAXED);
+	unsigned int left = __atomic_load_n(&oc__failing_allocations, __ATOMIC_RELAXED);
 
 	while (left > 0) {
-		if (__atomic_compare_exchange_n(&oc_fail_allocations, &left, left - 1,
+		if (__atomic_compare_exchange_n(&oc__failing_allocations, &left, left - 1,
 		    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			return NULL;
 	}
@@ -211,7 +214,7 @@ oc__alloc(size_t bytes)
 void
 oc_debug_fail_allocations(unsigned int count)
 {
-	__atomic_store_n(&oc_fail_allocations, count, __ATOMIC_RELAXED);
+	__atomic_store_n(&oc__failing_allocations, count, __ATOMIC_RELAXED);
 }
 
 void
@@ -246,16 +249,59 @@ oc__read_end_unbalanced(struct oc_thread *thread)
 }
 
 void
-oc__live_contexts_add(int64_t delta)
-{
-	__atomic_fetch_add(&oc_stat_live, (uint64_t)delta, __ATOMIC_RELAXED);
-}
-
-void
 oc__count_leaked_context(void)
 {
 	__atomic_fetch_add(&oc_stat_leaked, 1, __ATOMIC_RELAXED);
 }
+
+#if !defined(__APPLE__)
+/* Attempts to take a busy writer lock before parking (see oc_word_lock_t). */
+#define OC_WORD_LOCK_SPINS 64u
+
+/*
+ * oc_word_lock's slow path: spins while the holder is likely to release soon,
+ * then marks the lock contended (2) and parks until an exchange finds it
+ * free. Taking it by exchange leaves it marked 2 even when no other thread
+ * waits: at worst the next unlock makes one needless wake call. Acquire on
+ * both the compare-exchange and the exchange: what the previous holder
+ * wrote happens before what this one reads (see oc_word_lock_t).
+ */
+void
+oc__word_lock_wait(oc_word_lock_t *lock)
+{
+	unsigned int spins;
+
+	for (spins = 0; spins < OC_WORD_LOCK_SPINS; spins++) {
+		uint32_t expected = 0;
+
+		/* Relaxed look first: spinning on a load does not take the line. */
+		if (__atomic_load_n(&lock->word, __ATOMIC_RELAXED) == 0 &&
+		    __atomic_compare_exchange_n(&lock->word, &expected, 1, false,
+		    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return;
+		ck_pr_stall();
+	}
+	while (__atomic_exchange_n(&lock->word, 2, __ATOMIC_ACQUIRE) != 0) {
+#if defined(__linux__)
+		/* Sleeps only while the word is still 2; any wake or change returns. */
+		syscall(SYS_futex, &lock->word, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+#else
+		sched_yield();
+#endif
+	}
+}
+
+/* oc_word_unlock's slow path: the word said a thread may be parked; wake one. */
+void
+oc__word_lock_wake(oc_word_lock_t *lock)
+{
+#if defined(__linux__)
+	syscall(SYS_futex, &lock->word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+#else
+	(void)lock;
+#endif
+}
+#endif
 
 static struct oc_thread *
 oc_thread_allocate(void)
@@ -537,7 +583,7 @@ oc__retire(struct oc_retired *retired, void (*release)(struct oc_retired *),
 	retired->release = release;
 	retired->bytes = bytes;
 	oc_retired_on_thread++;
-	__atomic_fetch_add(&oc_stat_pending, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&oc__stat_pending, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&oc_stat_pending_bytes, bytes, __ATOMIC_RELAXED);
 
 	top = __atomic_load_n(&oc_incoming, __ATOMIC_RELAXED);
@@ -730,15 +776,22 @@ oc_take_ready_locked(size_t limit)
 static void
 oc_release_ready(struct oc_retired *retired)
 {
+	uint64_t released = 0;
+	uint64_t released_bytes = 0;
+
 	while (retired != NULL) {
 		struct oc_retired *next = retired->next_ready;
-		size_t bytes = retired->bytes;
 
+		released_bytes += retired->bytes;
+		released++;
 		retired->release(retired);
-		__atomic_fetch_sub(&oc_stat_pending, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_sub(&oc_stat_pending_bytes, bytes, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&oc_stat_reclaimed, 1, __ATOMIC_RELAXED);
 		retired = next;
+	}
+	/* Once per batch, not per object: three read-modify-writes per poll. */
+	if (released != 0) {
+		__atomic_fetch_sub(&oc__stat_pending, released, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&oc_stat_pending_bytes, released_bytes, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&oc_stat_reclaimed, released, __ATOMIC_RELAXED);
 	}
 }
 
@@ -750,14 +803,14 @@ oc_release_ready(struct oc_retired *retired)
  * writer poll comes after THRESHOLD more retirements again. Relaxed: a
  * heuristic; a lost update only moves one poll earlier or later.
  */
-static uint64_t oc_writer_poll_at = OC_WRITER_POLL_THRESHOLD;
+uint64_t oc__writer_poll_at = OC_WRITER_POLL_THRESHOLD;
 
 static void
 oc_rearm_writer_poll(void)
 {
-	uint64_t pending = __atomic_load_n(&oc_stat_pending, __ATOMIC_RELAXED);
+	uint64_t pending = __atomic_load_n(&oc__stat_pending, __ATOMIC_RELAXED);
 
-	__atomic_store_n(&oc_writer_poll_at, pending + OC_WRITER_POLL_THRESHOLD,
+	__atomic_store_n(&oc__writer_poll_at, pending + OC_WRITER_POLL_THRESHOLD,
 	    __ATOMIC_RELAXED);
 }
 
@@ -770,7 +823,7 @@ oc_reclaim_poll_up_to(size_t limit)
 {
 	struct oc_retired *ready;
 
-	if (__atomic_load_n(&oc_stat_pending, __ATOMIC_RELAXED) == 0)
+	if (__atomic_load_n(&oc__stat_pending, __ATOMIC_RELAXED) == 0)
 		return;
 	oc_ensure_initialized();
 	if (pthread_mutex_trylock(&oc_reclaim_lock) != 0)
@@ -804,12 +857,8 @@ oc_reclaim_poll(void)
 }
 
 void
-oc__writer_poll(void)
+oc__writer_poll_now(void)
 {
-	uint64_t pending = __atomic_load_n(&oc_stat_pending, __ATOMIC_RELAXED);
-
-	if (pending < __atomic_load_n(&oc_writer_poll_at, __ATOMIC_RELAXED))
-		return;
 	__atomic_fetch_add(&oc_writer_poll_count, 1, __ATOMIC_RELAXED);
 	oc_reclaim_poll();
 }
@@ -878,6 +927,7 @@ oc_reclaim_barrier(void)
 		pthread_mutex_unlock(&oc_reclaim_lock);
 		oc_release_ready(ready);
 	} while (oc_retired_on_thread != retired_before);
+	oc__free_spare_records();
 	oc_rearm_writer_poll();
 	return OC_OK;
 }
@@ -887,8 +937,8 @@ oc_stats(void)
 {
 	oc_stats_t stats;
 
-	stats.live_contexts = __atomic_load_n(&oc_stat_live, __ATOMIC_RELAXED);
-	stats.pending_objects = __atomic_load_n(&oc_stat_pending, __ATOMIC_RELAXED);
+	stats.live_contexts = __atomic_load_n(&oc__stat_live, __ATOMIC_RELAXED);
+	stats.pending_objects = __atomic_load_n(&oc__stat_pending, __ATOMIC_RELAXED);
 	stats.pending_bytes = __atomic_load_n(&oc_stat_pending_bytes, __ATOMIC_RELAXED);
 	stats.reclaimed_objects = __atomic_load_n(&oc_stat_reclaimed, __ATOMIC_RELAXED);
 	stats.epoch_records = __atomic_load_n(&oc_stat_records, __ATOMIC_RELAXED);

@@ -8,6 +8,7 @@
 #include "CObserverCore.h"
 #include "oc_testing.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,13 +27,106 @@ void __tsan_release(void *address);
 #define OC_TSAN_RELEASE(address) ((void)(address))
 #endif
 
+/* Keeps a rarely taken path out of its caller, so the caller stays small. */
+#define OC_NOINLINE __attribute__((noinline))
+
 /* malloc that honours oc_debug_fail_allocations. */
 void *oc__alloc(size_t bytes);
 
 /*
+ * Failure injection's count of allocations left to fail (see
+ * oc_debug_fail_allocations); relaxed loads: it orders nothing. A path that
+ * reuses memory instead of allocating checks it, so that an injected
+ * failure still fails there (oc__alloc consumes it).
+ */
+extern unsigned int oc__failing_allocations;
+
+/*
+ * The writers' lock of a list: one 32-bit word, taken and released inline
+ * without a call (glibc's pthread mutex costs two library calls and ~50
+ * instructions per lock and unlock). 0: free; 1: held; 2: held, and a
+ * thread may be waiting. The slow paths (oc__word_lock_wait, oc__word_lock_wake in
+ * oc_epoch.c) spin briefly, then park the waiter: on a futex on Linux, in
+ * sched_yield elsewhere. Darwin uses os_unfair_lock, the same kind of
+ * one-word lock, instead.
+ *
+ * Memory ordering: taking the lock is an acquire compare-exchange (or
+ * exchange, in the slow path), releasing it a release exchange, so each
+ * critical section happens after the previous one. On x86 both are locked
+ * instructions (full barriers); on ARM the acquire/release forms, required
+ * there: without them a writer could read a slot array or bitmap the
+ * previous holder had not finished writing. The unlock must be a
+ * read-modify-write (not a store) to learn whether a waiter must be woken.
+ * ThreadSanitizer sees these builtins in instrumented builds, so it sees
+ * the lock's happens-before edges.
+ */
+#if defined(__APPLE__)
+#include <os/lock.h>
+typedef os_unfair_lock oc_word_lock_t;
+#define OC_WORD_LOCK_INITIALIZER OS_UNFAIR_LOCK_INIT
+
+static inline void
+oc_word_lock(oc_word_lock_t *lock)
+{
+	os_unfair_lock_lock(lock);
+}
+
+static inline bool
+oc_word_trylock(oc_word_lock_t *lock)
+{
+	return os_unfair_lock_trylock(lock);
+}
+
+static inline void
+oc_word_unlock(oc_word_lock_t *lock)
+{
+	os_unfair_lock_unlock(lock);
+}
+#else
+typedef struct oc_word_lock {
+	uint32_t word;
+} oc_word_lock_t;
+#define OC_WORD_LOCK_INITIALIZER { 0 }
+
+/* Slow paths: waits until it holds `lock` (marking it 2); wakes a waiter. */
+void oc__word_lock_wait(oc_word_lock_t *lock);
+void oc__word_lock_wake(oc_word_lock_t *lock);
+
+/* Acquire compare-exchange 0 -> 1 (see above); the slow path otherwise. */
+static inline void
+oc_word_lock(oc_word_lock_t *lock)
+{
+	uint32_t expected = 0;
+
+	if (__builtin_expect(__atomic_compare_exchange_n(&lock->word, &expected, 1, false,
+	    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED), 1))
+		return;
+	oc__word_lock_wait(lock);
+}
+
+/* Takes `lock` only when it is free now; never waits. Acquire on success. */
+static inline bool
+oc_word_trylock(oc_word_lock_t *lock)
+{
+	uint32_t expected = 0;
+
+	return __atomic_compare_exchange_n(&lock->word, &expected, 1, false,
+	    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+/* Release exchange to 0; wakes a waiter when the word said there may be one. */
+static inline void
+oc_word_unlock(oc_word_lock_t *lock)
+{
+	if (__builtin_expect(__atomic_exchange_n(&lock->word, 0, __ATOMIC_RELEASE) == 2, 0))
+		oc__word_lock_wake(lock);
+}
+#endif
+
+/*
  * A list inside memory its owner allocates (the keymap puts each key's list
  * in the key's entry): oc__list_bytes() bytes, 8-byte aligned. oc__list_init
- * makes an empty list there (false: no mutex; nothing to undo).
+ * makes an empty list there (always true: a list needs no resource that can fail).
  * oc__list_finish does what oc_list_destroy does except retiring the list's
  * own memory: the owner retires that, so that it outlives every reader that
  * may still view the list.
@@ -52,6 +146,13 @@ void oc__list_finish(oc_list_t *list);
  */
 oc_status_t oc__list_take(oc_list_t *list, oc_handle_t handle, void **context);
 void oc__list_retire_taken(oc_release_fn *release, void *context);
+
+/*
+ * Frees the retirement records the calling thread keeps for reuse (see
+ * OC_SPARE_RECORDS in oc_list.c). oc_reclaim_barrier calls it, so that
+ * after a barrier the thread holds none.
+ */
+void oc__free_spare_records(void);
 
 /*
  * A retired object: released by `release` once no reader can see it.
@@ -81,13 +182,40 @@ void oc__retire(struct oc_retired *retired, void (*release)(struct oc_retired *)
 
 /* Ready objects a sender releases per poll (see oc__reader_poll). */
 #define OC_READER_RELEASE_LIMIT 8u
-void oc__writer_poll(void);
+
+/*
+ * Retired objects not yet released, and the count at which writers poll
+ * next (oc_epoch.c keeps both). Relaxed: heuristics and statistics; a
+ * stale value moves one poll earlier or later.
+ */
+extern uint64_t oc__stat_pending;
+extern uint64_t oc__writer_poll_at;
+
+/* oc__writer_poll's poll, out of line. */
+void oc__writer_poll_now(void);
+
+static inline void
+oc__writer_poll(void)
+{
+	if (__atomic_load_n(&oc__stat_pending, __ATOMIC_RELAXED) >=
+	    __atomic_load_n(&oc__writer_poll_at, __ATOMIC_RELAXED))
+		oc__writer_poll_now();
+}
 
 /* Counts a context leaked because its retirement could not be recorded. */
 void oc__count_leaked_context(void);
 
-/* Process-wide count of stored contexts (maintained by the list code). */
-void oc__live_contexts_add(int64_t delta);
+/*
+ * Process-wide count of stored contexts (maintained by the list code;
+ * oc_stats reads it). Relaxed: a statistic, it orders nothing.
+ */
+extern uint64_t oc__stat_live;
+
+static inline void
+oc__live_contexts_add(int64_t delta)
+{
+	__atomic_fetch_add(&oc__stat_live, (uint64_t)delta, __ATOMIC_RELAXED);
+}
 
 /*
  * Takes the next sequence number for an add: unique in the process, never 0

@@ -382,8 +382,11 @@ void oc_retire(void *record, void (*release)(void *context), void *context,
  * oc_reclaim_barrier: waits for a grace period and releases everything
  * retired before the call, and what releasing it retires on the calling
  * thread in turn (a context holding the last reference to another list),
- * round after round until a round retires nothing more. For shutdown and
- * tests. Returns OC_EINSECTION (doing nothing) from inside a read section.
+ * round after round until a round retires nothing more. Then frees the
+ * retirement records the calling thread keeps for reuse (a thread that
+ * releases removed contexts keeps up to OC_SCAN_RETIRED_OBJECTS_ALONE of
+ * them, 64 bytes each, until it exits). For shutdown and tests. Returns
+ * OC_EINSECTION (doing nothing) from inside a read section.
  */
 oc_status_t oc_reclaim_barrier(void);
 
