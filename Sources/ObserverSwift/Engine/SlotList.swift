@@ -18,7 +18,7 @@ import CObserverCore
 @usableFromInline
 class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
     // @unchecked: the C list is internally synchronized (writers take its
-    // mutex, readers use epoch sections); `needsSweep` is atomic.
+    // writer lock, readers use epoch sections); `needsSweep` is atomic.
 
     /// First stored property: the words of `needsSweep`, `holdsTargets` and
     /// `sweepCursor` (see `AtomicWord`).
