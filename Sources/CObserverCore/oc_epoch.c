@@ -164,10 +164,26 @@ static uint64_t oc_scan_retired_bytes = OC_SCAN_RETIRED_BYTES;
 static struct oc_retired *oc_incoming;
 
 /* Statistics: relaxed atomics; they order nothing, they only count. */
-uint64_t oc__stat_live;
-uint64_t oc__stat_pending;
-static uint64_t oc_stat_pending_bytes;
+/*
+ * Released objects and their bytes: added once per released batch
+ * (oc_release_ready). Release, pairing with oc_stats' acquire loads: a
+ * stats reader that sees a release also sees the retiring thread's count
+ * of it (its per-thread count was stored before the object was pushed with
+ * release, taken with acquire and released), so pending never reads
+ * negative.
+ */
 static uint64_t oc_stat_reclaimed;
+static uint64_t oc_stat_reclaimed_bytes;
+/*
+ * Objects handed to ck_epoch (or ready) and not yet taken for release:
+ * written only under oc_reclaim_lock (relaxed stores), loaded relaxed by
+ * oc_reclaim_poll_up_to to return early when nothing is pending.
+ */
+static uint64_t oc_held_objects;
+/* The per-thread counter blocks (see struct oc_thread_counters). */
+static struct oc_thread_counters *oc_counter_blocks;
+__thread struct oc_thread_counters *oc__own_counters;
+static pthread_key_t oc_counters_key;
 static uint64_t oc_stat_records;
 static uint64_t oc_stat_leaked;
 /* Writer polls so far; relaxed: senders only compare it with what they saw. */
@@ -302,6 +318,60 @@ oc__word_lock_wake(oc_word_lock_t *lock)
 #endif
 }
 #endif
+
+static inline void oc_ensure_initialized(void);
+
+/*
+ * Thread-exit destructor of the counter block: hands it back for adoption.
+ * Release: the owner's last counts happen before a later adopter's.
+ */
+static void
+oc_counters_detach(void *value)
+{
+	struct oc_thread_counters *counters = value;
+
+	oc__own_counters = NULL;
+	__atomic_store_n(&counters->in_use, false, __ATOMIC_RELEASE);
+}
+
+struct oc_thread_counters *
+oc__counters_attach(void)
+{
+	struct oc_thread_counters *counters;
+	struct oc_thread_counters *top;
+	int error;
+
+	oc_ensure_initialized();
+	/* A block of an exited thread, taken by compare-exchange (acquire). */
+	for (counters = __atomic_load_n(&oc_counter_blocks, __ATOMIC_ACQUIRE);
+	    counters != NULL; counters = counters->next) {
+		bool free_block = false;
+
+		if (!__atomic_load_n(&counters->in_use, __ATOMIC_RELAXED) &&
+		    __atomic_compare_exchange_n(&counters->in_use, &free_block, true, false,
+		    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			break;
+	}
+	if (counters == NULL) {
+		counters = calloc(1, sizeof *counters);
+		if (counters == NULL)
+			oc_fatal("allocating thread counters", ENOMEM);
+		counters->in_use = true;
+		/* Release: the block's fields before it is reachable. */
+		top = __atomic_load_n(&oc_counter_blocks, __ATOMIC_RELAXED);
+		do {
+			counters->next = top;
+		} while (!__atomic_compare_exchange_n(&oc_counter_blocks, &top, counters, true,
+		    __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	}
+	/* A thread that adopts starts its poll trigger from the block's count. */
+	counters->retired_at_poll = counters->retired;
+	error = pthread_setspecific(oc_counters_key, counters);
+	if (error != 0)
+		oc_fatal("pthread_setspecific", error);
+	oc__own_counters = counters;
+	return counters;
+}
 
 static struct oc_thread *
 oc_thread_allocate(void)
@@ -479,6 +549,9 @@ oc_initialize(void)
 	error = pthread_key_create(&oc_thread_key, oc_thread_detach);
 	if (error != 0)
 		oc_fatal("pthread_key_create", error);
+	error = pthread_key_create(&oc_counters_key, oc_counters_detach);
+	if (error != 0)
+		oc_fatal("pthread_key_create", error);
 	oc_reclaim_thread = oc_thread_allocate();
 	ck_epoch_register(&oc_epoch, &oc_reclaim_thread->record, NULL);
 	oc_record_state_used = oc_reclaim_thread->record.state;
@@ -580,11 +653,14 @@ oc__retire(struct oc_retired *retired, void (*release)(struct oc_retired *),
 {
 	struct oc_retired *top;
 
+	struct oc_thread_counters *counters = oc__counters();
+
 	retired->release = release;
 	retired->bytes = bytes;
 	oc_retired_on_thread++;
-	__atomic_fetch_add(&oc__stat_pending, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&oc_stat_pending_bytes, bytes, __ATOMIC_RELAXED);
+	/* Counted before the push below, whose release publishes the count too. */
+	oc__counter_add(&counters->retired, 1);
+	oc__counter_add(&counters->retired_bytes, bytes);
 
 	top = __atomic_load_n(&oc_incoming, __ATOMIC_RELAXED);
 	do {
@@ -642,15 +718,19 @@ oc_defer_incoming_locked(void)
 	struct oc_retired *retired = __atomic_exchange_n(&oc_incoming, NULL,
 	    __ATOMIC_ACQUIRE);
 
+	uint64_t deferred = 0;
+
 	while (retired != NULL) {
 		struct oc_retired *next = retired->next_ready;
 
+		deferred++;
 		oc_deferred_objects_since_scan++;
 		oc_deferred_bytes_since_scan += retired->bytes;
 		ck_epoch_call(&oc_reclaim_thread->record, &retired->epoch_entry,
 		    oc_make_ready);
 		retired = next;
 	}
+	__atomic_store_n(&oc_held_objects, oc_held_objects + deferred, __ATOMIC_RELAXED);
 }
 
 #if OC__MEMBARRIER_POSSIBLE
@@ -769,6 +849,7 @@ oc_take_ready_locked(size_t limit)
 	/* What is left stays ready for the next poller or writer. */
 	oc_ready = last->next_ready;
 	last->next_ready = NULL;
+	__atomic_store_n(&oc_held_objects, oc_held_objects - taken, __ATOMIC_RELAXED);
 	return ready;
 }
 
@@ -787,31 +868,11 @@ oc_release_ready(struct oc_retired *retired)
 		retired->release(retired);
 		retired = next;
 	}
-	/* Once per batch, not per object: three read-modify-writes per poll. */
+	/* Once per batch, not per object: two read-modify-writes per poll. */
 	if (released != 0) {
-		__atomic_fetch_sub(&oc__stat_pending, released, __ATOMIC_RELAXED);
-		__atomic_fetch_sub(&oc_stat_pending_bytes, released_bytes, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&oc_stat_reclaimed, released, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&oc_stat_reclaimed_bytes, released_bytes, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&oc_stat_reclaimed, released, __ATOMIC_RELEASE);
 	}
-}
-
-/*
- * Pending count at which writers poll next: OC_WRITER_POLL_THRESHOLD past the
- * backlog left by the latest poll (of any kind). So while a stalled reader
- * blocks reclamation writers do not poll (and scan every record) on every
- * change, and once a poll or barrier has released the backlog the next
- * writer poll comes after THRESHOLD more retirements again. Relaxed: a
- * heuristic; a lost update only moves one poll earlier or later.
- */
-uint64_t oc__writer_poll_at = OC_WRITER_POLL_THRESHOLD;
-
-static void
-oc_rearm_writer_poll(void)
-{
-	uint64_t pending = __atomic_load_n(&oc__stat_pending, __ATOMIC_RELAXED);
-
-	__atomic_store_n(&oc__writer_poll_at, pending + OC_WRITER_POLL_THRESHOLD,
-	    __ATOMIC_RELAXED);
 }
 
 /*
@@ -823,7 +884,9 @@ oc_reclaim_poll_up_to(size_t limit)
 {
 	struct oc_retired *ready;
 
-	if (__atomic_load_n(&oc__stat_pending, __ATOMIC_RELAXED) == 0)
+	/* Nothing retired and not yet released: no lock, no scan. */
+	if (__atomic_load_n(&oc_incoming, __ATOMIC_RELAXED) == NULL &&
+	    __atomic_load_n(&oc_held_objects, __ATOMIC_RELAXED) == 0)
 		return;
 	oc_ensure_initialized();
 	if (pthread_mutex_trylock(&oc_reclaim_lock) != 0)
@@ -847,7 +910,6 @@ oc_reclaim_poll_up_to(size_t limit)
 		oc_tsan_grace_period_ended();
 	pthread_mutex_unlock(&oc_reclaim_lock);
 	oc_release_ready(ready);
-	oc_rearm_writer_poll();
 }
 
 void
@@ -857,8 +919,9 @@ oc_reclaim_poll(void)
 }
 
 void
-oc__writer_poll_now(void)
+oc__writer_poll_now(struct oc_thread_counters *counters)
 {
+	counters->retired_at_poll = counters->retired;
 	__atomic_fetch_add(&oc_writer_poll_count, 1, __ATOMIC_RELAXED);
 	oc_reclaim_poll();
 }
@@ -928,7 +991,6 @@ oc_reclaim_barrier(void)
 		oc_release_ready(ready);
 	} while (oc_retired_on_thread != retired_before);
 	oc__free_spare_records();
-	oc_rearm_writer_poll();
 	return OC_OK;
 }
 
@@ -937,10 +999,27 @@ oc_stats(void)
 {
 	oc_stats_t stats;
 
-	stats.live_contexts = __atomic_load_n(&oc__stat_live, __ATOMIC_RELAXED);
-	stats.pending_objects = __atomic_load_n(&oc__stat_pending, __ATOMIC_RELAXED);
-	stats.pending_bytes = __atomic_load_n(&oc_stat_pending_bytes, __ATOMIC_RELAXED);
-	stats.reclaimed_objects = __atomic_load_n(&oc_stat_reclaimed, __ATOMIC_RELAXED);
+	struct oc_thread_counters *block;
+	uint64_t live = 0, retired = 0, retired_bytes = 0;
+	/* Acquire, before the per-thread counts (see oc_stat_reclaimed). */
+	uint64_t reclaimed = __atomic_load_n(&oc_stat_reclaimed, __ATOMIC_ACQUIRE);
+	uint64_t reclaimed_bytes = __atomic_load_n(&oc_stat_reclaimed_bytes, __ATOMIC_ACQUIRE);
+
+	/* Acquire: a pushed block's `next` was written before its push. */
+	for (block = __atomic_load_n(&oc_counter_blocks, __ATOMIC_ACQUIRE); block != NULL;
+	    block = block->next) {
+		live += __atomic_load_n(&block->live, __ATOMIC_RELAXED);
+		retired += __atomic_load_n(&block->retired, __ATOMIC_RELAXED);
+		retired_bytes += __atomic_load_n(&block->retired_bytes, __ATOMIC_RELAXED);
+	}
+	/*
+	 * A removal counted on one thread and its add on another may be read
+	 * in either order while they run: a negative sum reads as 0.
+	 */
+	stats.live_contexts = (int64_t)live < 0 ? 0 : live;
+	stats.pending_objects = retired >= reclaimed ? retired - reclaimed : 0;
+	stats.pending_bytes = retired_bytes >= reclaimed_bytes ? retired_bytes - reclaimed_bytes : 0;
+	stats.reclaimed_objects = reclaimed;
 	stats.epoch_records = __atomic_load_n(&oc_stat_records, __ATOMIC_RELAXED);
 	stats.leaked_contexts = __atomic_load_n(&oc_stat_leaked, __ATOMIC_RELAXED);
 	stats.unbalanced_read_ends = __atomic_load_n(&oc_stat_unbalanced_read_ends,

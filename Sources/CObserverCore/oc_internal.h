@@ -173,48 +173,84 @@ struct oc_retired {
 void oc__retire(struct oc_retired *retired, void (*release)(struct oc_retired *),
     size_t bytes);
 
-/*
- * Writers call this after every change: it polls reclamation only once
- * OC_WRITER_POLL_THRESHOLD (oc_epoch.h) retired objects are pending, so a
- * burst of subscribe/cancel pairs does not poll on each change, while the
- * garbage a writer leaves behind stays bounded.
- */
-
 /* Ready objects a sender releases per poll (see oc__reader_poll). */
 #define OC_READER_RELEASE_LIMIT 8u
 
 /*
- * Retired objects not yet released, and the count at which writers poll
- * next (oc_epoch.c keeps both). Relaxed: heuristics and statistics; a
- * stale value moves one poll earlier or later.
+ * Statistics and the writer-poll trigger, counted per thread: each thread
+ * updates its own block with plain (relaxed atomic) loads and stores, no
+ * read-modify-write, so a subscribe/cancel pair takes no process-wide
+ * cache line for them. oc_stats sums the blocks. Blocks are never freed:
+ * a thread's block is marked free when it exits and adopted by a later
+ * thread, which keeps counting on top (the sums stay right). The block
+ * list only grows, by compare-exchange pushes.
  */
-extern uint64_t oc__stat_pending;
-extern uint64_t oc__writer_poll_at;
+struct oc_thread_counters {
+	/* Contexts added minus contexts removed by this thread (wrapping). */
+	uint64_t live;
+	/* Objects this thread retired, and their bytes. */
+	uint64_t retired;
+	uint64_t retired_bytes;
+	/* Owner only: `retired` when this thread's latest writer poll ran. */
+	uint64_t retired_at_poll;
+	struct oc_thread_counters *next;
+	/* Whether a live thread owns this block (release/acquire hand-over). */
+	bool in_use;
+};
 
-/* oc__writer_poll's poll, out of line. */
-void oc__writer_poll_now(void);
+extern __thread struct oc_thread_counters *oc__own_counters;
 
+/* The calling thread's block, adopting or making one on first use. */
+struct oc_thread_counters *oc__counters_attach(void);
+
+static inline struct oc_thread_counters *
+oc__counters(void)
+{
+	struct oc_thread_counters *counters = oc__own_counters;
+
+	if (__builtin_expect(counters == NULL, 0))
+		counters = oc__counters_attach();
+	return counters;
+}
+
+/*
+ * Adds `delta` to a counter of the calling thread's own block. Relaxed load
+ * and store: only the owner writes it; oc_stats reads it atomically.
+ */
+static inline void
+oc__counter_add(uint64_t *counter, uint64_t delta)
+{
+	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + delta,
+	    __ATOMIC_RELAXED);
+}
+
+/* The poll of oc__writer_poll, out of line. */
+void oc__writer_poll_now(struct oc_thread_counters *counters);
+
+/*
+ * Writers call this after every change: it polls reclamation once the
+ * calling thread has retired OC_WRITER_POLL_THRESHOLD objects since its
+ * latest writer poll, so a burst of subscribe/cancel pairs does not poll on
+ * each change (nor, while a stalled reader blocks reclamation, scan every
+ * record on each), while the garbage a writer leaves behind stays bounded.
+ */
 static inline void
 oc__writer_poll(void)
 {
-	if (__atomic_load_n(&oc__stat_pending, __ATOMIC_RELAXED) >=
-	    __atomic_load_n(&oc__writer_poll_at, __ATOMIC_RELAXED))
-		oc__writer_poll_now();
+	struct oc_thread_counters *counters = oc__counters();
+
+	if (counters->retired - counters->retired_at_poll >= OC_WRITER_POLL_THRESHOLD)
+		oc__writer_poll_now(counters);
 }
 
 /* Counts a context leaked because its retirement could not be recorded. */
 void oc__count_leaked_context(void);
 
-/*
- * Process-wide count of stored contexts (maintained by the list code;
- * oc_stats reads it). Relaxed: a statistic, it orders nothing.
- */
-extern uint64_t oc__stat_live;
-
+/* Counts stored contexts (oc_stats sums every thread's count). */
 static inline void
 oc__live_contexts_add(int64_t delta)
 {
-	__atomic_fetch_add(&oc__stat_live, (uint64_t)delta, __ATOMIC_RELAXED);
+	oc__counter_add(&oc__counters()->live, (uint64_t)delta);
 }
 
 /*
