@@ -163,7 +163,6 @@ static uint64_t oc_scan_retired_bytes = OC_SCAN_RETIRED_BYTES;
  */
 static struct oc_retired *oc_incoming;
 
-/* Statistics: relaxed atomics; they order nothing, they only count. */
 /*
  * Released objects and their bytes: added once per released batch
  * (oc_release_ready). Release, pairing with oc_stats' acquire loads: a
@@ -184,6 +183,7 @@ static uint64_t oc_held_objects;
 static struct oc_thread_counters *oc_counter_blocks;
 __thread struct oc_thread_counters *oc__own_counters;
 static pthread_key_t oc_counters_key;
+/* Statistics: relaxed atomics; they order nothing, they only count. */
 static uint64_t oc_stat_records;
 static uint64_t oc_stat_leaked;
 /* Writer polls so far; relaxed: senders only compare it with what they saw. */
@@ -652,7 +652,6 @@ oc__retire(struct oc_retired *retired, void (*release)(struct oc_retired *),
     size_t bytes)
 {
 	struct oc_retired *top;
-
 	struct oc_thread_counters *counters = oc__counters();
 
 	retired->release = release;
@@ -717,7 +716,6 @@ oc_defer_incoming_locked(void)
 {
 	struct oc_retired *retired = __atomic_exchange_n(&oc_incoming, NULL,
 	    __ATOMIC_ACQUIRE);
-
 	uint64_t deferred = 0;
 
 	while (retired != NULL) {

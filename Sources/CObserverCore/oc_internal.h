@@ -58,12 +58,12 @@ extern unsigned int oc__failing_allocations;
  * previous holder had not finished writing. The unlock must be a
  * read-modify-write (not a store) to learn whether a waiter must be woken.
  * ThreadSanitizer sees these builtins in instrumented builds, so it sees
- * the lock's happens-before edges.
+ * the lock's happens-before edges. On every platform an unlocked lock is
+ * all zero bytes, so zeroed memory holds one.
  */
 #if defined(__APPLE__)
 #include <os/lock.h>
 typedef os_unfair_lock oc_word_lock_t;
-#define OC_WORD_LOCK_INITIALIZER OS_UNFAIR_LOCK_INIT
 
 static inline void
 oc_word_lock(oc_word_lock_t *lock)
@@ -86,7 +86,6 @@ oc_word_unlock(oc_word_lock_t *lock)
 typedef struct oc_word_lock {
 	uint32_t word;
 } oc_word_lock_t;
-#define OC_WORD_LOCK_INITIALIZER { 0 }
 
 /* Slow paths: waits until it holds `lock` (marking it 2); wakes a waiter. */
 void oc__word_lock_wait(oc_word_lock_t *lock);

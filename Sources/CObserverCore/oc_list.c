@@ -493,10 +493,8 @@ oc__list_bytes(void)
 bool
 oc__list_init(oc_list_t *list, oc_release_fn *release)
 {
-	static const oc_word_lock_t unlocked = OC_WORD_LOCK_INITIALIZER;
-
+	/* All zero bytes: an empty list, its lock unlocked (see oc_word_lock_t). */
 	memset(list, 0, oc_list_bytes());
-	list->lock = unlocked;
 	list->release = release;
 	list->used = &list->first_used;
 	list->moved = NULL;
