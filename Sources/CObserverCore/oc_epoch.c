@@ -61,9 +61,12 @@
 #include <time.h>
 
 #if defined(__linux__)
+#include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#elif !defined(__APPLE__)
+#include <sched.h>
 #endif
 
 __thread struct oc_thread *oc__current_thread;
@@ -160,18 +163,34 @@ static uint64_t oc_scan_retired_bytes = OC_SCAN_RETIRED_BYTES;
  */
 static struct oc_retired *oc_incoming;
 
-/* Statistics: relaxed atomics; they order nothing, they only count. */
-static uint64_t oc_stat_live;
-static uint64_t oc_stat_pending;
-static uint64_t oc_stat_pending_bytes;
+/*
+ * Released objects and their bytes: added once per released batch
+ * (oc_release_ready). Release, pairing with oc_stats' acquire loads: a
+ * stats reader that sees a release also sees the retiring thread's count
+ * of it (its per-thread count was stored before the object was pushed with
+ * release, taken with acquire and released), so pending never reads
+ * negative.
+ */
 static uint64_t oc_stat_reclaimed;
+static uint64_t oc_stat_reclaimed_bytes;
+/*
+ * Objects handed to ck_epoch (or ready) and not yet taken for release:
+ * written only under oc_reclaim_lock (relaxed stores), loaded relaxed by
+ * oc_reclaim_poll_up_to to return early when nothing is pending.
+ */
+static uint64_t oc_held_objects;
+/* The per-thread counter blocks (see struct oc_thread_counters). */
+static struct oc_thread_counters *oc_counter_blocks;
+__thread struct oc_thread_counters *oc__own_counters;
+static pthread_key_t oc_counters_key;
+/* Statistics: relaxed atomics; they order nothing, they only count. */
 static uint64_t oc_stat_records;
 static uint64_t oc_stat_leaked;
 /* Writer polls so far; relaxed: senders only compare it with what they saw. */
 static uint64_t oc_writer_poll_count;
 
 /* Relaxed: failure injection for tests, no ordering implied. */
-static unsigned int oc_fail_allocations;
+unsigned int oc__failing_allocations;
 /* Relaxed counters and switch of the debug checks; they order nothing. */
 static uint64_t oc_stat_unbalanced_read_ends;
 static uint64_t oc_stat_records_reset_after_fork;
@@ -198,10 +217,10 @@ oc_fatal(const char *what, int error)
 void *
 oc__alloc(size_t bytes)
 {
-	unsigned int left = __atomic_load_n(&oc_fail_allocations, __ATOMIC_RELAXED);
+	unsigned int left = __atomic_load_n(&oc__failing_allocations, __ATOMIC_RELAXED);
 
 	while (left > 0) {
-		if (__atomic_compare_exchange_n(&oc_fail_allocations, &left, left - 1,
+		if (__atomic_compare_exchange_n(&oc__failing_allocations, &left, left - 1,
 		    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			return NULL;
 	}
@@ -211,7 +230,7 @@ oc__alloc(size_t bytes)
 void
 oc_debug_fail_allocations(unsigned int count)
 {
-	__atomic_store_n(&oc_fail_allocations, count, __ATOMIC_RELAXED);
+	__atomic_store_n(&oc__failing_allocations, count, __ATOMIC_RELAXED);
 }
 
 void
@@ -246,15 +265,112 @@ oc__read_end_unbalanced(struct oc_thread *thread)
 }
 
 void
-oc__live_contexts_add(int64_t delta)
-{
-	__atomic_fetch_add(&oc_stat_live, (uint64_t)delta, __ATOMIC_RELAXED);
-}
-
-void
 oc__count_leaked_context(void)
 {
 	__atomic_fetch_add(&oc_stat_leaked, 1, __ATOMIC_RELAXED);
+}
+
+#if !defined(__APPLE__)
+/* Attempts to take a busy writer lock before parking (see oc_word_lock_t). */
+#define OC_WORD_LOCK_SPINS 64u
+
+/*
+ * oc_word_lock's slow path: spins while the holder is likely to release soon,
+ * then marks the lock contended (2) and parks until an exchange finds it
+ * free. Taking it by exchange leaves it marked 2 even when no other thread
+ * waits: at worst the next unlock makes one needless wake call. Acquire on
+ * both the compare-exchange and the exchange: what the previous holder
+ * wrote happens before what this one reads (see oc_word_lock_t).
+ */
+void
+oc__word_lock_wait(oc_word_lock_t *lock)
+{
+	unsigned int spins;
+
+	for (spins = 0; spins < OC_WORD_LOCK_SPINS; spins++) {
+		uint32_t expected = 0;
+
+		/* Relaxed look first: spinning on a load does not take the line. */
+		if (__atomic_load_n(&lock->word, __ATOMIC_RELAXED) == 0 &&
+		    __atomic_compare_exchange_n(&lock->word, &expected, 1, false,
+		    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return;
+		ck_pr_stall();
+	}
+	while (__atomic_exchange_n(&lock->word, 2, __ATOMIC_ACQUIRE) != 0) {
+#if defined(__linux__)
+		/* Sleeps only while the word is still 2; any wake or change returns. */
+		syscall(SYS_futex, &lock->word, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+#else
+		sched_yield();
+#endif
+	}
+}
+
+/* oc_word_unlock's slow path: the word said a thread may be parked; wake one. */
+void
+oc__word_lock_wake(oc_word_lock_t *lock)
+{
+#if defined(__linux__)
+	syscall(SYS_futex, &lock->word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+#else
+	(void)lock;
+#endif
+}
+#endif
+
+static inline void oc_ensure_initialized(void);
+
+/*
+ * Thread-exit destructor of the counter block: hands it back for adoption.
+ * Release: the owner's last counts happen before a later adopter's.
+ */
+static void
+oc_counters_detach(void *value)
+{
+	struct oc_thread_counters *counters = value;
+
+	oc__own_counters = NULL;
+	__atomic_store_n(&counters->in_use, false, __ATOMIC_RELEASE);
+}
+
+struct oc_thread_counters *
+oc__counters_attach(void)
+{
+	struct oc_thread_counters *counters;
+	struct oc_thread_counters *top;
+	int error;
+
+	oc_ensure_initialized();
+	/* A block of an exited thread, taken by compare-exchange (acquire). */
+	for (counters = __atomic_load_n(&oc_counter_blocks, __ATOMIC_ACQUIRE);
+	    counters != NULL; counters = counters->next) {
+		bool free_block = false;
+
+		if (!__atomic_load_n(&counters->in_use, __ATOMIC_RELAXED) &&
+		    __atomic_compare_exchange_n(&counters->in_use, &free_block, true, false,
+		    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			break;
+	}
+	if (counters == NULL) {
+		counters = calloc(1, sizeof *counters);
+		if (counters == NULL)
+			oc_fatal("allocating thread counters", ENOMEM);
+		counters->in_use = true;
+		/* Release: the block's fields before it is reachable. */
+		top = __atomic_load_n(&oc_counter_blocks, __ATOMIC_RELAXED);
+		do {
+			counters->next = top;
+		} while (!__atomic_compare_exchange_n(&oc_counter_blocks, &top, counters, true,
+		    __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	}
+	/* A thread that adopts starts its poll trigger from the block's count. */
+	counters->retired_at_poll = counters->retired;
+	error = pthread_setspecific(oc_counters_key, counters);
+	if (error != 0)
+		oc_fatal("pthread_setspecific", error);
+	oc__own_counters = counters;
+	return counters;
 }
 
 static struct oc_thread *
@@ -433,6 +549,9 @@ oc_initialize(void)
 	error = pthread_key_create(&oc_thread_key, oc_thread_detach);
 	if (error != 0)
 		oc_fatal("pthread_key_create", error);
+	error = pthread_key_create(&oc_counters_key, oc_counters_detach);
+	if (error != 0)
+		oc_fatal("pthread_key_create", error);
 	oc_reclaim_thread = oc_thread_allocate();
 	ck_epoch_register(&oc_epoch, &oc_reclaim_thread->record, NULL);
 	oc_record_state_used = oc_reclaim_thread->record.state;
@@ -533,12 +652,14 @@ oc__retire(struct oc_retired *retired, void (*release)(struct oc_retired *),
     size_t bytes)
 {
 	struct oc_retired *top;
+	struct oc_thread_counters *counters = oc__counters();
 
 	retired->release = release;
 	retired->bytes = bytes;
 	oc_retired_on_thread++;
-	__atomic_fetch_add(&oc_stat_pending, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&oc_stat_pending_bytes, bytes, __ATOMIC_RELAXED);
+	/* Counted before the push below, whose release publishes the count too. */
+	oc__counter_add(&counters->retired, 1);
+	oc__counter_add(&counters->retired_bytes, bytes);
 
 	top = __atomic_load_n(&oc_incoming, __ATOMIC_RELAXED);
 	do {
@@ -595,16 +716,19 @@ oc_defer_incoming_locked(void)
 {
 	struct oc_retired *retired = __atomic_exchange_n(&oc_incoming, NULL,
 	    __ATOMIC_ACQUIRE);
+	uint64_t deferred = 0;
 
 	while (retired != NULL) {
 		struct oc_retired *next = retired->next_ready;
 
+		deferred++;
 		oc_deferred_objects_since_scan++;
 		oc_deferred_bytes_since_scan += retired->bytes;
 		ck_epoch_call(&oc_reclaim_thread->record, &retired->epoch_entry,
 		    oc_make_ready);
 		retired = next;
 	}
+	__atomic_store_n(&oc_held_objects, oc_held_objects + deferred, __ATOMIC_RELAXED);
 }
 
 #if OC__MEMBARRIER_POSSIBLE
@@ -723,6 +847,7 @@ oc_take_ready_locked(size_t limit)
 	/* What is left stays ready for the next poller or writer. */
 	oc_ready = last->next_ready;
 	last->next_ready = NULL;
+	__atomic_store_n(&oc_held_objects, oc_held_objects - taken, __ATOMIC_RELAXED);
 	return ready;
 }
 
@@ -730,35 +855,22 @@ oc_take_ready_locked(size_t limit)
 static void
 oc_release_ready(struct oc_retired *retired)
 {
+	uint64_t released = 0;
+	uint64_t released_bytes = 0;
+
 	while (retired != NULL) {
 		struct oc_retired *next = retired->next_ready;
-		size_t bytes = retired->bytes;
 
+		released_bytes += retired->bytes;
+		released++;
 		retired->release(retired);
-		__atomic_fetch_sub(&oc_stat_pending, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_sub(&oc_stat_pending_bytes, bytes, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&oc_stat_reclaimed, 1, __ATOMIC_RELAXED);
 		retired = next;
 	}
-}
-
-/*
- * Pending count at which writers poll next: OC_WRITER_POLL_THRESHOLD past the
- * backlog left by the latest poll (of any kind). So while a stalled reader
- * blocks reclamation writers do not poll (and scan every record) on every
- * change, and once a poll or barrier has released the backlog the next
- * writer poll comes after THRESHOLD more retirements again. Relaxed: a
- * heuristic; a lost update only moves one poll earlier or later.
- */
-static uint64_t oc_writer_poll_at = OC_WRITER_POLL_THRESHOLD;
-
-static void
-oc_rearm_writer_poll(void)
-{
-	uint64_t pending = __atomic_load_n(&oc_stat_pending, __ATOMIC_RELAXED);
-
-	__atomic_store_n(&oc_writer_poll_at, pending + OC_WRITER_POLL_THRESHOLD,
-	    __ATOMIC_RELAXED);
+	/* Once per batch, not per object: two read-modify-writes per poll. */
+	if (released != 0) {
+		__atomic_fetch_add(&oc_stat_reclaimed_bytes, released_bytes, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&oc_stat_reclaimed, released, __ATOMIC_RELEASE);
+	}
 }
 
 /*
@@ -770,7 +882,9 @@ oc_reclaim_poll_up_to(size_t limit)
 {
 	struct oc_retired *ready;
 
-	if (__atomic_load_n(&oc_stat_pending, __ATOMIC_RELAXED) == 0)
+	/* Nothing retired and not yet released: no lock, no scan. */
+	if (__atomic_load_n(&oc_incoming, __ATOMIC_RELAXED) == NULL &&
+	    __atomic_load_n(&oc_held_objects, __ATOMIC_RELAXED) == 0)
 		return;
 	oc_ensure_initialized();
 	if (pthread_mutex_trylock(&oc_reclaim_lock) != 0)
@@ -794,7 +908,6 @@ oc_reclaim_poll_up_to(size_t limit)
 		oc_tsan_grace_period_ended();
 	pthread_mutex_unlock(&oc_reclaim_lock);
 	oc_release_ready(ready);
-	oc_rearm_writer_poll();
 }
 
 void
@@ -804,12 +917,9 @@ oc_reclaim_poll(void)
 }
 
 void
-oc__writer_poll(void)
+oc__writer_poll_now(struct oc_thread_counters *counters)
 {
-	uint64_t pending = __atomic_load_n(&oc_stat_pending, __ATOMIC_RELAXED);
-
-	if (pending < __atomic_load_n(&oc_writer_poll_at, __ATOMIC_RELAXED))
-		return;
+	counters->retired_at_poll = counters->retired;
 	__atomic_fetch_add(&oc_writer_poll_count, 1, __ATOMIC_RELAXED);
 	oc_reclaim_poll();
 }
@@ -878,7 +988,7 @@ oc_reclaim_barrier(void)
 		pthread_mutex_unlock(&oc_reclaim_lock);
 		oc_release_ready(ready);
 	} while (oc_retired_on_thread != retired_before);
-	oc_rearm_writer_poll();
+	oc__free_spare_records();
 	return OC_OK;
 }
 
@@ -887,10 +997,27 @@ oc_stats(void)
 {
 	oc_stats_t stats;
 
-	stats.live_contexts = __atomic_load_n(&oc_stat_live, __ATOMIC_RELAXED);
-	stats.pending_objects = __atomic_load_n(&oc_stat_pending, __ATOMIC_RELAXED);
-	stats.pending_bytes = __atomic_load_n(&oc_stat_pending_bytes, __ATOMIC_RELAXED);
-	stats.reclaimed_objects = __atomic_load_n(&oc_stat_reclaimed, __ATOMIC_RELAXED);
+	struct oc_thread_counters *block;
+	uint64_t live = 0, retired = 0, retired_bytes = 0;
+	/* Acquire, before the per-thread counts (see oc_stat_reclaimed). */
+	uint64_t reclaimed = __atomic_load_n(&oc_stat_reclaimed, __ATOMIC_ACQUIRE);
+	uint64_t reclaimed_bytes = __atomic_load_n(&oc_stat_reclaimed_bytes, __ATOMIC_ACQUIRE);
+
+	/* Acquire: a pushed block's `next` was written before its push. */
+	for (block = __atomic_load_n(&oc_counter_blocks, __ATOMIC_ACQUIRE); block != NULL;
+	    block = block->next) {
+		live += __atomic_load_n(&block->live, __ATOMIC_RELAXED);
+		retired += __atomic_load_n(&block->retired, __ATOMIC_RELAXED);
+		retired_bytes += __atomic_load_n(&block->retired_bytes, __ATOMIC_RELAXED);
+	}
+	/*
+	 * A removal counted on one thread and its add on another may be read
+	 * in either order while they run: a negative sum reads as 0.
+	 */
+	stats.live_contexts = (int64_t)live < 0 ? 0 : live;
+	stats.pending_objects = retired >= reclaimed ? retired - reclaimed : 0;
+	stats.pending_bytes = retired_bytes >= reclaimed_bytes ? retired_bytes - reclaimed_bytes : 0;
+	stats.reclaimed_objects = reclaimed;
 	stats.epoch_records = __atomic_load_n(&oc_stat_records, __ATOMIC_RELAXED);
 	stats.leaked_contexts = __atomic_load_n(&oc_stat_leaked, __ATOMIC_RELAXED);
 	stats.unbalanced_read_ends = __atomic_load_n(&oc_stat_unbalanced_read_ends,

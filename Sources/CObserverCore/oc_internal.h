@@ -8,6 +8,7 @@
 #include "CObserverCore.h"
 #include "oc_testing.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,13 +27,105 @@ void __tsan_release(void *address);
 #define OC_TSAN_RELEASE(address) ((void)(address))
 #endif
 
+/* Keeps a rarely taken path out of its caller, so the caller stays small. */
+#define OC_NOINLINE __attribute__((noinline))
+
 /* malloc that honours oc_debug_fail_allocations. */
 void *oc__alloc(size_t bytes);
 
 /*
+ * Failure injection's count of allocations left to fail (see
+ * oc_debug_fail_allocations); relaxed loads: it orders nothing. A path that
+ * reuses memory instead of allocating checks it, so that an injected
+ * failure still fails there (oc__alloc consumes it).
+ */
+extern unsigned int oc__failing_allocations;
+
+/*
+ * The writers' lock of a list: one 32-bit word, taken and released inline
+ * without a call (glibc's pthread mutex costs two library calls and ~50
+ * instructions per lock and unlock). 0: free; 1: held; 2: held, and a
+ * thread may be waiting. The slow paths (oc__word_lock_wait, oc__word_lock_wake in
+ * oc_epoch.c) spin briefly, then park the waiter: on a futex on Linux, in
+ * sched_yield elsewhere. Darwin uses os_unfair_lock, the same kind of
+ * one-word lock, instead.
+ *
+ * Memory ordering: taking the lock is an acquire compare-exchange (or
+ * exchange, in the slow path), releasing it a release exchange, so each
+ * critical section happens after the previous one. On x86 both are locked
+ * instructions (full barriers); on ARM the acquire/release forms, required
+ * there: without them a writer could read a slot array or bitmap the
+ * previous holder had not finished writing. The unlock must be a
+ * read-modify-write (not a store) to learn whether a waiter must be woken.
+ * ThreadSanitizer sees these builtins in instrumented builds, so it sees
+ * the lock's happens-before edges. On every platform an unlocked lock is
+ * all zero bytes, so zeroed memory holds one.
+ */
+#if defined(__APPLE__)
+#include <os/lock.h>
+typedef os_unfair_lock oc_word_lock_t;
+
+static inline void
+oc_word_lock(oc_word_lock_t *lock)
+{
+	os_unfair_lock_lock(lock);
+}
+
+static inline bool
+oc_word_trylock(oc_word_lock_t *lock)
+{
+	return os_unfair_lock_trylock(lock);
+}
+
+static inline void
+oc_word_unlock(oc_word_lock_t *lock)
+{
+	os_unfair_lock_unlock(lock);
+}
+#else
+typedef struct oc_word_lock {
+	uint32_t word;
+} oc_word_lock_t;
+
+/* Slow paths: waits until it holds `lock` (marking it 2); wakes a waiter. */
+void oc__word_lock_wait(oc_word_lock_t *lock);
+void oc__word_lock_wake(oc_word_lock_t *lock);
+
+/* Acquire compare-exchange 0 -> 1 (see above); the slow path otherwise. */
+static inline void
+oc_word_lock(oc_word_lock_t *lock)
+{
+	uint32_t expected = 0;
+
+	if (__builtin_expect(__atomic_compare_exchange_n(&lock->word, &expected, 1, false,
+	    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED), 1))
+		return;
+	oc__word_lock_wait(lock);
+}
+
+/* Takes `lock` only when it is free now; never waits. Acquire on success. */
+static inline bool
+oc_word_trylock(oc_word_lock_t *lock)
+{
+	uint32_t expected = 0;
+
+	return __atomic_compare_exchange_n(&lock->word, &expected, 1, false,
+	    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+/* Release exchange to 0; wakes a waiter when the word said there may be one. */
+static inline void
+oc_word_unlock(oc_word_lock_t *lock)
+{
+	if (__builtin_expect(__atomic_exchange_n(&lock->word, 0, __ATOMIC_RELEASE) == 2, 0))
+		oc__word_lock_wake(lock);
+}
+#endif
+
+/*
  * A list inside memory its owner allocates (the keymap puts each key's list
  * in the key's entry): oc__list_bytes() bytes, 8-byte aligned. oc__list_init
- * makes an empty list there (false: no mutex; nothing to undo).
+ * makes an empty list there (always true: a list needs no resource that can fail).
  * oc__list_finish does what oc_list_destroy does except retiring the list's
  * own memory: the owner retires that, so that it outlives every reader that
  * may still view the list.
@@ -54,6 +147,13 @@ oc_status_t oc__list_take(oc_list_t *list, oc_handle_t handle, void **context);
 void oc__list_retire_taken(oc_release_fn *release, void *context);
 
 /*
+ * Frees the retirement records the calling thread keeps for reuse (see
+ * OC_SPARE_RECORDS in oc_list.c). oc_reclaim_barrier calls it, so that
+ * after a barrier the thread holds none.
+ */
+void oc__free_spare_records(void);
+
+/*
  * A retired object: released by `release` once no reader can see it.
  * Embedded in (or allocated beside) whatever is retired.
  */
@@ -72,22 +172,85 @@ struct oc_retired {
 void oc__retire(struct oc_retired *retired, void (*release)(struct oc_retired *),
     size_t bytes);
 
-/*
- * Writers call this after every change: it polls reclamation only once
- * OC_WRITER_POLL_THRESHOLD (oc_epoch.h) retired objects are pending, so a
- * burst of subscribe/cancel pairs does not poll on each change, while the
- * garbage a writer leaves behind stays bounded.
- */
-
 /* Ready objects a sender releases per poll (see oc__reader_poll). */
 #define OC_READER_RELEASE_LIMIT 8u
-void oc__writer_poll(void);
+
+/*
+ * Statistics and the writer-poll trigger, counted per thread: each thread
+ * updates its own block with plain (relaxed atomic) loads and stores, no
+ * read-modify-write, so a subscribe/cancel pair takes no process-wide
+ * cache line for them. oc_stats sums the blocks. Blocks are never freed:
+ * a thread's block is marked free when it exits and adopted by a later
+ * thread, which keeps counting on top (the sums stay right). The block
+ * list only grows, by compare-exchange pushes.
+ */
+struct oc_thread_counters {
+	/* Contexts added minus contexts removed by this thread (wrapping). */
+	uint64_t live;
+	/* Objects this thread retired, and their bytes. */
+	uint64_t retired;
+	uint64_t retired_bytes;
+	/* Owner only: `retired` when this thread's latest writer poll ran. */
+	uint64_t retired_at_poll;
+	struct oc_thread_counters *next;
+	/* Whether a live thread owns this block (release/acquire hand-over). */
+	bool in_use;
+};
+
+extern __thread struct oc_thread_counters *oc__own_counters;
+
+/* The calling thread's block, adopting or making one on first use. */
+struct oc_thread_counters *oc__counters_attach(void);
+
+static inline struct oc_thread_counters *
+oc__counters(void)
+{
+	struct oc_thread_counters *counters = oc__own_counters;
+
+	if (__builtin_expect(counters == NULL, 0))
+		counters = oc__counters_attach();
+	return counters;
+}
+
+/*
+ * Adds `delta` to a counter of the calling thread's own block. Relaxed load
+ * and store: only the owner writes it; oc_stats reads it atomically.
+ */
+static inline void
+oc__counter_add(uint64_t *counter, uint64_t delta)
+{
+	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + delta,
+	    __ATOMIC_RELAXED);
+}
+
+/* The poll of oc__writer_poll, out of line. */
+void oc__writer_poll_now(struct oc_thread_counters *counters);
+
+/*
+ * Writers call this after every change: it polls reclamation once the
+ * calling thread has retired OC_WRITER_POLL_THRESHOLD objects since its
+ * latest writer poll, so a burst of subscribe/cancel pairs does not poll on
+ * each change (nor, while a stalled reader blocks reclamation, scan every
+ * record on each), while the garbage a writer leaves behind stays bounded.
+ */
+static inline void
+oc__writer_poll(void)
+{
+	struct oc_thread_counters *counters = oc__counters();
+
+	if (counters->retired - counters->retired_at_poll >= OC_WRITER_POLL_THRESHOLD)
+		oc__writer_poll_now(counters);
+}
 
 /* Counts a context leaked because its retirement could not be recorded. */
 void oc__count_leaked_context(void);
 
-/* Process-wide count of stored contexts (maintained by the list code). */
-void oc__live_contexts_add(int64_t delta);
+/* Counts stored contexts (oc_stats sums every thread's count). */
+static inline void
+oc__live_contexts_add(int64_t delta)
+{
+	oc__counter_add(&oc__counters()->live, (uint64_t)delta);
+}
 
 /*
  * Takes the next sequence number for an add: unique in the process, never 0

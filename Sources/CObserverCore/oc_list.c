@@ -30,14 +30,15 @@
 
 struct oc_list {
 	struct oc_list_head head; /* must stay first: readers cast to it */
-	pthread_mutex_t lock;
+	/* The writers' lock (one word, see oc_word_lock_t). */
+	oc_word_lock_t lock;
+	/* Contexts stored; written under the lock, read with relaxed loads. */
+	uint32_t count;
 	oc_release_fn *release;
 	/* Bit i set: slot i holds a context. One bit per slot of the array. */
 	uint64_t *used;
 	/* Every word of `used` below this index is full. */
 	uint32_t first_free_word;
-	/* Contexts stored; written under the lock, read with relaxed loads. */
-	uint32_t count;
 	struct oc_retired retired;
 	/* `used` until the array outgrows 64 slots: no allocation of its own. */
 	uint64_t first_used;
@@ -97,6 +98,111 @@ struct oc_retired_context {
 	oc_release_fn *release;
 	void *context;
 };
+
+/*
+ * Retirement records of released contexts, kept by the thread that
+ * released them for its next removals (a churning writer releases on its
+ * own thread, when it polls): a removal then takes a record without a
+ * malloc and a release returns it without a free. A scan releases up to
+ * OC_SCAN_RETIRED_OBJECTS_ALONE contexts at once, so a thread keeps as
+ * many (64 KiB of records); the rest are freed. Linked through
+ * `retired.next_ready`. Only the owning thread touches its cache, so plain
+ * accesses suffice. oc_reclaim_barrier frees the calling thread's cache
+ * (oc__free_spare_records). A key destructor frees it when the thread
+ * exits and closes it (`state` 2): what the thread releases after that
+ * (other destructors may still remove and release) is freed at once.
+ */
+#define OC_SPARE_RECORDS OC_SCAN_RETIRED_OBJECTS_ALONE
+
+struct oc_spare_records {
+	struct oc_retired_context *top;
+	uint32_t count;
+	/* 0: no destructor registered yet; 1: registered; 2: closed. */
+	uint32_t state;
+};
+
+static __thread struct oc_spare_records oc_spares;
+static pthread_once_t oc_spares_once = PTHREAD_ONCE_INIT;
+static pthread_key_t oc_spares_key;
+static bool oc_spares_key_made;
+
+static void
+oc_spares_empty(struct oc_spare_records *spares)
+{
+	while (spares->top != NULL) {
+		struct oc_retired_context *item = spares->top;
+
+		spares->top = (struct oc_retired_context *)(void *)item->retired.next_ready;
+		free(item);
+	}
+	spares->count = 0;
+}
+
+/* Thread-exit destructor: frees the cache and closes it. */
+static void
+oc_spares_free(void *value)
+{
+	struct oc_spare_records *spares = value;
+
+	spares->state = 2;
+	oc_spares_empty(spares);
+}
+
+void
+oc__free_spare_records(void)
+{
+	oc_spares_empty(&oc_spares);
+}
+
+static void
+oc_spares_make_key(void)
+{
+	oc_spares_key_made = pthread_key_create(&oc_spares_key, oc_spares_free) == 0;
+}
+
+/*
+ * A record for retiring a removed context: a spare one, or a new one (NULL
+ * when memory is exhausted). While failure injection is on, a new one, so
+ * that the injected failure happens here as it would without the cache.
+ */
+static struct oc_retired_context *
+oc_context_record(void)
+{
+	struct oc_spare_records *spares = &oc_spares;
+	struct oc_retired_context *item = spares->top;
+
+	if (item == NULL || __atomic_load_n(&oc__failing_allocations, __ATOMIC_RELAXED) != 0)
+		return oc__alloc(sizeof *item);
+	spares->top = (struct oc_retired_context *)(void *)item->retired.next_ready;
+	spares->count--;
+	return item;
+}
+
+/* Keeps a released context's record for reuse on this thread, or frees it. */
+static void
+oc_spare_context_record(struct oc_retired_context *item)
+{
+	struct oc_spare_records *spares = &oc_spares;
+
+	if (spares->state != 1) {
+		if (spares->state == 0) {
+			(void)pthread_once(&oc_spares_once, oc_spares_make_key);
+			spares->state = oc_spares_key_made &&
+			    pthread_setspecific(oc_spares_key, spares) == 0 ? 1 : 2;
+		}
+		if (spares->state != 1) {
+			free(item);
+			return;
+		}
+	}
+	if (spares->count >= OC_SPARE_RECORDS) {
+		free(item);
+		return;
+	}
+	item->retired.next_ready = (struct oc_retired *)(void *)spares->top;
+	spares->top = item;
+	spares->count++;
+}
 
 /*
  * Process-wide add counter: the last sequence number issued (0: none yet).
@@ -262,7 +368,7 @@ oc_moved_put(struct oc_list *list, uint64_t sequence, uint32_t index)
  * or halves it once under an eighth full (a failed allocation only keeps it
  * larger). Lock held.
  */
-static void
+OC_NOINLINE static void
 oc_moved_delete(struct oc_list *list, uint64_t sequence)
 {
 	struct oc_moved_table *table = list->moved;
@@ -321,7 +427,7 @@ oc_release_context(struct oc_retired *retired)
 
 	if (item->release != NULL)
 		item->release(item->context);
-	free(item);
+	oc_spare_context_record(item);
 }
 
 static void
@@ -387,9 +493,8 @@ oc__list_bytes(void)
 bool
 oc__list_init(oc_list_t *list, oc_release_fn *release)
 {
+	/* All zero bytes: an empty list, its lock unlocked (see oc_word_lock_t). */
 	memset(list, 0, oc_list_bytes());
-	if (pthread_mutex_init(&list->lock, NULL) != 0)
-		return false;
 	list->release = release;
 	list->used = &list->first_used;
 	list->moved = NULL;
@@ -425,7 +530,7 @@ oc_list_create(oc_release_fn *release)
  * still on it took its view before this publication (see send semantics in
  * oc_list.h).
  */
-static oc_status_t
+OC_NOINLINE static oc_status_t
 oc_grow_locked(struct oc_list *list, uint32_t capacity)
 {
 	struct oc_slot_array *old = list->head.array;
@@ -503,7 +608,7 @@ oc_set_scan_limit_locked(struct oc_list *list, uint32_t limit)
  * keeps the count, so its release store (for oc_list_is_empty) orders
  * nothing new.
  */
-static oc_status_t
+OC_NOINLINE static oc_status_t
 oc_compact_locked(struct oc_list *list, uint32_t capacity)
 {
 	struct oc_slot_array *old = list->head.array;
@@ -614,25 +719,25 @@ oc_list_add(oc_list_t *list, void *context, oc_handle_t *handle)
 	if (list == NULL || context == NULL || handle == NULL)
 		return OC_EINVAL;
 
-	pthread_mutex_lock(&list->lock);
+	oc_word_lock(&list->lock);
 	index = oc_lowest_free_locked(list);
 	if (index == list->head.array->capacity) {
 		uint32_t capacity = list->head.array->capacity;
 		oc_status_t status;
 
 		if (capacity >= OC_LIST_MAX_SLOTS) {
-			pthread_mutex_unlock(&list->lock);
+			oc_word_unlock(&list->lock);
 			return OC_EFULL;
 		}
 		status = oc_grow_locked(list, capacity * 2);
 		if (status != OC_OK) {
-			pthread_mutex_unlock(&list->lock);
+			oc_word_unlock(&list->lock);
 			return status;
 		}
 		index = oc_lowest_free_locked(list);
 	}
 	if (!oc__next_sequence(&sequence)) {
-		pthread_mutex_unlock(&list->lock);
+		oc_word_unlock(&list->lock);
 		return OC_EEXHAUSTED;
 	}
 	slot = &list->head.array->slots[index];
@@ -659,7 +764,7 @@ oc_list_add(oc_list_t *list, void *context, oc_handle_t *handle)
 	 */
 	__atomic_store_n(&list->head.published_sequence, sequence, __ATOMIC_RELEASE);
 	__atomic_store_n(&list->count, list->count + 1, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&list->lock);
+	oc_word_unlock(&list->lock);
 
 	oc__live_contexts_add(1);
 	handle->sequence = sequence;
@@ -708,22 +813,32 @@ oc_vacate_locked(struct oc_list *list, uint32_t index)
 }
 
 /*
- * When at most a quarter of the array is in use, compacts the list into the
- * smallest power-of-two array (at least OC_MIN_CAPACITY) at least twice the
- * count. Lock held.
+ * Compacts the list into the smallest power-of-two array (at least
+ * OC_MIN_CAPACITY) at least twice the count. Lock held.
  */
-static void
-oc_maybe_shrink_locked(struct oc_list *list)
+OC_NOINLINE static void
+oc_shrink_locked(struct oc_list *list)
 {
-	uint32_t capacity = list->head.array->capacity;
 	uint32_t target = OC_MIN_CAPACITY;
 
-	if (capacity <= OC_MIN_CAPACITY || list->count > capacity / 4)
-		return;
 	while (target < 2 * list->count)
 		target *= 2;
 	/* A failed allocation only means we stay larger. */
 	(void)oc_compact_locked(list, target);
+}
+
+/*
+ * When at most a quarter of the array is in use, shrinks it
+ * (oc_shrink_locked, out of line: the check is all most removals pay).
+ * Lock held.
+ */
+static inline void
+oc_maybe_shrink_locked(struct oc_list *list)
+{
+	uint32_t capacity = list->head.array->capacity;
+
+	if (capacity > OC_MIN_CAPACITY && list->count <= capacity / 4)
+		oc_shrink_locked(list);
 }
 
 /*
@@ -736,7 +851,7 @@ oc_maybe_shrink_locked(struct oc_list *list)
 static void
 oc_retire_context(oc_release_fn *release, void *context)
 {
-	struct oc_retired_context *item = oc__alloc(sizeof *item);
+	struct oc_retired_context *item = oc_context_record();
 
 	oc__live_contexts_add(-1);
 	if (item != NULL) {
@@ -794,12 +909,12 @@ oc_remove_locked_then_unlock(struct oc_list *list, oc_handle_t handle)
 	uint32_t index;
 
 	if (!oc_find_locked(list, handle, &index)) {
-		pthread_mutex_unlock(&list->lock);
+		oc_word_unlock(&list->lock);
 		return OC_ENOENT;
 	}
 	context = oc_vacate_locked(list, index);
 	oc_maybe_shrink_locked(list);
-	pthread_mutex_unlock(&list->lock);
+	oc_word_unlock(&list->lock);
 	oc_retire_context(list->release, context);
 	oc__writer_poll();
 	return OC_OK;
@@ -810,7 +925,7 @@ oc_list_remove(oc_list_t *list, oc_handle_t handle)
 {
 	if (list == NULL)
 		return OC_EINVAL;
-	pthread_mutex_lock(&list->lock);
+	oc_word_lock(&list->lock);
 	return oc_remove_locked_then_unlock(list, handle);
 }
 
@@ -819,14 +934,14 @@ oc__list_take(oc_list_t *list, oc_handle_t handle, void **context)
 {
 	uint32_t index;
 
-	pthread_mutex_lock(&list->lock);
+	oc_word_lock(&list->lock);
 	if (!oc_find_locked(list, handle, &index)) {
-		pthread_mutex_unlock(&list->lock);
+		oc_word_unlock(&list->lock);
 		return OC_ENOENT;
 	}
 	*context = oc_vacate_locked(list, index);
 	oc_maybe_shrink_locked(list);
-	pthread_mutex_unlock(&list->lock);
+	oc_word_unlock(&list->lock);
 	return OC_OK;
 }
 
@@ -841,7 +956,7 @@ oc_list_try_remove(oc_list_t *list, oc_handle_t handle)
 {
 	if (list == NULL)
 		return OC_EINVAL;
-	if (pthread_mutex_trylock(&list->lock) != 0)
+	if (!oc_word_trylock(&list->lock))
 		return OC_EBUSY;
 	return oc_remove_locked_then_unlock(list, handle);
 }
@@ -880,7 +995,7 @@ oc_remove_matching(struct oc_list *list,
 		size_t gathered = 0;
 		size_t i;
 
-		pthread_mutex_lock(&list->lock);
+		oc_word_lock(&list->lock);
 		if (index > list->head.array->scan_limit)
 			index = list->head.array->scan_limit;
 		while (index > 0 && gathered < OC_REMOVE_BATCH) {
@@ -896,7 +1011,7 @@ oc_remove_matching(struct oc_list *list,
 		done = index == 0;
 		if (done)
 			oc_maybe_shrink_locked(list);
-		pthread_mutex_unlock(&list->lock);
+		oc_word_unlock(&list->lock);
 
 		for (i = 0; i < gathered; i++)
 			oc_retire_context(list->release, batch[i]);
@@ -947,7 +1062,7 @@ oc_list_bytes_held(oc_list_t *list)
 
 	if (list == NULL)
 		return 0;
-	pthread_mutex_lock(&list->lock);
+	oc_word_lock(&list->lock);
 	bytes = oc_list_bytes();
 	if (list->head.array != oc_first_array(list))
 		bytes += oc_block_bytes(list->head.array->capacity);
@@ -955,7 +1070,7 @@ oc_list_bytes_held(oc_list_t *list)
 		bytes += oc_words_for(list->head.array->capacity) * sizeof(uint64_t);
 	if (list->moved != NULL)
 		bytes += oc_moved_table_bytes(list->moved->capacity);
-	pthread_mutex_unlock(&list->lock);
+	oc_word_unlock(&list->lock);
 	return bytes;
 }
 
@@ -967,9 +1082,9 @@ oc_list_contains(oc_list_t *list, oc_handle_t handle)
 
 	if (list == NULL)
 		return false;
-	pthread_mutex_lock(&list->lock);
+	oc_word_lock(&list->lock);
 	matches = oc_find_locked(list, handle, &index);
-	pthread_mutex_unlock(&list->lock);
+	oc_word_unlock(&list->lock);
 	return matches;
 }
 
@@ -980,7 +1095,6 @@ oc__list_finish(oc_list_t *list)
 	 * follows (as for oc_list_destroy), so the count is settled. */
 	if (__atomic_load_n(&list->count, __ATOMIC_RELAXED) != 0)
 		oc_list_clear(list);
-	pthread_mutex_destroy(&list->lock);
 	oc_free_used(list, list->used);
 	/* Empty after the clear above (each removal deleted its entry). */
 	free(list->moved);

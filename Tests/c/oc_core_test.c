@@ -317,6 +317,111 @@ run_in_child(int (*body)(void *argument), void *argument, int seconds)
  * at 2^48 and 2^56. The counter is fast-forwarded (it only moves forward,
  * so every live list keeps its ordering) to reach them without 2^40 adds.
  */
+/*
+ * The list's writer lock under contention: some threads count, inside
+ * oc_list_remove_if's predicate (which runs under the lock), with a plain
+ * non-atomic increment, while others churn add/remove pairs (and
+ * try_remove) on the same list, so that the lock is taken, spun on and
+ * parked on from several threads at once. Mutual exclusion holds exactly
+ * when no increment is lost; every pair's removal must succeed, and every
+ * removed context must be released once after a barrier.
+ */
+#define LOCK_COUNTERS 2
+#define LOCK_CHURNERS 2
+#define LOCK_ROUNDS 20000
+
+struct lock_case {
+	oc_list_t *list;
+	struct probe *stable;
+	unsigned long counted; /* plain: written only under the list's lock */
+	unsigned long failed_removals; /* atomic */
+};
+
+static bool
+count_stable(void *context, void *argument)
+{
+	struct lock_case *lock_case = argument;
+
+	if (context == lock_case->stable) {
+		/* A read, a pause, a write: without mutual exclusion two
+		 * threads in here at once lose an increment. */
+		unsigned long seen = lock_case->counted;
+		volatile int pause;
+
+		for (pause = 0; pause < 32; pause++) {
+		}
+		lock_case->counted = seen + 1;
+	}
+	return false;
+}
+
+static void *
+lock_counter_main(void *argument)
+{
+	struct lock_case *lock_case = argument;
+	int round;
+
+	for (round = 0; round < LOCK_ROUNDS; round++)
+		(void)oc_list_remove_if(lock_case->list, count_stable, lock_case);
+	return NULL;
+}
+
+static void *
+lock_churner_main(void *argument)
+{
+	struct lock_case *lock_case = argument;
+	int round;
+
+	for (round = 0; round < LOCK_ROUNDS; round++) {
+		oc_handle_t handle;
+		oc_status_t status;
+
+		if (oc_list_add(lock_case->list, new_probe(6), &handle) != OC_OK) {
+			__atomic_fetch_add(&lock_case->failed_removals, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		/* Every other round tries without waiting first. */
+		status = round % 2 == 0 ? oc_list_try_remove(lock_case->list, handle) : OC_EBUSY;
+		if (status == OC_EBUSY)
+			status = oc_list_remove(lock_case->list, handle);
+		if (status != OC_OK)
+			__atomic_fetch_add(&lock_case->failed_removals, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void
+test_contended_writer_lock(void)
+{
+	struct lock_case lock_case = { NULL, new_probe(5), 0, 0 };
+	pthread_t threads[LOCK_COUNTERS + LOCK_CHURNERS];
+	oc_handle_t stable_handle;
+	unsigned long releases_before;
+	int i;
+
+	CHECK(oc_reclaim_barrier() == OC_OK);
+	releases_before = __atomic_load_n(&releases, __ATOMIC_RELAXED);
+	lock_case.list = oc_list_create(release_probe);
+	CHECK(lock_case.list != NULL);
+	CHECK(oc_list_add(lock_case.list, lock_case.stable, &stable_handle) == OC_OK);
+	for (i = 0; i < LOCK_COUNTERS; i++)
+		CHECK(pthread_create(&threads[i], NULL, lock_counter_main, &lock_case) == 0);
+	for (i = 0; i < LOCK_CHURNERS; i++)
+		CHECK(pthread_create(&threads[LOCK_COUNTERS + i], NULL, lock_churner_main,
+		    &lock_case) == 0);
+	for (i = 0; i < LOCK_COUNTERS + LOCK_CHURNERS; i++)
+		CHECK(pthread_join(threads[i], NULL) == 0);
+	CHECK(lock_case.counted == (unsigned long)LOCK_COUNTERS * LOCK_ROUNDS);
+	CHECK(lock_case.failed_removals == 0);
+	CHECK(oc_list_count(lock_case.list) == 1);
+	CHECK(oc_list_remove(lock_case.list, stable_handle) == OC_OK);
+	oc_list_destroy(lock_case.list);
+	CHECK(oc_reclaim_barrier() == OC_OK);
+	CHECK(__atomic_load_n(&releases, __ATOMIC_RELAXED) - releases_before ==
+	    1 + (unsigned long)LOCK_CHURNERS * LOCK_ROUNDS);
+	CHECK(oc_stats().pending_objects == 0);
+}
+
 static void
 test_handles_never_repeat(void)
 {
@@ -1010,6 +1115,7 @@ main(int argc, char **argv)
 	(void)argc;
 	test_read_side_mode_and_membarrier_count();
 	test_concurrent_adds_sends_removes();
+	test_contended_writer_lock();
 	test_exact_delivery_counts();
 	test_remove_if_and_try_remove();
 	test_bad_input();

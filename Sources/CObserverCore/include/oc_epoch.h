@@ -324,8 +324,8 @@ static inline void oc_read_begin_reader(oc_reader_t *reader) { oc_read_begin_rea
 oc_status_t oc_synchronize(void);
 
 /*
- * Writers poll after a change once OC_WRITER_POLL_THRESHOLD more retired
- * objects are pending than the latest poll left. Whether a poll scans the
+ * Writers poll after a change once the calling thread has retired
+ * OC_WRITER_POLL_THRESHOLD objects since its latest writer poll. Whether a poll scans the
  * epoch records (the scan is what completes grace periods): with fenced
  * read sections every poll scans. Where the reclaimer issues membarrier
  * instead (oc__membarrier_active), each scan interrupts every CPU running
@@ -382,12 +382,20 @@ void oc_retire(void *record, void (*release)(void *context), void *context,
  * oc_reclaim_barrier: waits for a grace period and releases everything
  * retired before the call, and what releasing it retires on the calling
  * thread in turn (a context holding the last reference to another list),
- * round after round until a round retires nothing more. For shutdown and
- * tests. Returns OC_EINSECTION (doing nothing) from inside a read section.
+ * round after round until a round retires nothing more. Then frees the
+ * retirement records the calling thread keeps for reuse (a thread that
+ * releases removed contexts keeps up to OC_SCAN_RETIRED_OBJECTS_ALONE of
+ * them, 64 bytes each, until it exits). For shutdown and tests. Returns
+ * OC_EINSECTION (doing nothing) from inside a read section.
  */
 oc_status_t oc_reclaim_barrier(void);
 
-/* Process-wide counters (each read atomically; together a snapshot). */
+/*
+ * Process-wide counters. Each is a sum of per-thread counts (each thread
+ * counts its own adds, removals and retirements without a read-modify-
+ * write), read atomically count by count: exact once the threads that
+ * change them are quiet; while they run, a snapshot that may lag them.
+ */
 typedef struct oc_stats {
 	/* Contexts stored in all lists. */
 	uint64_t live_contexts;

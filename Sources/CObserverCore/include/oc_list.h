@@ -1,7 +1,9 @@
 /*
  * CObserverCore observer lists. A list (oc_list_t) holds slots; each slot
  * carries one opaque `void *context` (for ObserverSwift: a retained Swift
- * box). Writers (add, remove, clear) are serialized per list by a mutex.
+ * box). Writers (add, remove, clear) are serialized per list by a one-word
+ * lock (a futex on Linux, os_unfair_lock on Darwin) that spins briefly,
+ * then parks the waiter.
  * Readers (the send path) never take a lock and never wait for a writer:
  * they enter a read section (oc_epoch.h), take a view of the list's current
  * slot array and call each visible context. Memory a reader may still see

@@ -18,7 +18,7 @@ import CObserverCore
 @usableFromInline
 class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
     // @unchecked: the C list is internally synchronized (writers take its
-    // mutex, readers use epoch sections); `needsSweep` is atomic.
+    // writer lock, readers use epoch sections); `needsSweep` is atomic.
 
     /// First stored property: the words of `needsSweep`, `holdsTargets` and
     /// `sweepCursor` (see `AtomicWord`).
@@ -136,8 +136,16 @@ class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
     /// reference to a target (see ``Subscriber/expireIfTargetIsGone()``).
     /// Concurrent writers may step over the same slots; the cursor is only
     /// a hint.
+    @inline(__always)
     func sweepDeadTargetsStep() {
-        guard holdsTargets.load(ordering: .relaxed) else { return }
+        if holdsTargets.load(ordering: .relaxed) { sweepDeadTargetsStepNow() }
+    }
+
+    /// ``sweepDeadTargetsStep()`` once the list has held a target's box: kept
+    /// out of line, so that the writer calls of a list that never held one
+    /// pay only the flag's load.
+    @inline(never)
+    private func sweepDeadTargetsStepNow() {
         let start = sweepCursor.load(ordering: .relaxed)
         let next = withReadSection { () -> UInt32 in
             let view = oc_list_view(pointer)
@@ -216,10 +224,17 @@ class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
     var storedCount: Int { Int(oc_list_count(pointer)) }
 
     /// Removes boxes that expired while the writer lock was busy.
+    @inline(__always)
     func sweepIfNeeded() {
-        // A plain load first: writers and counts call this every time, and
-        // an exchange would write the flag's cache line on each of them.
-        if needsSweep.load(ordering: .relaxed) && needsSweep.exchange(false, ordering: .acquiring) {
+        // A plain load first, inlined: writers and counts call this every
+        // time, and an exchange would write the flag's cache line on each.
+        if needsSweep.load(ordering: .relaxed) { sweepNow() }
+    }
+
+    /// ``sweepIfNeeded()`` once the flag was seen set (out of line: rare).
+    @inline(never)
+    private func sweepNow() {
+        if needsSweep.exchange(false, ordering: .acquiring) {
             removeAllWithoutSweeping(where: { $0.isExpired })
         }
     }
