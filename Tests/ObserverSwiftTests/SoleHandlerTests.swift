@@ -158,15 +158,30 @@ final class SoleHandlerTests: XCTestCase {
         XCTAssertEqual(event.subscribersCount, 0)
     }
 
-    func testAHandlerSubscribingDuringASendMovesItselfAndTheNewOneWaitsForTheNextSend() {
+    /// An event whose one closure records what it receives in `first` and,
+    /// on receiving `trigger`, subscribes a second closure recording in
+    /// `second` (its token in `tokens`).
+    private struct SpawningSubscription {
         let event = Event<Int>()
         let first = Received<Int>()
         let second = Received<Int>()
         let tokens = Received<Subscription>()
-        let a = event.subscribe { value in
-            first.append(value)
-            if value == 1 { tokens.append(event.subscribe { second.append($0) }) }
+        let token: Subscription
+
+        init(subscribingASecondAt trigger: Int) {
+            let (event, first, second, tokens) = (event, first, second, tokens)
+            token = event.subscribe { value in
+                first.append(value)
+                if value == trigger { tokens.append(event.subscribe { second.append($0) }) }
+            }
         }
+    }
+
+    func testAHandlerSubscribingDuringASendMovesItselfAndTheNewOneWaitsForTheNextSend() {
+        let spawning = SpawningSubscription(subscribingASecondAt: 1)
+        let (event, first, second, tokens, a) = (
+            spawning.event, spawning.first, spawning.second, spawning.tokens, spawning.token
+        )
         event.send(1)
         XCTAssertEqual(second.values, [], "added during a send: not called by it")
         event.send(2)
@@ -177,14 +192,10 @@ final class SoleHandlerTests: XCTestCase {
     }
 
     func testBatchSendFollowsTheWord() {
-        let event = Event<Int>()
-        let first = Received<Int>()
-        let second = Received<Int>()
-        let tokens = Received<Subscription>()
-        let a = event.subscribe { value in
-            first.append(value)
-            if value == 2 { tokens.append(event.subscribe { second.append($0) }) }
-        }
+        let spawning = SpawningSubscription(subscribingASecondAt: 2)
+        let (event, first, second, tokens, a) = (
+            spawning.event, spawning.first, spawning.second, spawning.tokens, spawning.token
+        )
         event.send(contentsOf: [1, 2, 3, 4])
         XCTAssertEqual(first.values, [1, 2, 3, 4])
         XCTAssertEqual(second.values, [3, 4], "a subscription added by a handler gets the following values")

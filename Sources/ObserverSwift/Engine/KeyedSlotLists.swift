@@ -168,23 +168,11 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
         _ box: Subscriber, hash: UInt64, keyContext: UnsafeMutableRawPointer, probe: UnsafeRawPointer,
         matched: UnsafeMutablePointer<UnsafeRawPointer?>
     ) -> KeyedSlot {
-        performPendingRemovals()
         if box.expiresWithTarget {
             if !holdsTargets.load(ordering: .relaxed) { holdsTargets.store(true, ordering: .relaxed) }
         }
-        sweepDeadTargetsStep()
-        let context = Unmanaged.passRetained(box).toOpaque()
-        var handle = SlotHandle.notAdded
-        var keyAdopted = false
-        let status = oc_keymap_add(pointer, hash, probe, keyContext, context, &handle, &keyAdopted)
-        let entry = keyAdopted ? UInt(bitPattern: keyContext) : UInt(bitPattern: matched.pointee)
-        if !keyAdopted { Unmanaged<AnyKeyBox>.fromOpaque(keyContext).release() }
-        guard status == OC_OK, entry != 0 else {
-            if status == OC_OK { oc_keymap_remove(pointer, hash, keyContext, handle) }
-            Unmanaged<Subscriber>.fromOpaque(context).release()
-            fatalError("ObserverSwift: cannot add a keyed observer: \(String(cString: oc_status_string(status)))")
-        }
-        return KeyedSlot(hash: hash, entry: entry, handle: handle)
+        return addContext(
+            Unmanaged.passRetained(box).toOpaque(), hash: hash, keyContext: keyContext, probe: probe, matched: matched)
     }
 
     /// Stores `handler` in a ``HandlerCell`` under `key` alone (freed by the
@@ -207,9 +195,9 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
         }
     }
 
-    /// The untyped part of ``addHandler(_:forKey:)``: stores the cell
-    /// `context` (tagged); frees it and stops the process when the core
-    /// cannot store it.
+    /// The untyped part of ``addHandler(_:forKey:)`` and
+    /// ``addBox(_:forKey:)``: stores `context` (a tagged cell or a retained
+    /// box); releases it and stops the process when the core cannot store it.
     @usableFromInline
     final func addContext(
         _ context: UnsafeMutableRawPointer, hash: UInt64, keyContext: UnsafeMutableRawPointer,
@@ -224,7 +212,7 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
         if !keyAdopted { Unmanaged<AnyKeyBox>.fromOpaque(keyContext).release() }
         guard status == OC_OK, entry != 0 else {
             if status == OC_OK { oc_keymap_remove(pointer, hash, keyContext, handle) }
-            HandlerCell.destroy(context)
+            releaseKeyedContext(context)
             fatalError("ObserverSwift: cannot add a keyed observer: \(String(cString: oc_status_string(status)))")
         }
         return KeyedSlot(hash: hash, entry: entry, handle: handle)
