@@ -177,64 +177,18 @@ final class AtomicWordTests: XCTestCase {
 
         func checkCopies<Element: Equatable>(_ first: Element, _ second: Element, _ name: String) {
             let value = ObservableValue(first)
-            XCTAssertFalse(ValueStorage<Element>.isWord, name)
             value.value = second
             XCTAssertEqual(value.copies.0, first, name)
             XCTAssertEqual(value.copies.1, second, name)
             XCTAssertEqual(value.storage.writerValue, second, name)
             XCTAssertEqual(value.value, second, name)
         }
+        checkCopies(UInt8(1), UInt8(2), "1-byte values")
+        checkCopies(Int32(1), Int32(2), "4-byte values")
         checkCopies(SIMD4<Float>(1, 2, 3, 4), SIMD4<Float>(5, 6, 7, 8), "16-byte aligned values")
-        checkCopies(SIMD4<Int32>(1, 2, 3, 4), SIMD4<Int32>(5, 6, 7, 8), "trivial values larger than a word")
         checkCopies([1, 2], [3], "references")
         checkCopies(Optional("a"), nil, "multi-payload enums")
         XCTAssertEqual(MemoryLayout<SIMD4<Float>>.alignment, 16)
-
-        /// A trivially copyable value that fits in a word lives in
-        /// `words.current` itself; the copies keep the first value.
-        func checkWord<Element: Equatable>(_ first: Element, _ second: Element, _ name: String) {
-            let value = ObservableValue(first)
-            XCTAssertTrue(ValueStorage<Element>.isWord, name)
-            XCTAssertEqual(ValueStorage<Element>.value(inWord: value.words.current.plainValue), first, name)
-            XCTAssertEqual(value.value, first, name)
-            value.value = second
-            XCTAssertEqual(ValueStorage<Element>.value(inWord: value.words.current.plainValue), second, name)
-            XCTAssertEqual(value.words.readers.plainValue, 0, "readers of a word-held value announce nothing")
-            XCTAssertEqual(value.copies.0, first, name)
-            XCTAssertEqual(value.copies.1, first, name)
-            XCTAssertEqual(value.storage.writerValue, second, name)
-            XCTAssertEqual(value.value, second, name)
-        }
-        checkWord(UInt8(1), UInt8(2), "1-byte values")
-        checkWord(UInt16(0xBEEF), UInt16(0xCAFE), "2-byte values")
-        checkWord(Int32(-1), Int32(2), "4-byte values")
-        checkWord(Int.min, Int.max, "8-byte values")
-        checkWord(-0.5, Double.infinity, "doubles")
-        checkWord(true, false, "booleans")
-        checkWord(Three(a: 1, b: 2, c: 3), Three(a: 4, b: 5, c: 6), "3-byte values")
-        checkWord(Optional(Int32(7)), nil, "5-byte optionals")
-        checkWord(Seven(a: 1, b: 2, c: 3), Seven(a: .max, b: .max, c: .max), "7-byte values")
-        checkWord(Tagged.some(1, 2, 3), Tagged.none, "enums with a payload")
-        checkWord(SIMD2<Float>(1, 2), SIMD2<Float>(3, 4), "8-byte aligned vectors")
-        XCTAssertEqual(MemoryLayout<Three>.size, 3)
-        XCTAssertEqual(MemoryLayout<Int32?>.size, 5)
-        XCTAssertEqual(MemoryLayout<Seven>.size, 7)
-    }
-
-    /// Trivially copyable values of sizes the word's bit casts do not cover.
-    struct Three: Equatable {
-        var a, b, c: UInt8
-    }
-
-    struct Seven: Equatable {
-        var a: UInt32
-        var b: UInt16
-        var c: UInt8
-    }
-
-    enum Tagged: Equatable {
-        case none
-        case some(UInt8, UInt8, UInt8)
     }
 
     /// The registry lock keeps `owner` and `waiters` first.

@@ -8,22 +8,15 @@ final class ObservableValueConcurrencyTests: XCTestCase {
     /// Four threads set distinct values at once; three observers each get
     /// every value exactly once, all in the same order, and each setter's
     /// values in the order that thread set them.
-    /// (Over both storage forms: a word-held `Int` and a value in inline
-    /// copies.)
     func testConcurrentSettersEveryObserverSeesEveryValueInOneOrder() {
-        checkConcurrentSetters(Int.self)
-        checkConcurrentSetters(NumberInCopies.self)
-    }
-
-    func checkConcurrentSetters<Stored: ReliabilityStoredNumber>(_: Stored.Type) {
         let threads = 4
         let perThread = 2_000
-        let number = ObservableValue(Stored(storing: -1))
+        let number = ObservableValue(-1)
         let recorders = (0..<3).map { _ in Received<Int>() }
-        let observers = recorders.map { recorder in number.subscribe { recorder.append($0.storedNumber) } }
+        let observers = recorders.map { recorder in number.subscribe { recorder.append($0) } }
         let workers = (0..<threads).map { thread in
             JoinableThread {
-                for index in 0..<perThread { number.value = Stored(storing: thread * perThread + index) }
+                for index in 0..<perThread { number.value = thread * perThread + index }
             }
         }
         workers.forEach { $0.join() }
@@ -38,35 +31,29 @@ final class ObservableValueConcurrencyTests: XCTestCase {
             let own = reference.filter { $0 / perThread == thread }
             XCTAssertEqual(own, Array(thread * perThread..<(thread + 1) * perThread))
         }
-        XCTAssertEqual(number.value.storedNumber, reference.last, "the last delivered value is the stored one")
+        XCTAssertEqual(number.value, reference.last, "the last delivered value is the stored one")
         XCTAssertEqual(number.triggersCount, threads * perThread)
         withExtendedLifetime(observers) {}
     }
 
     /// Observers joining with replay while another thread counts up get a
     /// gapless run: the replayed value, then every later one, no repeat.
-    /// (Over both storage forms.)
     func testReplayUnderConcurrentSetsHasNoGapAndNoRepeat() {
-        checkReplayUnderConcurrentSets(Int.self)
-        checkReplayUnderConcurrentSets(NumberInCopies.self)
-    }
-
-    func checkReplayUnderConcurrentSets<Stored: ReliabilityStoredNumber>(_: Stored.Type) {
-        let number = ObservableValue(Stored(storing: 0))
+        let number = ObservableValue(0)
         let stop = LockedCounter()
         let setter = JoinableThread {
             var value = 0
             while stop.value == 0 {
                 value += 1
-                number.value = Stored(storing: value)
+                number.value = value
             }
         }
         var broken = 0
         for _ in 0..<5_000 {
             let recorder = Received<Int>()
             let sawThree = DispatchSemaphore(value: 0)
-            let token = number.subscribe(replay: true) { stored in
-                recorder.append(stored.storedNumber)
+            let token = number.subscribe(replay: true) { value in
+                recorder.append(value)
                 if recorder.count == 3 { sawThree.signal() }
             }
             sawThree.wait()  // let a few sets through

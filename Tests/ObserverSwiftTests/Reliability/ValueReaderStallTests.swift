@@ -73,78 +73,16 @@ final class ValueReaderStallTests: XCTestCase {
     /// A reader parked for 500 ms on the inline copy the next set would
     /// overwrite: four sets from another thread return at once (well under
     /// 100 ms in total; they waited for the reader, 500 ms, before).
-    /// (A value held in inline copies: a word-sized trivial one, such as an
-    /// `Int`, has no copy to park on, see the word tests below.)
     func testSetsDoNotWaitForAReaderDescheduledMidRead() {
-        let value = ObservableValue("1")
-        XCTAssertFalse(ValueStorage<String>.isWord)
+        let value = ObservableValue(1)
         let storage = value.storage
         let parked = 1 - storage.current.load(ordering: .relaxed)
         Self.park(value, on: parked)
-        let sets: @Sendable () -> Void = { for next in 2...5 { value.value = "\(next)" } }
+        let sets: @Sendable () -> Void = { for next in 2...5 { value.value = next } }
         let elapsed = timeSets(parkSeconds: 0.5, sets, resume: { Self.unpark(value, from: parked) })
         XCTAssertNotNil(elapsed, "the four sets returned while the reader was parked")
         XCTAssertLessThan(elapsed ?? .infinity, 100, "milliseconds the four sets took")
-        XCTAssertEqual(value.value, "5")
-    }
-
-    /// Two halves that a torn read would tell apart.
-    struct Halves: Equatable, Sendable {
-        var low: UInt32
-        var high: UInt32
-        init(_ number: UInt32) {
-            low = number
-            high = ~number
-        }
-        var isIntact: Bool { high == ~low }
-    }
-
-    /// A word-sized trivial value lives in the storage's word: readers on
-    /// two threads, while a writer sets 1, 2, 3, …, and a subscriber checks
-    /// what it is given, always find a whole value (never half of one set
-    /// and half of another), never older than the one they read before;
-    /// nobody announces itself on a copy, and nothing goes to the heap.
-    /// (Run under ThreadSanitizer and AddressSanitizer.)
-    func testWordHeldValuesAreReadWholeAndInOrderWhileSet() {
-        XCTAssertTrue(ValueStorage<Halves>.isWord)
-        let sets: UInt32 = 50_000
-        let value = ObservableValue(Halves(0))
-        let stop = HeapAtomicWord<Bool>(false)
-        let failures = HeapAtomicWord<Int>(0)
-        let reads = HeapAtomicWord<Int>(0)
-        let delivered = HeapAtomicWord<Int>(0)
-        let token = value.subscribe { halves in
-            if !halves.isIntact { failures.wrappingAdd(1, ordering: .relaxed) }
-            delivered.wrappingAdd(1, ordering: .relaxed)
-        }
-        let finished = DispatchGroup()
-        for _ in 0..<2 {
-            finished.enter()
-            Thread {
-                var last: UInt32 = 0
-                while !stop.load(ordering: .relaxed) {
-                    let read = value.value
-                    if !read.isIntact || read.low < last { failures.wrappingAdd(1, ordering: .relaxed) }
-                    last = read.low
-                    reads.wrappingAdd(1, ordering: .relaxed)
-                }
-                finished.leave()
-            }.start()
-        }
-        var announced = 0
-        for next in 1...sets {
-            value.value = Halves(next)
-            if value.storage.readers.load(ordering: .relaxed) != 0 { announced += 1 }
-        }
-        stop.store(true, ordering: .relaxed)
-        XCTAssertEqual(announced, 0, "sets that found a reader announced on a copy")
-        XCTAssertEqual(finished.wait(timeout: .now() + 30), .success)
-        token.cancel()
-        XCTAssertEqual(failures.load(ordering: .relaxed), 0, "reads that found a torn or older value")
-        XCTAssertGreaterThan(reads.load(ordering: .relaxed), 0)
-        XCTAssertEqual(delivered.load(ordering: .relaxed), Int(sets), "every set delivered once")
-        XCTAssertEqual(value.value, Halves(sets))
-        XCTAssertEqual(value.triggersCount, Int(sets))
+        XCTAssertEqual(value.value, 5)
     }
 
     /// The same with both inline copies held by parked readers (the value is

@@ -4,10 +4,8 @@ import ObserverSwift
 import ObserverTestSupport
 import XCTest
 
-/// `ObservableValue` as a reliability-test observer kind: a send sets the
-/// value. `Stored` picks the storage form the rows run over: `Int` is held
-/// in the storage's word, ``NumberInCopies`` in its inline copies (see
-/// `ValueStorage`).
+/// `ObservableValue<Int>` as a reliability-test observer kind: a send sets
+/// the value.
 ///
 /// Subscriptions alternate between `subscribe` and `subscribe(replay: true)`
 /// (closures and targets alike), so that every row runs over both. A
@@ -19,40 +17,13 @@ import XCTest
 /// hides that one call from the handler. So "a subscription added during a
 /// send is not called by it" means the same for this kind as for the others,
 /// and the replay path runs through every row.
-struct ObservableValueKindAdapter<Stored: ReliabilityStoredNumber>: ReliabilityObserverKind {
-    var name: String { Stored.kindName }
-    func makeSource() -> any ReliabilitySource { ObservableValueReliabilitySource<Stored>() }
+struct ObservableValueKindAdapter: ReliabilityObserverKind {
+    var name: String { "ObservableValue" }
+    func makeSource() -> any ReliabilitySource { ObservableValueReliabilitySource() }
 }
 
-/// What an ``ObservableValueKindAdapter`` stores for a sent number.
-protocol ReliabilityStoredNumber: Sendable {
-    /// The kind's name in failure messages.
-    static var kindName: String { get }
-    init(storing number: Int)
-    var storedNumber: Int { get }
-}
-
-extension Int: ReliabilityStoredNumber {
-    static var kindName: String { "ObservableValue" }
-    init(storing number: Int) { self = number }
-    var storedNumber: Int { self }
-}
-
-/// A number held in an `ObservableValue`'s inline copies: not trivially
-/// copyable (a string on the heap), so a torn or released copy would show.
-struct NumberInCopies: ReliabilityStoredNumber {
-    static var kindName: String { "ObservableValue (inline copies)" }
-    let storedNumber: Int
-    private let text: String
-
-    init(storing number: Int) {
-        storedNumber = number
-        text = "number \(number), long enough to live on the heap"
-    }
-}
-
-final class ObservableValueReliabilitySource<Stored: ReliabilityStoredNumber>: ReliabilitySource {
-    let value = ObservableValue(Stored(storing: 0))
+final class ObservableValueReliabilitySource: ReliabilitySource {
+    let value = ObservableValue(0)
     /// Which round each thread's handlers run in. Held by the handlers, not
     /// by the source: a handler that held the source would keep the value
     /// alive.
@@ -70,15 +41,11 @@ final class ObservableValueReliabilitySource<Stored: ReliabilityStoredNumber>: R
     func subscribe(_ handler: @escaping @Sendable (Int) -> Void) -> Subscription {
         let rounds = rounds
         guard nextReplays() else {
-            return value.subscribe { stored in
-                let value = stored.storedNumber
-                rounds.deliver(value) { handler(value) }
-            }
+            return value.subscribe { value in rounds.deliver(value) { handler(value) } }
         }
         let quietSince = rounds.quietPoint
-        let replay = rounds.expectReplay(current: value.value.storedNumber, quietSince: quietSince)
-        let token = value.subscribe(replay: true) { stored in
-            let value = stored.storedNumber
+        let replay = rounds.expectReplay(current: value.value, quietSince: quietSince)
+        let token = value.subscribe(replay: true) { value in
             if replay.isReplay(value) { return }
             rounds.deliver(value) { handler(value) }
         }
@@ -93,15 +60,11 @@ final class ObservableValueReliabilitySource<Stored: ReliabilityStoredNumber>: R
     {
         let rounds = rounds
         guard nextReplays() else {
-            return value.subscribe(target) { target, stored in
-                let value = stored.storedNumber
-                rounds.deliver(value) { handler(target, value) }
-            }
+            return value.subscribe(target) { target, value in rounds.deliver(value) { handler(target, value) } }
         }
         let quietSince = rounds.quietPoint
-        let replay = rounds.expectReplay(current: value.value.storedNumber, quietSince: quietSince)
-        let token = value.subscribe(target, replay: true) { target, stored in
-            let value = stored.storedNumber
+        let replay = rounds.expectReplay(current: value.value, quietSince: quietSince)
+        let token = value.subscribe(target, replay: true) { target, value in
             if replay.isReplay(value) { return }
             rounds.deliver(value) { handler(target, value) }
         }
@@ -114,14 +77,14 @@ final class ObservableValueReliabilitySource<Stored: ReliabilityStoredNumber>: R
 
     func send(_ newValue: Int) {
         rounds.setStarted()
-        value.value = Stored(storing: newValue)
+        value.value = newValue
         rounds.setEnded()
     }
 
     var subscribersCount: Int { value.subscribersCount }
 
     func subscribe(queue: DispatchQueue, _ handler: @escaping @Sendable (Int) -> Void) -> Subscription? {
-        value.subscribe(delivery: .queue(queue)) { handler($0.storedNumber) }
+        value.subscribe(delivery: .queue(queue), handler)
     }
 
     func replayThenWaitInsideThrows() -> Bool? {
@@ -164,6 +127,8 @@ final class ObservableValueRounds: Sendable {
         }
     }
 
+    /// The replay a replaying subscribe made now must deliver. `current`: the
+    /// value read just before subscribing.
     /// The sets started so far, when none is under way; nil while one is.
     /// Taken before reading the value a replay is expected to deliver.
     var quietPoint: Int? {

@@ -68,8 +68,7 @@ enum ReliabilityObserverKinds {
     static let all: [any ReliabilityObserverKind] = [
         EventKindAdapter(),
         KeyedEventKindAdapter(),
-        ObservableValueKindAdapter<Int>(),
-        ObservableValueKindAdapter<NumberInCopies>(),
+        ObservableValueKindAdapter(),
     ]
 
     /// The registries: they notify (`withObservers`) rather than send, and

@@ -53,12 +53,10 @@ public final class ObservableValue<Value> {
     /// Creates an observable value holding `value`.
     public init(_ value: Value) {
         copies = (value, value)
-        if ValueStorage<Value>.isWord { words.current = AtomicWordStorage(ValueStorage<Value>.word(of: value)) }
     }
 
     init(value: Value, isDuplicate: @escaping (Value, Value) -> Bool) {
         copies = (value, value)
-        if ValueStorage<Value>.isWord { words.current = AtomicWordStorage(ValueStorage<Value>.word(of: value)) }
         let extras = Unmanaged.passRetained(TypedValueExtras<Value>(isDuplicate: isDuplicate))
         words.extras = AtomicWordStorage(extras.toOpaque())
     }
@@ -135,7 +133,6 @@ public final class ObservableValue<Value> {
             registerAccess()
             return storage.read()
         }
-        @inline(__always)
         set {
             assign(newValue)
         }
@@ -169,45 +166,19 @@ public final class ObservableValue<Value> {
     // MARK: The set path
 
     @inlinable
-    @inline(__always)
     func assign(_ newValue: Value) {
         // The reader identifies the calling thread while it runs.
         let reader = SectionReader.current
-        // No extras: nobody waits for the turn (so a fast claim may be
-        // tried), no duplicate check, no Observation to tell.
-        if extrasWord.load(ordering: .acquiring) == nil {
+        if turn.admitsFastClaim {
             // One barrier enters the read section and claims the turn.
             if reader.beginClaiming(turn) {
-                if extrasWord.load(ordering: .acquiring) == nil {
-                    runPlainRoundAndRelease(newValue, reader)
-                    return
-                }
-                // Made since the first look (a reader arming Observation, a
-                // setter about to wait).
-                runRoundAndReleaseWithExtras(newValue, reader)
-                // As in `assignWithoutFastClaim`: the section ends after the
-                // turn is released.
+                runRoundAndRelease(newValue, reader)
+                // As below: the section ends after the turn is released.
                 reader.end()
                 return
             }
             // Taken (by this thread too, when a handler sets the value):
             // leave the section before waiting for the turn.
-            reader.end()
-        }
-        assignWithExtras(newValue, reader)
-    }
-
-    /// A set of a value that has extras: a fast claim unless a setter waits,
-    /// then the round with them; otherwise ``assignWithoutFastClaim(_:_:)``.
-    @inlinable
-    @inline(never)
-    func assignWithExtras(_ newValue: Value, _ reader: SectionReader) {
-        if turn.admitsFastClaim {
-            if reader.beginClaiming(turn) {
-                runRoundAndReleaseWithExtras(newValue, reader)
-                reader.end()
-                return
-            }
             reader.end()
         }
         assignWithoutFastClaim(newValue, reader)
@@ -233,6 +204,7 @@ public final class ObservableValue<Value> {
         // ends after the turn is released, so deinits it runs hold nothing.
         reader.begin()
         runRoundAndRelease(newValue, reader)
+        reader.end()
     }
 
     /// Waits for the turn (the slow path of a set).
@@ -245,31 +217,23 @@ public final class ObservableValue<Value> {
 
     /// Stores `newValue` and, unless it is a skipped duplicate, delivers it
     /// to every observer present now; then delivers what handlers set
-    /// meanwhile, releases the turn and leaves the read section. Holding
-    /// the turn, claimed since the last store, inside a read section entered
-    /// on `reader`.
+    /// meanwhile and releases the turn. Holding the turn, claimed since the
+    /// last store, inside a read section entered on `reader`.
     @inlinable
+    @inline(__always)
     func runRoundAndRelease(_ newValue: Value, _ reader: SectionReader) {
         if extras.existing != nil {
             runRoundAndReleaseWithExtras(newValue, reader)
-            reader.end()
-        } else {
-            runPlainRoundAndRelease(newValue, reader)
+            return
         }
-    }
-
-    /// ``runRoundAndRelease(_:_:)`` while the value has no extras: nothing
-    /// but this store and the send runs before the round starts (no
-    /// duplicate check, no Observation to tell).
-    @inlinable
-    @inline(__always)
-    func runPlainRoundAndRelease(_ newValue: Value, _ reader: SectionReader) {
+        // Nothing but this store and the send runs before the round starts:
+        // no duplicate check, no Observation to tell.
         let replaced = storage.write(newValue, fenced: true)
         // The replaced value is released here, before the round: its deinit
         // may read or set this value.
         withExtendedLifetime(replaced) {}
         sendRound(newValue, reader)
-        if extrasWord.load(ordering: .acquiring) == nil {
+        if extras.existing == nil {
             // No extras: nobody waits for the turn, and no handler set the
             // value during the round.
             NotificationTurn.releaseWithoutExtras(AtomicWords.word(self, at: ObservableValueWords.turnOffset))
@@ -278,8 +242,6 @@ public final class ObservableValue<Value> {
             // another thread made them (a read, a setter that waits).
             finishTurnAndRelease(reader)
         }
-        // The section ends after the turn is released.
-        reader.end()
     }
 
     /// The send of a round, not inlined: the send loop then keeps its
@@ -322,9 +284,7 @@ public final class ObservableValue<Value> {
         // replaying subscribe): keep it.
         if extras.roundValue == nil { extras.roundValue = storage.writerValue }
         // Stores are serialized by the turn: the writer reads its own copy.
-        // Called in place, not bound to a local: a local copy of the closure
-        // retains and releases its context on every set.
-        if extras.isDuplicate?(storage.writerValue, newValue) == true { return false }
+        if let isDuplicate = extras.isDuplicate, isDuplicate(storage.writerValue, newValue) { return false }
         let announces = extras.isArmed
         if announces { extras.announceWillSet() }
         let replaced = storage.write(newValue, fenced: fenced)

@@ -32,13 +32,6 @@
 ///
 /// The inline copy not named by `current` keeps the value stored there
 /// until a later write replaces it.
-///
-/// A value of a trivially copyable type that fits in a word (`Int`,
-/// `Double`, `Bool`, a small enum or struct of such: ``isWord``) skips all
-/// of the above: `current` holds the value's bytes, the writer publishes it
-/// with one release store and a reader takes it with one acquire load.
-/// Nothing else is touched (`readers` stays 0, the copies keep the value
-/// the owner was created with), and the writer needs no barrier.
 @usableFromInline
 struct ValueStorage<Value> {
     /// Where readers find the value: 0 or 1 (an inline copy), or an
@@ -60,43 +53,6 @@ struct ValueStorage<Value> {
         self.current = current
         self.readers = readers
         self.copies = copies
-    }
-
-    /// Whether `current` holds the value itself: a trivially copyable value
-    /// that fits in a word. A constant once specialized.
-    @inlinable @inline(__always)
-    static var isWord: Bool {
-        _isPOD(Value.self) && MemoryLayout<Value>.size <= MemoryLayout<Int>.size
-            && MemoryLayout<Value>.alignment <= MemoryLayout<Int>.alignment
-    }
-
-    /// `value`'s bytes in a word (``isWord`` only); bytes past the value's
-    /// size are 0. By bit casts for the usual sizes, which stay in
-    /// registers (a local whose address is taken costs a stack check).
-    @inlinable @inline(__always)
-    static func word(of value: Value) -> Int {
-        switch MemoryLayout<Value>.size {
-        case 8: return unsafeBitCast(value, to: Int.self)
-        case 4: return Int(unsafeBitCast(value, to: UInt32.self))
-        case 2: return Int(unsafeBitCast(value, to: UInt16.self))
-        case 1: return Int(unsafeBitCast(value, to: UInt8.self))
-        default:
-            var word = 0
-            withUnsafeMutableBytes(of: &word) { $0.storeBytes(of: value, as: Value.self) }
-            return word
-        }
-    }
-
-    /// The value whose bytes `word` holds (``isWord`` only).
-    @inlinable @inline(__always)
-    static func value(inWord word: Int) -> Value {
-        switch MemoryLayout<Value>.size {
-        case 8: return unsafeBitCast(word, to: Value.self)
-        case 4: return unsafeBitCast(UInt32(truncatingIfNeeded: word), to: Value.self)
-        case 2: return unsafeBitCast(UInt16(truncatingIfNeeded: word), to: Value.self)
-        case 1: return unsafeBitCast(UInt8(truncatingIfNeeded: word), to: Value.self)
-        default: return withUnsafeBytes(of: word) { $0.load(as: Value.self) }
-        }
     }
 
     /// What a reader of `copy` adds to `readers`.
@@ -135,9 +91,6 @@ struct ValueStorage<Value> {
     /// The latest written value; any thread. Never waits for the writer.
     @inlinable @inline(__always)
     func read() -> Value {
-        // Acquire: pairs with the writer's release store, as a copy's
-        // publication does.
-        if Self.isWord { return Self.value(inWord: current.load(ordering: .acquiring)) }
         let copy = current.load(ordering: .acquiring)
         if Self.isInline(copy) {
             let unit = Self.readerUnit(of: copy)
@@ -190,26 +143,18 @@ struct ValueStorage<Value> {
     @inlinable
     var writerValue: Value {
         let word = current.load(ordering: .relaxed)
-        if Self.isWord { return Self.value(inWord: word) }
         if Self.isInline(word) { return copies[word] }
         return EpochRetiredValue<Value>.withPublished(at: UnsafeMutableRawPointer(bitPattern: word)!) { $0 }
     }
 
     /// Writes `newValue` and publishes it; returns the value the written
     /// inline copy held (or `newValue` itself when it was published on the
-    /// heap, or held in the word: nothing to release), for the caller to
-    /// release outside any lock. Writer only; never waits. `fenced`: a full
-    /// barrier has run since the previous write's publication (the turn's
-    /// claim); a value held in the word needs none.
+    /// heap), for the caller to release outside any lock. Writer only;
+    /// never waits. `fenced`: a full barrier has run since the previous
+    /// write's publication (the turn's claim).
     @inlinable
     @inline(__always)
     func write(_ newValue: Value, fenced: Bool) -> Value {
-        if Self.isWord {
-            // Release: what the writer did before the set happens before a
-            // reader's acquire load that finds the value.
-            current.store(Self.word(of: newValue), ordering: .releasing)
-            return newValue
-        }
         if !fenced { atomicMemoryFence(ordering: .sequentiallyConsistent) }
         // The inline copy readers do not take (copy 1 while the value is on
         // the heap: an address is even, and the mark is then set on copy 1).
@@ -260,7 +205,6 @@ struct ValueStorage<Value> {
     /// Releases the heap value `current` names, if any: for the owner's
     /// `deinit`, when no other thread reads.
     func releasePublished() {
-        if Self.isWord { return }
         let word = current.load(ordering: .acquiring)
         if !Self.isInline(word) { EpochRetiredValue<Value>.release(at: UnsafeMutableRawPointer(bitPattern: word)!) }
     }
