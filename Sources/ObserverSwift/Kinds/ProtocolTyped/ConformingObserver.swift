@@ -95,7 +95,7 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
         case .nonisolated, .unknown: break
         case .mainActor: delivery = .mainActor
         case .otherGlobalActor(let metadata):
-            guard let queue = GlobalActorQueue(globalActorMetadata: metadata) else { return nil }
+            guard let queue = GlobalActorQueue.queue(forGlobalActorMetadata: metadata) else { return nil }
             globalActorQueue = queue
         }
         let isIsolated = isolation != .nonisolated && isolation != .unknown
