@@ -55,7 +55,7 @@ final class GlobalActorCallOrderTests: XCTestCase {
     /// Makes `callCount` calls from one new thread, then waits (30 s at most)
     /// until the job has run all of them, and returns what it received.
     private func received(
-        by job: PingPongJob, after calls: @escaping @Sendable (Int) -> Void, arrived: XCTestExpectation
+        by job: PingPongJob, arrived: XCTestExpectation, after calls: @escaping @Sendable (Int) -> Void
     ) -> [Int] {
         let sent = expectation(description: "calls made")
         Thread {
@@ -90,13 +90,13 @@ final class GlobalActorCallOrderTests: XCTestCase {
         let registry = ObserverRegistry()
         let (job, arrived) = makeJob()
         registry.addObserver(job)
-        let numbers = received(by: job, after: { number in
+        let numbers = received(by: job, arrived: arrived) { number in
             if number % 2 == 1 {
                 registry.withObservers { (observer: Ping) in observer.ping(number) }
             } else {
                 registry.withObservers { (observer: Pong) in observer.pong(number) }
             }
-        }, arrived: arrived)
+        }
         XCTAssertEqual(numbers.count, Self.callCount)
         let outOfOrder = outOfOrderPairs(numbers)
         XCTAssertTrue(
@@ -109,13 +109,13 @@ final class GlobalActorCallOrderTests: XCTestCase {
         let (job, arrived) = makeJob()
         first.addObserver(job)
         second.addObserver(job)
-        let numbers = received(by: job, after: { number in
+        let numbers = received(by: job, arrived: arrived) { number in
             if number % 2 == 1 {
                 first.withObservers { (observer: Ping) in observer.ping(number) }
             } else {
                 second.withObservers { (observer: Ping) in observer.ping(number) }
             }
-        }, arrived: arrived)
+        }
         XCTAssertEqual(numbers.count, Self.callCount)
         let outOfOrder = outOfOrderPairs(numbers)
         XCTAssertTrue(

@@ -57,6 +57,10 @@ final class ActorCancelTests: XCTestCase {
 
     static let policies: [ObserverBufferingPolicy] = [.unbounded, .bufferingNewest(3), .bufferingOldest(3)]
 
+    static func label(_ name: String, _ policy: ObserverBufferingPolicy, _ limit: Int?, _ sends: Int) -> String {
+        "\(name), \(spelling(policy)), limit \(limit.map(String.init) ?? "none"), \(sends) sends"
+    }
+
     /// `policy` as it is spelled.
     static func spelling(_ policy: ObserverBufferingPolicy) -> String {
         switch policy.kind {
@@ -122,7 +126,7 @@ final class ActorCancelTests: XCTestCase {
             for limit in [nil, 1, 2, 3] as [Int?] {
                 for sends in [1, 3, 5] {
                     for form in forms() {
-                        let label = "\(form.name), \(Self.spelling(policy)), limit \(limit.map(String.init) ?? "none"), \(sends) sends"
+                        let label = Self.label(form.name, policy, limit, sends)
                         let recorder = BufferedRecorder()
                         let queuedBaseline = ObserverCore.statistics.queuedActorDeliveries
                         let release = occupy(recorder)
@@ -160,7 +164,7 @@ final class ActorCancelTests: XCTestCase {
             for limit in [nil, 1, 2, 3] as [Int?] {
                 for sends in [1, 3, 5] {
                     for form in forms() {
-                        let label = "\(form.name), \(Self.spelling(policy)), limit \(limit.map(String.init) ?? "none"), \(sends) sends"
+                        let label = Self.label(form.name, policy, limit, sends)
                         let recorder = BufferedRecorder()
                         let queuedBaseline = ObserverCore.statistics.queuedActorDeliveries
                         let release = occupy(recorder)
