@@ -8,7 +8,8 @@
 /// keeps a ``SubscriptionReference``, not the token, so that releasing the
 /// token can cancel (`store(in: &set)`), and checks it before each delivery:
 /// a cancelled subscription delivers nothing more, even what it had already
-/// received.
+/// received. No job runs before the mailbox has its subscription
+/// (``attach(_:)``), so every delivery is checked against it.
 ///
 /// What waits is bounded by the buffering policy: `.unbounded` keeps every
 /// item (the default, as for a dispatch queue); `.bufferingNewest(n)` and
@@ -23,16 +24,43 @@
 /// are kept, and the item that spends it ends the subscription on the
 /// sending thread: the first `limit` items received, and no more wait.
 /// With `.bufferingNewest(n)` a kept item may still be dropped for a newer
-/// one, so the limit is counted as the actor calls the handler, and the
-/// call that spends it ends the subscription and drops what still waits.
+/// one, so the limit is counted as the actor calls the handler, only for a
+/// call the subscription's check allowed, and the call that spends it ends
+/// the subscription and drops what still waits.
+///
+/// The limit ends the subscription with the same `cancel()` a token calls,
+/// and whichever cancel removes the subscription decides what still waits:
+/// the limit's, and the items it counted are delivered; any other (the
+/// token's, `unsubscribeAll`, the source's end), and nothing more is, also
+/// of what the limit had counted. A delivery that finds the subscription
+/// removed while the limit's cancel has not returned puts its items back and
+/// leaves them to that cancel, which starts the next job when it won.
 final class ActorMailbox<A: Actor, Item: Sendable>: Sendable {
     private let state: Locked<State>
     private let policy: ObserverBufferingPolicy.Kind
+    /// False for a mailbox that serves no subscription (a global actor's
+    /// queue): it delivers everything it receives.
+    private let hasSubscription: Bool
     private let handler: @Sendable (isolated A, Item) -> Void
 
     /// How many items one job on the actor delivers before it yields the
     /// actor to its other work.
     static var itemsPerJob: Int { 16 }
+
+    /// Where the limit stands.
+    private enum LimitEnd {
+        /// Not spent.
+        case none
+        /// Spent; the limit's cancel of the subscription has not returned
+        /// (or, before ``attach(_:)``, not started). Nothing more is accepted.
+        case ending
+        /// The limit's cancel removed the subscription: what it counted is
+        /// still delivered.
+        case ended
+        /// Another cancel removed the subscription first: nothing more is
+        /// delivered.
+        case preempted
+    }
 
     private struct State {
         weak var actor: A?
@@ -48,10 +76,29 @@ final class ActorMailbox<A: Actor, Item: Sendable>: Sendable {
         /// Handler calls (or, for a policy that keeps every item it
         /// accepts, items accepted) the limit still allows; `Int.max`: no limit.
         var remaining: Int
-        /// Set when the limit is spent: items accepted until then are still
-        /// delivered (all but `.bufferingNewest`'s, which ends with the call
-        /// that spends it), nothing more is accepted.
-        var endedByLimit = false
+        var limitEnd = LimitEnd.none
+
+        /// Marks a job as running and returns true when one may start: items
+        /// wait, none runs, and the subscription (if the mailbox has one) is
+        /// attached.
+        mutating func startsJob(needsSubscription: Bool) -> Bool {
+            if draining || items.count == 0 || (needsSubscription && subscription == nil) { return false }
+            draining = true
+            return true
+        }
+    }
+
+    /// What a delivery does with its item, decided inside its read section.
+    private enum Decision {
+        /// Calls the handler and goes on.
+        case deliver
+        /// Calls the handler with the item that spent the limit, then stops.
+        case deliverLast
+        /// Calls nothing more; what waits is dropped.
+        case stop
+        /// Calls nothing; the item and the rest of the job were put back for
+        /// the limit's cancel to settle.
+        case wait
     }
 
     /// - Parameters:
@@ -60,11 +107,14 @@ final class ActorMailbox<A: Actor, Item: Sendable>: Sendable {
     ///     every subscription anyway, such as a global actor's shared
     ///     instance); by default it is held weakly and its deinit ends the
     ///     subscription.
+    ///   - hasSubscription: false for a mailbox no subscription owns (no
+    ///     ``attach(_:)`` comes, and `limit` must be `Int.max`).
     init(
         actor: A, limit: Int, policy: ObserverBufferingPolicy = .unbounded, keepsActor: Bool = false,
-        handler: @escaping @Sendable (isolated A, Item) -> Void
+        hasSubscription: Bool = true, handler: @escaping @Sendable (isolated A, Item) -> Void
     ) {
         self.policy = policy.kind
+        self.hasSubscription = hasSubscription
         self.handler = handler
         state = Locked(State(remaining: limit))
         state.withLock {
@@ -84,15 +134,21 @@ final class ActorMailbox<A: Actor, Item: Sendable>: Sendable {
         return false
     }
 
-    /// Gives the mailbox its subscription; cancels it at once when the limit
-    /// was spent before the subscription existed.
+    /// Gives the mailbox its subscription and starts the job for what was
+    /// received before it; ends the subscription at once when the limit was
+    /// spent before it existed.
     func attach(_ subscription: Subscription) {
         let reference = subscription.reference
-        let spent = state.withLock { state -> Bool in
+        let (spent, startsJob) = state.withLock { state -> (Bool, Bool) in
             state.subscription = reference
-            return state.endedByLimit
+            if state.limitEnd == .ending { return (true, false) }
+            return (false, state.startsJob(needsSubscription: hasSubscription))
         }
-        if spent { reference.cancel() }
+        if spent {
+            endByLimit(reference)
+        } else if startsJob {
+            self.startJob()
+        }
     }
 
     /// Called on the sending thread (and by a replay, before any send):
@@ -104,7 +160,7 @@ final class ActorMailbox<A: Actor, Item: Sendable>: Sendable {
         var queuedCount = 0
         var endsSubscription: SubscriptionReference?
         let startsJob = state.withLock { state -> Bool in
-            if state.endedByLimit { return false }
+            if state.limitEnd != .none { return false }
             switch policy {
             case .unbounded:
                 break
@@ -131,19 +187,38 @@ final class ActorMailbox<A: Actor, Item: Sendable>: Sendable {
             if state.remaining != Int.max && !countsLimitAtDelivery {
                 state.remaining -= 1
                 if state.remaining == 0 {
-                    state.endedByLimit = true
+                    // Before `attach`, `attach` ends it.
+                    state.limitEnd = .ending
                     endsSubscription = state.subscription
                 }
             }
-            if state.draining { return false }
-            state.draining = true
-            return true
+            return state.startsJob(needsSubscription: hasSubscription)
         }
         if queuedCount != 0 { ActorMailboxCounters.queued.wrappingAdd(queuedCount, ordering: .relaxed) }
         if droppedCount > 0 { ActorMailboxCounters.dropped.wrappingAdd(droppedCount, ordering: .relaxed) }
         withExtendedLifetime(dropped) {}
-        endsSubscription?.cancel()
-        if startsJob { startJob() }
+        if startsJob { self.startJob() }
+        if let endsSubscription { endByLimit(endsSubscription) }
+    }
+
+    /// For a limit counted as items are kept: cancels the subscription and
+    /// settles what waits. When this cancel removed it, the items counted
+    /// are delivered (a job starts for those a delivery put back); when
+    /// another cancel came first, they are dropped.
+    private func endByLimit(_ subscription: SubscriptionReference) {
+        let removed = subscription.cancel()
+        var left: [Item] = []
+        let startsJob = state.withLock { state -> Bool in
+            state.limitEnd = removed ? .ended : .preempted
+            guard removed else {
+                left = state.items.removeAll()
+                return false
+            }
+            return state.startsJob(needsSubscription: hasSubscription)
+        }
+        // What waited is released here, outside the lock.
+        if !left.isEmpty { ActorMailboxCounters.queued.wrappingSubtract(left.count, ordering: .relaxed) }
+        if startsJob { self.startJob() }
     }
 
     private func startJob() {
@@ -171,18 +246,24 @@ final class ActorMailbox<A: Actor, Item: Sendable>: Sendable {
             (state.items.removeFirst(upTo: Self.itemsPerJob), state.subscription)
         }
         ActorMailboxCounters.queued.wrappingSubtract(items.count, ordering: .relaxed)
-        for item in items {
-            if countsLimitAtDelivery && !claimDelivery() { break }
-            // Checked before each delivery, inside the delivery's read
-            // section (see `deliverIfSubscribed`): a cancel returns before
-            // the next handler call starts. The limit's end is read after
-            // `isActive`: it is set before the limit's cancel, so a
-            // subscription the limit ended is seen as ended by it.
+        var decision = Decision.deliver
+        var dropped: [Item] = []
+        for index in items.indices {
+            // Decided inside the delivery's read section (see
+            // `deliverIfSubscribed`): a cancel returns before the next
+            // handler call starts, and a limit is spent only on a call the
+            // check allowed.
             let isSubscribed = {
-                subscription?.isActive ?? true || self.state.withLock { $0.endedByLimit }
+                decision = self.decide(subscription, rest: items[index...], dropped: &dropped)
+                return decision == .deliver || decision == .deliverLast
             }
-            deliverIfSubscribed(isSubscribed) { handler(actor, item) }
+            deliverIfSubscribed(isSubscribed) { handler(actor, items[index]) }
+            if decision != .deliver { break }
         }
+        // Released here, outside the lock and the read section.
+        if !dropped.isEmpty { ActorMailboxCounters.queued.wrappingSubtract(dropped.count, ordering: .relaxed) }
+        dropped.removeAll()
+        if decision == .wait { return false }
         return state.withLock { state in
             if state.items.count > 0 { return true }
             state.draining = false
@@ -190,24 +271,53 @@ final class ActorMailbox<A: Actor, Item: Sendable>: Sendable {
         }
     }
 
-    /// For a limit counted at delivery: takes one handler call from it;
-    /// false once it is spent. The call that spends it ends the
-    /// subscription and drops what still waits.
-    private func claimDelivery() -> Bool {
-        var ends: SubscriptionReference?
-        let (granted, left) = state.withLock { state -> (Bool, [Item]) in
-            if state.remaining == Int.max { return (true, []) }
-            if state.remaining == 0 { return (false, []) }
-            state.remaining -= 1
-            guard state.remaining == 0 else { return (true, []) }
-            state.endedByLimit = true
-            ends = state.subscription
-            return (true, state.items.removeAll())
+    /// Whether the delivery of `rest.first` goes ahead. `dropped` receives
+    /// what waited when the subscription has ended.
+    private func decide(
+        _ subscription: SubscriptionReference?, rest: ArraySlice<Item>, dropped: inout [Item]
+    ) -> Decision {
+        // A mailbox without a subscription delivers everything.
+        guard let subscription else { return .deliver }
+        if subscription.isActive {
+            return countsLimitAtDelivery ? claimDelivery(subscription, dropped: &dropped) : .deliver
         }
-        // What still waited is released here, outside the lock.
-        if !left.isEmpty { ActorMailboxCounters.queued.wrappingSubtract(left.count, ordering: .relaxed) }
-        ends?.cancel()
-        return granted
+        // The limit's end is read after `isActive`: it is set before the
+        // limit's cancel, so a subscription the limit removed is seen as
+        // `.ending` or `.ended` here.
+        return state.withLock { state in
+            switch state.limitEnd {
+            case .ended where !countsLimitAtDelivery:
+                return .deliver
+            case .ending:
+                state.items.prepend(contentsOf: rest)
+                ActorMailboxCounters.queued.wrappingAdd(rest.count, ordering: .relaxed)
+                state.draining = false
+                return .wait
+            default:
+                dropped = state.items.removeAll()
+                return .stop
+            }
+        }
+    }
+
+    /// For a limit counted at delivery, on a subscription found active:
+    /// takes one handler call from the limit. The call that spends it ends
+    /// the subscription and drops what still waits; it is made only when
+    /// the limit's cancel is the one that removed the subscription.
+    private func claimDelivery(_ subscription: SubscriptionReference, dropped: inout [Item]) -> Decision {
+        let decision = state.withLock { state -> Decision in
+            if state.remaining == Int.max { return .deliver }
+            if state.remaining == 0 { return .stop }
+            state.remaining -= 1
+            guard state.remaining == 0 else { return .deliver }
+            state.limitEnd = .ending
+            dropped = state.items.removeAll()
+            return .deliverLast
+        }
+        guard decision == .deliverLast else { return decision }
+        let removed = subscription.cancel()
+        state.withLock { $0.limitEnd = removed ? .ended : .preempted }
+        return removed ? .deliverLast : .stop
     }
 }
 
@@ -249,6 +359,14 @@ struct MailboxQueue<Item> {
     /// Every item, in order; the queue is left empty.
     mutating func removeAll() -> [Item] {
         removeFirst(upTo: count)
+    }
+
+    /// Puts `items` back in front of what waits, in their order.
+    mutating func prepend(contentsOf items: some Collection<Item>) {
+        var rebuilt = MailboxQueue()
+        for item in items { rebuilt.append(item) }
+        while count > 0 { rebuilt.append(removeFirst()) }
+        self = rebuilt
     }
 
     private mutating func grow() {

@@ -77,9 +77,11 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     /// to the main actor makes a box that delivers on the main actor whatever
     /// the registration's delivery (its methods must run there); one isolated
     /// to another global actor (`extension Job: @Worker P`) makes a box that
-    /// delivers on that actor's shared instance, in order, whatever the
-    /// registration's delivery. The cast is kept when it was made on the
-    /// conformance's actor, and made where the call runs otherwise.
+    /// delivers on that actor's shared instance, whatever the registration's
+    /// delivery, through the one ``GlobalActorQueue`` of that actor, so calls
+    /// to the observer keep their order across protocols and registries.
+    /// The cast is kept when it was made on the conformance's actor, and
+    /// made where the call runs otherwise.
     /// Conformances to the protocols of a composition isolated to two
     /// different global actors cannot all be called on one actor: such an
     /// observer is not stored for that composition.
@@ -95,7 +97,7 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
         case .nonisolated, .unknown: break
         case .mainActor: delivery = .mainActor
         case .otherGlobalActor(let metadata):
-            guard let queue = GlobalActorQueue(globalActorMetadata: metadata) else { return nil }
+            guard let queue = GlobalActorQueue.queue(forGlobalActorMetadata: metadata) else { return nil }
             globalActorQueue = queue
         }
         let isIsolated = isolation != .nonisolated && isolation != .unknown

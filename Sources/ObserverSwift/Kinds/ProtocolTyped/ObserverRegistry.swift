@@ -398,7 +398,8 @@ public final class ObserverRegistry: @unchecked Sendable {
     ///   main actor, whatever its delivery, whichever thread calls this; one
     ///   isolated to another global actor (`extension Job: @Worker
     ///   TemperatureObserver`) on that actor's shared instance, later, in
-    ///   the order of the calls.
+    ///   the order of the calls (calls made from one thread keep that order
+    ///   on the actor, through any protocol and any registry).
     ///
     /// So `body` may run later, on other threads, several at once: it
     /// escapes and is `@Sendable` (capture values, not `self`'s mutable
