@@ -11,7 +11,7 @@ CORE_SOURCES = Sources/CObserverCore/oc_epoch.c Sources/CObserverCore/oc_list.c 
 CORE_INCLUDES = -ISources/CObserverCore/include -ISources/CObserverCore
 CORE_OBJECTS = $(patsubst Sources/CObserverCore/%.c,build-c/%.o,$(CORE_SOURCES))
 
-.PHONY: fuzz fuzz-build deps deps-check api-listing api-baseline api-check build strict test program-shapes c-test c-test-asan seed-compat snippets demo demo-nats bench bench-nats bench-read-section bench-quick bench-callgrind bench-build torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs docs-render-check docs-browser docs-preview lint format clean
+.PHONY: fuzz fuzz-build deps deps-check api-listing api-baseline api-check build strict test program-shapes c-test c-test-asan seed-compat snippets demo demo-nats bench bench-nats bench-read-section bench-quick bench-callgrind bench-build torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs docs-render-check docs-render-selfcheck docs-browser docs-preview lint format clean
 
 # Installs what the package builds and tests with when it is missing:
 # Concurrency Kit (Debian libck-dev), the NATS C client (libnats-dev),
@@ -402,6 +402,12 @@ docs-render-check: deps docs-browser
 	.ci/check-docs-site docs-site $(DOCS_HOSTING_BASE_PATH) \
 		'documentation/observerswift/:ObserverSwift' 'documentation/observerswift/gettingstarted:Getting Started'
 	.ci/check-docs-site docs-site/nats $(DOCS_HOSTING_BASE_PATH)/nats 'documentation/observernats/:ObserverNATS'
+
+# Proves that docs-render-check names a missing or broken browser (a missing
+# path, a fake that exits 1, one that renders nothing, none on PATH) instead
+# of blaming a page (.ci/check-docs-site-selfcheck; needs no browser).
+docs-render-selfcheck:
+	.ci/check-docs-site-selfcheck
 
 # Installs Debian's chromium for docs-render-check when no browser is found
 # and INSTALL_BROWSER=1 or CI=true asks for it; otherwise does nothing (the
