@@ -150,6 +150,26 @@ final class ObservableRecipeTests: XCTestCase {
         XCTAssertEqual(seen.values, [])
     }
 
+    func testTheObserverMaySetTheValueAndReplaceItselfFromItsCalls() {
+        let count = Observable(value: 0)
+        let first = Received<Int>()
+        let second = Received<Int>()
+        count.addObserver { value in
+            first.append(value)
+            if value == 0 { count.value = 1 }  // from the fireNow call
+            if value == 1 { count.addObserver(fireNow: false) { second.append($0) } }  // from the main queue
+        }
+        XCTAssertEqual(first.values, [0])
+        flushMainQueue()
+        XCTAssertEqual(first.values, [0, 1])
+        count.value = 2
+        flushMainQueue()
+        XCTAssertEqual(first.values, [0, 1])
+        XCTAssertEqual(second.values, [2])
+        XCTAssertEqual(count.observersCount, 1)
+        count.removeObserver()
+    }
+
     func testSetsFromOtherThreadsReachTheObserverOnTheMainQueueInOrder() {
         let count = Observable(value: 0)
         let calls = Received<Call>()
