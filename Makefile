@@ -11,7 +11,7 @@ CORE_SOURCES = Sources/CObserverCore/oc_epoch.c Sources/CObserverCore/oc_list.c 
 CORE_INCLUDES = -ISources/CObserverCore/include -ISources/CObserverCore
 CORE_OBJECTS = $(patsubst Sources/CObserverCore/%.c,build-c/%.o,$(CORE_SOURCES))
 
-.PHONY: fuzz fuzz-build deps deps-check api-listing api-baseline api-check build strict test program-shapes c-test c-test-asan seed-compat snippets demo demo-nats bench bench-nats bench-read-section bench-quick bench-callgrind bench-build torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs docs-check-deps docs-preview lint format clean
+.PHONY: fuzz fuzz-build deps deps-check api-listing api-baseline api-check build strict test program-shapes c-test c-test-asan seed-compat snippets demo demo-nats bench bench-nats bench-read-section bench-quick bench-callgrind bench-build torture reliability-long tsan tsan-selfcheck asan asan-selfcheck valgrind c-warnings examples docs docs-render-check docs-render-selfcheck docs-browser docs-preview lint format clean
 
 # Installs what the package builds and tests with when it is missing:
 # Concurrency Kit (Debian libck-dev), the NATS C client (libnats-dev),
@@ -356,12 +356,10 @@ strict: deps
 # DocC sites from the catalogs and the compiler's symbol graphs (no plugin),
 # built for static hosting under DOCS_HOSTING_BASE_PATH (the repository's
 # name by default: https://<owner>.github.io/ObserverSwift/): one tree,
-# docs-site/, with ObserverNATS's site in docs-site/nats/. Then the
-# hosted-path check: both sites served from that sub-path must render in
-# headless Chromium with no request answered 404 (.ci/check-docs-site;
-# docs-check-deps installs Debian's chromium for it).
+# docs-site/, with ObserverNATS's site in docs-site/nats/. Warnings are
+# errors. No browser is needed: make docs-render-check checks the rendering.
 DOCS_HOSTING_BASE_PATH ?= ObserverSwift
-docs: deps docs-check-deps
+docs: deps
 	rm -rf .build/symbol-graphs docs-site docs-site-nats
 	mkdir -p .build/symbol-graphs
 	$(SWIFT) build --target ObserverSwift -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc .build/symbol-graphs
@@ -387,21 +385,41 @@ docs: deps docs-check-deps
 		--fallback-display-name ObserverNATS --fallback-bundle-identifier org.observerswift.ObserverNATS \
 		--transform-for-static-hosting --hosting-base-path $(DOCS_HOSTING_BASE_PATH)/nats \
 		--output-path docs-site/nats --warnings-as-errors
-	.ci/check-docs-site docs-site $(DOCS_HOSTING_BASE_PATH) \
-		'documentation/observerswift/:ObserverSwift' 'documentation/observerswift/gettingstarted:Getting Started'
-	.ci/check-docs-site docs-site/nats $(DOCS_HOSTING_BASE_PATH)/nats 'documentation/observernats/:ObserverNATS'
 	@echo "docs: docs-site/ is the site for https://<host>/$(DOCS_HOSTING_BASE_PATH)/ (ObserverNATS's under nats/)."
 	@echo "docs: make docs-preview serves it at http://127.0.0.1:$(DOCS_PORT)/$(DOCS_HOSTING_BASE_PATH)/documentation/observerswift/"
 	@echo "      (the bridge: http://127.0.0.1:$(DOCS_PORT)/$(DOCS_HOSTING_BASE_PATH)/nats/documentation/observernats/)"
 
-# Chromium for the hosted-path check: Debian's package when no Chromium is
-# found (the library's own dependencies never include it).
-docs-check-deps:
+# The hosted-path check of the sites in docs-site/ (make docs builds them
+# first when docs-site/ is missing): both, served from DOCS_HOSTING_BASE_PATH,
+# must render in headless Chromium with no request answered 404
+# (.ci/check-docs-site). The browser is CHROMIUM, or chromium,
+# chromium-browser or google-chrome on PATH. Without one the check fails,
+# naming the browser and how to get it; it installs Debian's chromium (about
+# 130 packages, as root, through .ci/install-debian-packages) only when asked:
+# INSTALL_BROWSER=1, or CI=true (.ci/run passes INSTALL_BROWSER=1).
+docs-render-check: deps docs-browser
+	@test -f docs-site/index.html || $(MAKE) --no-print-directory docs
+	.ci/check-docs-site docs-site $(DOCS_HOSTING_BASE_PATH) \
+		'documentation/observerswift/:ObserverSwift' 'documentation/observerswift/gettingstarted:Getting Started'
+	.ci/check-docs-site docs-site/nats $(DOCS_HOSTING_BASE_PATH)/nats 'documentation/observernats/:ObserverNATS'
+
+# Proves that docs-render-check names a missing or broken browser (a missing
+# path, a fake that exits 1, one that renders nothing, none on PATH) instead
+# of blaming a page (.ci/check-docs-site-selfcheck; needs no browser).
+docs-render-selfcheck:
+	.ci/check-docs-site-selfcheck
+
+# Installs Debian's chromium for docs-render-check when no browser is found
+# and INSTALL_BROWSER=1 or CI=true asks for it; otherwise does nothing (the
+# check itself then says what is missing).
+INSTALL_BROWSER ?= $(if $(filter true,$(CI)),1,0)
+docs-browser:
 	@if [ -n "$(CHROMIUM)" ] || command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
 		|| command -v google-chrome >/dev/null 2>&1; then :; \
-	elif command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1; then \
+	elif [ "$(INSTALL_BROWSER)" = 1 ] && command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1; then \
+		echo "docs-browser: installing Debian's chromium (INSTALL_BROWSER=$(INSTALL_BROWSER))"; \
 		.ci/install-debian-packages chromium; \
-	else echo "docs: the hosted-path check needs Chromium: install it, or name it with CHROMIUM=<path>"; exit 1; fi
+	fi
 
 # Serves docs-site/ (built first if missing) the way a static host does, under
 # DOCS_HOSTING_BASE_PATH, on the loopback interface only, until interrupted.

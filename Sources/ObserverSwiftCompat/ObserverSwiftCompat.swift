@@ -1,5 +1,7 @@
 // The seed libraries' spellings over ObserverSwift: SwiftEvents 1 and 2
-// (`trigger`, `notify`, `addSubscriber`, `EventTS`, `ObservableTS`, ...),
+// (`Observable`, `trigger`, `notify`, `addSubscriber`, `EventTS`,
+// `ObservableTS`, ...), the minimal `Observable<T>(value:)` recipe
+// (`addObserver(fireNow:_:)`, `removeObserver()`),
 // Flowduino Observable (`ObservableThreadSafeClass`, ...), material-motion's
 // IndefiniteObservable (`Observer` with its `next` property,
 // `IndefiniteObservable`, `Disconnect`, `noopDisconnect`, `unsubscribe()`)

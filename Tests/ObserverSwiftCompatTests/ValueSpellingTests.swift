@@ -8,24 +8,25 @@ private final class Label: Sendable {
     let texts = Received<String>()
 }
 
-/// SwiftEvents' `Observable` and the minimal `Observable<T>` recipe, spelled
-/// as they were, over `ObservableValue`.
+/// SwiftEvents' `Observable`, spelled as it was, over `ObservableValue` (the
+/// recipe's `addObserver` and `removeObserver()`: `ObservableRecipeTests`).
 final class ValueSpellingTests: XCTestCase {
-    func testRecipeInitializersAndTheAssignmentOperator() {
-        let number = ObservableValue(value: 1)
-        let mode = ObservableValue(value: "light", skipsDuplicates: true)
+    func testObservableIsObservableValueUnderTheSeedsName() {
+        let number: Observable<Int> = Observable(1)  // SwiftEvents' initializer
+        let mode = Observable(value: "light", skipsDuplicates: true)  // the recipe's label
+        XCTAssertTrue(type(of: number) == ObservableValue<Int>.self)
         let seen = Received<Int>()
         let modes = Received<String>()
-        let token = number.addObserver { seen.append($0) }
-        let modeToken = mode.addObserver { modes.append($0) }
+        let token = number.subscribe { seen.append($0) }
+        let modeToken = mode.subscribe { modes.append($0) }
         number <<< 5
         number <<< number.value + 1  // assignment precedence: no parentheses needed
         mode <<< "light"
         mode <<< "dark"
         XCTAssertEqual(seen.values, [5, 6])
         XCTAssertEqual(modes.values, ["dark"])
-        XCTAssertTrue(number.removeObserver(token))
-        XCTAssertTrue(mode.removeObserver(modeToken))
+        token.cancel()
+        modeToken.cancel()
     }
 
     func testBindUnbindAndObserversCount() {
@@ -43,46 +44,17 @@ final class ValueSpellingTests: XCTestCase {
         XCTAssertEqual(other.texts.values, ["value-only ", "value-only a", "value-only b"])
     }
 
-    func testUnbindAllRemovesBindingsButKeepsAddedObservers() {
-        let number = ObservableValue(0)
+    func testUnbindAllRemovesBindingsButKeepsClosureSubscriptions() {
+        let number = Observable(0)
         let label = Label()
         let added = Received<Int>()
         number.bind(label) { label, value in label.texts.append("\(value)") }
-        let observer = number.addObserver { added.append($0) }
+        let observer = number.subscribe { added.append($0) }
         XCTAssertEqual(number.unbindAll(), 1)
         number.value = 1
         XCTAssertEqual(label.texts.values, [])
         XCTAssertEqual(added.values, [1])
         XCTAssertEqual(number.observersCount, 1)
-        withExtendedLifetime(observer) {}
-    }
-
-    func testRemoveObserverIgnoresAForeignToken() {
-        let number = ObservableValue(0)
-        let other = ObservableValue(0)
-        let otherSeen = Received<Int>()
-        let foreign = other.addObserver { otherSeen.append($0) }
-        XCTAssertFalse(number.removeObserver(foreign))
-        other.value = 1
-        XCTAssertEqual(otherSeen.values, [1], "the foreign observer must survive")
-        XCTAssertTrue(foreign.isActive)
-        XCTAssertTrue(other.removeObserver(foreign))
-        XCTAssertFalse(other.removeObserver(foreign), "a second removal is a no-op")
-    }
-
-    func testRemoveObserverWithoutArgumentRemovesAddedObserversButNotBindings() {
-        let number = ObservableValue(0)
-        let label = Label()
-        let added = LockedCounter()
-        _ = number.addObserver { _ in added.increment() }  // both removed by removeObserver()
-        _ = number.addObserver { _ in added.increment() }
-        number.bind(label) { label, value in label.texts.append("\(value)") }
-        XCTAssertEqual(number.removeObserver(), 2)
-        number.value = 1
-        XCTAssertEqual(added.value, 0)
-        XCTAssertEqual(label.texts.values, ["1"])
-        XCTAssertEqual(number.removeObserver(), 0)
-        XCTAssertEqual(number.removeAllObservers(), 1)
-        XCTAssertEqual(number.observersCount, 0)
+        observer.cancel()
     }
 }

@@ -64,49 +64,6 @@ extension ObservableValue where Value: Sendable {
     }
 }
 
-/// The minimal `Observable<T>(value:)` recipe's spellings.
-extension ObservableValue {
-    /// The recipe's initializer: `ObservableValue(value: 0)`.
-    public convenience init(value: Value) {
-        self.init(value)
-    }
-
-    /// The recipe's spelling of `subscribe(replay:_:)`.
-    public func addObserver(
-        replay: Bool = false, _ handler: @escaping @Sendable (Value) -> Void
-    ) -> Subscription {
-        subscribe(replay: replay, handler)
-    }
-
-    /// Removes the observer `token` names (`token.cancel()` in
-    /// ObserverSwift). Returns false (and does nothing) for a token already
-    /// removed or issued by another source.
-    @discardableResult
-    public func removeObserver(_ token: Subscription) -> Bool {
-        unsubscribe(token: token)
-    }
-
-    /// Removes every closure observer; subscriptions made with a target stay.
-    /// Returns how many were removed.
-    @discardableResult
-    public func removeObserver() -> Int {
-        unsubscribeAll(withTargets: false)
-    }
-
-    /// The recipe's spelling of `unsubscribeAll()`.
-    @discardableResult
-    public func removeAllObservers() -> Int {
-        unsubscribeAll()
-    }
-}
-
-extension ObservableValue where Value: Equatable {
-    /// The recipe's spelling of `init(_:skipsDuplicates:)`.
-    public convenience init(value: Value, skipsDuplicates: Bool) {
-        self.init(value, skipsDuplicates: skipsDuplicates)
-    }
-}
-
 /// Sets a new value: `observable <<< value` (SwiftEvents' operator).
 /// Assignment precedence, so `count <<< count.value + 1` needs no parentheses.
 infix operator <<< : AssignmentPrecedence

@@ -2,14 +2,13 @@ import Foundation
 import ObserverSwiftCompat
 
 // SwiftEvents' README (versions 1 and 2), with UIKit types replaced by plain
-// classes and SwiftEvents' `Observable<T>` spelled `ObservableValue<T>` (the
-// migration guide's one rename: `Observable` is Swift's Observation protocol).
+// classes; only the import changed.
 
 struct SomeItem {}
 
 class ViewModel {
-    let items: ObservableValue<[SomeItem]> = ObservableValue([])
-    let infoLabel: ObservableValue<String> = ObservableValue("")
+    let items: Observable<[SomeItem]> = Observable([])
+    let infoLabel: Observable<String> = Observable("")
 }
 
 class View {
@@ -81,7 +80,7 @@ func swiftEventsFlows() {
     check(controller.image != nil, "SwiftEvents Event.subscribe(self)")
 
     let someEvent = Event<Int>()
-    let someObservable = ObservableValue(0)
+    let someObservable = Observable(0)
     let owner = Screen()
     someEvent.subscribe(owner) { [weak owner] in owner?.titles.append("\($0)") }
     someEvent.trigger(1)

@@ -1,11 +1,6 @@
 import Foundation
 import ObserverSwiftCompat
 
-// The minimal `Observable<T>` recipe, as blog posts write it.
-final class LoginViewModel {
-    let username = ObservableValue<String>(value: "")
-}
-
 var failures = 0
 
 func check(_ condition: Bool, _ what: String) {
@@ -13,23 +8,11 @@ func check(_ condition: Bool, _ what: String) {
     if !condition { failures += 1 }
 }
 
-func recipeFlows() {
-    let viewModel = LoginViewModel()
-    var shown: [String] = []
-    let token = viewModel.username.addObserver { value in
-        shown.append(value)
-    }
-    viewModel.username.value = "ada"
-    viewModel.username.removeObserver(token)
-    viewModel.username.value = "grace"
-    check(shown == ["ada"], "minimal Observable<T> recipe")
-}
-
 swiftEventsFlows()
 flowduinoFlows()
 indefiniteObservableFlows()
 hsObserverFlows()
-recipeFlows()
+observableRecipeFlows()
 if failures > 0 {
     print("seed-flows: \(failures) failed")
     exit(1)
