@@ -366,13 +366,14 @@ final class NATSDenialAttributionTests: XCTestCase {
         let permissions = try PermissionServer()
         defer { permissions.stop() }
         let log = StatusLog()
-        var options = permissions.limited()
-        options.echo = true
-        let bridge = try NATSBridge(options: options, status: log.event)
+        let bridge = try NATSBridge(options: permissions.limited(), status: log.event)
         defer { bridge.close() }
         checkImportDenied(bridge, subject: "perm.late.s")
+        // Another connection of the same user publishes: denied until the grant.
+        let publisher = try NATSBridge(options: permissions.limited())
+        defer { publisher.close() }
         let local = Event<Int>()
-        let export = try bridge.export(local, to: "perm.late.s")
+        let export = try publisher.export(local, to: "perm.late.s")
         local.send(0)
         XCTAssertTrue(waitUntil(timeout: 5) { export.failedPublishes == 1 })
 
@@ -385,7 +386,7 @@ final class NATSDenialAttributionTests: XCTestCase {
         for value in 1...5 { local.send(value) }
         XCTAssertTrue(waitUntil(timeout: 5) { received.count == 5 }, "\(received.values)")
         XCTAssertEqual(imported.deliveredCount, 5)
-        bridge.flush(timeout: .seconds(5))
+        publisher.flush(timeout: .seconds(5))
         XCTAssertEqual(export.failedPublishes, 1, "nothing refused after the grant")
         // And withdrawn again: the import's subscription is denied, with the server's words.
         XCTAssertTrue(try permissions.grant(["perm.other.>"], probe: "perm.other.probe"))
