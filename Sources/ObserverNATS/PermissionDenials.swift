@@ -22,11 +22,11 @@ struct SubjectBytes: Hashable, Sendable {
 /// - a denied subscription is given to the import being made of that subject (which then throws);
 /// - anything else is reported as an ``NATSStatus/error(_:)`` with the server's words.
 ///
-/// Each subject has at most one sender among the bridge's exports that the server's denial could
-/// not tell apart: one at-most-once export, or any number of at-least-once exports (whose denied
-/// messages the JetStream context refuses one by one), never both (``register(_:)`` refuses the
-/// second). Subjects are at most ``NATSSubject/maximumSubjectBytes`` bytes as the server quotes
-/// them, so the text cnats keeps (255 bytes) names every one whole.
+/// Several at-most-once exports of one subject share a ``SubjectSenders``, which knows whose
+/// message each denial is; several at-least-once exports of one subject share the JetStream
+/// context, which refuses their denied messages one by one. One bridge does not export a subject
+/// both ways (``register(_:)`` refuses it). Subjects are at most ``NATSSubject/maximumSubjectBytes``
+/// bytes as the server quotes them, so the text cnats keeps (255 bytes) names every one whole.
 ///
 /// It holds its publishers and the JetStream context strongly, and only while they can
 /// publish: an export takes its publishers out when it stops (cancelled, or stopped by its
@@ -38,7 +38,7 @@ final class PermissionDenials: Sendable {
     /// What the table holds, under one lock.
     private struct Table {
         /// At-most-once publishers by subject.
-        var publishers: [SubjectBytes: ExportedPublisher] = [:]
+        var publishers: [SubjectBytes: SubjectSenders] = [:]
         /// Subjects at-least-once exports publish through the JetStream context (kept while the
         /// context lives: its retry thread republishes a cancelled export's pending messages).
         var atLeastOnceSubjects: Set<SubjectBytes> = []
@@ -48,6 +48,8 @@ final class PermissionDenials: Sendable {
         /// The number of the last callback marker posted, and of the last one the handler saw.
         var markersPosted: UInt64 = 0
         var markersSeen: UInt64 = 0
+        /// What to do when the handler sees a marker, by its number.
+        var markerActions: [UInt64: @Sendable () -> Void] = [:]
     }
 
     private let table = Locked(Table())
@@ -74,20 +76,21 @@ final class PermissionDenials: Sendable {
 
     // MARK: Registration
 
-    /// Registers an at-most-once publisher; returns why it cannot be (another export of the bridge
-    /// publishes its subject), or nil.
+    /// Registers an at-most-once publisher, before it publishes; returns why it cannot be (an
+    /// at-least-once export of the bridge publishes its subject), or nil.
     func register(_ publisher: ExportedPublisher) -> String? {
         let subject = SubjectBytes(publisher.subject)
-        return table.withLock { table -> String? in
-            if table.publishers[subject] != nil {
-                return Self.sharedSubjectProblem(publisher.subject, other: "at most once")
-            }
-            if table.atLeastOnceSubjects.contains(subject) {
-                return Self.sharedSubjectProblem(publisher.subject, other: "at least once")
-            }
-            table.publishers[subject] = publisher
-            return nil
+        let senders = table.withLock { table -> SubjectSenders? in
+            if table.atLeastOnceSubjects.contains(subject) { return nil }
+            if let senders = table.publishers[subject] { return senders }
+            let senders = SubjectSenders(denials: self)
+            table.publishers[subject] = senders
+            return senders
         }
+        guard let senders else { return Self.sharedSubjectProblem(publisher.subject, other: "at least once") }
+        publisher.senders = senders
+        senders.add(publisher)
+        return nil
     }
 
     /// Registers the subject of an at-least-once export; returns why it cannot be (an at-most-once
@@ -95,7 +98,9 @@ final class PermissionDenials: Sendable {
     func registerAtLeastOnce(_ subject: String) -> String? {
         let bytes = SubjectBytes(subject)
         return table.withLock { table -> String? in
-            if table.publishers[bytes] != nil { return Self.sharedSubjectProblem(subject, other: "at most once") }
+            if let senders = table.publishers[bytes], senders.publisherCount > 0 {
+                return Self.sharedSubjectProblem(subject, other: "at most once")
+            }
             table.atLeastOnceSubjects.insert(bytes)
             return nil
         }
@@ -103,15 +108,18 @@ final class PermissionDenials: Sendable {
 
     static func sharedSubjectProblem(_ subject: String, other: String) -> String {
         "another export of this bridge publishes \"\(subject)\" \(other): the server's permission denials name "
-            + "only the subject, so a bridge exports a subject either at most once from one export or at least "
-            + "once (cancel the other export first, or export from a second bridge)"
+            + "only the subject, and at-least-once messages are sent apart from at-most-once ones, so a bridge "
+            + "exports a subject either at most once or at least once (cancel the other exports first, or export "
+            + "from a second bridge)"
     }
 
-    /// Takes `publisher` out: denials of its subject no longer reach it. No-op when it is not in.
+    /// Takes `publisher` out: denials of its subject no longer reach it once no other export of
+    /// the bridge publishes the subject. No-op when it is not in.
     func unregister(_ publisher: ExportedPublisher) {
         let subject = SubjectBytes(publisher.subject)
         table.withLock { table in
-            if table.publishers[subject] === publisher { table.publishers[subject] = nil }
+            guard let senders = table.publishers[subject] else { return }
+            if senders.remove(publisher) { table.publishers[subject] = nil }
         }
     }
 
@@ -131,7 +139,12 @@ final class PermissionDenials: Sendable {
 
     /// How many publishers of `subject` are registered now (for tests).
     func registeredPublisherCount(of subject: String) -> Int {
-        table.withLock { $0.publishers[SubjectBytes(subject)] == nil ? 0 : 1 }
+        table.withLock { $0.publishers[SubjectBytes(subject)] }?.publisherCount ?? 0
+    }
+
+    /// The publishers of `subject` (for tests).
+    func senders(of subject: String) -> SubjectSenders? {
+        table.withLock { $0.publishers[SubjectBytes(subject)] }
     }
 
     /// Whether a JetStream context is registered now (for tests).
@@ -186,12 +199,14 @@ final class PermissionDenials: Sendable {
     /// The text of a marker: the handler recognises it and takes it to no one.
     static let markerPrefix = "ObserverNATS callback marker "
 
-    /// Queues a marker behind every callback cnats has queued for `connection` so far; returns its
-    /// number, or nil when cnats' function is absent.
-    private func postMarker(_ connection: OpaquePointer) -> UInt64? {
+    /// Queues a marker behind every callback cnats has queued for `connection` so far, which runs
+    /// `action` (on cnats' callback thread) when the handler sees it; returns its number, or nil
+    /// when cnats' function is absent.
+    func postMarker(_ connection: OpaquePointer, then action: (@Sendable () -> Void)? = nil) -> UInt64? {
         guard let post = Self.postErrorHandler else { return nil }
         let number = table.withLock { table -> UInt64 in
             table.markersPosted += 1
+            if let action { table.markerActions[table.markersPosted] = action }
             return table.markersPosted
         }
         // cnats frees the text after the callback.
@@ -207,7 +222,11 @@ final class PermissionDenials: Sendable {
     func handle(_ text: String?, status: Event<NATSStatus>) -> Bool {
         guard let text else { return false }
         if text.hasPrefix(Self.markerPrefix), let number = UInt64(text.dropFirst(Self.markerPrefix.count)) {
-            table.withLock { $0.markersSeen = max($0.markersSeen, number) }
+            let action = table.withLock { table in
+                table.markersSeen = max(table.markersSeen, number)
+                return table.markerActions.removeValue(forKey: number)
+            }
+            action?()
             handled.lock()
             handled.broadcast()
             handled.unlock()
@@ -217,10 +236,11 @@ final class PermissionDenials: Sendable {
         let bytes = SubjectBytes(bytes: subject)
         switch denial.operation {
         case .publish:
-            let (publisher, context) = table.withLock { table -> (ExportedPublisher?, JetStreamContext?) in
-                if let publisher = table.publishers[bytes] { return (publisher, nil) }
+            let (senders, context) = table.withLock { table -> (SubjectSenders?, JetStreamContext?) in
+                if let senders = table.publishers[bytes] { return (senders, nil) }
                 return (nil, table.atLeastOnceSubjects.contains(bytes) ? table.jetStream : nil)
             }
+            let publisher = senders?.takeDenied()
             if let publisher {
                 publisher.reportFailure(denial.text)
                 return true

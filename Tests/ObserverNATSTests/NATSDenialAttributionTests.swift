@@ -248,9 +248,9 @@ final class NATSDenialAttributionTests: XCTestCase {
 
     // MARK: Item 6: the export or import that sent it
 
-    /// The server's denial names the subject only: a bridge refuses a second export that its
-    /// denials could not be told apart from (at most once beside anything), and attributes the
-    /// denials of subjects equal under `==` but not as bytes to their own export.
+    /// The server's denial names the subject only: each denial reaches the export whose message it
+    /// was, among several exports of one subject on one bridge; a subject is not exported both at
+    /// most once and at least once by one bridge (their messages go out apart).
     func testDenialsReachTheExportThatSentThem() throws {
         let permissions = try PermissionServer()
         defer { permissions.stop() }
@@ -262,18 +262,38 @@ final class NATSDenialAttributionTests: XCTestCase {
         let stream = NATSStream(name: "SHARED", subjects: ["perm.>"])
         try adminBridge.export(Event<Int>(), to: "perm.ok.created", delivery: .atLeastOnce(stream: stream))
 
+        // Sent before the second export joins, and after.
         let sending = Event<Int>()
         let sender = try bridge.export(sending, to: "perm.no.shared")
-        XCTAssertThrowsError(try bridge.export(Event<Int>(), to: "perm.no.shared")) { error in
+        for value in 1...4 { sending.send(value) }
+        let silent = try bridge.export(Event<Int>(), to: "perm.no.shared")
+        for value in 5...10 { sending.send(value) }
+        XCTAssertTrue(waitUntil(timeout: 5) { sender.failedPublishes == 10 }, "\(sender.failedPublishes)")
+        bridge.flush(timeout: .seconds(5))
+        XCTAssertEqual(sender.failedPublishes, 10)
+        XCTAssertEqual(silent.failedPublishes, 0, "charged to an export that sent nothing")
+        // Three exports of one subject sending from three threads, each its own count.
+        let events = [Event<Int>(), Event<Int>(), Event<Int>()]
+        let exports = try events.map { try bridge.export($0, to: "perm.no.busy") }
+        let counts = [300, 200, 1_000]
+        DispatchQueue.concurrentPerform(iterations: 3) { index in
+            for value in 0..<counts[index] { events[index].send(value) }
+        }
+        XCTAssertTrue(
+            waitUntil(timeout: 10) { exports.map(\.failedPublishes).reduce(0, +) == counts.reduce(0, +) },
+            "\(exports.map(\.failedPublishes))")
+        bridge.flush(timeout: .seconds(5))
+        XCTAssertEqual(exports.map(\.failedPublishes), counts)
+        XCTAssertThrowsError(
+            try bridge.export(Event<Int>(), to: "perm.no.shared", delivery: .atLeastOnce(stream: stream))
+        ) { error in
             XCTAssertEqual((error as? NATSError)?.kind, .invalidSubject, "\(error)")
             XCTAssertTrue("\(error)".contains("another export of this bridge"), "\(error)")
         }
-        XCTAssertThrowsError(
-            try bridge.export(Event<Int>(), to: "perm.no.shared", delivery: .atLeastOnce(stream: stream)))
-        for value in 1...10 { sending.send(value) }
-        XCTAssertTrue(waitUntil(timeout: 5) { sender.failedPublishes == 10 }, "\(sender.failedPublishes)")
-        // Once that export is cancelled, the subject may be exported at least once, by several exports.
+        // Once the at-most-once exports are cancelled, the subject may be exported at least once, by
+        // several exports, each refused its own events.
         sender.cancel()
+        silent.cancel()
         let first = Event<Int>()
         let second = Event<Int>()
         let firstExport = try bridge.export(first, to: "perm.no.shared", delivery: .atLeastOnce(stream: stream))
@@ -311,6 +331,29 @@ final class NATSDenialAttributionTests: XCTestCase {
         XCTAssertEqual(deniedExport.failedPublishes, 10)
         XCTAssertEqual(publishFailures(log, decomposed).count, 10)
         XCTAssertEqual(publishFailures(log, composed).count, 0)
+    }
+
+    /// Exports sharing a permitted subject record the order of their messages only until the server
+    /// has answered them: memory stays bounded however many are sent.
+    func testTheOrderOfASharedSubjectsMessagesIsForgottenOnceAnswered() throws {
+        let permissions = try PermissionServer()
+        defer { permissions.stop() }
+        let bridge = try NATSBridge(options: permissions.limited())
+        defer { bridge.close() }
+        let events = [Event<Int>(), Event<Int>()]
+        let exports = try events.map { try bridge.export($0, to: "perm.ok.shared") }
+        let senders = try XCTUnwrap(bridge.callbacks.denials.senders(of: "perm.ok.shared"))
+        var largest = 0
+        for value in 0..<20_000 {
+            events[value % 2].send(value)
+            if value % 100 == 0 { largest = max(largest, senders.recordedRunCount) }
+        }
+        bridge.flush(timeout: .seconds(5))
+        XCTAssertTrue(
+            waitUntil(timeout: 5) { senders.recordedRunCount <= 2 * SubjectSenders.pruneThreshold + 1 },
+            "\(senders.recordedRunCount) runs recorded")
+        XCTAssertLessThan(largest, 5_000, "recorded runs while sending")
+        XCTAssertEqual(exports.map(\.failedPublishes), [0, 0])
     }
 
     /// Imports made while an export of the same bridge is being denied learn their own answer:
