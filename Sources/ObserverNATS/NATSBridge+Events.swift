@@ -13,7 +13,9 @@ extension NATSBridge {
     /// subject do not bounce values back and forth.
     ///
     /// - Throws: ``NATSError/Kind/invalidSubject`` for a subject with wildcards,
-    ///   empty tokens or whitespace; ``NATSError/Kind/closed`` after ``close(timeout:)``;
+    ///   empty tokens or whitespace, one longer than ``NATSSubject/maximumSubjectBytes``, or one
+    ///   this bridge exports the other way (at most once and at least once are not mixed on one
+    ///   subject); ``NATSError/Kind/closed`` after ``close(timeout:)``;
     ///   a JetStream error when the stream of `.atLeastOnce` cannot be created.
     @inlinable
     @discardableResult
