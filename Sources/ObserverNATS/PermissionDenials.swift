@@ -196,6 +196,11 @@ final class PermissionDenials: Sendable {
         return unsafeBitCast(symbol, to: PostErrorHandler.self)
     }()
 
+    /// Whether markers can be queued (cnats' function was found). Without them an import does not
+    /// wait for its denial after the flush, and several exports of one subject are not told apart
+    /// (denials go to the first).
+    static var canQueueMarkers: Bool { postErrorHandler != nil }
+
     /// The text of a marker: the handler recognises it and takes it to no one.
     static let markerPrefix = "ObserverNATS callback marker "
 

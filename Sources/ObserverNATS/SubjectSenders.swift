@@ -82,7 +82,8 @@ final class SubjectSenders: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         state.publishers.append(publisher)
-        guard state.publishers.count == 2, !state.isShared else { return }
+        // Without markers, nothing recorded could be forgotten: denials then go to the first.
+        guard state.publishers.count == 2, !state.isShared, PermissionDenials.canQueueMarkers else { return }
         state.isShared = true
         gate.wrappingAdd(Self.sharedMark, ordering: .sequentiallyConsistent)
         // Publishes that started unshared finish first: each is then before the flush below.
