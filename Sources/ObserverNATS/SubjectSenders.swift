@@ -35,12 +35,17 @@ final class SubjectSenders: @unchecked Sendable {
         var firstPosition = 0
         var endPosition = 0
         var isPruning = false
+        /// Whether `maximumRecordedRuns` was reached (reported once).
+        var hasOverflowed = false
     }
 
     /// Unshared: the count of publishes under way. Shared: that count plus `sharedMark`.
     private let gate = HeapAtomicWord<Int>(0)
     private static let sharedMark = 1 << 40
     static let pruneThreshold = 64
+    /// The most runs recorded at once (24 bytes each), reached only while cnats' callback thread
+    /// is held up (a `status` observer that blocks): the server's answers are then not taken in.
+    static let maximumRecordedRuns = 1 << 16
     private let lock = NSLock()
     private var state = State()
     private unowned let denials: PermissionDenials
@@ -60,9 +65,16 @@ final class SubjectSenders: @unchecked Sendable {
         lock.lock()
         let result = send()
         var prune = false
+        var overflowed = false
         if result == NATS_OK {
             if state.runs.count > state.head, state.runs[state.runs.count - 1].publisher === publisher {
                 state.runs[state.runs.count - 1].count += 1
+            } else if state.runs.count - state.head >= Self.maximumRecordedRuns {
+                // The server's answers are not being taken in (cnats' callback thread is held up):
+                // memory stays bounded, and the denials of these messages go to the last sender.
+                state.runs[state.runs.count - 1].count += 1
+                overflowed = !state.hasOverflowed
+                state.hasOverflowed = true
             } else {
                 state.runs.append(Run(publisher: publisher, count: 1))
             }
@@ -74,6 +86,13 @@ final class SubjectSenders: @unchecked Sendable {
         }
         lock.unlock()
         if prune { requestPrune(publisher.connection) }
+        if overflowed {
+            publisher.status.send(
+                .error(
+                    "\(Self.maximumRecordedRuns) runs of messages to \(publisher.subject) from several exports are "
+                        + "unanswered: until the server's answers are taken in, a denial of a later one may be "
+                        + "charged to another export of the subject"))
+        }
         return result
     }
 

@@ -352,8 +352,44 @@ final class NATSDenialAttributionTests: XCTestCase {
         XCTAssertTrue(
             waitUntil(timeout: 5) { senders.recordedRunCount <= 2 * SubjectSenders.pruneThreshold + 1 },
             "\(senders.recordedRunCount) runs recorded")
-        XCTAssertLessThan(largest, 5_000, "recorded runs while sending")
+        XCTAssertLessThanOrEqual(largest, SubjectSenders.maximumRecordedRuns, "recorded runs while sending")
         XCTAssertEqual(exports.map(\.failedPublishes), [0, 0])
+    }
+
+    /// While cnats' callback thread is held up (a `status` observer that blocks), the server's
+    /// answers are not taken in: the record stops growing at its maximum, says so once, and shrinks
+    /// again once the thread goes on.
+    func testTheRecordOfASharedSubjectStaysBoundedWhileTheCallbackThreadIsHeldUp() throws {
+        let permissions = try PermissionServer()
+        defer { permissions.stop() }
+        let log = StatusLog()
+        let bridge = try NATSBridge(options: permissions.limited(), status: log.event)
+        defer { bridge.close() }
+        let held = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let holding = bridge.status.subscribe { status in
+            if case .publishFailed("perm.no.hold", _) = status {
+                held.signal()
+                _ = release.wait(timeout: .now() + 20)
+            }
+        }
+        defer { holding.cancel() }
+        let denied = Event<Int>()
+        try bridge.export(denied, to: "perm.no.hold")
+        denied.send(1)
+        XCTAssertEqual(held.wait(timeout: .now() + 5), .success)
+        let events = [Event<Int>(), Event<Int>()]
+        _ = try events.map { try bridge.export($0, to: "perm.ok.held") }
+        let senders = try XCTUnwrap(bridge.callbacks.denials.senders(of: "perm.ok.held"))
+        for value in 0..<(SubjectSenders.maximumRecordedRuns + 10_000) { events[value % 2].send(value) }
+        XCTAssertEqual(senders.recordedRunCount, SubjectSenders.maximumRecordedRuns)
+        release.signal()
+        bridge.flush(timeout: .seconds(5))
+        XCTAssertTrue(
+            waitUntil(timeout: 10) { senders.recordedRunCount <= 2 * SubjectSenders.pruneThreshold + 1 },
+            "\(senders.recordedRunCount) runs recorded")
+        let overflows = log.count { if case .error(let text) = $0 { text.contains("perm.ok.held") } else { false } }
+        XCTAssertEqual(overflows, 1, "\(log.values.suffix(3))")
     }
 
     /// Imports made while an export of the same bridge is being denied learn their own answer:
