@@ -119,13 +119,19 @@ final class SubjectSenders: @unchecked Sendable {
         // Otherwise (disconnected) the next publish asks again.
     }
 
-    /// Takes `publisher` out; returns whether no publisher is left. Its recorded messages stay,
-    /// so that denials of them still reach it.
+    /// Takes `publisher` out; returns whether no publisher is left. While others are left, its
+    /// recorded messages stay, so that denials of them still reach it; with the last, the record
+    /// goes (a publisher refers to this object: nothing here may keep one alive after that).
     func remove(_ publisher: ExportedPublisher) -> Bool {
         lock.lock()
         defer { lock.unlock() }
         state.publishers.removeAll { $0 === publisher }
-        return state.publishers.isEmpty
+        guard state.publishers.isEmpty else { return false }
+        state.runs = []
+        state.head = 0
+        state.firstPosition = state.endPosition
+        state.publishedAlone = nil
+        return true
     }
 
     /// How many runs of messages are recorded now (for tests).
