@@ -47,6 +47,7 @@ final class ConnectionCallbacks: Sendable {
 
     init(status: Event<NATSStatus>) {
         self.status = status
+        denials.setOwner(self)
     }
 
     static func from(_ closure: UnsafeMutableRawPointer?) -> ConnectionCallbacks {

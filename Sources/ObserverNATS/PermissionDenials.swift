@@ -50,6 +50,12 @@ final class PermissionDenials: Sendable {
         var markersSeen: UInt64 = 0
         /// What to do when the handler sees a marker, by its number.
         var markerActions: [UInt64: @Sendable () -> Void] = [:]
+        /// What cnats passes its callbacks (the connection's `ConnectionCallbacks`), which owns this.
+        weak var owner: AnyObject?
+        /// The owner, kept alive by each marker queued until the handler sees it: cnats calls the
+        /// handler for a marker even when it comes after the connection's closed callback, which
+        /// gives up cnats' own reference.
+        var ownerKeptFor: [UInt64: AnyObject] = [:]
     }
 
     private let table = Locked(Table())
@@ -147,6 +153,11 @@ final class PermissionDenials: Sendable {
         table.withLock { $0.publishers[SubjectBytes(subject)] }
     }
 
+    /// Sets what cnats passes the callbacks, kept alive while a marker is queued.
+    func setOwner(_ owner: AnyObject) {
+        table.withLock { $0.owner = owner }
+    }
+
     /// Whether a JetStream context is registered now (for tests).
     var hasJetStream: Bool { table.withLock { $0.jetStream != nil } }
 
@@ -209,11 +220,14 @@ final class PermissionDenials: Sendable {
     /// when cnats' function is absent.
     func postMarker(_ connection: OpaquePointer, then action: (@Sendable () -> Void)? = nil) -> UInt64? {
         guard let post = Self.postErrorHandler else { return nil }
-        let number = table.withLock { table -> UInt64 in
+        let number = table.withLock { table -> UInt64? in
+            guard let owner = table.owner else { return nil }
             table.markersPosted += 1
+            table.ownerKeptFor[table.markersPosted] = owner
             if let action { table.markerActions[table.markersPosted] = action }
             return table.markersPosted
         }
+        guard let number else { return nil }
         // cnats frees the text after the callback.
         post(connection, nil, NATS_ERR, strdup(Self.markerPrefix + String(number)))
         return number
@@ -227,14 +241,16 @@ final class PermissionDenials: Sendable {
     func handle(_ text: String?, status: Event<NATSStatus>) -> Bool {
         guard let text else { return false }
         if text.hasPrefix(Self.markerPrefix), let number = UInt64(text.dropFirst(Self.markerPrefix.count)) {
-            let action = table.withLock { table in
+            let (action, owner) = table.withLock { table in
                 table.markersSeen = max(table.markersSeen, number)
-                return table.markerActions.removeValue(forKey: number)
+                return (table.markerActions.removeValue(forKey: number), table.ownerKeptFor.removeValue(forKey: number))
             }
             action?()
             handled.lock()
             handled.broadcast()
             handled.unlock()
+            // The last use: the owner may go with it (cnats touches it no more for this callback).
+            withExtendedLifetime(owner) {}
             return true
         }
         guard let denial = Self.parse(text), let subject = denial.subject else { return false }
