@@ -45,11 +45,16 @@ final class PermissionDenials: Sendable {
         var jetStream: JetStreamContext?
         /// Imports being made, by the subject they subscribe, oldest first.
         var subscribing: [SubjectBytes: [SubscriptionAttempt]] = [:]
+    }
+
+    /// The callback markers, under a lock of their own: a ``SubjectSenders`` queues one while it
+    /// holds its lock, which `table`'s holders may take (never the other way round).
+    private struct Markers {
         /// The number of the last callback marker posted, and of the last one the handler saw.
-        var markersPosted: UInt64 = 0
-        var markersSeen: UInt64 = 0
+        var posted: UInt64 = 0
+        var seen: UInt64 = 0
         /// What to do when the handler sees a marker, by its number.
-        var markerActions: [UInt64: @Sendable () -> Void] = [:]
+        var actions: [UInt64: @Sendable () -> Void] = [:]
         /// What cnats passes its callbacks (the connection's `ConnectionCallbacks`), which owns this.
         weak var owner: AnyObject?
         /// The owner, kept alive by each marker queued until the handler sees it: cnats calls the
@@ -59,6 +64,7 @@ final class PermissionDenials: Sendable {
     }
 
     private let table = Locked(Table())
+    private let markers = Locked(Markers())
     /// Signalled when the handler sees a marker or gives a denial to a subscription attempt.
     private let handled = NSCondition()
 
@@ -155,7 +161,7 @@ final class PermissionDenials: Sendable {
 
     /// Sets what cnats passes the callbacks, kept alive while a marker is queued.
     func setOwner(_ owner: AnyObject) {
-        table.withLock { $0.owner = owner }
+        markers.withLock { $0.owner = owner }
     }
 
     /// Whether a JetStream context is registered now (for tests).
@@ -187,7 +193,7 @@ final class PermissionDenials: Sendable {
         guard let connection, let marker = postMarker(connection) else { return attempt.denial.withLock { $0 } }
         handled.lock()
         defer { handled.unlock() }
-        while attempt.denial.withLock({ $0 }) == nil, table.withLock({ $0.markersSeen }) < marker, Date() < deadline {
+        while attempt.denial.withLock({ $0 }) == nil, markers.withLock({ $0.seen }) < marker, Date() < deadline {
             _ = handled.wait(until: deadline)
         }
         return attempt.denial.withLock { $0 }
@@ -220,12 +226,12 @@ final class PermissionDenials: Sendable {
     /// when cnats' function is absent.
     func postMarker(_ connection: OpaquePointer, then action: (@Sendable () -> Void)? = nil) -> UInt64? {
         guard let post = Self.postErrorHandler else { return nil }
-        let number = table.withLock { table -> UInt64? in
-            guard let owner = table.owner else { return nil }
-            table.markersPosted += 1
-            table.ownerKeptFor[table.markersPosted] = owner
-            if let action { table.markerActions[table.markersPosted] = action }
-            return table.markersPosted
+        let number = markers.withLock { markers -> UInt64? in
+            guard let owner = markers.owner else { return nil }
+            markers.posted += 1
+            markers.ownerKeptFor[markers.posted] = owner
+            if let action { markers.actions[markers.posted] = action }
+            return markers.posted
         }
         guard let number else { return nil }
         // cnats frees the text after the callback.
@@ -241,9 +247,9 @@ final class PermissionDenials: Sendable {
     func handle(_ text: String?, status: Event<NATSStatus>) -> Bool {
         guard let text else { return false }
         if text.hasPrefix(Self.markerPrefix), let number = UInt64(text.dropFirst(Self.markerPrefix.count)) {
-            let (action, owner) = table.withLock { table in
-                table.markersSeen = max(table.markersSeen, number)
-                return (table.markerActions.removeValue(forKey: number), table.ownerKeptFor.removeValue(forKey: number))
+            let (action, owner) = markers.withLock { markers in
+                markers.seen = max(markers.seen, number)
+                return (markers.actions.removeValue(forKey: number), markers.ownerKeptFor.removeValue(forKey: number))
             }
             action?()
             handled.lock()

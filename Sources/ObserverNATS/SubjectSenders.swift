@@ -46,6 +46,7 @@ final class SubjectSenders: @unchecked Sendable {
     /// The most runs recorded at once (24 bytes each), reached only while cnats' callback thread
     /// is held up (a `status` observer that blocks): the server's answers are then not taken in.
     static let maximumRecordedRuns = 1 << 16
+    /// Taken after `PermissionDenials`' table lock (never before it) and before its markers' lock.
     private let lock = NSLock()
     private var state = State()
     private unowned let denials: PermissionDenials
