@@ -414,7 +414,7 @@ final class NATSDenialAttributionTests: XCTestCase {
         sender.start()
         var accepted = 0
         var refusedPermitted = 0
-        for round in 0..<20 {
+        for round in 0..<50 {
             do {
                 try bridge.import("perm.no.import\(round)", into: Event<Int>())
                 accepted += 1
