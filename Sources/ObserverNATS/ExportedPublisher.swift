@@ -18,8 +18,9 @@ import ObserverSwift
 @usableFromInline
 final class ExportedPublisher: @unchecked Sendable {
     // @unchecked: `subjectBytes` is written once, by init, and freed by deinit, when no
-    // other reference can read it; `pendingBatch` is only touched under `batchLock`; every
-    // other stored property is Sendable.
+    // other reference can read it; `senders` is written once, when the publisher is registered,
+    // before its export subscribes and so before any publish; `pendingBatch` is only touched
+    // under `batchLock`; every other stored property is Sendable.
     let connection: NATSConnection
     let jetStream: JetStreamContext?
     let subject: String
@@ -41,6 +42,9 @@ final class ExportedPublisher: @unchecked Sendable {
     let remoteDeliveryKey = RemoteDelivery.key
     /// Nil unless the bridge batches.
     let batching: BatchSettings?
+    /// At most once: the publishers of this subject on this connection, which order the server's
+    /// denials (see ``SubjectSenders``). Nil at least once.
+    var senders: SubjectSenders?
     private let batchLock = NSLock()
     private var pendingBatch = PendingBatch()
 
@@ -91,8 +95,11 @@ final class ExportedPublisher: @unchecked Sendable {
         if let jetStream {
             return jetStream.publish(subject: subjectBytes, frame: frame, publisher: publisher, sequence: sequence)
         }
-        let result = natsConnection_Publish(
-            connection.pointer, subjectBytes, frame.baseAddress, Int32(truncatingIfNeeded: frame.count))
+        let publish = {
+            natsConnection_Publish(
+                self.connection.pointer, self.subjectBytes, frame.baseAddress, Int32(truncatingIfNeeded: frame.count))
+        }
+        let result = senders.map { $0.publish(self, publish) } ?? publish()
         return result == NATS_OK ? nil : String(cString: natsStatus_GetText(result))
     }
 

@@ -129,14 +129,9 @@ extension JetStreamContext {
         return "stream \(stream) no longer stores \(subject)"
     }
 
-    /// Whether an export publishes `subject` through this context.
-    func publishes(to subject: String) -> Bool {
-        registry.withLock { $0.streamBySubject[subject] != nil }
-    }
-
     /// Records that the server refused a publish to `subject` for `reason` (a permission).
     func noteDenied(_ subject: String, reason: String) {
-        registry.withLock { $0.deniedSubjects[subject] = (reason, Date()) }
+        registry.withLock { $0.deniedSubjects[SubjectBytes(subject)] = (reason, Date()) }
         retryCondition.lock()
         retryCondition.signal()
         retryCondition.unlock()
@@ -145,7 +140,7 @@ extension JetStreamContext {
     /// Gives up the messages of `batch` to subjects the server denied lately; returns the others.
     private func dropMessagesToDeniedSubjects(_ batch: [Retry]) -> [Retry] {
         let now = Date()
-        let denied = registry.withLock { registry -> [String: String] in
+        let denied = registry.withLock { registry -> [SubjectBytes: String] in
             registry.deniedSubjects = registry.deniedSubjects.filter {
                 now.timeIntervalSince($0.value.at) < Self.denialMemory
             }
@@ -155,7 +150,7 @@ extension JetStreamContext {
         var kept: [Retry] = []
         for retry in batch {
             let subject = natsMsg_GetSubject(retry.message).map { String(cString: $0) } ?? ""
-            if let reason = denied[subject] {
+            if let reason = denied[SubjectBytes(subject)] {
                 drop([retry.message], reason: reason, refused: true)
             } else {
                 kept.append(retry)

@@ -82,7 +82,7 @@ final class JetStreamContext: @unchecked Sendable {
         var publishers: [UInt64: PublisherReference] = [:]
         /// Subjects the server refused this connection's publishes to (a permission), with the
         /// server's words and when it last said them.
-        var deniedSubjects: [String: (reason: String, at: Date)] = [:]
+        var deniedSubjects: [SubjectBytes: (reason: String, at: Date)] = [:]
     }
 
     /// How long a permission denial of a subject gives up that subject's messages: a message

@@ -13,7 +13,9 @@ extension NATSBridge {
     /// subject do not bounce values back and forth.
     ///
     /// - Throws: ``NATSError/Kind/invalidSubject`` for a subject with wildcards,
-    ///   empty tokens or whitespace; ``NATSError/Kind/closed`` after ``close(timeout:)``;
+    ///   empty tokens or whitespace, one longer than ``NATSSubject/maximumSubjectBytes``, or one
+    ///   this bridge exports the other way (at most once and at least once are not mixed on one
+    ///   subject); ``NATSError/Kind/closed`` after ``close(timeout:)``;
     ///   a JetStream error when the stream of `.atLeastOnce` cannot be created.
     @inlinable
     @discardableResult
@@ -157,9 +159,12 @@ extension NATSBridge {
             connection: connection, jetStream: jetStream, subject: subject, tag: tag,
             eventIdentity: ObjectIdentifier(event), status: status, batching: try batchSettings())
         if case .atLeastOnce(let stream, _, _) = delivery {
+            if let problem = callbacks.denials.registerAtLeastOnce(subject) {
+                throw NATSError(.invalidSubject, problem)
+            }
             jetStream?.register(publisher, stream: stream.name)
-        } else {
-            callbacks.denials.register(publisher)
+        } else if let problem = callbacks.denials.register(publisher) {
+            throw NATSError(.invalidSubject, problem)
         }
         return publisher
     }
@@ -353,7 +358,7 @@ extension NATSBridge {
     /// `NATSNames`), or one too long for the JetStream API subjects it goes
     /// into (`$JS.API.STREAM.CREATE.<stream>`, `$JS.API.CONSUMER.DURABLE.CREATE.<stream>.<durable>`):
     /// sent, such a subject makes the server close the connection, as any subject over
-    /// ``NATSSubject/maximumSubjectBytes`` does.
+    /// `NATSSubject.maximumProtocolSubjectBytes` does.
     static func checkJetStreamNames(_ delivery: NATSDelivery, consumer: Bool) throws(NATSError) {
         guard case .atLeastOnce(let stream, let durable, _) = delivery else { return }
         try stream.checkSettings()
@@ -368,7 +373,7 @@ extension NATSBridge {
                 "the JetStream subject of stream \(abbreviated(stream.name)) and consumer \(abbreviated(durable))"
             )
             : ("$JS.API.STREAM.CREATE.\(stream.name)", "the JetStream subject of stream \(abbreviated(stream.name))")
-        if let problem = NATSSubject.lengthProblem(subject, what: what) {
+        if let problem = NATSSubject.protocolLengthProblem(subject, what: what) {
             throw NATSError(.invalidOption, problem)
         }
     }

@@ -445,6 +445,10 @@ public final class NATSBridge: Sendable {
         return context
     }
 
+    /// How long an import waits for the server's answer to its subscription (its flush, then
+    /// cnats' callback thread).
+    static let subscriptionCheckSeconds: TimeInterval = 2
+
     /// Subscribes `imported` to `subject` (core NATS) or to its consumer's deliver subject
     /// (JetStream, through a ``PushConsumer``).
     func subscribe(_ imported: ImportedSubject, subject: String, delivery: NATSDelivery, handle: NATSImport)
@@ -472,11 +476,16 @@ public final class NATSBridge: Sendable {
             consumer.map { Unmanaged.passRetained($0).toOpaque() } ?? Unmanaged.passRetained(imported).toOpaque()
         let onMessage = consumer == nil ? ImportedSubject.onMessage : PushConsumer.onMessage
         let onComplete = consumer == nil ? ImportedSubject.onComplete : PushConsumer.onComplete
+        // Denials of this subscription reach this import, not the connection's last error, which
+        // may be an older denial (of an import made before a reload granted the subject) or a
+        // later one (of an export's publish).
+        let attempt = callbacks.denials.beginSubscription(subscribeSubject)
         var subscription: OpaquePointer?
         let result = subscribeSubject.withCString {
             natsConnection_Subscribe(&subscription, connection.pointer, $0, onMessage, closure)
         }
         if let error = NATSError.from(result, "subscribing to \(subject)") {
+            _ = callbacks.denials.endSubscription(attempt, connection: nil, deadline: Date())
             if let consumer {
                 Unmanaged<PushConsumer>.fromOpaque(closure).release()
                 Unmanaged<ImportedSubject>.fromOpaque(consumer.importedClosure).release()
@@ -498,6 +507,7 @@ public final class NATSBridge: Sendable {
             // path cnats takes only for a subscription already closed).
             _ = natsSubscription_Unsubscribe(pointer)
             natsSubscription_Destroy(pointer)
+            _ = callbacks.denials.endSubscription(attempt, connection: nil, deadline: Date())
             throw error
         }
         _ = natsSubscription_SetPendingLimits(
@@ -513,16 +523,21 @@ public final class NATSBridge: Sendable {
         }
         if closed {
             handle.stop()
+            _ = callbacks.denials.endSubscription(attempt, connection: nil, deadline: Date())
             throw NATSError(.closed, "the bridge is closed")
         }
         // The subscription is known to the server before the import is returned, and a denial
-        // of it has arrived: the server answers a subscription it refuses before the flush's PONG.
-        _ = natsConnection_FlushTimeout(connection.pointer, 2000)
-        if let denial = PermissionDenials.lastDenial(connection.pointer), denial.operation == .subscription,
-            denial.subject == subscribeSubject
-        {
+        // of it has arrived: the server answers a subscription it refuses before the flush's PONG,
+        // and the denial reaches `attempt` on cnats' callback thread (which cannot be waited for
+        // from that thread itself: an import made by a status observer learns a denial later, as
+        // an `.error`).
+        let deadline = Date().addingTimeInterval(Self.subscriptionCheckSeconds)
+        _ = natsConnection_FlushTimeout(connection.pointer, Int64(Self.subscriptionCheckSeconds * 1000))
+        let denial = callbacks.denials.endSubscription(
+            attempt, connection: callbacks.isCallbackThread ? nil : connection.pointer, deadline: deadline)
+        if let denial {
             handle.cancel()
-            throw NATSError(.authorizationFailed, "not permitted to subscribe to \(subject): \(denial.text)")
+            throw NATSError(.authorizationFailed, "not permitted to subscribe to \(subject): \(denial)")
         }
     }
 }

@@ -47,6 +47,7 @@ final class ConnectionCallbacks: Sendable {
 
     init(status: Event<NATSStatus>) {
         self.status = status
+        denials.setOwner(self)
     }
 
     static func from(_ closure: UnsafeMutableRawPointer?) -> ConnectionCallbacks {
@@ -100,8 +101,17 @@ final class ConnectionCallbacks: Sendable {
                 { connection, subscription, error, closure in
                     ConnectionCallbacks.markCallbackThread(closure)
                     let callbacks = ConnectionCallbacks.from(closure)
-                    if error == NATS_NOT_PERMITTED, callbacks.denials.handle(connection, status: callbacks.status) {
-                        return
+                    // A denial, or a marker the bridge queued itself (see `PermissionDenials`).
+                    if error == NATS_NOT_PERMITTED || error == NATS_ERR {
+                        let text = PermissionDenials.callbackText()
+                        if callbacks.denials.handle(text, status: callbacks.status) { return }
+                        if error == NATS_NOT_PERMITTED, let text {
+                            // A denial of nothing the bridge is making or exporting now (a cancelled
+                            // export's subject, an import's subscription after the permissions
+                            // changed): the server's words name the subject.
+                            callbacks.status.send(.error(text))
+                            return
+                        }
                     }
                     callbacks.asyncError(subscription: subscription, error: error)
                 }, closure),

@@ -39,7 +39,8 @@ public enum NATSStatus: Sendable, Equatable {
     /// events so far. The message (or event) was dropped.
     case malformed(subject: String, count: Int)
     /// A publish failed (closed connection, reconnect buffer full, key without subject tokens, a value the codec
-    /// could not encode). One status per message: with batching, per batch.
+    /// could not encode, or the server denied it: then `error` is the server's words). One status per message:
+    /// with batching, per batch.
     case publishFailed(subject: String, error: String)
     /// At-least-once: `count` events published to `subject` given up without a confirmation:
     /// the bridge closed (``NATSBridge/close(timeout:)``'s timeout passed) before the server
@@ -57,6 +58,8 @@ public enum NATSStatus: Sendable, Equatable {
     case consumerStalled(subject: String, durable: String)
     /// At-least-once: a stalled consumer delivers again (after its recreation).
     case consumerRecovered(subject: String, durable: String)
-    /// Any other asynchronous error the client reported.
+    /// Any other asynchronous error the client reported; a permission denial of nothing the bridge
+    /// is publishing or subscribing now (an import's subscription after the permissions changed) is
+    /// the server's words, which name the subject.
     case error(String)
 }

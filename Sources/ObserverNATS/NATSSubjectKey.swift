@@ -74,7 +74,20 @@ extension Int: NATSSubjectKey {
 /// Subject syntax: validation, escaping, matching.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public enum NATSSubject {
-    /// The longest subject or pattern the bridge publishes to or subscribes, in UTF-8 bytes.
+    /// The longest subject or pattern the bridge exports to or imports, in bytes as the server
+    /// writes it in a permission denial: with Go's `%q` quoting, in which `"` and `\` take 2 bytes
+    /// each and a character the server escapes takes its escape (U+200B is `\u200b`, 6 bytes), and
+    /// every other character its UTF-8 bytes. ``quotedSubjectBytes(_:)`` counts them.
+    ///
+    /// The server names the subject of a denial only in its error text (`-ERR 'Permissions
+    /// Violation for Subscription to "<subject>"'`), and cnats keeps 255 bytes of that text, with
+    /// its quotes: a subscription's subject is whole up to 210 quoted bytes, a publish's up to 215.
+    /// Within 210 bytes every denial of a subject the bridge uses names all of it, so it reaches the
+    /// export or import that sent it; a longer subject is refused before anything is sent with it.
+    public static let maximumSubjectBytes = 210
+
+    /// The longest subject cnats is asked to send for the bridge's own requests (JetStream API
+    /// subjects, with stream and consumer names of up to 255 bytes), in UTF-8 bytes.
     ///
     /// A NATS server refuses a protocol line longer than its `max_control_line`, 4 096 bytes by
     /// default, counted after the operation's name (measured with nats-server 2.9: `PUB` with a
@@ -83,10 +96,10 @@ public enum NATSSubject {
     /// is a JetStream publish, `HPUB <subject> <reply> <header size> <total size>`, whose reply
     /// subject cnats makes about 24 bytes long: 256 bytes are kept for everything after the
     /// subject, which leaves 3 840.
-    public static let maximumSubjectBytes = 3_840
+    static let maximumProtocolSubjectBytes = 3_840
 
     /// Whether `subject` is a valid subject to publish to: non-empty tokens separated
-    /// by `.`, no wildcards, no whitespace, at most ``maximumSubjectBytes`` bytes.
+    /// by `.`, no wildcards, no whitespace, at most ``maximumSubjectBytes`` quoted bytes.
     public static func isValidPublishSubject(_ subject: String) -> Bool {
         validate(subject, allowWildcards: false)
     }
@@ -109,16 +122,67 @@ public enum NATSSubject {
         return tokens.joined(separator: ".")
     }
 
-    /// Why `subject` is too long to use, or nil when it is not.
+    /// How many bytes `subject` takes between the quotes of the server's denial (see
+    /// ``maximumSubjectBytes``). A character counts as escaped unless Go certainly prints it:
+    /// a letter, mark, number, punctuation or symbol assigned by Unicode 13 (the Unicode of the Go
+    /// that builds nats-server 2.9; a later Go prints more characters as they are, never fewer).
+    public static func quotedSubjectBytes(_ subject: String) -> Int {
+        var count = 0
+        for scalar in subject.unicodeScalars {
+            if scalar == "\"" || scalar == "\\" {
+                count += 2
+            } else if isPrintedUnescaped(scalar) {
+                count += UTF8.width(scalar)
+            } else if scalar.value < 0x80 {
+                count += 4  // \xHH (or a shorter \n, \t, ...)
+            } else if scalar.value < 0x1_0000 {
+                count += 6  // \uHHHH
+            } else {
+                count += 10  // \UHHHHHHHH
+            }
+        }
+        return count
+    }
+
+    /// Whether Go's `%q` writes `scalar` as it is, for every Go that builds nats-server 2.9 or later.
+    static func isPrintedUnescaped(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar.value < 0x80 { return scalar.value >= 0x20 && scalar.value < 0x7F }
+        guard let age = scalar.properties.age, age.major < 13 || (age.major == 13 && age.minor == 0) else {
+            return false
+        }
+        switch scalar.properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
+            .nonspacingMark, .spacingMark, .enclosingMark, .decimalNumber, .letterNumber, .otherNumber,
+            .connectorPunctuation, .dashPunctuation, .openPunctuation, .closePunctuation, .initialPunctuation,
+            .finalPunctuation, .otherPunctuation, .mathSymbol, .currencySymbol, .modifierSymbol, .otherSymbol:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Why `subject` is too long for an export or import, or nil when it is not.
     static func lengthProblem(_ subject: String, what: String) -> String? {
-        let bytes = subject.utf8.count
+        let bytes = quotedSubjectBytes(subject)
         guard bytes > maximumSubjectBytes else { return nil }
-        return "\(what) is \(bytes) bytes long, over the \(maximumSubjectBytes) bytes a subject may have "
-            + "(NATS servers refuse a protocol line over 4096 bytes by default; see NATSSubject.maximumSubjectBytes)"
+        let raw = subject.utf8.count
+        let measure =
+            raw == bytes ? "\(bytes) bytes long" : "\(bytes) bytes long as the server quotes it (\(raw) in UTF-8)"
+        return "\(what) is \(measure), over the \(maximumSubjectBytes) bytes a subject may have "
+            + "(a longer subject would not be whole in the server's permission denials, which cnats keeps to "
+            + "255 bytes; see NATSSubject.maximumSubjectBytes)"
+    }
+
+    /// Why `subject`, one of the bridge's own requests, is too long to send, or nil when it is not.
+    static func protocolLengthProblem(_ subject: String, what: String) -> String? {
+        let bytes = subject.utf8.count
+        guard bytes > maximumProtocolSubjectBytes else { return nil }
+        return "\(what) is \(bytes) bytes long, over the \(maximumProtocolSubjectBytes) bytes a subject may have "
+            + "(NATS servers refuse a protocol line over 4096 bytes by default)"
     }
 
     static func validate(_ subject: String, allowWildcards: Bool) -> Bool {
-        if subject.utf8.count > maximumSubjectBytes { return false }
+        if quotedSubjectBytes(subject) > maximumSubjectBytes { return false }
         let tokens = tokens(of: subject)
         if tokens.isEmpty { return false }
         for (index, token) in tokens.enumerated() {
@@ -147,16 +211,19 @@ public enum NATSSubject {
         text.withUTF8Buffer { token.utf8.elementsEqual($0) }
     }
 
-    /// The form a key's text takes in a subject: its Unicode Normalization Form C.
+    /// The form a key's text takes in a subject: its Unicode Normalization Form C, as Swift's own
+    /// `==` computes it (two strings are equal under `==` exactly when these bytes are). Foundation's
+    /// `precomposedStringWithCanonicalMapping` is not used: on Linux it leaves a precomposed Hangul
+    /// LV syllable followed by a trailing jamo (`"\u{AC00}\u{11A8}"`, equal to `"\u{AC01}"`) as it is.
     static func canonical(_ text: String) -> String {
-        isCanonical(Substring(text)) ? text : text.precomposedStringWithCanonicalMapping
+        isCanonical(Substring(text)) ? text : String(decoding: text._nfcCodeUnits, as: UTF8.self)
     }
 
     /// Whether `text` is in NFC. Every scalar below U+0300 (UTF-8 bytes below 0xCC) is NFC and
     /// composes with nothing before it, so such text needs no normalization to tell.
     static func isCanonical(_ text: Substring) -> Bool {
         if text.utf8.allSatisfy({ $0 < 0xCC }) { return true }
-        return String(text).precomposedStringWithCanonicalMapping.utf8.elementsEqual(text.utf8)
+        return String(text)._nfcCodeUnits.elementsEqual(text.utf8)
     }
 
     /// Characters that cannot appear inside a token as data.

@@ -182,7 +182,7 @@ extension NATSBridge {
         for (subject, what) in [
             ("$KV.\(bucket).\(key)", "bucket and key"), ("$JS.API.STREAM.CREATE.KV_\(bucket)", "bucket"),
         ] {
-            if let problem = NATSSubject.lengthProblem(subject, what: "the subject of the \(what)") {
+            if let problem = NATSSubject.protocolLengthProblem(subject, what: "the subject of the \(what)") {
                 throw NATSError(.invalidSubject, problem)
             }
         }

@@ -86,7 +86,7 @@ enum BoundedServerProcess {
     }
 
     /// The first child of `pid` (Linux's `/proc/<pid>/task/<pid>/children`).
-    private static func child(of pid: pid_t) -> pid_t? {
+    static func child(of pid: pid_t) -> pid_t? {
         let path = "/proc/\(pid)/task/\(pid)/children"
         let descriptor = open(path, O_RDONLY)
         guard descriptor >= 0 else { return nil }

@@ -164,6 +164,17 @@ final class OwnedNATSServer: @unchecked Sendable {
         try start(port: port)
     }
 
+    /// Makes the server read its configuration file again (`nats-server --signal reload`, which
+    /// sends it SIGHUP). A configuration that has no `jetstream` block makes nats-server 2.9 shut
+    /// JetStream down: keep the block in a file the test reloads.
+    func reload() {
+        guard let process, process.isRunning else { return }
+        let pid = process.processIdentifier
+        // The server itself, not the `timeout` that bounds it (see `BoundedServerProcess`).
+        let server = process.executableURL?.path == "/usr/bin/timeout" ? BoundedServerProcess.child(of: pid) : pid
+        if let server { kill(server, SIGHUP) }
+    }
+
     /// `kill -9`: no shutdown, no flush.
     func kill9() {
         guard let process, process.isRunning else { return }
