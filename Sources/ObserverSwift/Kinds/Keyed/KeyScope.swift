@@ -18,7 +18,7 @@ struct KeyScope<Key: Hashable, Value>: ObserverSource {
         delivery: Delivery, limit: Int?, replaying current: Value?,
         _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        if case .synchronous = delivery, limit == nil {
+        if case .synchronous = delivery.route, limit == nil {
             // The keyed hot path: the closure in a cell of its own, no box.
             return event.lists.subscribe(handler, forKey: key)
         }

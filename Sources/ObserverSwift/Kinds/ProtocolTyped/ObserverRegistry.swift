@@ -203,7 +203,7 @@ public final class ObserverRegistry: @unchecked Sendable {
             if state.table == nil {
                 if let sole = state.sole {
                     if sole.refers(to: observer) { return nil }
-                } else if case .synchronous = delivery, given == nil {
+                } else if case .synchronous = delivery.route, given == nil {
                     // The first registration (or the first since all were
                     // removed), synchronous: held inline, nothing allocated.
                     state.nextGeneration &+= 1
