@@ -54,7 +54,7 @@ public struct Delivery: Sendable {
     @available(
         *, unavailable,
         message:
-            "a handler written in @MainActor code runs on the main actor without delivery: (leave it out); a registry observer that is a plain class writes .queue(.main)"
+            "main-actor delivery follows the handler's isolation: leave delivery: out and write the handler in @MainActor code (or mark it @MainActor); a registry observer that is a plain class writes .queue(.main)"
     )
     public static var mainActor: Delivery {
         fatalError("unavailable: main-actor delivery follows the handler's isolation")

@@ -96,9 +96,9 @@ extension ObserverSource where Value: Sendable {
     /// ```swift
     /// @MainActor final class Inbox {
     ///     var title = ""
-    ///     var tokens = SubscriptionBag()
+    ///     let tokens = SubscriptionBag()
     ///     func bind(to titles: Event<String>) {
-    ///         titles.subscribe { text in self.title = text }.store(in: &tokens)
+    ///         titles.subscribe { text in self.title = text }.store(in: tokens)
     ///     }
     /// }
     /// ```
