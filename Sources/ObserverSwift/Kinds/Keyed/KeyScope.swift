@@ -1,7 +1,7 @@
 /// One key of a ``KeyedEvent`` as an ``ObserverSource``: the source behind
 /// `subscribe(key:...)`, so that a keyed subscription has every form an
 /// ``Event``'s has, defined once. A key has no current value
-/// (`ReplayOption == Never`), so `replaying` is always nil here.
+/// to replay, so `replaying` is always nil here.
 @usableFromInline
 struct KeyScope<Key: Hashable, Value>: ObserverSource {
     @usableFromInline let event: KeyedEvent<Key, Value>

@@ -19,7 +19,7 @@ public struct KeySelection<Key: Hashable, Element> {
     let keys: [Key]
 }
 
-/// Keys have no current value (`ReplayOption == Never`): `replaying` is
+/// Keys have no current value: `replaying` is
 /// always nil.
 extension KeySelection: ObserverSource {
     /// Each delivery: the key the value was sent for, and the value.
