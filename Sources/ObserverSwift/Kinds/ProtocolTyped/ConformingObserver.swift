@@ -139,7 +139,11 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
         self.observer = observer
         self.storage = storage
         self.hasStoredCast = hasStoredCast
-        if case .synchronous = delivery.route, globalActorQueue == nil { isSynchronous = true } else { isSynchronous = false }
+        if case .synchronous = delivery.route, globalActorQueue == nil {
+            isSynchronous = true
+        } else {
+            isSynchronous = false
+        }
         self.delivery = delivery
         self.globalActorQueue = globalActorQueue
         self.expiry = Expiry(list: list)
