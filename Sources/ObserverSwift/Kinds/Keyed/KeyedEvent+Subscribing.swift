@@ -4,7 +4,7 @@ import Dispatch
 /// Each is the form of that name on the key's own source (`KeyScope`), so
 /// `limit:`, delivery and the weak target behave exactly as on an ``Event``.
 /// For several keys with one token, see ``forKeys(_:)``.
-extension KeyedEvent where Key: Sendable, Value: Sendable {
+extension KeyedEvent {
     /// Subscribes a closure to one key; the returned token cancels it. The
     /// handler runs where its code is isolated, as in
     /// ``ObserverSource/subscribe(limit:_:)``: written in nonisolated code,
@@ -53,31 +53,6 @@ extension KeyedEvent where Key: Sendable, Value: Sendable {
     public func subscribe<Target: AnyObject & Sendable>(
         _ target: Target, key: Key, limit: Int? = nil,
         @_inheritActorContext handler: @escaping @isolated(any) @Sendable (Target, Value) -> Void
-    ) -> Subscription {
-        KeyScope(self, key).subscribeWhereIsolated(target, limit: limit, handler)
-    }
-}
-
-/// Keys or values that are not `Sendable` cannot cross to an actor soundly:
-/// these handlers take no isolation from their context and run on the
-/// sending thread.
-extension KeyedEvent {
-    /// ``subscribe(key:limit:_:)`` for keys or values that are not
-    /// `Sendable`: the handler runs on the sending thread.
-    @inlinable
-    public func subscribe(
-        key: Key, limit: Int? = nil, _ handler: @escaping @isolated(any) @Sendable (Value) -> Void
-    ) -> Subscription {
-        KeyScope(self, key).subscribeWhereIsolated(limit: limit, handler)
-    }
-
-    /// The weak-target form for keys or values that are not `Sendable`: the
-    /// handler runs on the sending thread.
-    @inlinable
-    @discardableResult
-    public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, key: Key, limit: Int? = nil,
-        handler: @escaping @isolated(any) @Sendable (Target, Value) -> Void
     ) -> Subscription {
         KeyScope(self, key).subscribeWhereIsolated(target, limit: limit, handler)
     }

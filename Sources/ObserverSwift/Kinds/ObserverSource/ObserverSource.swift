@@ -68,7 +68,7 @@ extension ObserverSource {
 
 // MARK: - Where the handler is isolated
 
-extension ObserverSource where Value: Sendable {
+extension ObserverSource {
     /// Subscribes a closure that runs where its code is isolated; the
     /// returned token cancels it.
     ///
@@ -90,7 +90,7 @@ extension ObserverSource where Value: Sendable {
     ///   `self`, or one written in code isolated to a global actor): the
     ///   handler runs isolated to that actor, in the order the values were
     ///   sent, through a mailbox the actor drains between its other work
-    ///   (as ``subscribe(isolatedTo:limit:bufferingPolicy:handler:)``
+    ///   (as ``ObserverSource/subscribe(isolatedTo:limit:bufferingPolicy:handler:)``
     ///   does). The subscription keeps the actor, as the closure does.
     ///
     /// ```swift
@@ -107,9 +107,14 @@ extension ObserverSource where Value: Sendable {
     /// isolated to the actor (it cannot touch the actor's state), so it runs
     /// on the sending thread.
     ///
+    /// A value that is not `Sendable` is not checked where it crosses to the
+    /// handler's actor. Such a source is not `Sendable` either, so it is
+    /// used from one isolation domain: keep its handlers there (written in
+    /// the same actor's code, or nonisolated).
+    ///
     /// To run a handler written in main-actor code on the sending thread
     /// instead, say so: pass `delivery: .synchronous`
-    /// (``subscribe(delivery:limit:_:)``, whose plain `@Sendable` closure
+    /// (``ObserverSource/subscribe(delivery:limit:_:)``, whose plain `@Sendable` closure
     /// takes no isolation from its context), or pass a nonisolated function
     /// (a `nonisolated func`, or a closure stored first in a
     /// `let h: @Sendable (Value) -> Void`).
@@ -136,7 +141,7 @@ extension ObserverSource where Value: Sendable {
     /// target is deallocated the subscription stops and its slot is freed.
     ///
     /// The handler runs where its code is isolated, as in
-    /// ``subscribe(limit:_:)``: written in a `@MainActor` type it runs on
+    /// ``ObserverSource/subscribe(limit:_:)``: written in a `@MainActor` type it runs on
     /// the main actor; written in nonisolated code, on the sending thread
     /// before `send` returns. The target is handed to wherever it runs, so
     /// it must be `Sendable` (a `@MainActor` class, an actor, or a class
@@ -164,36 +169,6 @@ extension ObserverSource where Value: Sendable {
     }
 }
 
-// MARK: - Values that are not Sendable
-
-extension ObserverSource {
-    /// Subscribes a closure to a source whose values are not `Sendable`.
-    ///
-    /// Such a value cannot cross to an actor soundly, so the handler takes
-    /// no isolation from the code it is written in: it runs on the sending
-    /// thread, before `send` returns, and the compiler rejects one that
-    /// touches main-actor or actor state. (For `Sendable` values the
-    /// form chosen is ``subscribe(limit:_:)``, which runs the handler where
-    /// its code is isolated.)
-    @inlinable
-    public func subscribe(
-        limit: Int? = nil, _ handler: @escaping @isolated(any) @Sendable (Value) -> Void
-    ) -> Subscription {
-        subscribeWhereIsolated(limit: limit, handler)
-    }
-
-    /// The weak-target form for a source whose values are not `Sendable`:
-    /// the handler runs on the sending thread, as in the closure form above.
-    @inlinable
-    @discardableResult
-    public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, limit: Int? = nil,
-        handler: @escaping @isolated(any) @Sendable (Target, Value) -> Void
-    ) -> Subscription {
-        subscribeWhereIsolated(target, limit: limit, handler)
-    }
-}
-
 // MARK: - On a queue or an actor (Sendable values)
 
 extension ObserverSource where Value: Sendable {
@@ -205,7 +180,7 @@ extension ObserverSource where Value: Sendable {
     /// from the code it is written in, so a handler written in a
     /// `@MainActor` type that touches main-actor state does not compile
     /// here, even with `.queue(.main)`. Leave `delivery:` out to run it on
-    /// the main actor (``subscribe(limit:_:)``).
+    /// the main actor (``ObserverSource/subscribe(limit:_:)``).
     ///
     /// ```swift
     /// let saves = Event<Int>()
@@ -344,9 +319,8 @@ extension ObserverSource {
 
     /// A handler isolated to `isolation`: `call` is its synchronous form,
     /// called only where that isolation holds. The value crosses to it
-    /// unchecked: the forms whose handler takes its context's isolation
-    /// require `Sendable` values, and a non-`Sendable` value reaches here
-    /// only from a handler marked explicitly for an actor.
+    /// unchecked (see ``subscribe(limit:_:)`` for a value that is not
+    /// `Sendable`).
     @usableFromInline
     func subscribeIsolated(
         to isolation: any Actor, limit: Int?, _ call: @escaping @Sendable (Value) -> Void
@@ -379,9 +353,7 @@ extension ObserverSource {
 
     /// A subscription on behalf of `target` (held weakly by the engine)
     /// whose values wait in a mailbox that `actor` drains in order. The
-    /// mailbox keeps the actor, as the handler's closure does. A value that
-    /// is not `Sendable` reaches it only from the forms whose handler is
-    /// written explicitly for an actor (see ``subscribe(limit:_:)``).
+    /// mailbox keeps the actor, as the handler's closure does.
     func subscribeThroughMailbox<A: Actor, Target: AnyObject>(
         on actor: A, target: Target, limit: Int?, _ deliver: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
