@@ -1,4 +1,4 @@
-// expect-error: no exact matches in call to instance method 'subscribe'
+// expect-error: extraneous argument label 'replay:' in call
 // No subscribe form takes `replay:`; a value replays through
 // `value.replaying`, and an Event, which has no current value, has neither.
 import ObserverSwift
