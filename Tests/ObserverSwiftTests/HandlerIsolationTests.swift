@@ -345,14 +345,16 @@ final class UnsafeSynchronousFormTests: XCTestCase {
         _ handler: @escaping @isolated(any) @Sendable (Value) -> Void
     ) -> @Sendable (Value) -> Void {
         XCTAssertNil(handler.isolation)
-        return unsafeSynchronousForm(of: handler, as: (@Sendable (Value) -> Void).self)
+        return unsafeSynchronousForm(of: IsolatedHandler(handler), as: SynchronousHandler<Value>.self).call
     }
 
-    private func plain<First, Second>(
+    private func plain<First: AnyObject, Second>(
         _ handler: @escaping @isolated(any) @Sendable (First, Second) -> Void
     ) -> @Sendable (First, Second) -> Void {
         XCTAssertNil(handler.isolation)
-        return unsafeSynchronousForm(of: handler, as: (@Sendable (First, Second) -> Void).self)
+        return unsafeSynchronousForm(
+            of: IsolatedTargetHandler(handler), as: SynchronousTargetHandler<First, Second>.self
+        ).call
     }
 
     func testCapturesReachTheHandler() {

@@ -301,7 +301,7 @@ extension ObserverSource {
         limit: Int?, _ handler: @escaping @isolated(any) @Sendable (Value) -> Void
     ) -> Subscription {
         let isolation = handler.isolation
-        let call = unsafeSynchronousForm(of: handler, as: (@Sendable (Value) -> Void).self)
+        let call = unsafeSynchronousForm(of: IsolatedHandler(handler), as: SynchronousHandler<Value>.self).call
         if isolation == nil { return subscribeClosure(delivery: .synchronous, limit: limit, call) }
         return subscribeIsolated(to: isolation!, limit: limit, call)
     }
@@ -312,7 +312,9 @@ extension ObserverSource {
         _ target: Target, limit: Int?, _ handler: @escaping @isolated(any) @Sendable (Target, Value) -> Void
     ) -> Subscription {
         let isolation = handler.isolation
-        let call = unsafeSynchronousForm(of: handler, as: (@Sendable (Target, Value) -> Void).self)
+        let call = unsafeSynchronousForm(
+            of: IsolatedTargetHandler(handler), as: SynchronousTargetHandler<Target, Value>.self
+        ).call
         if isolation == nil { return subscribeTarget(target, delivery: .synchronous, limit: limit, call) }
         return subscribeIsolated(target, to: isolation!, limit: limit, call)
     }
@@ -415,6 +417,32 @@ final class WeakTarget<Target: AnyObject>: @unchecked Sendable {
     }
 }
 
+/// An `@isolated(any)` handler, stored as the subscribe forms receive it.
+@usableFromInline
+struct IsolatedHandler<Value> {
+    @usableFromInline let call: @isolated(any) @Sendable (Value) -> Void
+    @inlinable init(_ call: @escaping @isolated(any) @Sendable (Value) -> Void) { self.call = call }
+}
+
+/// ``IsolatedHandler``'s function typed without its isolation.
+@usableFromInline
+struct SynchronousHandler<Value> {
+    @usableFromInline let call: @Sendable (Value) -> Void
+}
+
+/// The target form of ``IsolatedHandler``.
+@usableFromInline
+struct IsolatedTargetHandler<Target: AnyObject, Value> {
+    @usableFromInline let call: @isolated(any) @Sendable (Target, Value) -> Void
+    @inlinable init(_ call: @escaping @isolated(any) @Sendable (Target, Value) -> Void) { self.call = call }
+}
+
+/// ``IsolatedTargetHandler``'s function typed without its isolation.
+@usableFromInline
+struct SynchronousTargetHandler<Target: AnyObject, Value> {
+    @usableFromInline let call: @Sendable (Target, Value) -> Void
+}
+
 /// The synchronous form of an `@isolated(any)` handler: the same function
 /// value, typed without its isolation, so that the engine can call it
 /// without `await`.
@@ -425,17 +453,22 @@ final class WeakTarget<Target: AnyObject>: @unchecked Sendable {
 /// nonisolated context" (`#ActorIsolatedCall`); the only checked call is
 /// `await handler(value)`, which would make every send asynchronous.
 ///
-/// Invariant, which every caller keeps: `Isolated` is
-/// `@isolated(any) @Sendable (Arguments) -> Void` and `Plain` is
-/// `@Sendable (Arguments) -> Void` with the same `Arguments`, and the
-/// result is called only where the handler's isolation holds (nil: any
-/// thread; the main actor: inside `MainActor.assumeIsolated`; another
-/// actor: inside a job isolated to it). Both types are a function pointer
-/// and a context (16 bytes); the isolation travels in the context, which
-/// the function ignores when called. This is an observation of Swift 6.3's
-/// ABI, not a documented guarantee: the size check below and the tests of
-/// `UnsafeSynchronousFormTests` (captures, generic values, method
-/// references, a closure stored first, two arguments) fail if it changes.
+/// Invariant, which every caller keeps: `Isolated` is ``IsolatedHandler``
+/// (or ``IsolatedTargetHandler``) and `Plain` is ``SynchronousHandler``
+/// (``SynchronousTargetHandler``) of the same type arguments: two structs
+/// whose one stored property is the same function type but for
+/// `@isolated(any)`. The result's function is called only where the
+/// handler's isolation holds (nil: any thread; the main actor: inside
+/// `MainActor.assumeIsolated`; another actor: inside a job isolated to it).
+/// Both functions are a function pointer and a context (16 bytes); the
+/// isolation travels in the context, which the function ignores when
+/// called. The structs are what is cast, not the functions: a function
+/// passed as a generic value would be wrapped in a reabstraction thunk on
+/// the way in and another on the way out, and every delivery would pay for
+/// both. This is an observation of Swift 6.3's ABI, not a documented
+/// guarantee: the size check below and `UnsafeSynchronousFormTests`
+/// (captures, generic values, method references, a closure stored first,
+/// two arguments) fail if it changes.
 @inlinable
 @inline(__always)
 func unsafeSynchronousForm<Isolated, Plain>(of handler: Isolated, as plain: Plain.Type) -> Plain {
