@@ -448,9 +448,10 @@ struct SynchronousTargetHandler<Target: AnyObject, Value> {
 /// without `await`.
 ///
 /// Swift offers no checked way to do this. Calling an `@isolated(any)`
-/// synchronous function directly is rejected even where its isolation
-/// holds: "call to @isolated(any) parameter 'handler' in a synchronous
-/// nonisolated context" (`#ActorIsolatedCall`); the only checked call is
+/// synchronous function directly is rejected, on the sending thread ("call
+/// to @isolated(any) parameter 'handler' in a synchronous nonisolated
+/// context", `#ActorIsolatedCall`) and even where its isolation holds ("...
+/// in a synchronous main actor-isolated context"); the only checked call is
 /// `await handler(value)`, which would make every send asynchronous.
 ///
 /// Invariant, which every caller keeps: `Isolated` is ``IsolatedHandler``
