@@ -147,6 +147,11 @@ extension ObserverSource {
     /// it must be `Sendable` (a `@MainActor` class, an actor, or a class
     /// whose state is immutable or locked).
     ///
+    /// In an actor, a handler that touches the actor's state uses `self`,
+    /// so it holds the actor as any closure does: for a subscription that
+    /// ends with the actor, use
+    /// ``ObserverSource/subscribe(isolatedTo:limit:bufferingPolicy:handler:)``.
+    ///
     /// <!-- snippet: fragment of SendableTarget -->
     /// ```swift
     /// event.subscribe(self) { me, value in me.render(value) }
