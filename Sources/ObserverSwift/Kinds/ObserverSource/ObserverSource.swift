@@ -105,7 +105,9 @@ extension ObserverSource {
     ///
     /// A closure in an actor's method that does not use `self` is not
     /// isolated to the actor (it cannot touch the actor's state), so it runs
-    /// on the sending thread.
+    /// on the sending thread. A `for await` loop over `values` runs in the
+    /// consuming task, wherever that task is isolated: the sequence buffers
+    /// on the sending thread and takes no isolation from anywhere else.
     ///
     /// A value that is not `Sendable` is not checked where it crosses to the
     /// handler's actor. Such a source is not `Sendable` either, so it is
