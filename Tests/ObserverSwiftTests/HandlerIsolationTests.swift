@@ -110,6 +110,15 @@ final class RenderLog {
     }
 }
 
+/// The calling thread's identity, comparable across threads.
+private func currentThreadID() -> UInt {
+    #if canImport(Darwin)
+        UInt(bitPattern: pthread_self())
+    #else
+        UInt(pthread_self())
+    #endif
+}
+
 final class HandlerIsolationTests: XCTestCase {
     /// Lets the main queue run what was enqueued on it before this call.
     private func drainMainQueue() {
@@ -216,8 +225,9 @@ final class HandlerIsolationTests: XCTestCase {
         let value = ObservableValue(0)
         let prices = KeyedEvent<String, Int>()
         let received = Received<String>()
+        let sender = Received<UInt>()
         @Sendable func record(_ name: String) -> @Sendable (Int) -> Void {
-            { value in received.append("\(name) \(value) \(Thread.current.name == "the sender")") }
+            { value in received.append("\(name) \(value) \(currentThreadID() == sender.values.first)") }
         }
         let tokens = [
             event.subscribe(record("event")), value.subscribe(record("value")),
@@ -225,7 +235,7 @@ final class HandlerIsolationTests: XCTestCase {
             prices.forKeys(["a"]).subscribe { item in record("selection")(item.value) },
         ]
         onBackgroundThreads { _ in
-            Thread.current.name = "the sender"
+            sender.append(currentThreadID())
             event.send(1)
             XCTAssertEqual(received.values, ["event 1 true"], "before send returned, on the sending thread")
             value.value = 2
