@@ -340,7 +340,9 @@ extension ObserverSource {
                 MainActor.assumeIsolated { call(value.wrapped) }
             }
         }
-        return subscribeThroughMailbox(on: isolation, target: isolation, limit: limit) { _, value in call(value) }
+        return subscribeThroughMailbox(on: isolation, limit: limit, call) { receive in
+            _subscribe(delivery: .synchronous, limit: nil, replaying: nil, receive)
+        }
     }
 
     /// The target form of ``subscribeIsolated(to:limit:_:)``: the target is
@@ -355,28 +357,30 @@ extension ObserverSource {
                 MainActor.assumeIsolated { call(target, value.wrapped) }
             }
         }
-        return subscribeThroughMailbox(on: isolation, target: target, limit: limit) { target, value in
-            call(target, value)
+        let weakTarget = WeakTarget(target)
+        let deliver: @Sendable (Value) -> Void = { value in
+            if let target = weakTarget.object { call(target, value) }
+        }
+        return subscribeThroughMailbox(on: isolation, limit: limit, deliver) { receive in
+            _subscribe(target, delivery: .synchronous, limit: nil, replaying: nil) { _, value in receive(value) }
         }
     }
 
-    /// A subscription on behalf of `target` (held weakly by the engine)
-    /// whose values wait in a mailbox that `actor` drains in order. The
-    /// mailbox keeps the actor, as the handler's closure does.
-    func subscribeThroughMailbox<A: Actor, Target: AnyObject>(
-        on actor: A, target: Target, limit: Int?, _ deliver: @escaping @Sendable (Target, Value) -> Void
+    /// A subscription whose values wait in a mailbox that `actor` drains
+    /// in order, calling `deliver`; `subscribe` stores the engine's
+    /// subscription, given the function that feeds the mailbox. The mailbox
+    /// keeps the actor, as the handler's closure does (a global actor's
+    /// shared instance gets no weak reference).
+    func subscribeThroughMailbox<A: Actor>(
+        on actor: A, limit: Int?, _ deliver: @escaping @Sendable (Value) -> Void,
+        subscribe: (_ receive: @escaping @Sendable (Value) -> Void) -> Subscription
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
-        let weakTarget = WeakTarget(target)
         let mailbox = ActorMailbox<A, UncheckedSendable<Value>>(
             actor: actor, limit: limit ?? Int.max, keepsActor: true
-        ) { _, item in
-            if let target = weakTarget.object { deliver(target, item.wrapped) }
-        }
+        ) { _, item in deliver(item.wrapped) }
         return _withCurrentValue { current in
-            let subscription = _subscribe(target, delivery: .synchronous, limit: nil, replaying: nil) { _, value in
-                mailbox.receive(UncheckedSendable(value))
-            }
+            let subscription = subscribe { value in mailbox.receive(UncheckedSendable(value)) }
             mailbox.attach(subscription)
             // No send reaches the mailbox before this: the current value is
             // its first item, and the mailbox's limit counts it.
