@@ -67,7 +67,7 @@ final class Counter: @unchecked Sendable {
 func valueTour() {
     section("ObservableValue")
     let name = ObservableValue("Ada")
-    let token = name.subscribe(replay: true) { print("name is", $0) }
+    let token = name.replaying.subscribe { print("name is", $0) }
     name.value = "Grace"
     name.value = "Barbara"
     token.cancel()

@@ -181,7 +181,7 @@ final class ObservableThreadTests: XCTestCase {
         let onMain = Where(key)
         sender.addObserver(inline)
         sender.addObserver(queued, delivery: .queue(queue))
-        sender.addObserver(onMain, delivery: .mainActor)
+        sender.addObserver(onMain, delivery: .queue(.main))
         sender.start()
         sender.join()
         waitFor(inline.done, "inline")

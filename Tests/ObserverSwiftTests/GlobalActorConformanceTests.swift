@@ -95,7 +95,7 @@ final class GlobalActorConformanceTests: XCTestCase {
     func testTheRegistrationsDeliveryDoesNotMoveItOffItsActor() async {
         let registry = ObserverRegistry()
         let (job, delivered) = makeJob(expecting: 2)
-        registry.addObserver(job, delivery: .mainActor)
+        registry.addObserver(job, delivery: .queue(.main))
         registry.withObservers { (observer: JobProgressObserving) in observer.progressed(1) }
         await MainActor.run {
             registry.withObservers { (observer: JobProgressObserving) in observer.progressed(2) }

@@ -123,7 +123,7 @@ final class IsolationTests: XCTestCase {
     func testObservableValueBindIsolatedToReplaysFirstThenEveryValue() async {
         let count = ObservableValue(7)
         let recorder = Recorder()
-        count.subscribe(isolatedTo: recorder, replay: true) { recorder, value in recorder.record(value) }
+        count.replaying.subscribe(isolatedTo: recorder) { recorder, value in recorder.record(value) }
         for value in 8...10 { count.value = value }
         _ = await recorder.waitUntil { $0.values.count >= 4 }
         let values = await recorder.values

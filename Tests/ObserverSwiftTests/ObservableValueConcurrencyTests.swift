@@ -52,7 +52,7 @@ final class ObservableValueConcurrencyTests: XCTestCase {
         for _ in 0..<5_000 {
             let recorder = Received<Int>()
             let sawThree = DispatchSemaphore(value: 0)
-            let token = number.subscribe(replay: true) { value in
+            let token = number.replaying.subscribe { value in
                 recorder.append(value)
                 if recorder.count == 3 { sawThree.signal() }
             }
@@ -99,7 +99,7 @@ final class ObservableValueConcurrencyTests: XCTestCase {
         }
         let churn = JoinableThread {
             for round in 0..<1_000 {
-                let token = number.subscribe(replay: round % 2 == 0) { _ in }
+                let token = round % 2 == 0 ? number.replaying.subscribe { _ in } : number.subscribe { _ in }
                 token.cancel()
             }
         }

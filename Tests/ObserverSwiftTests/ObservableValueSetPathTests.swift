@@ -68,7 +68,7 @@ final class ObservableValueSetPathTests: XCTestCase {
         withObservationTracking {
             _ = level.value
         } onChange: {
-            lateToken.value = level.subscribe(replay: true) { late.append($0) }
+            lateToken.value = level.replaying.subscribe { late.append($0) }
         }
         level.value = 1
         XCTAssertEqual(late.values, [0, 1])

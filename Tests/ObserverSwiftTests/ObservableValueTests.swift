@@ -138,8 +138,8 @@ final class ObservableValueTests: XCTestCase {
         let number = ObservableValue(7)
         let label = Label()
         let added = Received<Int>()
-        number.subscribe(label, replay: true) { label, value in label.texts.append("\(value)") }
-        let observer = number.subscribe(replay: true) { added.append($0) }
+        number.replaying.subscribe(label) { label, value in label.texts.append("\(value)") }
+        let observer = number.replaying.subscribe { added.append($0) }
         XCTAssertEqual(label.texts.values, ["7"])
         XCTAssertEqual(added.values, [7])
         number.value = 8
@@ -163,7 +163,7 @@ final class ObservableValueTests: XCTestCase {
         let queue = DispatchQueue(label: "replay")
         let seen = Received<Int>()
         let done = expectation(description: "delivered")
-        let observer = number.subscribe(delivery: .queue(queue), replay: true) { value in
+        let observer = number.replaying.subscribe(delivery: .queue(queue)) { value in
             seen.append(value)
             if value == 2 { done.fulfill() }
         }
@@ -233,7 +233,7 @@ final class ObservableValueTests: XCTestCase {
         let label = Label()
         let added = Received<Int>()
         let bound = Received<Int>()
-        let observer = number.subscribe(replay: true) { @MainActor value in
+        let observer = number.replaying.subscribe { @MainActor value in
             MainActor.assertIsolated()
             added.append(value)
         }
@@ -284,7 +284,7 @@ final class ObservableValueTests: XCTestCase {
         token.value = number.subscribe { value in
             if value == 1 {
                 number.value = 2  // queued behind this round
-                lateToken.value = number.subscribe(replay: true) { late.append($0) }
+                lateToken.value = number.replaying.subscribe { late.append($0) }
                 if let own = token.value { own.cancel() }
             }
         }
@@ -303,7 +303,7 @@ final class ObservableValueTests: XCTestCase {
         defer { number.unsubscribeAll() }
         let seen = Received<Int>()
         _ = number.subscribe { seen.append($0) }  // both removed by the deferred removeAllObservers()
-        _ = number.subscribe(replay: true) { value in
+        _ = number.replaying.subscribe { value in
             if value == 0 { number.value = 10 }
         }
         XCTAssertEqual(seen.values, [10])

@@ -417,7 +417,7 @@ final class ObserverRegistryTests: XCTestCase {
     func testMainActorDeliveryRunsOnTheMainThread() {
         let registry = ObserverRegistry()
         let observer = AlphaOnly("main")
-        registry.addObserver(observer, delivery: .mainActor)
+        registry.addObserver(observer, delivery: .queue(.main))
         let delivered = expectation(description: "delivered on the main thread")
         let sender = Thread {
             registry.withObservers { (observer: AlphaObserver) in

@@ -36,7 +36,7 @@ final class RegistryTokenTests: XCTestCase {
         let registry = ObserverRegistry()
         let observer = AlphaOnly("a")
         let first = registry.addObserver(observer)
-        let second = registry.addObserver(observer, delivery: .mainActor)
+        let second = registry.addObserver(observer, delivery: .queue(.main))
         XCTAssertFalse(second.isActive)
         XCTAssertFalse(second.cancel())
         XCTAssertTrue(first.isActive, "the first registration, and its delivery, stay")

@@ -209,7 +209,7 @@ final class SoleHandlerTests: XCTestCase {
     func testObservableValueKeepsOneClosureWithoutAList() {
         let value = ObservableValue(0)
         let received = Received<Int>()
-        let token = value.subscribe(replay: true) { received.append($0) }
+        let token = value.replaying.subscribe { received.append($0) }
         XCTAssertNil(value.observers.existingList)
         value.value = 1
         XCTAssertEqual(received.values, [0, 1])

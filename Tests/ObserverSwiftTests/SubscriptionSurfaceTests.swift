@@ -42,7 +42,7 @@ final class SubscriptionSurfaceTests: XCTestCase {
     func testReplayedValueIsTheFirstOfTheLimit() {
         let value = ObservableValue(10)
         let received = Received<Int>()
-        let token = value.subscribe(replay: true, limit: 2) { received.append($0) }
+        let token = value.replaying.subscribe(limit: 2) { received.append($0) }
         value.value = 11
         value.value = 12
         XCTAssertEqual(received.values, [10, 11])
@@ -53,8 +53,8 @@ final class SubscriptionSurfaceTests: XCTestCase {
         let value = ObservableValue("now")
         let received = Received<String>()
         let target = Target()
-        let closure = value.subscribe(replay: true, limit: 1) { received.append("closure \($0)") }
-        let weak = value.subscribe(target, replay: true, limit: 1) { _, current in received.append("target \(current)")
+        let closure = value.replaying.subscribe(limit: 1) { received.append("closure \($0)") }
+        let weak = value.replaying.subscribe(target, limit: 1) { _, current in received.append("target \(current)")
         }
         value.value = "later"
         XCTAssertEqual(received.values, ["closure now", "target now"])
@@ -67,7 +67,7 @@ final class SubscriptionSurfaceTests: XCTestCase {
         let value = ObservableValue(0)
         let queue = DispatchQueue(label: "replay")
         let received = Received<Int>()
-        let token = value.subscribe(delivery: .queue(queue), replay: true, limit: 3) { received.append($0) }
+        let token = value.replaying.subscribe(delivery: .queue(queue), limit: 3) { received.append($0) }
         for next in 1...5 { value.value = next }
         queue.sync {}
         XCTAssertEqual(received.values, [0, 1, 2])
@@ -77,7 +77,7 @@ final class SubscriptionSurfaceTests: XCTestCase {
     func testActorReplayIsTheMailboxFirstItemAndCounts() async {
         let value = ObservableValue(5)
         let recorder = Recorder()
-        value.subscribe(isolatedTo: recorder, replay: true, limit: 2) { recorder, current in recorder.record(current) }
+        value.replaying.subscribe(isolatedTo: recorder, limit: 2) { recorder, current in recorder.record(current) }
         value.value = 6
         value.value = 7
         let done = await recorder.waitUntil { $0.values.count >= 2 }
@@ -90,7 +90,7 @@ final class SubscriptionSurfaceTests: XCTestCase {
     func testMainActorFormsOfObservableValueReplayAndLimit() {
         let value = ObservableValue(1)
         let received = Received<Int>()
-        let token = value.subscribe(replay: true, limit: 2) { @MainActor current in received.append(current) }
+        let token = value.replaying.subscribe(limit: 2) { @MainActor current in received.append(current) }
         value.value = 2
         value.value = 3
         runMainLoop { received.count >= 2 }

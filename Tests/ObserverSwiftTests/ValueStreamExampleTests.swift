@@ -37,7 +37,7 @@ final class ValueStreamExampleTests: XCTestCase {
         let view = ProfileView()
 
         // Bind a target: held weakly, handed back alive; replay: true sends the current value now.
-        model.name.subscribe(view, replay: true) { view, name in view.title = name }
+        model.name.replaying.subscribe(view) { view, name in view.title = name }
         model.unread.subscribe(view) { view, count in view.badge = count == 0 ? "" : "\(count)" }
         XCTAssertEqual(view.title, "Ada")
 

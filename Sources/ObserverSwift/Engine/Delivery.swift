@@ -2,55 +2,62 @@ import CObserverCore
 import Dispatch
 import Foundation
 
-/// Where a registered observer is called (``ObserverRegistry``,
-/// ``KeyedObserverRegistry``, key-path observation).
+/// Where a handler or an observer runs when it is not isolated to an actor:
+/// on the sending thread or on a dispatch queue. Closures
+/// (`subscribe(delivery:)`), weak targets and registries
+/// (``ObserverRegistry``, ``KeyedObserverRegistry``, key-path observation)
+/// take the same values.
 ///
-/// By default an observer is called synchronously on the thread that sends,
-/// inside the send. A queue or the main actor decouples it: the send only
-/// enqueues.
-public enum Delivery: Sendable {
-    /// On the sending thread, before `send` returns (the default).
-    case synchronous
-    /// Asynchronously on the given queue, in the order the sends enqueued.
-    case queue(DispatchQueue)
-    /// On the main actor: synchronously when the send already runs on the
-    /// main actor and no earlier main-actor delivery is still queued,
-    /// otherwise enqueued on the main queue (behind those, in order).
-    case mainActor
-}
-
-/// Where a `@Sendable` handler closure (or a weak target's handler) runs: on
-/// the sending thread or on a dispatch queue.
-///
-/// A handler that must run on the main actor is a `@MainActor` closure, the
-/// one way for a closure to run there, checked by the compiler:
-/// `event.subscribe { @MainActor value in ... }`. A plain `@Sendable`
-/// handler cannot touch main-actor state wherever it runs, so there is no
-/// `.mainActor` here: writing it is a compile error that says what to write
-/// instead.
-public enum HandlerDelivery: Sendable {
-    /// On the sending thread, before `send` returns (the default).
-    case synchronous
-    /// Asynchronously on the given queue, in the order the sends enqueued.
-    case queue(DispatchQueue)
-
-    /// Not a handler delivery: a closure runs on the main actor when it is
-    /// marked `@MainActor`.
-    @available(
-        *, unavailable,
-        message: "mark the closure instead: subscribe { @MainActor value in ... } runs it on the main actor"
-    )
-    public static var mainActor: HandlerDelivery {
-        fatalError("unavailable: HandlerDelivery has no main-actor case")
+/// Running on an actor is not a delivery: it follows the handler's
+/// isolation. A closure written in `@MainActor` code runs on the main actor
+/// with no `delivery:` at all, an isolated conformance
+/// (`extension Screen: @MainActor Observer`) runs on its actor, and
+/// `subscribe(isolatedTo:)` runs on the actor it names. A registry
+/// observer that is a plain class and should be called on the main queue
+/// says `.queue(.main)`.
+public struct Delivery: Sendable {
+    /// Where the engine runs a delivery. `mainActor` is reached only from a
+    /// handler's or a conformance's isolation, never from a public value.
+    @usableFromInline
+    enum Route: Sendable {
+        case synchronous
+        case queue(DispatchQueue)
+        /// On the main actor: synchronously when the send already runs on
+        /// the main actor and no earlier main-actor delivery is still
+        /// queued, otherwise enqueued on the main queue (behind those, in
+        /// order).
+        case mainActor
     }
 
-    /// The engine's delivery for this handler delivery.
     @usableFromInline
-    var delivery: Delivery {
-        switch self {
-        case .synchronous: .synchronous
-        case .queue(let queue): .queue(queue)
-        }
+    let route: Route
+
+    @inlinable
+    init(route: Route) {
+        self.route = route
+    }
+
+    /// On the sending thread, before `send` returns (the default).
+    @inlinable
+    public static var synchronous: Delivery { Delivery(route: .synchronous) }
+
+    /// Asynchronously on `queue`, in the order the sends enqueued.
+    @inlinable
+    public static func queue(_ queue: DispatchQueue) -> Delivery { Delivery(route: .queue(queue)) }
+
+    /// The engine's main-actor delivery, for handlers and conformances
+    /// isolated to the main actor.
+    @usableFromInline
+    static var onMainActor: Delivery { Delivery(route: .mainActor) }
+
+    /// Not a delivery: code runs on the main actor by being isolated to it.
+    @available(
+        *, unavailable,
+        message:
+            "main-actor delivery follows the handler's isolation: leave delivery: out and write the handler in @MainActor code (or mark it @MainActor); a registry observer that is a plain class writes .queue(.main)"
+    )
+    public static var mainActor: Delivery {
+        fatalError("unavailable: main-actor delivery follows the handler's isolation")
     }
 }
 
@@ -76,7 +83,7 @@ extension Delivery {
     /// `waitInsideDelivery` instead of waiting for itself.
     @inline(__always)
     func run(ifSubscribed isSubscribed: @escaping () -> Bool, _ work: @escaping () -> Void) {
-        switch self {
+        switch route {
         case .synchronous:
             work()
         case .queue(let queue):

@@ -46,7 +46,7 @@ where Ending.Key == Key {
 
     override func receive(_ key: Key, _ value: Value) {
         guard limit.admit(expiry, of: self) else { return }
-        if case .synchronous = delivery { return handler(key, value) }
+        if case .synchronous = delivery.route { return handler(key, value) }
         deferDelivery(key, value)
     }
 
@@ -122,7 +122,7 @@ where Ending.Key == Key {
     @inline(__always)
     private func deliver(to target: Target, _ key: Key, _ value: Value) {
         guard limit.admit(expiry, of: self) else { return }
-        if case .synchronous = delivery { return handler(target, key, value) }
+        if case .synchronous = delivery.route { return handler(target, key, value) }
         deferDelivery(key, value)
     }
 

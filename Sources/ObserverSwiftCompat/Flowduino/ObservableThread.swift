@@ -45,8 +45,8 @@ import ObserverSwift
 ///
 /// Observers are called where each one chose when added: on this thread
 /// (the default, synchronously inside `withObservers`), on a queue
-/// (`addObserver(_:queue:)`), or on the main actor
-/// (`addObserver(_:delivery: .mainActor)`).
+/// (`addObserver(_:queue:)`, `.queue(.main)` for the main queue), or on
+/// its actor (an isolated conformance: `extension Screen: @MainActor P`).
 ///
 /// This class wraps a `Thread` instead of subclassing it, so user
 /// subclasses compile on Linux without importing CoreFoundation; inside

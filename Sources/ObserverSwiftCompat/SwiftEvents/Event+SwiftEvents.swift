@@ -62,7 +62,7 @@ extension Event where Value: Sendable {
     public func subscribe<Target: AnyObject & Sendable>(
         _ target: Target, queue: DispatchQueue?, handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        subscribe(target, delivery: HandlerDelivery(queue: queue)) { _, value in handler(value) }
+        subscribe(target, delivery: Delivery(queue: queue)) { _, value in handler(value) }
     }
 
     /// SwiftEvents' form with a queue and a handler that receives the live
@@ -71,7 +71,7 @@ extension Event where Value: Sendable {
     public func subscribe<Target: AnyObject & Sendable>(
         _ target: Target, queue: DispatchQueue?, handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        subscribe(target, delivery: HandlerDelivery(queue: queue), handler: handler)
+        subscribe(target, delivery: Delivery(queue: queue), handler: handler)
     }
 
     /// SwiftEvents 1's spelling of `subscribe(_:queue:handler:)` with a
@@ -84,11 +84,11 @@ extension Event where Value: Sendable {
     }
 }
 
-extension HandlerDelivery {
+extension Delivery {
     /// `.queue(queue)` when a queue is given, `.synchronous` otherwise: the
     /// meaning of SwiftEvents' `queue: DispatchQueue? = nil`.
     @inlinable
     public init(queue: DispatchQueue?) {
-        self = queue.map(HandlerDelivery.queue) ?? .synchronous
+        self = queue.map(Delivery.queue) ?? .synchronous
     }
 }

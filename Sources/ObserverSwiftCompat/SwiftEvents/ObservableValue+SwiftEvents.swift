@@ -4,13 +4,14 @@ import ObserverSwift
 /// SwiftEvents' `Observable` spellings (`bind`, `unbind`, `unbindAll`,
 /// `observersCount`, `<<<`) over ``ObservableValue``'s `subscribe` family.
 extension ObservableValue {
-    /// SwiftEvents' spelling of `subscribe(_:replay:handler:)`.
+    /// SwiftEvents' `bind`: `subscribe(_:handler:)`, on ``replaying`` when
+    /// `replay` is true.
     @discardableResult
     public func bind<Target: AnyObject & Sendable>(
         _ target: Target, replay: Bool = false,
         handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        subscribe(target, replay: replay, handler: handler)
+        replay ? replaying.subscribe(target, handler: handler) : subscribe(target, handler: handler)
     }
 
     /// SwiftEvents 2's form: `target` only bounds the binding's life (held
@@ -24,7 +25,7 @@ extension ObservableValue {
     public func bind<Target: AnyObject & Sendable>(
         _ target: Target, replay: Bool = false, handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        subscribe(target, replay: replay) { _, value in handler(value) }
+        bind(target, replay: replay) { _, value in handler(value) }
     }
 
     /// SwiftEvents' spelling of `unsubscribe(_:)`.
@@ -51,7 +52,10 @@ extension ObservableValue where Value: Sendable {
         _ target: Target, queue: DispatchQueue?, replay: Bool = false,
         handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        subscribe(target, delivery: HandlerDelivery(queue: queue), replay: replay, handler: handler)
+        let delivery = Delivery(queue: queue)
+        return replay
+            ? replaying.subscribe(target, delivery: delivery, handler: handler)
+            : subscribe(target, delivery: delivery, handler: handler)
     }
 
     /// SwiftEvents 2's form with a queue: the handler receives the value alone.
@@ -60,7 +64,7 @@ extension ObservableValue where Value: Sendable {
         _ target: Target, queue: DispatchQueue?, replay: Bool = false,
         handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        subscribe(target, delivery: HandlerDelivery(queue: queue), replay: replay) { _, value in handler(value) }
+        bind(target, queue: queue, replay: replay) { _, value in handler(value) }
     }
 }
 

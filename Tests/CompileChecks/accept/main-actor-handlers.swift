@@ -1,5 +1,5 @@
-// Marked main-actor handlers compile from a @MainActor class and may touch
-// its state; the weak-target forms need no token.
+// Handlers marked @MainActor still compile (and run on the main actor),
+// also where the context is not main-actor code.
 import ObserverSwift
 
 @MainActor
@@ -11,7 +11,7 @@ final class TitleView {
         event.subscribe { @MainActor title in self.label = title }.store(in: &bag)
         event.subscribe(self) { @MainActor view, title in view.label = title }
         event.subscribe(self) { @MainActor view, title in view.label = title }
-        name.subscribe(self, replay: true) { @MainActor view, name in view.label = name }
+        name.replaying.subscribe(self) { @MainActor view, name in view.label = name }
         name.subscribe { @MainActor name in self.label = name }.store(in: &bag)
     }
 }

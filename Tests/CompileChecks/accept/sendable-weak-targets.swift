@@ -14,6 +14,6 @@ func connect(_ event: Event<String>, _ name: ObservableValue<String>, _ keyed: K
     event.subscribe(printer) { printer, line in printer.show(line) }
     event.subscribe(printer, queue: .global()) { printer, line in printer.show(line) }
     event.subscribe(printer) { line in print(line) }  // SwiftEvents 2: the target bounds the life only
-    name.subscribe(printer, replay: true) { printer, name in printer.show(name) }
+    name.replaying.subscribe(printer) { printer, name in printer.show(name) }
     keyed.subscribe(printer, key: 1) { printer, line in printer.show(line) }
 }

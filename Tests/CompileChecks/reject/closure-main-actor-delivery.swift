@@ -1,6 +1,6 @@
-// expect-error: 'mainActor' is unavailable: mark the closure instead: subscribe { @MainActor value in ... }
-// A plain @Sendable handler cannot touch main-actor state wherever it runs:
-// a closure runs on the main actor by being marked @MainActor, not by a delivery.
+// expect-error: 'mainActor' is unavailable: main-actor delivery follows the handler's isolation: leave delivery: out
+// Running on the main actor is not a delivery: it follows the handler's
+// isolation, and the message says what to write instead.
 import ObserverSwift
 
 let downloads = Event<Int>()

@@ -1,6 +1,5 @@
-// expect-error: 'mainActor' is unavailable: mark the closure instead: subscribe { @MainActor value in ... }
-// A key-path observer's @Sendable handler cannot touch main-actor state
-// wherever it runs: a handler runs on the main actor by being marked
+// expect-error: 'mainActor' is unavailable: main-actor delivery follows the handler's isolation: leave delivery: out
+// A key-path observer's handler runs on the main actor by being marked
 // @MainActor, not by a delivery.
 import ObserverSwift
 

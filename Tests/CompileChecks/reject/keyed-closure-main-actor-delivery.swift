@@ -1,5 +1,5 @@
-// expect-error: 'mainActor' is unavailable: mark the closure instead
-// KeyedEvent: the same one way to the main actor as Event.
+// expect-error: 'mainActor' is unavailable: main-actor delivery follows the handler's isolation: leave delivery: out
+// KeyedEvent: the same rule as Event.
 import ObserverSwift
 
 let prices = KeyedEvent<String, Double>()

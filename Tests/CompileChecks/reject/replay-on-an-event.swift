@@ -1,5 +1,6 @@
-// expect-error: cannot convert value of type 'Bool' to expected argument type 'Never'
-// An Event has no current value: `replay:` takes no argument there.
+// expect-error: extraneous argument label 'replay:' in call
+// No subscribe form takes `replay:`; a value replays through
+// `value.replaying`, and an Event, which has no current value, has neither.
 import ObserverSwift
 
 let event = Event<Int>()

@@ -1,5 +1,5 @@
-// expect-error: 'mainActor' is unavailable: mark the closure instead
-// A weak target's handler reaches the main actor by being marked @MainActor too.
+// expect-error: 'mainActor' is unavailable: main-actor delivery follows the handler's isolation: leave delivery: out
+// A weak target's handler reaches the main actor by its isolation too.
 import ObserverSwift
 
 final class Log: Sendable {

@@ -1,7 +1,7 @@
-// expect-error: 'mainActor' is unavailable: mark the closure instead
-// ObservableValue: the same one way to the main actor as Event.
+// expect-error: 'mainActor' is unavailable: main-actor delivery follows the handler's isolation: leave delivery: out
+// ObservableValue: the same rule as Event.
 import ObserverSwift
 
 let progress = ObservableValue(0.0)
-let token = progress.subscribe(delivery: .mainActor, replay: true) { fraction in print(fraction) }
+let token = progress.subscribe(delivery: .mainActor) { fraction in print(fraction) }
 token.cancel()

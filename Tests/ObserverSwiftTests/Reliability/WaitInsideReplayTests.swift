@@ -28,7 +28,7 @@ final class WaitInsideReplayTests: XCTestCase {
         let other = value.subscribe { _ in }
         let outcome = Locked<[String]>([])
         runBounded("addObserver replay") {
-            _ = value.subscribe(replay: true) { _ in
+            _ = value.replaying.subscribe { _ in
                 outcome.withLock { $0.append(ObserverCore.isInsideDelivery ? "inside" : "outside") }
                 do {
                     try other.cancelAndWait()
@@ -47,7 +47,7 @@ final class WaitInsideReplayTests: XCTestCase {
         let value = ObservableValue("a")
         let target = Target()
         let outcome = Locked<[String]>([])
-        value.subscribe(target, replay: true) { _, _ in
+        value.replaying.subscribe(target) { _, _ in
             do {
                 try ObserverCore.reclaimNow()
                 outcome.withLock { $0.append("returned") }
@@ -97,7 +97,7 @@ final class WaitInsideReplayTests: XCTestCase {
         }.start()
         let outcome = Locked<String>("")
         runBounded("replay + sender") {
-            _ = value.subscribe(replay: true) { replayed in
+            _ = value.replaying.subscribe { replayed in
                 guard replayed == 0 else { return }
                 replayStarted.signal()
                 senderInHandler.wait()

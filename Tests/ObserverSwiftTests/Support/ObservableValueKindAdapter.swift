@@ -45,7 +45,7 @@ final class ObservableValueReliabilitySource: ReliabilitySource {
         }
         let quietSince = rounds.quietPoint
         let replay = rounds.expectReplay(current: value.value, quietSince: quietSince)
-        let token = value.subscribe(replay: true) { value in
+        let token = value.replaying.subscribe { value in
             if replay.isReplay(value) { return }
             rounds.deliver(value) { handler(value) }
         }
@@ -64,7 +64,7 @@ final class ObservableValueReliabilitySource: ReliabilitySource {
         }
         let quietSince = rounds.quietPoint
         let replay = rounds.expectReplay(current: value.value, quietSince: quietSince)
-        let token = value.subscribe(target, replay: true) { target, value in
+        let token = value.replaying.subscribe(target) { target, value in
             if replay.isReplay(value) { return }
             rounds.deliver(value) { handler(target, value) }
         }
@@ -89,7 +89,7 @@ final class ObservableValueReliabilitySource: ReliabilitySource {
 
     func replayThenWaitInsideThrows() -> Bool? {
         let threw = KeyedCounter()
-        let token = value.subscribe(replay: true) { _ in
+        let token = value.replaying.subscribe { _ in
             // Inside the replay (before subscribe returns) or a later set.
             do { try ObserverCore.waitForDeliveriesInFlight() } catch { threw.increment() }
         }
@@ -184,7 +184,7 @@ final class ExpectedReplay: Sendable {
             return (calls.count == 1, calls.returned)
         }
         guard first.0 else { return false }
-        if first.1 { XCTFail("ObservableValue: the replay came after subscribe(replay: true) returned") }
+        if first.1 { XCTFail("ObservableValue: the replay came after replaying.subscribe returned") }
         if let value, rounds?.isQuiet(since: setsStarted) ?? true, delivered != value {
             XCTFail("ObservableValue: replayed \(delivered), expected \(value)")
         }
@@ -196,6 +196,6 @@ final class ExpectedReplay: Sendable {
             calls.returned = true
             return calls.count
         }
-        if count == 0 { XCTFail("ObservableValue: subscribe(replay: true) returned without replaying") }
+        if count == 0 { XCTFail("ObservableValue: replaying.subscribe returned without replaying") }
     }
 }

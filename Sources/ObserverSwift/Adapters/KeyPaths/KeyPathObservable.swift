@@ -45,16 +45,16 @@ extension KeyPathObservable {
     /// `observe(\.$score) { @MainActor old, new in ... }` is the one way,
     /// checked by the compiler (`delivery: .mainActor` does not compile).
     public func observe<Value: Sendable>(
-        _ keyPath: KeyPath<Self, PropertyChanges<Value>>, delivery: HandlerDelivery, activate: Bool = true,
+        _ keyPath: KeyPath<Self, PropertyChanges<Value>>, delivery: Delivery, activate: Bool = true,
         _ handler: @escaping @Sendable (_ old: Value, _ new: Value) -> Void
     ) -> KeyPathObserver {
-        self[keyPath: keyPath].makeObserver(delivery: delivery.delivery, activate: activate, handler)
+        self[keyPath: keyPath].makeObserver(delivery: delivery, activate: activate, handler)
     }
 
     /// Observes with a main-actor handler: it runs synchronously inside a
     /// write made on the main actor, and is enqueued on the main queue for a
     /// write made elsewhere (behind any main-actor delivery still queued: see
-    /// ``Delivery/mainActor``).
+    /// the main-actor delivery of ``ObserverSource/subscribe(limit:_:)``).
     ///
     /// Selected by marking the closure:
     /// `observe(\.$score) { @MainActor old, new in ... }`. An unmarked
@@ -65,7 +65,7 @@ extension KeyPathObservable {
         _ keyPath: KeyPath<Self, PropertyChanges<Value>>, activate: Bool = true,
         _ handler: @escaping @MainActor (_ old: Value, _ new: Value) -> Void
     ) -> KeyPathObserver {
-        self[keyPath: keyPath].makeObserver(delivery: .mainActor, activate: activate) { old, new in
+        self[keyPath: keyPath].makeObserver(delivery: .onMainActor, activate: activate) { old, new in
             MainActor.assumeIsolated { handler(old, new) }
         }
     }

@@ -54,7 +54,7 @@ final class PropertySubscriber<Value>: AttachableSubscriber, @unchecked Sendable
             return
         }
         guard attached.load(ordering: .relaxed) else { return }
-        if case .synchronous = delivery { return handler(old, new) }
+        if case .synchronous = delivery.route { return handler(old, new) }
         let isSubscribed = { [self] in attached.load(ordering: .acquiring) && !gate.ownerIsGone }
         delivery.run(ifSubscribed: isSubscribed) {
             [self] in handler(old, new)

@@ -244,14 +244,14 @@ struct EventObservers<Value> {
         _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
-        if case .synchronous = delivery, limit == nil, word.load(ordering: .relaxed) == nil,
+        if case .synchronous = delivery.route, limit == nil, word.load(ordering: .relaxed) == nil,
             let subscription = subscribeSole(handler)
         {
             if let current { handler(current) }
             return subscription
         }
         return madeSlots._withUnsafeGuaranteedRef { slots in
-            if case .synchronous = delivery, limit == nil {
+            if case .synchronous = delivery.route, limit == nil {
                 // A plain closure: stored in a cell, not an object.
                 let subscription = Subscription(list: slots, handle: slots.addHandler(handler))
                 if let current { handler(current) }

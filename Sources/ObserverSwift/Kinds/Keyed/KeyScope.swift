@@ -1,7 +1,7 @@
 /// One key of a ``KeyedEvent`` as an ``ObserverSource``: the source behind
 /// `subscribe(key:...)`, so that a keyed subscription has every form an
 /// ``Event``'s has, defined once. A key has no current value
-/// (`ReplayOption == Never`), so `replaying` is always nil here.
+/// to replay, so `replaying` is always nil here.
 @usableFromInline
 struct KeyScope<Key: Hashable, Value>: ObserverSource {
     @usableFromInline let event: KeyedEvent<Key, Value>
@@ -18,7 +18,7 @@ struct KeyScope<Key: Hashable, Value>: ObserverSource {
         delivery: Delivery, limit: Int?, replaying current: Value?,
         _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        if case .synchronous = delivery, limit == nil {
+        if case .synchronous = delivery.route, limit == nil {
             // The keyed hot path: the closure in a cell of its own, no box.
             return event.lists.subscribe(handler, forKey: key)
         }

@@ -19,7 +19,7 @@ public struct KeySelection<Key: Hashable, Element> {
     let keys: [Key]
 }
 
-/// Keys have no current value (`ReplayOption == Never`): `replaying` is
+/// Keys have no current value: `replaying` is
 /// always nil.
 extension KeySelection: ObserverSource {
     /// Each delivery: the key the value was sent for, and the value.
@@ -29,7 +29,7 @@ extension KeySelection: ObserverSource {
         delivery: Delivery, limit: Int?, replaying current: Value?,
         _ handler: @escaping @Sendable ((key: Key, value: Element)) -> Void
     ) -> Subscription {
-        if case .synchronous = delivery, limit == nil {
+        if case .synchronous = delivery.route, limit == nil {
             return event.register(keys, KeyedClosureSubscriber { key, value in handler((key, value)) })
         }
         return event.subscribeClosure(keys, delivery: delivery, limit: limit) { key, value in handler((key, value)) }

@@ -5,8 +5,12 @@ import Dispatch
 /// `limit:`, delivery and the weak target behave exactly as on an ``Event``.
 /// For several keys with one token, see ``forKeys(_:)``.
 extension KeyedEvent {
-    /// Subscribes a closure to one key, called on the sending thread; the
-    /// returned token cancels it.
+    /// Subscribes a closure to one key; the returned token cancels it. The
+    /// handler runs where its code is isolated, as in
+    /// ``ObserverSource/subscribe(limit:_:)``: written in nonisolated code,
+    /// on the sending thread before `send` returns; written in `@MainActor`
+    /// code, on the main actor; in an actor's method that uses `self`, on
+    /// that actor.
     ///
     /// ```swift
     /// let prices = KeyedEvent<String, Double>()
@@ -29,16 +33,16 @@ extension KeyedEvent {
     ///   discard it explicitly with `_ =`.
     @inlinable
     public func subscribe(
-        key: Key, limit: Int? = nil, _ handler: @escaping @Sendable (Value) -> Void
+        key: Key, limit: Int? = nil, @_inheritActorContext _ handler: @escaping @isolated(any) @Sendable (Value) -> Void
     ) -> Subscription {
-        KeyScope(self, key).subscribe(limit: limit, handler)
+        KeyScope(self, key).subscribeWhereIsolated(limit: limit, handler)
     }
 
     /// Subscribes `handler` to one key on behalf of `target`, which is held
-    /// weakly: no `[weak self]` needed. The handler runs on the sending thread
-    /// and receives the live target (so the target must be `Sendable`); once
-    /// the target is deallocated the subscription stops and its slots (and
-    /// keys left empty) are freed.
+    /// weakly: no `[weak self]` needed. The handler receives the live target
+    /// (so the target must be `Sendable`) and runs where its code is
+    /// isolated; once the target is deallocated the subscription stops and
+    /// its slots (and keys left empty) are freed.
     ///
     /// <!-- snippet: fragment of SendableTarget -->
     /// ```swift
@@ -48,20 +52,21 @@ extension KeyedEvent {
     @discardableResult
     public func subscribe<Target: AnyObject & Sendable>(
         _ target: Target, key: Key, limit: Int? = nil,
-        handler: @escaping @Sendable (Target, Value) -> Void
+        @_inheritActorContext handler: @escaping @isolated(any) @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        KeyScope(self, key).subscribe(target, limit: limit, handler: handler)
+        KeyScope(self, key).subscribeWhereIsolated(target, limit: limit, handler)
     }
 }
 
-/// Keyed subscriptions whose handlers run somewhere other than the sending
-/// thread. Keys and values cross to that place, so both must be `Sendable`.
+/// Keyed subscriptions whose handlers run on a queue or an actor. Keys and
+/// values cross to that place, so both must be `Sendable`.
 extension KeyedEvent where Key: Sendable, Value: Sendable {
-    /// ``subscribe(key:limit:_:)-(_,_,(Value)->Void)`` with the handler
-    /// where `delivery` says (see ``ObserverSource/subscribe(delivery:replay:limit:_:)``).
+    /// ``subscribe(key:limit:_:)`` with the handler where `delivery` says
+    /// (see ``ObserverSource/subscribe(delivery:limit:_:)``): a plain
+    /// `@Sendable` handler, on the sending thread or a queue.
     /// The token must be kept: nothing but cancelling or the limit ends it.
     public func subscribe(
-        key: Key, delivery: HandlerDelivery, limit: Int? = nil,
+        key: Key, delivery: Delivery, limit: Int? = nil,
         _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         KeyScope(self, key).subscribe(delivery: delivery, limit: limit, handler)
@@ -71,31 +76,10 @@ extension KeyedEvent where Key: Sendable, Value: Sendable {
     /// target is loaded again where the handler runs.
     @discardableResult
     public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, key: Key, delivery: HandlerDelivery, limit: Int? = nil,
+        _ target: Target, key: Key, delivery: Delivery, limit: Int? = nil,
         handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
         KeyScope(self, key).subscribe(target, delivery: delivery, limit: limit, handler: handler)
-    }
-
-    /// Subscribes a main-actor handler to one key, selected by marking the
-    /// closure: `prices.subscribe(key: "AAPL") { @MainActor price in ... }`.
-    /// It runs synchronously when the send happens on the main actor and is
-    /// enqueued on the main queue otherwise (see ``Delivery/mainActor``).
-    /// The token must be kept: nothing but cancelling or the limit ends it.
-    public func subscribe(
-        key: Key, limit: Int? = nil, _ handler: @escaping @MainActor (Value) -> Void
-    ) -> Subscription {
-        KeyScope(self, key).subscribe(limit: limit, handler)
-    }
-
-    /// A main-actor handler on behalf of a weakly held `target`, selected by
-    /// marking the closure: `subscribe(self, key: "AAPL") { @MainActor me, price in ... }`.
-    @discardableResult
-    public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, key: Key, limit: Int? = nil,
-        handler: @escaping @MainActor (Target, Value) -> Void
-    ) -> Subscription {
-        KeyScope(self, key).subscribe(target, limit: limit, handler: handler)
     }
 
     /// Subscribes a handler to one key that runs isolated to `actor`, in the
@@ -112,7 +96,7 @@ extension KeyedEvent where Key: Sendable, Value: Sendable {
     /// ```
     ///
     /// The limit and the backlog behave as in
-    /// ``ObserverSource/subscribe(isolatedTo:replay:limit:bufferingPolicy:handler:)``.
+    /// ``ObserverSource/subscribe(isolatedTo:limit:bufferingPolicy:handler:)``.
     @discardableResult
     public func subscribe<A: Actor>(
         isolatedTo actor: A, key: Key, limit: Int? = nil, bufferingPolicy: ObserverBufferingPolicy = .unbounded,

@@ -98,8 +98,9 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     ///   - observer: the observer, held weakly.
     ///   - key: the key whose calls reach the observer.
     ///   - delivery: where this observer's calls run: on the thread
-    ///     calling ``withObservers(forKey:_:)`` (the default), on a queue, or
-    ///     on the main actor. Every call reaches it there.
+    ///     calling ``withObservers(forKey:_:)`` (the default) or on a queue
+    ///     (`.queue(.main)` for the main queue). Every call reaches it
+    ///     there; a conformance isolated to an actor runs on that actor.
     @discardableResult
     public func addObserver<Key: Hashable & Sendable>(
         _ observer: any AnyObject & Sendable, key: Key, delivery: Delivery = .synchronous

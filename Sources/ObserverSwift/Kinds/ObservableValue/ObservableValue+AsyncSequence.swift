@@ -19,7 +19,7 @@ extension ObservableValue where Value: Sendable {
     /// ```
     public func values(bufferingPolicy: ObserverBufferingPolicy) -> ObserverValues<Value> {
         ObserverValues(bufferingPolicy: bufferingPolicy) { yield in
-            subscribe(replay: true) { value in yield(value) }
+            replaying.subscribe(delivery: .synchronous) { value in yield(value) }
         }
     }
 }

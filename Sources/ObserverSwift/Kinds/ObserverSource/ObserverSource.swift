@@ -1,24 +1,25 @@
 import Dispatch
 
 /// A source of values that observers subscribe to: ``Event``,
-/// ``ObservableValue``, one key of a ``KeyedEvent`` and a ``KeySelection``.
+/// ``ObservableValue`` (and its ``ObservableValue/replaying`` view), one key
+/// of a ``KeyedEvent`` and a ``KeySelection``.
 ///
-/// Every source offers the same subscriptions, defined once here:
+/// Every source offers the same subscriptions, defined once here. A handler
+/// runs where its code is isolated: written in nonisolated code, on the
+/// sending thread before `send` returns; written in `@MainActor` code (a
+/// view model's method, top-level code), on the main actor; written in an
+/// actor's method that uses `self`, on that actor.
 ///
-/// | observer | on the sending thread | `delivery: .queue(q)` | on the main actor | on an actor |
-/// |---|---|---|---|---|
-/// | a closure | `subscribe { v in }` | `subscribe(delivery:) { v in }` | `subscribe { @MainActor v in }` | — |
-/// | a weak target | `subscribe(t) { t, v in }` | `subscribe(t, delivery:) { t, v in }` | `subscribe(t) { @MainActor t, v in }` | `subscribe(isolatedTo: a) { a, v in }` |
+/// | observer | where its code is isolated | `delivery: .queue(q)` | on an actor it names |
+/// |---|---|---|---|
+/// | a closure | `subscribe { v in }` | `subscribe(delivery:) { v in }` | — |
+/// | a weak target | `subscribe(t) { t, v in }` | `subscribe(t, delivery:) { t, v in }` | `subscribe(isolatedTo: a) { a, v in }` |
 ///
-/// Each takes `limit:` (deliver at most this many values, then cancel) and
-/// `replay:`, which exists where the source has a current value
-/// (``ObservableValue``: `replay: true` delivers the current value first,
-/// and it counts as the first of `limit`). A source without one has
-/// `ReplayOption == Never`, so `event.subscribe(replay: true)` does not
-/// compile. A combination that cannot deliver does not compile either: a
-/// closure that touches main-actor state must be marked `@MainActor`
-/// (``HandlerDelivery`` has no main-actor case), and a value that crosses to
-/// a queue, the main actor or an actor must be `Sendable`.
+/// Each takes `limit:` (deliver at most this many values, then cancel). A
+/// combination that cannot deliver does not compile: a value that crosses
+/// to a queue, the main actor or an actor must be `Sendable`, and a
+/// `delivery:` handler is a plain `@Sendable` closure, which cannot touch
+/// main-actor state.
 ///
 /// ```swift
 /// let saved = Event<Int>()
@@ -35,10 +36,6 @@ import Dispatch
 public protocol ObserverSource<Value> {
     /// What each delivery carries.
     associatedtype Value
-
-    /// The type of `replay:`: `Bool` for a source with a current value,
-    /// `Never` (no argument can be passed) for one without.
-    associatedtype ReplayOption = Never
 
     /// Engine entry point: stores a closure called with each value where
     /// `delivery` says, at most `limit` times (`nil`: no limit; a positive
@@ -57,37 +54,78 @@ public protocol ObserverSource<Value> {
 
     /// Engine entry point: runs `body` so that no value is sent between the
     /// subscription `body` makes and the replay it delivers, passing the
-    /// current value when `replay` asks for it and there is one, nil
-    /// otherwise.
-    func _withCurrentValue<Result>(replay: ReplayOption?, _ body: (Value?) -> Result) -> Result
+    /// value to deliver first (a replaying view's current value), or nil.
+    func _withCurrentValue<Result>(_ body: (Value?) -> Result) -> Result
 }
 
-extension ObserverSource where ReplayOption == Never {
+extension ObserverSource {
+    /// A source with nothing to replay passes nil.
     @inlinable
-    public func _withCurrentValue<Result>(replay: Never?, _ body: (Value?) -> Result) -> Result {
+    public func _withCurrentValue<Result>(_ body: (Value?) -> Result) -> Result {
         body(nil)
     }
 }
 
-// MARK: - On the sending thread (any Value)
+// MARK: - Where the handler is isolated
 
 extension ObserverSource {
-    /// Subscribes a closure called on the sending thread; the returned token
-    /// cancels it.
+    /// Subscribes a closure that runs where its code is isolated; the
+    /// returned token cancels it.
     ///
-    /// The handler may run on several threads at once (one per concurrent
-    /// sender), so it is `@Sendable`: the compiler rejects handlers that
-    /// mutate captured variables or touch actor state. For main-actor state,
-    /// mark the closure `@MainActor` instead.
+    /// The handler's isolation is read once, here, from the context the
+    /// closure is written in:
+    ///
+    /// - **nonisolated code** (a free function, a nonisolated method, a
+    ///   `Sendable` class): the handler runs on the sending thread, before
+    ///   `send` returns. It may run on several threads at once (one per
+    ///   concurrent sender), so the compiler rejects handlers that mutate
+    ///   captured variables.
+    /// - **the main actor** (a method of a `@MainActor` type, top-level
+    ///   code, a closure marked `@MainActor`): the handler runs on the main
+    ///   actor and may touch main-actor state with no annotation. A send
+    ///   made on the main actor calls it at once when no earlier main-actor
+    ///   delivery is still queued; any other send enqueues it on the main
+    ///   queue, in order.
+    /// - **another actor** (a closure in an actor's method that uses
+    ///   `self`, or one written in code isolated to a global actor): the
+    ///   handler runs isolated to that actor, in the order the values were
+    ///   sent, through a mailbox the actor drains between its other work
+    ///   (as ``ObserverSource/subscribe(isolatedTo:limit:bufferingPolicy:handler:)``
+    ///   does). The subscription keeps the actor, as the closure does.
+    ///
+    /// ```swift
+    /// @MainActor final class Inbox {
+    ///     var title = ""
+    ///     let tokens = SubscriptionBag()
+    ///     func bind(to titles: Event<String>) {
+    ///         titles.subscribe { text in self.title = text }.store(in: tokens)
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// A closure in an actor's method that does not use `self` is not
+    /// isolated to the actor (it cannot touch the actor's state), so it runs
+    /// on the sending thread. A `for await` loop over `values` runs in the
+    /// consuming task, wherever that task is isolated: the sequence buffers
+    /// on the sending thread and takes no isolation from anywhere else.
+    ///
+    /// A value that is not `Sendable` is not checked where it crosses to the
+    /// handler's actor. Such a source is not `Sendable` either, so it is
+    /// used from one isolation domain: keep its handlers there (written in
+    /// the same actor's code, or nonisolated).
+    ///
+    /// To run a handler written in main-actor code on the sending thread
+    /// instead, say so: pass `delivery: .synchronous`
+    /// (``ObserverSource/subscribe(delivery:limit:_:)``, whose plain `@Sendable` closure
+    /// takes no isolation from its context), or pass a nonisolated function
+    /// (a `nonisolated func`, or a closure stored first in a
+    /// `let h: @Sendable (Value) -> Void`).
     ///
     /// - Parameters:
-    ///   - replay: where the source has a current value, `true` calls the
-    ///     handler with it first (counted by `limit`); no later value is
-    ///     delivered before it.
     ///   - limit: deliver at most this many values, then cancel (exact under
     ///     concurrent sends). `nil` (the default) means no limit; zero or
     ///     less subscribes nothing and returns an inactive token.
-    ///   - handler: called with each value sent.
+    ///   - handler: called with each value sent, where its code is isolated.
     /// - Returns: a ``Subscription``. A closure subscription ends only when
     ///   it is cancelled, its limit is spent or the source is deallocated, so
     ///   the result may not be ignored: keep the token, `store(in:)` a
@@ -95,19 +133,26 @@ extension ObserverSource {
     ///   explicitly with `_ =`.
     @inlinable
     public func subscribe(
-        replay: ReplayOption? = nil, limit: Int? = nil, _ handler: @escaping @Sendable (Value) -> Void
+        limit: Int? = nil, @_inheritActorContext _ handler: @escaping @isolated(any) @Sendable (Value) -> Void
     ) -> Subscription {
-        subscribeClosure(replay: replay, delivery: .synchronous, limit: limit, handler)
+        subscribeWhereIsolated(limit: limit, handler)
     }
 
     /// Subscribes `handler` on behalf of `target`, which is held weakly: no
-    /// `[weak self]` needed. The handler runs on the sending thread and
-    /// receives the live target; once the target is deallocated the
-    /// subscription stops and its slot is freed.
+    /// `[weak self]` needed. The handler receives the live target; once the
+    /// target is deallocated the subscription stops and its slot is freed.
     ///
-    /// The target is handed to whichever thread sends, so it must be
-    /// `Sendable` (a `@MainActor` class, an actor, or a class whose state is
-    /// immutable or locked).
+    /// The handler runs where its code is isolated, as in
+    /// ``ObserverSource/subscribe(limit:_:)``: written in a `@MainActor` type it runs on
+    /// the main actor; written in nonisolated code, on the sending thread
+    /// before `send` returns. The target is handed to wherever it runs, so
+    /// it must be `Sendable` (a `@MainActor` class, an actor, or a class
+    /// whose state is immutable or locked).
+    ///
+    /// In an actor, a handler that touches the actor's state uses `self`,
+    /// so it holds the actor as any closure does: for a subscription that
+    /// ends with the actor, use
+    /// ``ObserverSource/subscribe(isolatedTo:limit:bufferingPolicy:handler:)``.
     ///
     /// <!-- snippet: fragment of SendableTarget -->
     /// ```swift
@@ -116,7 +161,6 @@ extension ObserverSource {
     ///
     /// - Parameters:
     ///   - target: passed to `handler`, held weakly.
-    ///   - replay: as in ``subscribe(replay:limit:_:)-(_,_,(Value)->Void)``.
     ///   - limit: deliver at most this many values, then cancel. `nil` (the
     ///     default) means no limit; zero or less subscribes nothing.
     ///   - handler: receives the live target and each value.
@@ -125,21 +169,25 @@ extension ObserverSource {
     @inlinable
     @discardableResult
     public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, replay: ReplayOption? = nil, limit: Int? = nil,
-        handler: @escaping @Sendable (Target, Value) -> Void
+        _ target: Target, limit: Int? = nil,
+        @_inheritActorContext handler: @escaping @isolated(any) @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        subscribeTarget(target, replay: replay, delivery: .synchronous, limit: limit, handler)
+        subscribeWhereIsolated(target, limit: limit, handler)
     }
 }
 
-// MARK: - On a queue, the main actor or an actor (Sendable values)
+// MARK: - On a queue or an actor (Sendable values)
 
 extension ObserverSource where Value: Sendable {
     /// Subscribes a closure that runs where `delivery` says: on the sending
-    /// thread or asynchronously on a queue (in the order the sends
-    /// enqueued). A closure runs on the main actor by being marked
-    /// `@MainActor`, not by a delivery: ``HandlerDelivery`` has no
-    /// `.mainActor`.
+    /// thread (`.synchronous`) or asynchronously on a queue (in the order
+    /// the sends enqueued).
+    ///
+    /// The handler is a plain `@Sendable` closure: it takes no isolation
+    /// from the code it is written in, so a handler written in a
+    /// `@MainActor` type that touches main-actor state does not compile
+    /// here, even with `.queue(.main)`. Leave `delivery:` out to run it on
+    /// the main actor (``ObserverSource/subscribe(limit:_:)``).
     ///
     /// ```swift
     /// let saves = Event<Int>()
@@ -153,8 +201,6 @@ extension ObserverSource where Value: Sendable {
     ///   - delivery: where the handler runs. A concurrent queue may run
     ///     several deliveries at once, which is why the handler is
     ///     `@Sendable`.
-    ///   - replay: as in ``subscribe(replay:limit:_:)-(_,_,(Value)->Void)``;
-    ///     the current value is delivered the same way, first.
     ///   - limit: deliver at most this many values, then cancel; `nil` (the
     ///     default) means no limit, zero or less subscribes nothing.
     ///   - handler: called with each value sent.
@@ -162,10 +208,9 @@ extension ObserverSource where Value: Sendable {
     ///   or discarded explicitly).
     @inlinable
     public func subscribe(
-        delivery: HandlerDelivery, replay: ReplayOption? = nil, limit: Int? = nil,
-        _ handler: @escaping @Sendable (Value) -> Void
+        delivery: Delivery, limit: Int? = nil, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        subscribeClosure(replay: replay, delivery: delivery.delivery, limit: limit, handler)
+        subscribeClosure(delivery: delivery, limit: limit, handler)
     }
 
     /// Subscribes `handler` on behalf of a weakly held `target`, running
@@ -174,39 +219,10 @@ extension ObserverSource where Value: Sendable {
     @inlinable
     @discardableResult
     public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, delivery: HandlerDelivery, replay: ReplayOption? = nil, limit: Int? = nil,
+        _ target: Target, delivery: Delivery, limit: Int? = nil,
         handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        subscribeTarget(target, replay: replay, delivery: delivery.delivery, limit: limit, handler)
-    }
-
-    /// Subscribes a main-actor handler. It runs synchronously when the send
-    /// happens on the main actor and is enqueued on the main queue otherwise
-    /// (behind any main-actor delivery still queued: see ``Delivery/mainActor``).
-    ///
-    /// Selected by marking the closure: `source.subscribe { @MainActor value in ... }`.
-    /// An unmarked closure selects the sending-thread form, whose handler runs
-    /// wherever the send happens, so touching main-actor state from it does
-    /// not compile.
-    public func subscribe(
-        replay: ReplayOption? = nil, limit: Int? = nil, _ handler: @escaping @MainActor (Value) -> Void
-    ) -> Subscription {
-        subscribeClosure(replay: replay, delivery: .mainActor, limit: limit) { value in
-            MainActor.assumeIsolated { handler(value) }
-        }
-    }
-
-    /// A main-actor handler on behalf of a weakly held `target`, selected by
-    /// marking the closure: `source.subscribe(self) { @MainActor me, value in ... }`.
-    /// It runs as ``Delivery/mainActor`` says.
-    @discardableResult
-    public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, replay: ReplayOption? = nil, limit: Int? = nil,
-        handler: @escaping @MainActor (Target, Value) -> Void
-    ) -> Subscription {
-        subscribeTarget(target, replay: replay, delivery: .mainActor, limit: limit) { target, value in
-            MainActor.assumeIsolated { handler(target, value) }
-        }
+        subscribeTarget(target, delivery: delivery, limit: limit, handler)
     }
 
     /// Subscribes a handler that runs isolated to `actor`, in the order the
@@ -232,8 +248,6 @@ extension ObserverSource where Value: Sendable {
     ///
     /// - Parameters:
     ///   - actor: where the handler runs; held weakly.
-    ///   - replay: as in ``subscribe(replay:limit:_:)-(_,_,(Value)->Void)``:
-    ///     the current value is the mailbox's first item.
     ///   - limit: call the handler at most this many times, then cancel.
     ///     Values the buffering policy drops are not counted. With
     ///     `.unbounded` this is exactly the first `limit` values sent,
@@ -253,23 +267,22 @@ extension ObserverSource where Value: Sendable {
     /// - Returns: a token; the subscription also ends with the actor.
     @discardableResult
     public func subscribe<A: Actor>(
-        isolatedTo actor: A, replay: ReplayOption? = nil, limit: Int? = nil,
+        isolatedTo actor: A, limit: Int? = nil,
         bufferingPolicy: ObserverBufferingPolicy = .unbounded,
         handler: @escaping @Sendable (isolated A, Value) -> Void
     ) -> Subscription {
-        subscribeActor(actor, replay: replay, limit: limit, bufferingPolicy: bufferingPolicy, handler: handler)
-            .subscription
+        subscribeActor(actor, limit: limit, bufferingPolicy: bufferingPolicy, handler: handler).subscription
     }
 
     /// The actor subscription and its mailbox (nil for an inactive token).
     func subscribeActor<A: Actor>(
-        _ actor: A, replay: ReplayOption?, limit: Int?, bufferingPolicy: ObserverBufferingPolicy,
+        _ actor: A, limit: Int?, bufferingPolicy: ObserverBufferingPolicy,
         handler: @escaping @Sendable (isolated A, Value) -> Void
     ) -> (subscription: Subscription, mailbox: ActorMailbox<A, Value>?) {
         if let limit, limit <= 0 { return (Subscription.inactive, nil) }
         let mailbox = ActorMailbox(
             actor: actor, limit: limit ?? Int.max, policy: bufferingPolicy, handler: handler)
-        return _withCurrentValue(replay: replay) { current in
+        return _withCurrentValue { current in
             let subscription = _subscribe(actor, delivery: .synchronous, limit: nil, replaying: nil) { _, value in
                 mailbox.receive(value)
             }
@@ -282,35 +295,197 @@ extension ObserverSource where Value: Sendable {
     }
 }
 
-// MARK: - The one definition of limit and replay
+// MARK: - The one definition of isolation, limit and replay
 
 extension ObserverSource {
-    /// A closure subscription: the limit, then the store, with the current
-    /// value first when `replay` asks for it (no value is sent between the
-    /// two; the replayed value is the first of `limit` deliveries).
+    /// Routes a handler by its isolation, read once here (never per send):
+    /// nil runs it on the sending thread, the main actor through the
+    /// engine's main-actor delivery, any other actor through a mailbox.
     /// Inlinable: a client's plain `subscribe { ... }` specializes to the
     /// kind's entry point.
     @inlinable
-    func subscribeClosure(
-        replay: ReplayOption?, delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
+    func subscribeWhereIsolated(
+        limit: Int?, _ handler: @escaping @isolated(any) @Sendable (Value) -> Void
+    ) -> Subscription {
+        let isolation = handler.isolation
+        let call = unsafeSynchronousForm(of: IsolatedHandler(handler), as: SynchronousHandler<Value>.self).call
+        if isolation == nil { return subscribeClosure(delivery: .synchronous, limit: limit, call) }
+        return subscribeIsolated(to: isolation!, limit: limit, call)
+    }
+
+    /// The target form of ``subscribeWhereIsolated(limit:_:)``.
+    @inlinable
+    func subscribeWhereIsolated<Target: AnyObject & Sendable>(
+        _ target: Target, limit: Int?, _ handler: @escaping @isolated(any) @Sendable (Target, Value) -> Void
+    ) -> Subscription {
+        let isolation = handler.isolation
+        let call = unsafeSynchronousForm(
+            of: IsolatedTargetHandler(handler), as: SynchronousTargetHandler<Target, Value>.self
+        ).call
+        if isolation == nil { return subscribeTarget(target, delivery: .synchronous, limit: limit, call) }
+        return subscribeIsolated(target, to: isolation!, limit: limit, call)
+    }
+
+    /// A handler isolated to `isolation`: `call` is its synchronous form,
+    /// called only where that isolation holds. The value crosses to it
+    /// unchecked (see ``subscribe(limit:_:)`` for a value that is not
+    /// `Sendable`).
+    @usableFromInline
+    func subscribeIsolated(
+        to isolation: any Actor, limit: Int?, _ call: @escaping @Sendable (Value) -> Void
+    ) -> Subscription {
+        if isolation === MainActor.shared {
+            return subscribeClosure(delivery: .onMainActor, limit: limit) { value in
+                let value = UncheckedSendable(value)
+                MainActor.assumeIsolated { call(value.wrapped) }
+            }
+        }
+        return subscribeThroughMailbox(on: isolation, limit: limit, call) { receive in
+            _subscribe(delivery: .synchronous, limit: nil, replaying: nil, receive)
+        }
+    }
+
+    /// The target form of ``subscribeIsolated(to:limit:_:)``: the target is
+    /// held weakly and loaded again on the actor.
+    @usableFromInline
+    func subscribeIsolated<Target: AnyObject & Sendable>(
+        _ target: Target, to isolation: any Actor, limit: Int?, _ call: @escaping @Sendable (Target, Value) -> Void
+    ) -> Subscription {
+        if isolation === MainActor.shared {
+            return subscribeTarget(target, delivery: .onMainActor, limit: limit) { target, value in
+                let value = UncheckedSendable(value)
+                MainActor.assumeIsolated { call(target, value.wrapped) }
+            }
+        }
+        let weakTarget = WeakTarget(target)
+        let deliver: @Sendable (Value) -> Void = { value in
+            if let target = weakTarget.object { call(target, value) }
+        }
+        return subscribeThroughMailbox(on: isolation, limit: limit, deliver) { receive in
+            _subscribe(target, delivery: .synchronous, limit: nil, replaying: nil) { _, value in receive(value) }
+        }
+    }
+
+    /// A subscription whose values wait in a mailbox that `actor` drains
+    /// in order, calling `deliver`; `subscribe` stores the engine's
+    /// subscription, given the function that feeds the mailbox. The mailbox
+    /// keeps the actor, as the handler's closure does (a global actor's
+    /// shared instance gets no weak reference).
+    func subscribeThroughMailbox<A: Actor>(
+        on actor: A, limit: Int?, _ deliver: @escaping @Sendable (Value) -> Void,
+        subscribe: (_ receive: @escaping @Sendable (Value) -> Void) -> Subscription
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
-        if replay == nil { return _subscribe(delivery: delivery, limit: limit, replaying: nil, handler) }
-        return _withCurrentValue(replay: replay) { current in
+        let mailbox = ActorMailbox<A, UncheckedSendable<Value>>(
+            actor: actor, limit: limit ?? Int.max, keepsActor: true
+        ) { _, item in deliver(item.wrapped) }
+        return _withCurrentValue { current in
+            let subscription = subscribe { value in mailbox.receive(UncheckedSendable(value)) }
+            mailbox.attach(subscription)
+            // No send reaches the mailbox before this: the current value is
+            // its first item, and the mailbox's limit counts it.
+            if let current, subscription.isActive { mailbox.receive(UncheckedSendable(current)) }
+            return subscription
+        }
+    }
+
+    /// A closure subscription: the limit, then the store, with the value to
+    /// replay first when the source has one (no value is sent between the
+    /// two; the replayed value is the first of `limit` deliveries).
+    /// Inlinable: a client's `subscribe` specializes to the kind's entry
+    /// point.
+    @inlinable
+    func subscribeClosure(
+        delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
+    ) -> Subscription {
+        if let limit, limit <= 0 { return Subscription.inactive }
+        return _withCurrentValue { current in
             _subscribe(delivery: delivery, limit: limit, replaying: current, handler)
         }
     }
 
-    /// The target form of ``subscribeClosure(replay:delivery:limit:_:)``.
+    /// The target form of ``subscribeClosure(delivery:limit:_:)``.
     @inlinable
     func subscribeTarget<Target: AnyObject>(
-        _ target: Target, replay: ReplayOption?, delivery: Delivery, limit: Int?,
+        _ target: Target, delivery: Delivery, limit: Int?,
         _ handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
-        if replay == nil { return _subscribe(target, delivery: delivery, limit: limit, replaying: nil, handler) }
-        return _withCurrentValue(replay: replay) { current in
+        return _withCurrentValue { current in
             _subscribe(target, delivery: delivery, limit: limit, replaying: current, handler)
         }
     }
+}
+
+/// A target the engine holds weakly, loaded again where a deferred
+/// delivery runs. Written once, in `init`; weak loads are safe from any
+/// thread.
+final class WeakTarget<Target: AnyObject>: @unchecked Sendable {
+    weak var object: Target?
+
+    init(_ object: Target) {
+        self.object = object
+    }
+}
+
+/// An `@isolated(any)` handler, stored as the subscribe forms receive it.
+@usableFromInline
+struct IsolatedHandler<Value> {
+    @usableFromInline let call: @isolated(any) @Sendable (Value) -> Void
+    @inlinable init(_ call: @escaping @isolated(any) @Sendable (Value) -> Void) { self.call = call }
+}
+
+/// ``IsolatedHandler``'s function typed without its isolation.
+@usableFromInline
+struct SynchronousHandler<Value> {
+    @usableFromInline let call: @Sendable (Value) -> Void
+}
+
+/// The target form of ``IsolatedHandler``.
+@usableFromInline
+struct IsolatedTargetHandler<Target: AnyObject, Value> {
+    @usableFromInline let call: @isolated(any) @Sendable (Target, Value) -> Void
+    @inlinable init(_ call: @escaping @isolated(any) @Sendable (Target, Value) -> Void) { self.call = call }
+}
+
+/// ``IsolatedTargetHandler``'s function typed without its isolation.
+@usableFromInline
+struct SynchronousTargetHandler<Target: AnyObject, Value> {
+    @usableFromInline let call: @Sendable (Target, Value) -> Void
+}
+
+/// The synchronous form of an `@isolated(any)` handler: the same function
+/// value, typed without its isolation, so that the engine can call it
+/// without `await`.
+///
+/// Swift offers no checked way to do this. Calling an `@isolated(any)`
+/// synchronous function directly is rejected, on the sending thread ("call
+/// to @isolated(any) parameter 'handler' in a synchronous nonisolated
+/// context", `#ActorIsolatedCall`) and even where its isolation holds ("...
+/// in a synchronous main actor-isolated context"); the only checked call is
+/// `await handler(value)`, which would make every send asynchronous.
+///
+/// Invariant, which every caller keeps: `Isolated` is ``IsolatedHandler``
+/// (or ``IsolatedTargetHandler``) and `Plain` is ``SynchronousHandler``
+/// (``SynchronousTargetHandler``) of the same type arguments: two structs
+/// whose one stored property is the same function type but for
+/// `@isolated(any)`. The result's function is called only where the
+/// handler's isolation holds (nil: any thread; the main actor: inside
+/// `MainActor.assumeIsolated`; another actor: inside a job isolated to it).
+/// Both functions are a function pointer and a context (16 bytes); the
+/// isolation travels in the context, which the function ignores when
+/// called. The structs are what is cast, not the functions: a function
+/// passed as a generic value would be wrapped in a reabstraction thunk on
+/// the way in and another on the way out, and every delivery would pay for
+/// both. This is an observation of Swift 6.3's ABI, not a documented
+/// guarantee: the size check below and `UnsafeSynchronousFormTests`
+/// (captures, generic values, method references, a closure stored first,
+/// two arguments) fail if it changes.
+@inlinable
+@inline(__always)
+func unsafeSynchronousForm<Isolated, Plain>(of handler: Isolated, as plain: Plain.Type) -> Plain {
+    precondition(
+        MemoryLayout<Isolated>.size == MemoryLayout<Plain>.size,
+        "an @isolated(any) handler no longer has a plain closure's layout")
+    return unsafeBitCast(handler, to: Plain.self)
 }

@@ -95,7 +95,7 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
         switch isolation {
         case .none, .severalGlobalActors: return nil
         case .nonisolated, .unknown: break
-        case .mainActor: delivery = .mainActor
+        case .mainActor: delivery = .onMainActor
         case .otherGlobalActor(let metadata):
             guard let queue = GlobalActorQueue.queue(forGlobalActorMetadata: metadata) else { return nil }
             globalActorQueue = queue
@@ -141,7 +141,11 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
         self.observer = observer
         self.storage = storage
         self.hasStoredCast = hasStoredCast
-        if case .synchronous = delivery, globalActorQueue == nil { isSynchronous = true } else { isSynchronous = false }
+        if case .synchronous = delivery.route, globalActorQueue == nil {
+            isSynchronous = true
+        } else {
+            isSynchronous = false
+        }
         self.delivery = delivery
         self.globalActorQueue = globalActorQueue
         self.expiry = Expiry(list: list)
@@ -182,7 +186,7 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     }
 
     @usableFromInline var isMainActorDelivery: Bool {
-        if globalActorQueue == nil, case .mainActor = delivery { return true }
+        if globalActorQueue == nil, case .mainActor = delivery.route { return true }
         return false
     }
 

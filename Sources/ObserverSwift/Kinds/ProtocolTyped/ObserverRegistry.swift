@@ -50,7 +50,7 @@ import Foundation
 /// during it may still be called by it, and is not called by any
 /// `withObservers` that starts afterwards. An observer is called on the
 /// thread that calls `withObservers` unless it was added with another
-/// ``Delivery`` (a queue, or the main actor).
+/// ``Delivery`` (a queue), or its conformance is isolated to an actor.
 ///
 /// **Reentrancy.** An observer called by `withObservers` may add or remove
 /// observers (itself included) and may call `withObservers` again.
@@ -203,7 +203,7 @@ public final class ObserverRegistry: @unchecked Sendable {
             if state.table == nil {
                 if let sole = state.sole {
                     if sole.refers(to: observer) { return nil }
-                } else if case .synchronous = delivery, given == nil {
+                } else if case .synchronous = delivery.route, given == nil {
                     // The first registration (or the first since all were
                     // removed), synchronous: held inline, nothing allocated.
                     state.nextGeneration &+= 1
@@ -388,9 +388,10 @@ public final class ObserverRegistry: @unchecked Sendable {
     ///
     /// - Synchronous observers (the default) are called on this thread,
     ///   before `withObservers` returns.
-    /// - Queue observers are called on their queue, later; main-actor
-    ///   observers on the main actor (at once when this call runs there and
-    ///   no main-actor delivery is queued, otherwise later). Each is probed
+    /// - Queue observers are called on their queue, later; observers
+    ///   isolated to the main actor on the main actor (at once when this
+    ///   call runs there and no main-actor delivery is queued, otherwise
+    ///   later). Each is probed
     ///   again where the call runs, so one deallocated or removed meanwhile
     ///   is not called.
     /// - An observer whose conformance to `P` is isolated to the main actor

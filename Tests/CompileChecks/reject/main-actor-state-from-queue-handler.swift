@@ -1,5 +1,7 @@
 // expect-error: main actor-isolated property 'label' can not be mutated from a Sendable closure
-// An unmarked handler runs on the sending thread, not on the main actor.
+// A queue-delivered handler is a plain @Sendable closure, even when written
+// in a @MainActor type: it runs on the queue, not on the main actor.
+import Dispatch
 import ObserverSwift
 
 @MainActor
@@ -8,6 +10,6 @@ final class TitleView {
     var token: Subscription?
 
     func start(_ event: Event<String>) {
-        token = event.subscribe { title in self.label = title }
+        token = event.subscribe(delivery: .queue(.main)) { title in self.label = title }
     }
 }
