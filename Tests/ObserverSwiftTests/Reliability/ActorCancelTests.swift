@@ -47,7 +47,7 @@ final class ActorCancelTests: XCTestCase {
             Form(
                 name: "ObservableValue replaying", replayed: 0,
                 subscribe: { recorder, limit, policy in
-                    replayed.subscribe(isolatedTo: recorder, replay: true, limit: limit, bufferingPolicy: policy) {
+                    replayed.replaying.subscribe(isolatedTo: recorder, limit: limit, bufferingPolicy: policy) {
                         $0.record($1)
                     }
                 },
@@ -244,7 +244,7 @@ final class ActorCancelTests: XCTestCase {
             let token: Subscription
             if replays {
                 send = { value.value = $0 }
-                token = value.subscribe(isolatedTo: recorder, replay: true, limit: limit, bufferingPolicy: policy) {
+                token = value.replaying.subscribe(isolatedTo: recorder, limit: limit, bufferingPolicy: policy) {
                     _, number in ledger.record(number)
                 }
             } else {
