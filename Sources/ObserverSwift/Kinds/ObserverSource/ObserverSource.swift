@@ -264,9 +264,21 @@ extension ObserverSource where Value: Sendable {
     /// The actor subscription and its mailbox (nil for an inactive token).
     func subscribeActor<A: Actor>(
         _ actor: A, replay: ReplayOption?, limit: Int?, bufferingPolicy: ObserverBufferingPolicy,
-        handler: @escaping @Sendable (isolated A, Value) -> Void
+        fileID: StaticString? = nil, line: UInt = 0, handler: @escaping @Sendable (isolated A, Value) -> Void
     ) -> (subscription: Subscription, mailbox: ActorMailbox<A, Value>?) {
         if let limit, limit <= 0 { return (Subscription.inactive, nil) }
+        var handler = handler
+        var record: TrackedSubscription?
+        if _slowPath(SubscriptionTracking.isOn) {
+            let made = TrackedSubscription(.actor, of: Self.self, delivery: .synchronous, fileID: fileID, line: line)
+            made.setActor(actor)
+            handler = { [handler] (actor: isolated A, value: Value) in
+                made.beginDelivery()
+                handler(actor, value)
+                made.endDelivery()
+            }
+            record = made
+        }
         let mailbox = ActorMailbox(
             actor: actor, limit: limit ?? Int.max, policy: bufferingPolicy, handler: handler)
         return _withCurrentValue(replay: replay) { current in
@@ -277,7 +289,7 @@ extension ObserverSource where Value: Sendable {
             // No send reaches the mailbox before this: the current value is
             // its first item, and the mailbox's limit counts it.
             if let current, subscription.isActive { mailbox.receive(current) }
-            return (subscription, mailbox)
+            return (record?.attach(subscription) ?? subscription, mailbox)
         }
     }
 }
@@ -292,9 +304,22 @@ extension ObserverSource {
     /// kind's entry point.
     @inlinable
     func subscribeClosure(
-        replay: ReplayOption?, delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
+        replay: ReplayOption?, delivery: Delivery, limit: Int?, fileID: StaticString? = nil, line: UInt = 0,
+        _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
+        if _slowPath(SubscriptionTracking.isOn) {
+            let record = TrackedSubscription(.closure, of: Self.self, delivery: delivery, fileID: fileID, line: line)
+            return record.attach(
+                subscribeClosure(replay: replay, delivery: delivery, limit: limit, untracked: record.counting(handler)))
+        }
+        return subscribeClosure(replay: replay, delivery: delivery, limit: limit, untracked: handler)
+    }
+
+    @inlinable
+    func subscribeClosure(
+        replay: ReplayOption?, delivery: Delivery, limit: Int?, untracked handler: @escaping @Sendable (Value) -> Void
+    ) -> Subscription {
         if replay == nil { return _subscribe(delivery: delivery, limit: limit, replaying: nil, handler) }
         return _withCurrentValue(replay: replay) { current in
             _subscribe(delivery: delivery, limit: limit, replaying: current, handler)
@@ -304,10 +329,24 @@ extension ObserverSource {
     /// The target form of ``subscribeClosure(replay:delivery:limit:_:)``.
     @inlinable
     func subscribeTarget<Target: AnyObject>(
-        _ target: Target, replay: ReplayOption?, delivery: Delivery, limit: Int?,
-        _ handler: @escaping @Sendable (Target, Value) -> Void
+        _ target: Target, replay: ReplayOption?, delivery: Delivery, limit: Int?, fileID: StaticString? = nil,
+        line: UInt = 0, _ handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
+        if _slowPath(SubscriptionTracking.isOn) {
+            let record = TrackedSubscription(.weakTarget, of: Self.self, delivery: delivery, fileID: fileID, line: line)
+            return record.attach(
+                subscribeTarget(
+                    target, replay: replay, delivery: delivery, limit: limit, untracked: record.counting(handler)))
+        }
+        return subscribeTarget(target, replay: replay, delivery: delivery, limit: limit, untracked: handler)
+    }
+
+    @inlinable
+    func subscribeTarget<Target: AnyObject>(
+        _ target: Target, replay: ReplayOption?, delivery: Delivery, limit: Int?,
+        untracked handler: @escaping @Sendable (Target, Value) -> Void
+    ) -> Subscription {
         if replay == nil { return _subscribe(target, delivery: delivery, limit: limit, replaying: nil, handler) }
         return _withCurrentValue(replay: replay) { current in
             _subscribe(target, delivery: delivery, limit: limit, replaying: current, handler)
