@@ -13,6 +13,9 @@
 
 extern uint8_t ea_subscription_tracking;
 
+/* Whether a value of OBSERVER_TRACK_SUBSCRIPTIONS turns tracking on (NULL: no). */
+bool ea_subscription_tracking_requested(const char *value);
+
 static inline __attribute__((always_inline)) bool
 ea_subscription_tracking_is_on(void)
 {

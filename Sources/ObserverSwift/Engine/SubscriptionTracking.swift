@@ -19,13 +19,37 @@ import Dispatch
 ///   found inactive (a listing prunes it).
 /// Either way a record is listed only while its token would say `isActive`.
 @usableFromInline
-enum SubscriptionTracking {
+package enum SubscriptionTracking {
     /// Whether subscriptions made now are tracked: one relaxed load.
     @inlinable @inline(__always)
     static var isOn: Bool { ea_subscription_tracking_is_on() }
 
     /// Turns tracking on or off for subscriptions made afterwards.
     static func set(_ on: Bool) { ea_subscription_tracking_set(on) }
+
+    /// Whether `value` of the environment variable
+    /// `OBSERVER_TRACK_SUBSCRIPTIONS` turns tracking on at start.
+    package static func isRequested(byEnvironmentValue value: String?) -> Bool {
+        guard let value else { return false }
+        return ea_subscription_tracking_requested(value)
+    }
+
+    /// The scope a record made in this task is in (0: none):
+    /// ObserverSwiftTesting's leak check sets one around the code it checks,
+    /// so that subscriptions other tests make at the same time are not its.
+    @TaskLocal package static var scope: UInt64 = 0
+
+    /// The identifier the next record will get: records made after this
+    /// call have larger ones.
+    package static var nextIdentifier: UInt64 { table.withLock { $0.nextIdentifier } }
+
+    /// A source type as a user names it (one key of a `KeyedEvent` is the
+    /// keyed event's type).
+    package static func displayName(of type: Any.Type) -> String {
+        let name = String(describing: type)
+        if name.hasPrefix("KeyScope<") { return "KeyedEvent<" + name.dropFirst("KeyScope<".count) }
+        return name
+    }
 
     /// A record in the table: weak when the record lives as long as a
     /// handler, strong (`retained`) when the table is what keeps it.
@@ -149,7 +173,10 @@ package final class TrackedSubscription: @unchecked Sendable {
         if identifier != 0 { SubscriptionTracking.remove(identifier) }
     }
 
-    fileprivate var identifier: UInt64 { state.withLock { $0.identifier } }
+    /// Its place in the table, in creation order (0 until attached).
+    package var identifier: UInt64 { state.withLock { $0.identifier } }
+    /// The task-local ``SubscriptionTracking/scope`` where it was made.
+    package let scope = SubscriptionTracking.scope
 
     /// The subscription, once attached.
     var reference: SubscriptionReference? { state.withLock { $0.reference } }
@@ -232,13 +259,8 @@ package final class TrackedSubscription: @unchecked Sendable {
         return "\(fileID):\(line)"
     }
 
-    /// The source type as a user names it (one key of a `KeyedEvent` is
-    /// the keyed event's type).
-    package var sourceTypeName: String {
-        let name = String(describing: sourceType)
-        if name.hasPrefix("KeyScope<") { return "KeyedEvent<" + name.dropFirst("KeyScope<".count) }
-        return name
-    }
+    /// The source type as a user names it.
+    package var sourceTypeName: String { SubscriptionTracking.displayName(of: sourceType) }
 
     /// Where the handler runs, in words.
     package var deliveryDescription: String {

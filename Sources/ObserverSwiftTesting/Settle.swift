@@ -1,0 +1,105 @@
+import Dispatch
+import Foundation
+import ObserverSwift
+
+/// Returns once every delivery queued so far has run, and what was
+/// cancelled has been released, so that a test can assert at once instead
+/// of sleeping.
+///
+/// ```swift
+/// let saved = Event<Int>()
+/// let recorder = Recorder<Int>("logged")
+/// let token = saved.subscribe(delivery: .queue(DispatchQueue(label: "log"))) { recorder.record($0) }
+/// saved.send(1)
+/// try await settleDeliveries()
+/// assert(recorder.values == [1])   // the queued delivery has run
+/// token.cancel()
+/// ```
+///
+/// What it waits for, in rounds until a round finds nothing more to run
+/// (a delivery may send again, and queue more):
+/// - the main actor: every main-actor delivery enqueued before the round;
+/// - each dispatch queue a tracked subscription delivers on (tracking is on
+///   once this product is used: subscriptions made before that are not
+///   known, and neither is their queue), with a barrier, so a concurrent
+///   queue's earlier deliveries have ended too (a global queue takes no
+///   barrier: its deliveries may still be running);
+/// - each actor a tracked `subscribe(isolatedTo:)` delivers to, and the
+///   values still waiting in actor mailboxes;
+/// - then one grace period: every send running on any thread has ended, and
+///   every handler cancelled so far has been released, with its captures
+///   (`ObserverCore.reclaimNow()`).
+///
+/// Call it from a test, not from inside a handler.
+///
+/// - Parameter timeout: how long all of it may take. A handler that never
+///   returns makes it throw, not hang.
+/// - Throws: ``ObserverTestFailure`` when `timeout` passes first, naming
+///   what it was waiting for and the tracked handlers still running.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+public func settleDeliveries(timeout: Duration = .seconds(5)) async throws {
+    ObserverCore.isTrackingSubscriptions = true
+    let deadline = Deadline(after: timeout)
+    while true {
+        let before = progress()
+        try await wait(until: deadline, { stillPending("the main actor's queued deliveries", timeout) }) { done in
+            DispatchQueue.main.async { done() }
+        }
+        let records = SubscriptionTracking.records
+        var queues: [ObjectIdentifier: (queue: DispatchQueue, user: TrackedSubscription)] = [:]
+        var actors: [ObjectIdentifier: (actor: any Actor, user: TrackedSubscription)] = [:]
+        for record in records {
+            if case .queue(let queue) = record.delivery { queues[ObjectIdentifier(queue)] = (queue, record) }
+            if let actor = record.actor { actors[ObjectIdentifier(actor)] = (actor, record) }
+        }
+        for (queue, user) in queues.values {
+            let what = "queue \"\(queue.label)\" (used by \(user.snapshot))"
+            try await wait(until: deadline, { stillPending(what, timeout) }) { done in
+                queue.async(flags: .barrier) { done() }
+            }
+        }
+        for (actor, user) in actors.values {
+            let what = "actor \(type(of: actor)) (used by \(user.snapshot))"
+            try await wait(until: deadline, { stillPending(what, timeout) }) { done in
+                Task {
+                    await run(on: actor)
+                    done()
+                }
+            }
+        }
+        if progress() == before && ObserverCore.statistics.queuedActorDeliveries == 0 { break }
+        if deadline.hasPassed { throw stillPending("deliveries that keep sending more", timeout) }
+    }
+    try await wait(until: deadline, { stillPending("sends still running a handler", timeout) }) { done in
+        let thread = Thread {
+            // Called from a thread of its own, never inside a send: it
+            // cannot throw `waitInsideDelivery`.
+            try? ObserverCore.reclaimNow()
+            done()
+        }
+        thread.start()
+    }
+}
+
+/// A hop onto `actor`: returns after whatever the actor was running ended.
+private func run(on actor: isolated any Actor) {}
+
+/// Deliveries counted so far and values waiting for actors: unchanged over
+/// a round means the round ran nothing new.
+private func progress() -> [Int] {
+    var total = 0
+    for record in SubscriptionTracking.records { total &+= record.deliveries }
+    return [total, ObserverCore.statistics.queuedActorDeliveries]
+}
+
+/// The failure of a settle that timed out waiting for `what`.
+private func stillPending(_ what: String, _ timeout: Duration) -> ObserverTestFailure {
+    var text = "settleDeliveries timed out after \(timeout.text) waiting for \(what)"
+    let running = SubscriptionTracking.records.filter { $0.running > 0 }
+    if !running.isEmpty {
+        text += "; handlers still running: " + running.map { "\($0.snapshot)" }.joined(separator: "; ")
+    }
+    let queued = ObserverCore.statistics.queuedActorDeliveries
+    if queued > 0 { text += "; \(queued) value\(queued == 1 ? "" : "s") waiting for actors" }
+    return ObserverTestFailure(text)
+}
