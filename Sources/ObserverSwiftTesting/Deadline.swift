@@ -37,8 +37,8 @@ extension Duration {
 /// `deadline` passes first. The work `start` began is not stopped: a late
 /// `done` is ignored.
 func wait(
-    until deadline: Deadline, _ failure: @escaping @Sendable () -> ObserverTestFailure,
-    _ start: (_ done: @escaping @Sendable () -> Void) -> Void
+    until deadline: Deadline, orFail failure: @escaping @Sendable () -> ObserverTestFailure,
+    start: (_ done: @escaping @Sendable () -> Void) -> Void
 ) async throws {
     let once = OneShot()
     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in

@@ -117,13 +117,13 @@ public final class Recorder<Value: Sendable>: Sendable {
         }
         try await wait(
             until: deadline,
-            { [self] in
+            orFail: { [self] in
                 let arrived = withdraw(number)
                 return ObserverTestFailure(
                     "\(source): expected \(count) value\(count == 1 ? "" : "s") within \(timeout.text), "
                         + "\(arrived.count) arrived: \(arrived)")
             },
-            { done in
+            start: { done in
                 let ready = state.withLock { state -> Bool in
                     if state.waiters.isEmpty, state.values.count - state.cursor >= count {
                         let taken = Array(state.values[state.cursor..<state.cursor + count])

@@ -42,9 +42,10 @@ public func settleDeliveries(timeout: Duration = .seconds(5)) async throws {
     let deadline = Deadline(after: timeout)
     while true {
         let before = progress()
-        try await wait(until: deadline, { stillPending("the main actor's queued deliveries", timeout) }) { done in
-            DispatchQueue.main.async { done() }
+        let mainActor: @Sendable () -> ObserverTestFailure = {
+            stillPending("the main actor's queued deliveries", timeout)
         }
+        try await wait(until: deadline, orFail: mainActor, start: { done in DispatchQueue.main.async { done() } })
         let records = SubscriptionTracking.records
         var queues: [ObjectIdentifier: (queue: DispatchQueue, user: TrackedSubscription)] = [:]
         var actors: [ObjectIdentifier: (actor: any Actor, user: TrackedSubscription)] = [:]
@@ -54,31 +55,36 @@ public func settleDeliveries(timeout: Duration = .seconds(5)) async throws {
         }
         for (queue, user) in queues.values {
             let what = "queue \"\(queue.label)\" (used by \(user.snapshot))"
-            try await wait(until: deadline, { stillPending(what, timeout) }) { done in
-                queue.async(flags: .barrier) { done() }
-            }
+            try await wait(
+                until: deadline, orFail: { stillPending(what, timeout) },
+                start: { done in queue.async(flags: .barrier) { done() } })
         }
         for (actor, user) in actors.values {
             let what = "actor \(type(of: actor)) (used by \(user.snapshot))"
-            try await wait(until: deadline, { stillPending(what, timeout) }) { done in
-                Task {
-                    await run(on: actor)
-                    done()
-                }
-            }
+            try await wait(
+                until: deadline, orFail: { stillPending(what, timeout) },
+                start: { done in
+                    Task {
+                        await run(on: actor)
+                        done()
+                    }
+                })
         }
         if progress() == before && ObserverCore.statistics.queuedActorDeliveries == 0 { break }
         if deadline.hasPassed { throw stillPending("deliveries that keep sending more", timeout) }
     }
-    try await wait(until: deadline, { stillPending("sends still running a handler", timeout) }) { done in
-        let thread = Thread {
-            // Called from a thread of its own, never inside a send: it
-            // cannot throw `waitInsideDelivery`.
-            try? ObserverCore.reclaimNow()
-            done()
-        }
-        thread.start()
-    }
+    let sends: @Sendable () -> ObserverTestFailure = { stillPending("sends still running a handler", timeout) }
+    try await wait(
+        until: deadline, orFail: sends,
+        start: { done in
+            let thread = Thread {
+                // Called from a thread of its own, never inside a send: it
+                // cannot throw `waitInsideDelivery`.
+                try? ObserverCore.reclaimNow()
+                done()
+            }
+            thread.start()
+        })
 }
 
 /// A hop onto `actor`: returns after whatever the actor was running ended.

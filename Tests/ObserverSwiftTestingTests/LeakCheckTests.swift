@@ -80,7 +80,8 @@ final class LeakCheckTests: XCTestCase {
             XCTFail("a leaked subscription went unnoticed")
         } catch {
             XCTAssertTrue(
-                "\(error)".hasPrefix("1 subscription leaked (still active):\n  - closure on Event<Int>, queue \"late\""),
+                "\(error)".hasPrefix(
+                    "1 subscription leaked (still active):\n  - closure on Event<Int>, queue \"late\""),
                 "\(error)")
         }
         leaked.cancel()

@@ -148,6 +148,10 @@ package final class TrackedSubscription: @unchecked Sendable {
         var identifier: UInt64 = 0
         var reference: SubscriptionReference?
         var actor: WeakActor?
+        /// A weak target's: the subscription ends with it, although the
+        /// engine frees its slot only at a later send or subscribe.
+        weak var target: AnyObject?
+        var hasTarget = false
     }
 
     private struct WeakActor {
@@ -181,6 +185,15 @@ package final class TrackedSubscription: @unchecked Sendable {
     /// The subscription, once attached.
     var reference: SubscriptionReference? { state.withLock { $0.reference } }
 
+    /// Records the weak target a subscription ends with.
+    @usableFromInline
+    func setTarget(_ target: AnyObject) {
+        state.withLock {
+            $0.target = target
+            $0.hasTarget = true
+        }
+    }
+
     /// Records the actor a `subscribe(isolatedTo:)` handler runs on.
     func setActor(_ actor: any Actor) {
         state.withLock { $0.actor = WeakActor(value: actor) }
@@ -211,7 +224,10 @@ package final class TrackedSubscription: @unchecked Sendable {
     }
 
     /// Whether its subscription is active (attached and not ended).
-    package var isActive: Bool { reference?.isActive ?? false }
+    package var isActive: Bool {
+        let (reference, targetGone) = state.withLock { ($0.reference, $0.hasTarget && $0.target == nil) }
+        return !targetGone && reference?.isActive == true
+    }
 
     /// Deliveries that reached the handler so far.
     package var deliveries: Int { deliveryCount.load(ordering: .relaxed) }

@@ -311,14 +311,16 @@ extension ObserverSource {
         if _slowPath(SubscriptionTracking.isOn) {
             let record = TrackedSubscription(.closure, of: Self.self, delivery: delivery, fileID: fileID, line: line)
             return record.attach(
-                subscribeClosure(replay: replay, delivery: delivery, limit: limit, untracked: record.counting(handler)))
+                storeClosure(replay: replay, delivery: delivery, limit: limit, record.counting(handler)))
         }
-        return subscribeClosure(replay: replay, delivery: delivery, limit: limit, untracked: handler)
+        return storeClosure(replay: replay, delivery: delivery, limit: limit, handler)
     }
 
+    /// ``subscribeClosure(replay:delivery:limit:fileID:line:_:)`` past the
+    /// limit check and tracking: the store and the replay.
     @inlinable
-    func subscribeClosure(
-        replay: ReplayOption?, delivery: Delivery, limit: Int?, untracked handler: @escaping @Sendable (Value) -> Void
+    func storeClosure(
+        replay: ReplayOption?, delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         if replay == nil { return _subscribe(delivery: delivery, limit: limit, replaying: nil, handler) }
         return _withCurrentValue(replay: replay) { current in
@@ -335,17 +337,19 @@ extension ObserverSource {
         if let limit, limit <= 0 { return Subscription.inactive }
         if _slowPath(SubscriptionTracking.isOn) {
             let record = TrackedSubscription(.weakTarget, of: Self.self, delivery: delivery, fileID: fileID, line: line)
+            record.setTarget(target)
             return record.attach(
-                subscribeTarget(
-                    target, replay: replay, delivery: delivery, limit: limit, untracked: record.counting(handler)))
+                storeTarget(target, replay: replay, delivery: delivery, limit: limit, record.counting(handler)))
         }
-        return subscribeTarget(target, replay: replay, delivery: delivery, limit: limit, untracked: handler)
+        return storeTarget(target, replay: replay, delivery: delivery, limit: limit, handler)
     }
 
+    /// ``subscribeTarget(_:replay:delivery:limit:fileID:line:_:)`` past the
+    /// limit check and tracking.
     @inlinable
-    func subscribeTarget<Target: AnyObject>(
+    func storeTarget<Target: AnyObject>(
         _ target: Target, replay: ReplayOption?, delivery: Delivery, limit: Int?,
-        untracked handler: @escaping @Sendable (Target, Value) -> Void
+        _ handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
         if replay == nil { return _subscribe(target, delivery: delivery, limit: limit, replaying: nil, handler) }
         return _withCurrentValue(replay: replay) { current in
