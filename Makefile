@@ -93,7 +93,7 @@ seed-compat: deps
 # README's C block built with the README's own command) and the snippets of Tests/CompileChecks (accept/ must compile, reject/
 # must fail with the expected error), against the debug build's modules.
 # Tests/CompileChecks/check.sh states the rules.
-LIBRARY_TARGETS = ObserverSwift ObserverSwiftCompat $(notdir $(wildcard Sources/ObserverNATS))
+LIBRARY_TARGETS = ObserverSwift ObserverSwiftCompat ObserverSwiftTesting $(notdir $(wildcard Sources/ObserverNATS))
 snippets: deps
 	for target in $(LIBRARY_TARGETS); do $(SWIFT) build --target $$target || exit 1; done
 	SWIFTC="$(SWIFTC)" CC="$(CC)" BIN_PATH="$$($(SWIFT) build --show-bin-path)" Tests/CompileChecks/check.sh

@@ -40,14 +40,16 @@ public func expectNoLeakedSubscriptions<Result>(
 /// A leak check that spans a test case, for XCTest's `setUp` and
 /// `tearDown` (or any code that cannot wrap what it checks in a closure):
 /// the subscriptions made after ``init()`` that are still active at
-/// ``verify(timeout:)`` are leaks.
+/// ``verify(timeout:)`` are leaks. Make one in `setUp` and call
+/// `try await check.verify()` in an `async throws` `tearDown`:
 ///
 /// ```swift
-/// final class ScreenTests: XCTestCase {
-///     var leaks: SubscriptionLeakCheck!
-///     override func setUp() { leaks = SubscriptionLeakCheck() }
-///     override func tearDown() async throws { try await leaks.verify() }
-/// }
+/// let check = SubscriptionLeakCheck()
+/// let saved = Event<Int>()
+/// let token = saved.subscribe { print($0) }
+/// saved.send(1)
+/// token.cancel()
+/// try await check.verify()   // throws, listing each leak, if one was left active
 /// ```
 ///
 /// It counts every subscription made in the process after `init()`, on any
