@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import ObserverSwift
+@_spi(EngineDiagnostics) import ObserverSwift
 
 /// Returns once every delivery queued so far has run, and what was
 /// cancelled has been released, so that a test can assert at once instead

@@ -3,7 +3,7 @@ import Foundation
 import ObserverTestSupport
 import XCTest
 
-@testable import ObserverSwift
+@_spi(EngineDiagnostics) @testable import ObserverSwift
 
 /// A weak target recording the titles handed to it, from any thread.
 final class Screen: Sendable {

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import XCTest
 
-@testable import ObserverSwift
+@_spi(EngineDiagnostics) @testable import ObserverSwift
 
 /// Queued (queue:) and main-actor deliveries and cancellation: no handler
 /// runs after `cancel()` returns (a queued delivery that has not started is

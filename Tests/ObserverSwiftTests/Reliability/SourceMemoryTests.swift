@@ -3,7 +3,7 @@ import Foundation
 import ObserverTestSupport
 import XCTest
 
-@testable import ObserverSwift
+@_spi(EngineDiagnostics) @testable import ObserverSwift
 @testable import ObserverSwiftCompat  // ObservableClass (Flowduino's base class) and its registry word
 
 /// What a source costs before it is used, and the structures made on first

@@ -1,7 +1,7 @@
 import ObserverTestSupport
 import XCTest
 
-@testable import ObserverSwift
+@_spi(EngineDiagnostics) @testable import ObserverSwift
 
 /// What a closure subscription, its token and an `Event` with one closure
 /// cost. A class of its own, run after `SourceMemoryTests`, and the test
