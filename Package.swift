@@ -120,13 +120,13 @@ let package = Package(
         .testTarget(
             name: "ObserverSwiftTests",
             // ObserverSwiftCompat only for the registry tests that use Flowduino's array forms.
-            dependencies: ["ObserverSwift", "ObserverSwiftCompat", "ObserverTestSupport"],
+            dependencies: ["ObserverSwift", "ObserverSwiftCompat", "ObserverSwiftTesting", "ObserverTestSupport"],
             // A file sees ObserverSwiftCompat's members only if it imports it.
             swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]
         ),
         .testTarget(
             name: "ObserverSwiftCompatTests",
-            dependencies: ["ObserverSwiftCompat", "ObserverTestSupport"]
+            dependencies: ["ObserverSwiftCompat", "ObserverSwiftTesting", "ObserverTestSupport"]
         ),
         .testTarget(
             name: "ObserverSwiftTestingTests",
@@ -134,7 +134,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ObserverNATSTests",
-            dependencies: ["ObserverNATS", "CNATS", "ObserverTestSupport"]
+            dependencies: ["ObserverNATS", "CNATS", "ObserverSwiftTesting", "ObserverTestSupport"]
         ),
         .testTarget(
             name: "CObserverCoreTests",

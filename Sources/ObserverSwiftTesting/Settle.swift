@@ -24,8 +24,8 @@ import Foundation
 ///   known, and neither is their queue), with a barrier, so a concurrent
 ///   queue's earlier deliveries have ended too (a global queue takes no
 ///   barrier: its deliveries may still be running);
-/// - each actor a tracked `subscribe(isolatedTo:)` delivers to, and the
-///   values still waiting in actor mailboxes;
+/// - every actor subscription (`subscribe(isolatedTo:)`, tracked or not):
+///   the values waiting in its mailbox and the delivery running on its actor;
 /// - then one grace period: every send running on any thread has ended, and
 ///   every handler cancelled so far has been released, with its captures
 ///   (`ObserverCore.reclaimNow()`).
@@ -70,6 +70,7 @@ public func settleDeliveries(timeout: Duration = .seconds(5)) async throws {
                     }
                 })
         }
+        try await waitForActorMailboxes(until: deadline, timeout)
         if progress() == before && ObserverCore.statistics.queuedActorDeliveries == 0 { break }
         if deadline.hasPassed { throw stillPending("deliveries that keep sending more", timeout) }
     }
@@ -85,6 +86,18 @@ public func settleDeliveries(timeout: Duration = .seconds(5)) async throws {
             }
             thread.start()
         })
+}
+
+/// Waits until no actor mailbox has a drain job (tracked subscription or
+/// not): nothing waits for an actor and no actor delivery is running. The
+/// jobs run on actors this call cannot name, so it checks their count
+/// between short pauses.
+private func waitForActorMailboxes(until deadline: Deadline, _ timeout: Duration) async throws {
+    while ActorMailboxCounters.jobs.load(ordering: .acquiring) > 0 {
+        if deadline.hasPassed { throw stillPending("actor deliveries", timeout) }
+        await Task.yield()
+        try await Task.sleep(nanoseconds: 100_000)
+    }
 }
 
 /// A hop onto `actor`: returns after whatever the actor was running ended.

@@ -57,6 +57,22 @@ final class SettleTests: XCTestCase {
         mainToken.cancel()
     }
 
+    func testActorDeliveriesOfUntrackedSubscriptionsHaveRunWhenItReturns() async throws {
+        let wasTracking = ObserverCore.isTrackingSubscriptions
+        ObserverCore.isTrackingSubscriptions = false
+        defer { ObserverCore.isTrackingSubscriptions = wasTracking }
+        let saved = Event<Int>()
+        let tally = Tally()
+        saved.subscribe(isolatedTo: tally) { tally, value in tally.add(value) }
+        let sender = JoinableThread {
+            for value in 1...1_000 { saved.send(value) }
+        }
+        sender.join()
+        try await settleDeliveries()
+        let total = await tally.total
+        XCTAssertEqual(total, 500_500)
+    }
+
     func testDeliveriesThatSendAgainAreSettledToo() async throws {
         ObserverCore.isTrackingSubscriptions = true
         let first = Event<Int>()
