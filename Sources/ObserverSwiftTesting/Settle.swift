@@ -18,7 +18,9 @@ import Foundation
 ///
 /// What it waits for, in rounds until a round finds nothing more to run
 /// (a delivery may send again, and queue more):
-/// - the main actor: every main-actor delivery enqueued before the round;
+/// - the main actor, when a main-actor delivery is queued or a tracked one
+///   is running: every main-actor delivery enqueued before the round (a
+///   test that blocks the main thread settles everything else);
 /// - each dispatch queue a tracked subscription delivers on (tracking is on
 ///   once this product is used: subscriptions made before that are not
 ///   known, and neither is their queue), with a barrier, so a concurrent
@@ -42,11 +44,17 @@ public func settleDeliveries(timeout: Duration = .seconds(5)) async throws {
     let deadline = Deadline(after: timeout)
     while true {
         let before = progress()
-        let mainActor: @Sendable () -> ObserverTestFailure = {
-            stillPending("the main actor's queued deliveries", timeout)
-        }
-        try await wait(until: deadline, orFail: mainActor, start: { done in DispatchQueue.main.async { done() } })
         let records = SubscriptionTracking.records
+        let mainActorRunning = records.contains { record in
+            if case .mainActor = record.delivery { return record.running > 0 }
+            return false
+        }
+        if SubscriptionTracking.queuedMainActorDeliveries > 0 || mainActorRunning {
+            let mainActor: @Sendable () -> ObserverTestFailure = {
+                stillPending("the main actor's queued deliveries", timeout)
+            }
+            try await wait(until: deadline, orFail: mainActor, start: { done in DispatchQueue.main.async { done() } })
+        }
         var queues: [ObjectIdentifier: (queue: DispatchQueue, user: TrackedSubscription)] = [:]
         var actors: [ObjectIdentifier: (actor: any Actor, user: TrackedSubscription)] = [:]
         for record in records {

@@ -39,6 +39,12 @@ package enum SubscriptionTracking {
     /// so that subscriptions other tests make at the same time are not its.
     @TaskLocal package static var scope: UInt64 = 0
 
+    /// Main-actor deliveries enqueued on the main queue and not started yet
+    /// (ObserverSwiftTesting's settle hops to the main actor only when
+    /// there are some, so that a test blocking the main thread can settle
+    /// everything else).
+    package static var queuedMainActorDeliveries: Int { MainActorDeliveries.queued.load(ordering: .acquiring) }
+
     /// The identifier the next record will get: records made after this
     /// call have larger ones.
     package static var nextIdentifier: UInt64 { table.withLock { $0.nextIdentifier } }
