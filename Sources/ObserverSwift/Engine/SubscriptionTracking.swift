@@ -145,6 +145,8 @@ package final class TrackedSubscription: @unchecked Sendable {
     /// Whether deliveries are counted (a wrapped handler) or not (a
     /// registry observer, called by its protocol).
     package let countsDeliveries: Bool
+    /// Where it delivers, in words, when `delivery` does not say it (a NATS import).
+    private let deliveryText: String?
     private let deliveryCount = HeapAtomicWord<Int>(0)
     private let runningCount = HeapAtomicWord<Int>(0)
     private let state = Locked(State())
@@ -167,8 +169,10 @@ package final class TrackedSubscription: @unchecked Sendable {
     @usableFromInline
     package init(
         _ kind: LiveSubscription.Kind, of sourceType: Any.Type, delivery: Delivery,
-        fileID: StaticString?, line: UInt, detail: String? = nil, countsDeliveries: Bool = true
+        fileID: StaticString?, line: UInt, detail: String? = nil, countsDeliveries: Bool = true,
+        deliveryDescription: String? = nil
     ) {
+        self.deliveryText = deliveryDescription
         self.kind = kind
         self.sourceType = sourceType
         self.delivery = delivery
@@ -286,6 +290,7 @@ package final class TrackedSubscription: @unchecked Sendable {
 
     /// Where the handler runs, in words.
     package var deliveryDescription: String {
+        if let deliveryText { return deliveryText }
         switch delivery {
         case .synchronous:
             if kind == .actor { return actor.map { "isolated to \(type(of: $0))" } ?? "isolated to an actor (gone)" }

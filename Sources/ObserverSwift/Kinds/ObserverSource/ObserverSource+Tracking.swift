@@ -9,7 +9,34 @@ extension ObserverSource {
     }
 }
 
+extension ObserverSource {
+    /// A closure subscription on the sending thread listed, while tracking
+    /// is on, as `kind` with `detail`, made at `fileID`/`line` (ObserverNATS's
+    /// exports: the subscription that publishes is the export).
+    @usableFromInline
+    package func subscribe(
+        trackedAs kind: LiveSubscription.Kind, detail: @autoclosure () -> String, fileID: StaticString, line: UInt,
+        _ handler: @escaping @Sendable (Value) -> Void
+    ) -> Subscription {
+        guard SubscriptionTracking.isOn else {
+            return storeClosure(replay: nil, delivery: .synchronous, limit: nil, handler)
+        }
+        let record = TrackedSubscription(
+            kind, of: Self.self, delivery: .synchronous, fileID: fileID, line: line, detail: detail())
+        return record.attach(storeClosure(replay: nil, delivery: .synchronous, limit: nil, record.counting(handler)))
+    }
+}
+
 extension KeyedEvent {
+    /// ``ObserverSource/subscribe(trackedAs:detail:fileID:line:_:)`` for one key.
+    @usableFromInline
+    package func subscribe(
+        key: Key, trackedAs kind: LiveSubscription.Kind, detail: @autoclosure () -> String, fileID: StaticString,
+        line: UInt, _ handler: @escaping @Sendable (Value) -> Void
+    ) -> Subscription {
+        KeyScope(self, key).subscribe(trackedAs: kind, detail: detail(), fileID: fileID, line: line, handler)
+    }
+
     /// ``ObserverSource/subscribe(trackedAt:line:_:)`` for one key.
     package func subscribe(
         key: Key, trackedAt fileID: StaticString, line: UInt, _ handler: @escaping @Sendable (Value) -> Void
