@@ -312,12 +312,13 @@ clean:
 # `make api-check` fails when the API differs from api/, or when api/ differs
 # from api/released/ (the API of the last release) and CHANGELOG.md's
 # Unreleased section does not record it. The versioning policy: CHANGELOG.md.
-API_SWIFT_MODULES = ObserverSwift ObserverSwiftCompat ObserverNATS
+API_SWIFT_MODULES = ObserverSwift ObserverSwiftCompat ObserverSwiftTesting ObserverNATS
 API_HEADERS = $(sort $(wildcard Sources/CObserverCore/include/*.h))
 API_OUT = .build/api
 api-listing: deps
 	$(SWIFT) build --target ObserverNATS
 	$(SWIFT) build --target ObserverSwiftCompat
+	$(SWIFT) build --target ObserverSwiftTesting
 	@rm -rf $(API_OUT) && mkdir -p $(API_OUT)/graphs $(API_OUT)/current
 	@bin=$$($(SWIFT) build --show-bin-path); \
 		triple=$$($(SWIFTC) -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["target"]["triple"])'); \
