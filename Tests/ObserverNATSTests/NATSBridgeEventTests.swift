@@ -42,9 +42,7 @@ final class NATSBridgeEventTests: XCTestCase {
         let expected = Array(1...count)
         let streamed = await consumer.value
         XCTAssertTrue(waitUntil { closureValues.count == count && screen.shown.count == count })
-        for _ in 0..<400 where mainActorValues.count < count {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await settleDeliveries()
         XCTAssertEqual(closureValues.values, expected)
         XCTAssertEqual(screen.shown.values, expected)
         XCTAssertEqual(mainActorValues.values, expected)
