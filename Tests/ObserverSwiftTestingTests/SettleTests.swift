@@ -16,6 +16,12 @@ private final class Capture: Sendable {
     deinit { released.value = true }
 }
 
+/// Keeps the thread busy for `milliseconds` (a handler that takes time to run).
+private func spin(milliseconds: Int) {
+    let end = DispatchTime.now().uptimeNanoseconds + UInt64(milliseconds) * 1_000_000
+    while DispatchTime.now().uptimeNanoseconds < end {}
+}
+
 final class SettleTests: XCTestCase {
     func testQueuedDeliveriesHaveRunWhenItReturns() async throws {
         ObserverCore.isTrackingSubscriptions = true
@@ -24,11 +30,11 @@ final class SettleTests: XCTestCase {
         let queue = DispatchQueue(label: "settle.serial")
         let concurrent = DispatchQueue(label: "settle.concurrent", attributes: .concurrent)
         let serialToken = saved.subscribe(delivery: .queue(queue)) { value in
-            usleep(2_000)  // a slow handler: settling must wait for it, not race it
+            spin(milliseconds: 2)  // a slow handler: settling must wait for it, not race it
             received.append(value)
         }
         let concurrentToken = saved.subscribe(delivery: .queue(concurrent)) { value in
-            usleep(2_000)
+            spin(milliseconds: 2)
             received.append(-value)
         }
         for value in 1...5 { saved.send(value) }
