@@ -24,7 +24,7 @@ extension NATSBridge {
         try export(event, to: subject, codec: .binary, delivery: delivery, fileID: fileID, line: line)
     }
 
-    /// ``export(_:to:delivery:)`` with an explicit codec (`.json` for `Codable` values).
+    /// ``export(_:to:delivery:fileID:line:)`` with an explicit codec (`.json` for `Codable` values).
     ///
     /// A value the codec cannot encode is not published: it counts in
     /// ``NATSExport/failedPublishes`` and is reported as ``NATSStatus/publishFailed(subject:error:)``.
@@ -54,7 +54,7 @@ extension NATSBridge {
         try export(event, keys: keys, toPrefix: prefix, codec: .binary, delivery: delivery, fileID: fileID, line: line)
     }
 
-    /// ``export(_:keys:toPrefix:delivery:)`` with an explicit codec.
+    /// ``export(_:keys:toPrefix:delivery:fileID:line:)`` with an explicit codec.
     @inlinable
     @discardableResult
     public func export<Key: NATSSubjectKey, Value>(
@@ -194,7 +194,7 @@ extension NATSBridge {
         try self.import(subject, into: event, codec: .binary, delivery: delivery, fileID: fileID, line: line)
     }
 
-    /// ``import(_:into:delivery:)`` with an explicit codec.
+    /// ``import(_:into:delivery:fileID:line:)`` with an explicit codec.
     @inlinable
     @discardableResult
     public func `import`<Value: Sendable>(

@@ -10,7 +10,7 @@ extension LiveSubscription.Kind {
 }
 
 extension NATSDelivery {
-    /// How an import receives, in the words of ``ObserverCore/liveSubscriptions``.
+    /// How an import receives, in the words of `ObserverCore.liveSubscriptions`.
     var trackingDescription: String {
         switch self {
         case .atMostOnce: "NATS at most once"
