@@ -21,11 +21,11 @@ import Foundation
 /// - the main actor, when a main-actor delivery is queued or a tracked one
 ///   is running: every main-actor delivery enqueued before the round (a
 ///   test that blocks the main thread settles everything else);
-/// - each dispatch queue a tracked subscription delivers on (tracking is on
-///   once this product is used: subscriptions made before that are not
-///   known, and neither is their queue), with a barrier, so a concurrent
-///   queue's earlier deliveries have ended too (a global queue takes no
-///   barrier: its deliveries may still be running);
+/// - each dispatch queue an active tracked subscription delivers on
+///   (tracking is on once this product is used: subscriptions made before
+///   that are not known, and neither is their queue), with a barrier, so a
+///   concurrent queue's earlier deliveries have ended too (a global queue
+///   takes no barrier: its deliveries may still be running);
 /// - every actor subscription (`subscribe(isolatedTo:)`, tracked or not):
 ///   the values waiting in its mailbox and the delivery running on its actor;
 /// - then one grace period: every send running on any thread has ended, and
@@ -55,28 +55,17 @@ public func settleDeliveries(timeout: Duration = .seconds(5)) async throws {
             }
             try await wait(until: deadline, orFail: mainActor, start: { done in DispatchQueue.main.async { done() } })
         }
+        // The queues that active subscriptions (and handlers still running)
+        // deliver on; a cancelled subscription's queued deliveries are dropped.
         var queues: [ObjectIdentifier: (queue: DispatchQueue, user: TrackedSubscription)] = [:]
-        var actors: [ObjectIdentifier: (actor: any Actor, user: TrackedSubscription)] = [:]
-        for record in records {
+        for record in records where record.running > 0 || record.isActive {
             if case .queue(let queue) = record.delivery { queues[ObjectIdentifier(queue)] = (queue, record) }
-            if let actor = record.actor { actors[ObjectIdentifier(actor)] = (actor, record) }
         }
         for (queue, user) in queues.values {
             let what = "queue \"\(queue.label)\" (used by \(user.snapshot))"
             try await wait(
                 until: deadline, orFail: { stillPending(what, timeout) },
                 start: { done in queue.async(flags: .barrier) { done() } })
-        }
-        for (actor, user) in actors.values {
-            let what = "actor \(type(of: actor)) (used by \(user.snapshot))"
-            try await wait(
-                until: deadline, orFail: { stillPending(what, timeout) },
-                start: { done in
-                    Task {
-                        await run(on: actor)
-                        done()
-                    }
-                })
         }
         try await waitForActorMailboxes(until: deadline, timeout)
         if progress() == before && ObserverCore.statistics.queuedActorDeliveries == 0 { break }
@@ -107,9 +96,6 @@ private func waitForActorMailboxes(until deadline: Deadline, _ timeout: Duration
         try await Task.sleep(nanoseconds: 100_000)
     }
 }
-
-/// A hop onto `actor`: returns after whatever the actor was running ended.
-private func run(on actor: isolated any Actor) {}
 
 /// Deliveries counted so far and values waiting for actors: unchanged over
 /// a round means the round ran nothing new.
