@@ -93,7 +93,7 @@ seed-compat: deps
 # README's C block built with the README's own command) and the snippets of Tests/CompileChecks (accept/ must compile, reject/
 # must fail with the expected error), against the debug build's modules.
 # Tests/CompileChecks/check.sh states the rules.
-LIBRARY_TARGETS = ObserverSwift ObserverSwiftCompat $(notdir $(wildcard Sources/ObserverNATS))
+LIBRARY_TARGETS = ObserverSwift ObserverSwiftCompat ObserverSwiftTesting $(notdir $(wildcard Sources/ObserverNATS))
 snippets: deps
 	for target in $(LIBRARY_TARGETS); do $(SWIFT) build --target $$target || exit 1; done
 	SWIFTC="$(SWIFTC)" CC="$(CC)" BIN_PATH="$$($(SWIFT) build --show-bin-path)" Tests/CompileChecks/check.sh
@@ -312,12 +312,13 @@ clean:
 # `make api-check` fails when the API differs from api/, or when api/ differs
 # from api/released/ (the API of the last release) and CHANGELOG.md's
 # Unreleased section does not record it. The versioning policy: CHANGELOG.md.
-API_SWIFT_MODULES = ObserverSwift ObserverSwiftCompat ObserverNATS
+API_SWIFT_MODULES = ObserverSwift ObserverSwiftCompat ObserverSwiftTesting ObserverNATS
 API_HEADERS = $(sort $(wildcard Sources/CObserverCore/include/*.h))
 API_OUT = .build/api
 api-listing: deps
 	$(SWIFT) build --target ObserverNATS
 	$(SWIFT) build --target ObserverSwiftCompat
+	$(SWIFT) build --target ObserverSwiftTesting
 	@rm -rf $(API_OUT) && mkdir -p $(API_OUT)/graphs $(API_OUT)/current
 	@bin=$$($(SWIFT) build --show-bin-path); \
 		triple=$$($(SWIFTC) -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["target"]["triple"])'); \

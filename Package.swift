@@ -33,6 +33,10 @@ let package = Package(
         .library(name: "ObserverSwiftCompat", targets: ["ObserverSwiftCompat"]),
         .library(name: "CObserverCore", targets: ["CObserverCore"]),
         .library(name: "ObserverNATS", targets: ["ObserverNATS"]),
+        // Recorders, settling queued deliveries and a leak check, for tests of
+        // code that observes (XCTest or Swift Testing; it imports neither).
+        // The library never links it.
+        .library(name: "ObserverSwiftTesting", targets: ["ObserverSwiftTesting"]),
         // The demos (Examples/) are executable targets, not products: this
         // package builds and runs them (`make demo`, `make demo-nats`), and a
         // dependent's graph never sees them.
@@ -63,6 +67,10 @@ let package = Package(
         ),
         .target(
             name: "ObserverSwiftCompat",
+            dependencies: ["ObserverSwift"]
+        ),
+        .target(
+            name: "ObserverSwiftTesting",
             dependencies: ["ObserverSwift"]
         ),
         // The NATS bridge: its own product, so that ObserverSwift alone never links libnats.
@@ -112,17 +120,21 @@ let package = Package(
         .testTarget(
             name: "ObserverSwiftTests",
             // ObserverSwiftCompat only for the registry tests that use Flowduino's array forms.
-            dependencies: ["ObserverSwift", "ObserverSwiftCompat", "ObserverTestSupport"],
+            dependencies: ["ObserverSwift", "ObserverSwiftCompat", "ObserverSwiftTesting", "ObserverTestSupport"],
             // A file sees ObserverSwiftCompat's members only if it imports it.
             swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]
         ),
         .testTarget(
             name: "ObserverSwiftCompatTests",
-            dependencies: ["ObserverSwiftCompat", "ObserverTestSupport"]
+            dependencies: ["ObserverSwiftCompat", "ObserverSwiftTesting", "ObserverTestSupport"]
+        ),
+        .testTarget(
+            name: "ObserverSwiftTestingTests",
+            dependencies: ["ObserverSwiftTesting", "ObserverTestSupport"]
         ),
         .testTarget(
             name: "ObserverNATSTests",
-            dependencies: ["ObserverNATS", "CNATS", "ObserverTestSupport"]
+            dependencies: ["ObserverNATS", "CNATS", "ObserverSwiftTesting", "ObserverTestSupport"]
         ),
         .testTarget(
             name: "CObserverCoreTests",

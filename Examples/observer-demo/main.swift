@@ -165,6 +165,5 @@ streamTour()
 foundationTour()
 
 section("Core")
-try ObserverCore.reclaimNow()
 let statistics = ObserverCore.statistics
-print("pending after reclaimNow:", statistics.pendingObjects, "reclaimed so far:", statistics.reclaimedObjects)
+print("live subscriptions:", statistics.liveSubscriptions, "reclaimed so far:", statistics.reclaimedObjects)

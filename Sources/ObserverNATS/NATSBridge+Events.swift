@@ -20,23 +20,27 @@ extension NATSBridge {
     @inlinable
     @discardableResult
     public func export<Value: NATSWireValue>(
-        _ event: Event<Value>, to subject: String, delivery: NATSDelivery = .atMostOnce
+        _ event: Event<Value>, to subject: String, delivery: NATSDelivery = .atMostOnce,
+        fileID: StaticString = #fileID, line: UInt = #line
     ) throws(NATSError) -> NATSExport {
-        try export(event, to: subject, codec: .binary, delivery: delivery)
+        try export(event, to: subject, codec: .binary, delivery: delivery, fileID: fileID, line: line)
     }
 
-    /// ``export(_:to:delivery:)`` with an explicit codec (`.json` for `Codable` values).
+    /// ``export(_:to:delivery:fileID:line:)`` with an explicit codec (`.json` for `Codable` values).
     ///
     /// A value the codec cannot encode is not published: it counts in
     /// ``NATSExport/failedPublishes`` and is reported as ``NATSStatus/publishFailed(subject:error:)``.
     @inlinable
     @discardableResult
     public func export<Value>(
-        _ event: Event<Value>, to subject: String, codec: NATSCodec<Value>, delivery: NATSDelivery = .atMostOnce
+        _ event: Event<Value>, to subject: String, codec: NATSCodec<Value>, delivery: NATSDelivery = .atMostOnce,
+        fileID: StaticString = #fileID, line: UInt = #line
     ) throws(NATSError) -> NATSExport {
         let publisher = try makePublisher(for: event, subject: subject, tag: codec.tag, delivery: delivery)
         let withFrame = codec.withFrame
-        let subscription = event.subscribe { value in Self.publish(value, withFrame, publisher) }
+        let subscription = event.subscribe(
+            trackedAs: .natsExport, detail: "subject \(subject)", fileID: fileID, line: line
+        ) { value in Self.publish(value, withFrame, publisher) }
         return try register(subscriptions: [subscription], publishers: [publisher])
     }
 
@@ -47,22 +51,24 @@ extension NATSBridge {
     @discardableResult
     public func export<Key: NATSSubjectKey, Value: NATSWireValue>(
         _ event: KeyedEvent<Key, Value>, keys: some Sequence<Key>, toPrefix prefix: String,
-        delivery: NATSDelivery = .atMostOnce
+        delivery: NATSDelivery = .atMostOnce, fileID: StaticString = #fileID, line: UInt = #line
     ) throws(NATSError) -> NATSExport {
-        try export(event, keys: keys, toPrefix: prefix, codec: .binary, delivery: delivery)
+        try export(event, keys: keys, toPrefix: prefix, codec: .binary, delivery: delivery, fileID: fileID, line: line)
     }
 
-    /// ``export(_:keys:toPrefix:delivery:)`` with an explicit codec.
+    /// ``export(_:keys:toPrefix:delivery:fileID:line:)`` with an explicit codec.
     @inlinable
     @discardableResult
     public func export<Key: NATSSubjectKey, Value>(
         _ event: KeyedEvent<Key, Value>, keys: some Sequence<Key>, toPrefix prefix: String, codec: NATSCodec<Value>,
-        delivery: NATSDelivery = .atMostOnce
+        delivery: NATSDelivery = .atMostOnce, fileID: StaticString = #fileID, line: UInt = #line
     ) throws(NATSError) -> NATSExport {
         let keyed = try makePublishers(for: event, keys: keys, prefix: prefix, tag: codec.tag, delivery: delivery)
         let withFrame = codec.withFrame
         let subscriptions = keyed.map { key, publisher in
-            event.subscribe(key: key) { value in Self.publish(value, withFrame, publisher) }
+            event.subscribe(
+                key: key, trackedAs: .natsExport, detail: "key \(key), prefix \(prefix)", fileID: fileID, line: line
+            ) { value in Self.publish(value, withFrame, publisher) }
         }
         return try register(subscriptions: subscriptions, publishers: keyed.map(\.publisher))
     }
@@ -187,19 +193,23 @@ extension NATSBridge {
     @inlinable
     @discardableResult
     public func `import`<Value: NATSWireValue & Sendable>(
-        _ subject: String, into event: Event<Value>, delivery: NATSDelivery = .atMostOnce
+        _ subject: String, into event: Event<Value>, delivery: NATSDelivery = .atMostOnce,
+        fileID: StaticString = #fileID, line: UInt = #line
     ) throws(NATSError) -> NATSImport {
-        try self.import(subject, into: event, codec: .binary, delivery: delivery)
+        try self.import(subject, into: event, codec: .binary, delivery: delivery, fileID: fileID, line: line)
     }
 
-    /// ``import(_:into:delivery:)`` with an explicit codec.
+    /// ``import(_:into:delivery:fileID:line:)`` with an explicit codec.
     @inlinable
     @discardableResult
     public func `import`<Value: Sendable>(
-        _ subject: String, into event: Event<Value>, codec: NATSCodec<Value>, delivery: NATSDelivery = .atMostOnce
+        _ subject: String, into event: Event<Value>, codec: NATSCodec<Value>, delivery: NATSDelivery = .atMostOnce,
+        fileID: StaticString = #fileID, line: UInt = #line
     ) throws(NATSError) -> NATSImport {
         let decode = codec.decode
-        return try importFrames(subject, into: event, tag: codec.tag, delivery: delivery) { _, payload in
+        return try importFrames(
+            subject, into: event, tag: codec.tag, delivery: delivery, fileID: fileID, line: line
+        ) { _, payload in
             let value: Value
             do { value = try decode(payload) } catch { return false }
             event.send(value)
@@ -217,9 +227,11 @@ extension NATSBridge {
     @discardableResult
     public func `import`<Key: NATSSubjectKey & Sendable, Value: NATSWireValue & Sendable>(
         prefix: String, matching pattern: String = ">", into event: KeyedEvent<Key, Value>,
-        delivery: NATSDelivery = .atMostOnce
+        delivery: NATSDelivery = .atMostOnce, fileID: StaticString = #fileID, line: UInt = #line
     ) throws(NATSError) -> NATSImport {
-        try self.import(prefix: prefix, matching: pattern, into: event, codec: .binary, delivery: delivery)
+        try self.import(
+            prefix: prefix, matching: pattern, into: event, codec: .binary, delivery: delivery, fileID: fileID,
+            line: line)
     }
 
     /// The `KeyedEvent` `import(prefix:matching:into:delivery:)` with an explicit codec.
@@ -227,9 +239,12 @@ extension NATSBridge {
     @discardableResult
     public func `import`<Key: NATSSubjectKey & Sendable, Value: Sendable>(
         prefix: String, matching pattern: String = ">", into event: KeyedEvent<Key, Value>,
-        codec: NATSCodec<Value>, delivery: NATSDelivery = .atMostOnce
+        codec: NATSCodec<Value>, delivery: NATSDelivery = .atMostOnce, fileID: StaticString = #fileID,
+        line: UInt = #line
     ) throws(NATSError) -> NATSImport {
-        try importKeyed(prefix: prefix, matching: pattern, into: event, codec: codec, delivery: delivery) {
+        try importKeyed(
+            prefix: prefix, matching: pattern, into: event, codec: codec, delivery: delivery, fileID: fileID, line: line
+        ) {
             key, value in event.send(value, forKey: key)
         }
     }
@@ -251,9 +266,11 @@ extension NATSBridge {
     @discardableResult
     public func `import`<Key: NATSSubjectKey & Sendable, Value: NATSWireValue & Sendable>(
         prefix: String, matching pattern: String = ">", into event: Event<NATSKeyedValue<Key, Value>>,
-        delivery: NATSDelivery = .atMostOnce
+        delivery: NATSDelivery = .atMostOnce, fileID: StaticString = #fileID, line: UInt = #line
     ) throws(NATSError) -> NATSImport {
-        try self.import(prefix: prefix, matching: pattern, into: event, codec: .binary, delivery: delivery)
+        try self.import(
+            prefix: prefix, matching: pattern, into: event, codec: .binary, delivery: delivery, fileID: fileID,
+            line: line)
     }
 
     /// The all-keys `import(prefix:matching:into:delivery:)` with an explicit codec.
@@ -261,9 +278,12 @@ extension NATSBridge {
     @discardableResult
     public func `import`<Key: NATSSubjectKey & Sendable, Value: Sendable>(
         prefix: String, matching pattern: String = ">", into event: Event<NATSKeyedValue<Key, Value>>,
-        codec: NATSCodec<Value>, delivery: NATSDelivery = .atMostOnce
+        codec: NATSCodec<Value>, delivery: NATSDelivery = .atMostOnce, fileID: StaticString = #fileID,
+        line: UInt = #line
     ) throws(NATSError) -> NATSImport {
-        try importKeyed(prefix: prefix, matching: pattern, into: event, codec: codec, delivery: delivery) {
+        try importKeyed(
+            prefix: prefix, matching: pattern, into: event, codec: codec, delivery: delivery, fileID: fileID, line: line
+        ) {
             key, value in event.send(NATSKeyedValue(key: key, value: value))
         }
     }
@@ -274,14 +294,17 @@ extension NATSBridge {
     @usableFromInline
     func importKeyed<Key: NATSSubjectKey & Sendable, Value: Sendable>(
         prefix: String, matching pattern: String, into event: AnyObject, codec: NATSCodec<Value>,
-        delivery: NATSDelivery, deliver: @escaping @Sendable (Key, Value) -> Void
+        delivery: NATSDelivery, fileID: StaticString? = nil, line: UInt = 0,
+        deliver: @escaping @Sendable (Key, Value) -> Void
     ) throws(NATSError) -> NATSImport {
         let subject = try keyedPattern(prefix: prefix, matching: pattern, tokenCount: Key.natsSubjectTokenCount) {
             Key(natsSubjectTokens: $0) != nil
         }
         let decode = codec.decode
         let prefixLength = prefix.utf8.count + 1
-        return try importFrames(subject, into: event, tag: codec.tag, delivery: delivery) { subjectPointer, payload in
+        return try importFrames(
+            subject, into: event, tag: codec.tag, delivery: delivery, fileID: fileID, line: line
+        ) { subjectPointer, payload in
             let received = String(cString: subjectPointer)
             guard received.utf8.count > prefixLength else { return false }
             let tokens = received.utf8.dropFirst(prefixLength).split(
@@ -338,7 +361,8 @@ extension NATSBridge {
     /// frame's payload and sends it into `event`, or returns false when it does not decode.
     @usableFromInline
     func importFrames(
-        _ subject: String, into event: AnyObject, tag: UInt8, delivery: NATSDelivery,
+        _ subject: String, into event: AnyObject, tag: UInt8, delivery: NATSDelivery, fileID: StaticString? = nil,
+        line: UInt = 0,
         deliver: @escaping @Sendable (_ subject: UnsafePointer<CChar>, _ payload: UnsafeRawBufferPointer) -> Bool
     ) throws(NATSError) -> NATSImport {
         if let problem = NATSSubject.lengthProblem(subject, what: "the subject") {
@@ -351,7 +375,14 @@ extension NATSBridge {
         let imported = ImportedSubject(
             subject: subject, connection: connection, eventIdentity: ObjectIdentifier(event), expectedTag: tag,
             guarantee: Self.guarantee(delivery), status: status, registry: callbacks.importSubjects, deliver: deliver)
-        return try register(imported, subject: subject, delivery: delivery)
+        let handle = try register(imported, subject: subject, delivery: delivery)
+        if ObserverCore.isTrackingSubscriptions {
+            TrackedSubscription(
+                .natsImport, of: type(of: event), delivery: .synchronous, fileID: fileID, line: line,
+                detail: "subject \(subject)", countsDeliveries: false, deliveryDescription: delivery.trackingDescription
+            ).attachRetained(handle.subscription)
+        }
+        return handle
     }
 
     /// Refuses a stream or durable consumer name that breaks nats-server's rules for names (see

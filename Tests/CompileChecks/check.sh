@@ -31,7 +31,7 @@
 #     It must exit 0 and the build must print no diagnostic.
 #
 # Doc comments: the ```swift blocks of the `///` comments of
-# Sources/ObserverSwift, Sources/ObserverSwiftCompat and Sources/ObserverNATS
+# Sources/ObserverSwift, Sources/ObserverSwiftCompat, Sources/ObserverSwiftTesting and Sources/ObserverNATS
 # (what DocC shows on symbol pages), compiled the same way.
 #   - Each block is a program of its own (its symbol's page is its document),
 #     after `import Foundation`, `import ObserverSwift` and an import of the
@@ -400,7 +400,8 @@ done
 # The doc comments of the library modules (what DocC shows on symbol pages).
 commented=()
 while IFS= read -r source; do commented+=("${source#"$ROOT"/}"); done \
-	< <(find "$ROOT/Sources/ObserverSwift" "$ROOT/Sources/ObserverSwiftCompat" "$ROOT/Sources/ObserverNATS" \
+	< <(find "$ROOT/Sources/ObserverSwift" "$ROOT/Sources/ObserverSwiftCompat" "$ROOT/Sources/ObserverSwiftTesting" \
+		"$ROOT/Sources/ObserverNATS" \
 		-name '*.swift' 2>/dev/null | sort)
 : >"$WORK/jobs/contexts.used"
 extract_comments "${commented[@]}" || failures=$((failures + 1))

@@ -1,6 +1,7 @@
 import CNATS
 import Foundation
 import ObserverSwift
+import ObserverSwiftTesting
 import ObserverTestSupport
 import XCTest
 
@@ -99,16 +100,14 @@ final class NATSBatchingTests: XCTestCase {
 
     // MARK: Delivery
 
-    func testBatchedAtMostOnceDeliversEveryEventOnceInOrderPerPublisherInFewMessages() throws {
+    func testBatchedAtMostOnceDeliversEveryEventOnceInOrderPerPublisherInFewMessages() async throws {
         let (publishing, importing) = try makeBridgePair(publisherOptions: try batchingOptions(max: 64))
         let subject = NATSTestEnvironment.uniqueSubject()
         let raw = try RawConnection()
         let counter = raw.subscribe(subject)
         defer { natsSubscription_Destroy(counter) }
-        let received = Received<Int>()
         let remote = Event<Int>()
-        let token = remote.subscribe { received.append($0) }
-        defer { token.cancel() }
+        let received = remote.record()
         let imported = try importing.import(subject, into: remote)
         let first = Event<Int>()
         let second = Event<Int>()
@@ -120,9 +119,8 @@ final class NATSBatchingTests: XCTestCase {
             for value in 0..<perPublisher { events[index].send(index * 1_000_000 + value) }
         }
         XCTAssertEqual(publishing.flush(timeout: .seconds(5)), 0)
-        XCTAssertTrue(waitUntil { received.count >= 2 * perPublisher })
-        usleep(100_000)
-        let values = received.values
+        let values = try await received.values(count: 2 * perPublisher, timeout: .seconds(10))
+        try await received.expectNoMoreValues(within: .milliseconds(100))
         XCTAssertEqual(values.count, 2 * perPublisher, "every event once")
         assertSame(values.filter { $0 < 1_000_000 }, Array(0..<perPublisher), "publisher 1 in order")
         assertSame(
@@ -134,25 +132,23 @@ final class NATSBatchingTests: XCTestCase {
         XCTAssertLessThan(messages, 2 * perPublisher / 8, "events share messages")
     }
 
-    func testBatchedAtLeastOnceDeliversEveryEventOnceInOrderWithOneMessagePerBatch() throws {
+    func testBatchedAtLeastOnceDeliversEveryEventOnceInOrderWithOneMessagePerBatch() async throws {
         let server = try OwnedNATSServer()
         let (publishing, importing) = try makeBridgePair(
             stoppingAfterwards: server,
             publisherOptions: try batchingOptions(server.url, max: 100, linger: .seconds(10)),
             subscriberOptions: NATSOptions(servers: [server.url]))
         let stream = NATSStream(name: "BATCHED", subjects: ["batched.>"])
-        let received = Received<Int>()
         let remote = Event<Int>()
-        let token = remote.subscribe { received.append($0) }
-        defer { token.cancel() }
+        let received = remote.record()
         let imported = try importing.import(
             "batched.values", into: remote, delivery: .atLeastOnce(stream: stream, durable: "batched"))
         let local = Event<Int>()
         let export = try publishing.export(local, to: "batched.values", delivery: .atLeastOnce(stream: stream))
         for value in 0..<5_000 { local.send(value) }
         XCTAssertEqual(publishing.flush(timeout: .seconds(20)), 0, "every batch acknowledged")
-        XCTAssertTrue(waitUntil(timeout: 20) { received.count >= 5_000 })
-        usleep(100_000)
+        _ = try await received.values(count: 5_000, timeout: .seconds(20))
+        try await received.expectNoMoreValues(within: .milliseconds(100))
         assertSame(received.values, Array(0..<5_000), "every event once, in order")
         XCTAssertEqual(imported.duplicateCount, 0)
         XCTAssertEqual(export.failedPublishes, 0)

@@ -1,6 +1,7 @@
 import Foundation
 import ObserverNATS
 import ObserverSwift
+import ObserverSwiftTesting
 import ObserverTestSupport
 import XCTest
 
@@ -41,9 +42,7 @@ final class NATSBridgeEventTests: XCTestCase {
         let expected = Array(1...count)
         let streamed = await consumer.value
         XCTAssertTrue(waitUntil { closureValues.count == count && screen.shown.count == count })
-        for _ in 0..<400 where mainActorValues.count < count {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await settleDeliveries()
         XCTAssertEqual(closureValues.values, expected)
         XCTAssertEqual(screen.shown.values, expected)
         XCTAssertEqual(mainActorValues.values, expected)
@@ -132,15 +131,13 @@ final class NATSBridgeEventTests: XCTestCase {
         }
     }
 
-    func testTwoProcessesThatImportAndExportOneEventDoNotBounceValues() throws {
+    func testTwoProcessesThatImportAndExportOneEventDoNotBounceValues() async throws {
         let subject = NATSTestEnvironment.uniqueSubject()
         let (first, second) = try makeBridgePair()
         let firstEvent = Event<Int>()
         let secondEvent = Event<Int>()
-        let atFirst = Received<Int>()
-        let atSecond = Received<Int>()
-        let tokens = [firstEvent.subscribe { atFirst.append($0) }, secondEvent.subscribe { atSecond.append($0) }]
-        defer { tokens.forEach { $0.cancel() } }
+        let atFirst = firstEvent.record()
+        let atSecond = secondEvent.record()
         try first.export(firstEvent, to: subject)
         let firstImport = try first.import(subject, into: firstEvent)
         try second.export(secondEvent, to: subject)
@@ -148,17 +145,19 @@ final class NATSBridgeEventTests: XCTestCase {
 
         firstEvent.send(1)
         secondEvent.send(2)
-        XCTAssertTrue(waitUntil { atFirst.count == 2 && atSecond.count == 2 })
+        let firstValues = try await atFirst.values(count: 2, timeout: .seconds(10))
+        let secondValues = try await atSecond.values(count: 2, timeout: .seconds(10))
         // A bounced value would arrive within a round trip; give it 20 of them.
-        usleep(200_000)
+        try await atFirst.expectNoMoreValues(within: .milliseconds(200))
+        try await atSecond.expectNoMoreValues(within: .milliseconds(1))
         // Each got its own value and the other's, once (in either order).
-        XCTAssertEqual(atFirst.values.sorted(), [1, 2])
-        XCTAssertEqual(atSecond.values.sorted(), [1, 2])
+        XCTAssertEqual(firstValues.sorted(), [1, 2])
+        XCTAssertEqual(secondValues.sorted(), [1, 2])
         XCTAssertTrue(waitUntil { firstImport.deliveredCount == 1 })
         XCTAssertTrue(waitUntil { secondImport.deliveredCount == 1 })
     }
 
-    func testAHandlerOfAnImportCanForwardToAnotherExportedEvent() throws {
+    func testAHandlerOfAnImportCanForwardToAnotherExportedEvent() async throws {
         let inbound = NATSTestEnvironment.uniqueSubject()
         let outbound = NATSTestEnvironment.uniqueSubject()
         let relay = try NATSBridge(options: try NATSTestEnvironment.options())
@@ -174,13 +173,10 @@ final class NATSBridgeEventTests: XCTestCase {
         let doubled = Event<Int>()
         let sink = Event<Int>()
         let probe = Event<Int>()
-        let atSink = Received<Int>()
-        let atProbe = Received<Int>()
-        let tokens = [
-            relayed.subscribe { doubled.send($0 * 2) }, sink.subscribe { atSink.append($0) },
-            probe.subscribe { atProbe.append($0) },
-        ]
-        defer { tokens.forEach { $0.cancel() } }
+        let atSink = sink.record()
+        let atProbe = probe.record()
+        let relaying = relayed.subscribe { doubled.send($0 * 2) }
+        defer { relaying.cancel() }
         try ends.export(source, to: inbound)
         let relayImport = try relay.import(inbound, into: relayed)
         // The relay also exports the event it imports into: those values must not go out again.
@@ -192,11 +188,12 @@ final class NATSBridgeEventTests: XCTestCase {
         // Sent from the relay's delivery thread, which stays marked as delivering `relayed`
         // between messages: `doubled` is another event, so every value is published.
         for value in 1...5 { source.send(value) }
-        XCTAssertTrue(waitUntil { atSink.count == 5 && atProbe.count == 5 })
-        XCTAssertEqual(atSink.values, [2, 4, 6, 8, 10])
+        let sinkValues = try await atSink.values(count: 5, timeout: .seconds(10))
+        let probeValues = try await atProbe.values(count: 5, timeout: .seconds(10))
+        XCTAssertEqual(sinkValues, [2, 4, 6, 8, 10])
         // A value the relay published again would reach the watcher a second time.
-        usleep(200_000)
-        XCTAssertEqual(atProbe.values, [1, 2, 3, 4, 5])
+        try await atProbe.expectNoMoreValues(within: .milliseconds(200))
+        XCTAssertEqual(probeValues, [1, 2, 3, 4, 5])
         XCTAssertEqual(relayImport.deliveredCount, 5)
     }
 

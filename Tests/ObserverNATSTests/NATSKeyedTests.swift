@@ -1,6 +1,7 @@
 import Foundation
 import ObserverNATS
 import ObserverSwift
+import ObserverSwiftTesting
 import ObserverTestSupport
 import XCTest
 
@@ -27,7 +28,7 @@ final class NATSKeyedTests: XCTestCase {
         }
     }
 
-    func testKeyedExportReachesWildcardAndLiteralImportsPerKey() throws {
+    func testKeyedExportReachesWildcardAndLiteralImportsPerKey() async throws {
         let (publisher, subscriber) = try makeBridgePair()
         let prefix = NATSTestEnvironment.uniqueSubject()
         let prices = KeyedEvent<String, Double>()
@@ -35,22 +36,22 @@ final class NATSKeyedTests: XCTestCase {
         try publisher.export(prices, keys: keys, toPrefix: prefix)
 
         let everything = KeyedEvent<String, Double>()
-        let all = Received<String>()
-        let allToken = everything.forKeys(keys).subscribe { key, value in all.append("\(key)=\(value)") }
+        let all = everything.forKeys(keys).record()
         let allImport = try subscriber.import(prefix: prefix, matching: ">", into: everything)
 
         let oneKey = KeyedEvent<String, Double>()
-        let only = Received<String>()
-        let onlyToken = oneKey.forKeys(keys).subscribe { key, value in only.append("\(key)=\(value)") }
+        let only = oneKey.forKeys(keys).record()
         try subscriber.import(prefix: prefix, matching: NATSSubject.escapeToken("a.b"), into: oneKey)
 
         for (index, key) in keys.enumerated() { prices.send(Double(index), forKey: key) }
         prices.send(99, forKey: "not exported")
         let expected = keys.enumerated().map { "\($1)=\(Double($0))" }
-        XCTAssertTrue(waitUntil { all.count == keys.count && only.count == 1 })
-        usleep(50_000)
-        XCTAssertEqual(all.values, expected)
-        XCTAssertEqual(only.values, ["a.b=2.0"])
+        let allValues = try await all.values(count: keys.count, timeout: .seconds(10))
+        let onlyValue = try await only.next(timeout: .seconds(10))
+        try await all.expectNoMoreValues(within: .milliseconds(50))
+        try await only.expectNoMoreValues(within: .milliseconds(1))
+        XCTAssertEqual(allValues.map { "\($0.key)=\($0.value)" }, expected)
+        XCTAssertEqual("\(onlyValue.key)=\(onlyValue.value)", "a.b=2.0")
         XCTAssertTrue(waitUntil { allImport.deliveredCount == keys.count })
         XCTAssertEqual(allImport.malformedCount, 0)
         // One publisher per key, interleaved: no number of any of them was skipped.
@@ -59,8 +60,8 @@ final class NATSKeyedTests: XCTestCase {
         }
         XCTAssertTrue(waitUntil { allImport.deliveredCount == keys.count * 4 })
         XCTAssertEqual(allImport.missedCount, 0)
-        allToken.cancel()
-        onlyToken.cancel()
+        all.cancel()
+        only.cancel()
     }
 
     func testIntegerKeysAndKeysThatCannotBeSubjects() throws {
@@ -99,7 +100,7 @@ final class NATSKeyedTests: XCTestCase {
 /// An import into an `Event` of keyed values: every key a wildcard matches, with its key.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class NATSAllKeysImportTests: XCTestCase {
-    func testAllKeysImportDeliversEveryMatchingKeyWithItsKey() throws {
+    func testAllKeysImportDeliversEveryMatchingKeyWithItsKey() async throws {
         let (publisher, subscriber) = try makeBridgePair()
         let prefix = NATSTestEnvironment.uniqueSubject()
         let prices = KeyedEvent<String, Double>()
@@ -107,16 +108,15 @@ final class NATSAllKeysImportTests: XCTestCase {
         try publisher.export(prices, keys: keys, toPrefix: prefix)
 
         let every = Event<NATSKeyedValue<String, Double>>()
-        let seen = Received<String>()
-        let token = every.subscribe { keyed in seen.append("\(keyed.key)=\(keyed.value)") }
-        defer { token.cancel() }
+        let seen = every.record()
         let imported = try subscriber.import(prefix: prefix, matching: "*", into: every)
 
         for (index, key) in keys.enumerated() { prices.send(Double(index), forKey: key) }
         let expected = keys.enumerated().map { "\($1)=\(Double($0))" }
-        XCTAssertTrue(waitUntil { seen.count == keys.count })
-        usleep(50_000)
-        XCTAssertEqual(seen.values, expected, "every key, none known to the importer in advance")
+        let seenValues = try await seen.values(count: keys.count, timeout: .seconds(10))
+        try await seen.expectNoMoreValues(within: .milliseconds(50))
+        XCTAssertEqual(
+            seenValues.map { "\($0.key)=\($0.value)" }, expected, "every key, none known to the importer in advance")
         XCTAssertEqual(imported.malformedCount, 0)
 
         // Integer keys: only canonical tokens, as for a KeyedEvent import.

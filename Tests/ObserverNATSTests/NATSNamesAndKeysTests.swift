@@ -1,6 +1,7 @@
 import Foundation
 import ObserverNATS
 import ObserverSwift
+import ObserverSwiftTesting
 import ObserverTestSupport
 import XCTest
 
@@ -112,7 +113,7 @@ final class NATSNamesAndKeysTests: XCTestCase {
 
     // MARK: One subject per key
 
-    func testAKeyListedTwiceIsExportedOnce() throws {
+    func testAKeyListedTwiceIsExportedOnce() async throws {
         let (publisher, subscriber) = try makeBridgePair()
         let prefix = NATSTestEnvironment.uniqueSubject()
         let keyed = KeyedEvent<String, Int>()
@@ -120,18 +121,16 @@ final class NATSNamesAndKeysTests: XCTestCase {
         XCTAssertEqual(export.publishers.count, 2, "one publisher per distinct key")
 
         let everything = Event<NATSKeyedValue<String, Int>>()
-        let received = Received<String>()
-        let token = everything.subscribe { received.append("\($0.key)=\($0.value)") }
-        defer { token.cancel() }
+        let received = everything.record()
         try subscriber.import(prefix: prefix, matching: ">", into: everything)
         keyed.send(1, forKey: "a")
         keyed.send(2, forKey: "b")
-        XCTAssertTrue(waitUntil { received.count >= 2 })
-        usleep(200_000)
-        XCTAssertEqual(received.values.sorted(), ["a=1", "b=2"])
+        let values = try await received.values(count: 2, timeout: .seconds(10))
+        try await received.expectNoMoreValues(within: .milliseconds(200))
+        XCTAssertEqual(values.map { "\($0.key)=\($0.value)" }.sorted(), ["a=1", "b=2"])
     }
 
-    func testKeysEqualUnderEqualityHaveOneSubject() throws {
+    func testKeysEqualUnderEqualityHaveOneSubject() async throws {
         let composed = "\u{E9}"
         let decomposed = "e\u{301}"
         XCTAssertEqual(composed, decomposed, "Swift's == compares canonical equivalents as equal")
@@ -154,23 +153,21 @@ final class NATSNamesAndKeysTests: XCTestCase {
         XCTAssertEqual(export.publishers.count, 1)
 
         let everything = Event<NATSKeyedValue<String, Int>>()
-        let all = Received<Int>()
-        let allToken = everything.subscribe { all.append($0.value) }
-        defer { allToken.cancel() }
+        let all = everything.record()
         try subscriber.import(prefix: prefix, matching: ">", into: everything)
         // One key imported by its other spelling.
         let oneKey = KeyedEvent<String, Int>()
-        let only = Received<Int>()
-        let onlyToken = oneKey.subscribe(key: decomposed) { only.append($0) }
-        defer { onlyToken.cancel() }
+        let only = oneKey.record(key: decomposed)
         try subscriber.import(prefix: prefix, matching: NATSSubject.pattern(forKey: decomposed)!, into: oneKey)
 
         keyed.send(1, forKey: composed)
         keyed.send(2, forKey: decomposed)
-        XCTAssertTrue(waitUntil { all.count >= 2 && only.count >= 2 })
-        usleep(200_000)
-        XCTAssertEqual(all.values, [1, 2])
-        XCTAssertEqual(only.values, [1, 2])
+        let allValues = try await all.values(count: 2, timeout: .seconds(10))
+        let onlyValues = try await only.values(count: 2, timeout: .seconds(10))
+        try await all.expectNoMoreValues(within: .milliseconds(200))
+        try await only.expectNoMoreValues(within: .milliseconds(1))
+        XCTAssertEqual(allValues.map(\.value), [1, 2])
+        XCTAssertEqual(onlyValues, [1, 2])
     }
 
     // MARK: Bytes and scalars, never Characters
@@ -194,29 +191,26 @@ final class NATSNamesAndKeysTests: XCTestCase {
         XCTAssertFalse(NATSSubject.isValidPattern("p.*\u{301}"))
     }
 
-    func testKeysStartingWithACombiningScalarCanBeImportedOneByOne() throws {
+    func testKeysStartingWithACombiningScalarCanBeImportedOneByOne() async throws {
         let (publisher, subscriber) = try makeBridgePair()
         let prefix = NATSTestEnvironment.uniqueSubject()
         let keys = Self.joiningKeys
         let keyed = KeyedEvent<String, Int>()
         try publisher.export(keyed, keys: keys, toPrefix: prefix)
-        var collected: [Received<String>] = []
-        var tokens: [Subscription] = []
+        var collected: [Recorder<(key: String, value: Int)>] = []
         for key in keys {
             let oneKey = KeyedEvent<String, Int>()
-            let values = Received<String>()
-            tokens.append(
-                oneKey.forKeys(keys).subscribe { key, value in values.append("\(key.debugDescription)=\(value)") })
+            collected.append(oneKey.forKeys(keys).record())
             let pattern = try XCTUnwrap(NATSSubject.pattern(forKey: key))
             try subscriber.import(prefix: prefix, matching: pattern, into: oneKey)
-            collected.append(values)
         }
-        defer { tokens.forEach { $0.cancel() } }
         for (index, key) in keys.enumerated() { keyed.send(index, forKey: key) }
-        XCTAssertTrue(waitUntil { collected.allSatisfy { $0.count >= 1 } })
-        usleep(200_000)
         for (index, key) in keys.enumerated() {
-            XCTAssertEqual(collected[index].values, ["\(key.debugDescription)=\(index)"])
+            let received = try await collected[index].next(timeout: .seconds(10))
+            XCTAssertEqual("\(received.key.debugDescription)=\(received.value)", "\(key.debugDescription)=\(index)")
         }
+        // What a second key could still deliver would arrive within a round trip: 200 ms for all of them.
+        try await collected[0].expectNoMoreValues(within: .milliseconds(200))
+        for recorder in collected { try await recorder.expectNoMoreValues(within: .milliseconds(1)) }
     }
 }

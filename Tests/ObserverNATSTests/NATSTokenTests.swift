@@ -1,6 +1,7 @@
 import Foundation
 import ObserverNATS
 import ObserverSwift
+import ObserverSwiftTesting
 import ObserverTestSupport
 import XCTest
 
@@ -8,14 +9,12 @@ import XCTest
 /// `Set<Subscription>` holds them and cancels them.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class NATSTokenTests: XCTestCase {
-    func testABagCancelsExportsImportsAndMirrors() throws {
+    func testABagCancelsExportsImportsAndMirrors() async throws {
         let (publisher, subscriber) = try makeBridgePair()
         let subject = NATSTestEnvironment.uniqueSubject()
         let local = Event<Int>()
         let remote = Event<Int>()
-        let received = Received<Int>()
-        let token = remote.subscribe { received.append($0) }
-        defer { token.cancel() }
+        let received = remote.record()
 
         var bag: SubscriptionBag? = SubscriptionBag()
         let export = try publisher.export(local, to: subject)
@@ -30,7 +29,8 @@ final class NATSTokenTests: XCTestCase {
         XCTAssertTrue(export.isActive && imported.isActive && mirror.isActive)
 
         local.send(1)
-        XCTAssertTrue(waitUntil { received.values == [1] })
+        let first = try await received.next(timeout: .seconds(10))
+        XCTAssertEqual(first, 1)
         bag = nil
         XCTAssertFalse(export.isActive)
         XCTAssertFalse(imported.isActive)
@@ -40,7 +40,7 @@ final class NATSTokenTests: XCTestCase {
         XCTAssertFalse(mirror.cancel())
         local.send(2)
         value.value = 5
-        usleep(200_000)
+        try await received.expectNoMoreValues(within: .milliseconds(200))
         XCTAssertEqual(received.values, [1], "nothing published or delivered after the bag went")
         XCTAssertEqual(mirror.publishedCount, 1, "the initial value only")
     }

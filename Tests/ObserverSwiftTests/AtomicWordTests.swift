@@ -384,14 +384,16 @@ final class AtomicWordTests: XCTestCase {
         }
         for round in 0..<200 {
             let box = Published()
+            let finished = DispatchSemaphore(value: 0)
             let reader = Thread {
                 while !box.ready.load(ordering: .acquiring) {}
                 XCTAssertEqual(box.payload, round)
+                finished.signal()
             }
             reader.start()
             box.payload = round
             box.ready.store(true, ordering: .releasing)
-            while !reader.isFinished { usleep(10) }
+            XCTAssertEqual(finished.wait(timeout: .now() + 10), .success, "round \(round): the reader finished")
         }
     }
 }

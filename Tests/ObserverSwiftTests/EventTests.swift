@@ -3,7 +3,7 @@ import Foundation
 import ObserverTestSupport
 import XCTest
 
-@testable import ObserverSwift
+@_spi(EngineDiagnostics) @testable import ObserverSwift
 
 /// A weak target recording the titles handed to it, from any thread.
 final class Screen: Sendable {
@@ -361,12 +361,14 @@ final class EventTests: XCTestCase {
         let sender = spawnThread { event.send(1) }
         entered.wait()
         let waiterReturned = HeapAtomicWord<Bool>(false)
+        let returned = DispatchSemaphore(value: 0)
         let waiter = spawnThread {
             try? token.cancelAndWait()
             XCTAssertTrue(finished.load(ordering: .sequentiallyConsistent), "returned before the delivery ended")
             waiterReturned.store(true, ordering: .sequentiallyConsistent)
+            returned.signal()
         }
-        Thread.sleep(forTimeInterval: 0.1)
+        XCTAssertEqual(returned.wait(timeout: .now() + 0.1), .timedOut, "cancelAndWait returned within 0.1 s")
         XCTAssertFalse(waiterReturned.load(ordering: .sequentiallyConsistent))
         release.signal()
         sender.wait()

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-@testable import ObserverSwift
+@_spi(EngineDiagnostics) @testable import ObserverSwift
 
 final class HasObserversTests: XCTestCase {
     override class func setUp() {

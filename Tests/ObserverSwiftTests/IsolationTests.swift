@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ObserverSwiftTesting
 import ObserverTestSupport
 import XCTest
 
@@ -18,14 +19,6 @@ actor Recorder {
 
     func record(key: String, _ value: Int) { keyed.append("\(key)=\(value)") }
 
-    /// Waits (polling the actor) until `condition` holds or 10 s pass.
-    func waitUntil(_ condition: @Sendable (isolated Recorder) -> Bool) async -> Bool {
-        for _ in 0..<10_000 {
-            if condition(self) { return true }
-            try? await Task.sleep(nanoseconds: 1_000_000)
-        }
-        return condition(self)
-    }
 }
 
 protocol ProgressObserving: AnyObject {
@@ -40,7 +33,7 @@ final class ProgressSink: ProgressObserving, Sendable {
 final class IsolationTests: XCTestCase {
     // MARK: Actor delivery
 
-    func testActorDeliveryIsExactUnderConcurrentSenders() async {
+    func testActorDeliveryIsExactUnderConcurrentSenders() async throws {
         let event = Event<Int>()
         let recorder = Recorder()
         event.subscribe(isolatedTo: recorder) { recorder, value in recorder.record(value) }
@@ -49,31 +42,29 @@ final class IsolationTests: XCTestCase {
                 group.addTask { for _ in 0..<20_000 { event.send(1) } }
             }
         }
-        let complete = await recorder.waitUntil { $0.total >= 80_000 }
-        XCTAssertTrue(complete)
+        try await settleDeliveries()
         let total = await recorder.total
         XCTAssertEqual(total, 80_000, "every send reaches the actor exactly once")
     }
 
-    func testActorDeliveryKeepsTheOrderOfOneSender() async {
+    func testActorDeliveryKeepsTheOrderOfOneSender() async throws {
         let event = Event<Int>()
         let recorder = Recorder()
         event.subscribe(isolatedTo: recorder) { recorder, value in recorder.record(value) }
         for value in 1...5_000 { event.send(value) }
-        _ = await recorder.waitUntil { $0.values.count >= 5_000 }
+        try await settleDeliveries()
         let values = await recorder.values
         XCTAssertEqual(values, Array(1...5_000))
     }
 
-    func testActorDeliveryLimitIsExact() async {
+    func testActorDeliveryLimitIsExact() async throws {
         let event = Event<Int>()
         let recorder = Recorder()
         let token = event.subscribe(isolatedTo: recorder, limit: 3) { recorder, value in recorder.record(value) }
         DispatchQueue.concurrentPerform(iterations: 2) { _ in
             for value in 1...1_000 { event.send(value) }
         }
-        _ = await recorder.waitUntil { $0.values.count >= 3 }
-        try? await Task.sleep(nanoseconds: 20_000_000)
+        try await settleDeliveries()
         let count = await recorder.values.count
         XCTAssertEqual(count, 3, "the values claimed before the limit was spent are all delivered, no more")
         XCTAssertFalse(token.isActive)
@@ -81,7 +72,7 @@ final class IsolationTests: XCTestCase {
         XCTAssertFalse(token.cancel(), "a spent subscription is already gone")
     }
 
-    func testNoActorDeliveryAfterCancelReturns() async {
+    func testNoActorDeliveryAfterCancelReturns() async throws {
         let event = Event<Int>()
         let recorder = Recorder()
         let entered = DispatchSemaphore(value: 0)
@@ -99,38 +90,37 @@ final class IsolationTests: XCTestCase {
         for value in 1...100 { event.send(value) }
         token.cancel()
         gate.signal()
-        _ = await recorder.waitUntil { !$0.values.isEmpty }
-        try? await Task.sleep(nanoseconds: 50_000_000)
+        try await settleDeliveries()
         let values = await recorder.values
         XCTAssertEqual(values, [0], "values received before cancel() but not yet delivered are dropped")
     }
 
-    func testActorSubscriptionEndsWithTheActor() async {
+    func testActorSubscriptionEndsWithTheActor() async throws {
         let event = Event<Int>()
         var recorder: Recorder? = Recorder()
         weak let weakRecorder = recorder
         event.subscribe(isolatedTo: recorder!) { recorder, value in recorder.record(value) }
         event.send(1)
-        _ = await recorder!.waitUntil { $0.total == 1 }
+        try await settleDeliveries()
         recorder = nil
-        // The drain task may hold the actor for a moment after its last delivery.
-        for _ in 0..<1_000 where weakRecorder != nil { try? await Task.sleep(nanoseconds: 1_000_000) }
+        // The drain task may hold the actor for a moment after its last delivery: settling waits for it.
+        try await settleDeliveries()
         XCTAssertNil(weakRecorder, "the subscription holds its actor weakly")
         event.send(2)
         XCTAssertEqual(event.subscribersCount, 0)
     }
 
-    func testObservableValueBindIsolatedToReplaysFirstThenEveryValue() async {
+    func testObservableValueBindIsolatedToReplaysFirstThenEveryValue() async throws {
         let count = ObservableValue(7)
         let recorder = Recorder()
         count.replaying.subscribe(isolatedTo: recorder) { recorder, value in recorder.record(value) }
         for value in 8...10 { count.value = value }
-        _ = await recorder.waitUntil { $0.values.count >= 4 }
+        try await settleDeliveries()
         let values = await recorder.values
         XCTAssertEqual(values, [7, 8, 9, 10])
     }
 
-    func testKeyedEventIsolatedToReceivesOnlyItsKeys() async {
+    func testKeyedEventIsolatedToReceivesOnlyItsKeys() async throws {
         let prices = KeyedEvent<String, Int>()
         let recorder = Recorder()
         prices.forKeys(["a", "b"]).subscribe(isolatedTo: recorder) { recorder, item in
@@ -142,8 +132,7 @@ final class IsolationTests: XCTestCase {
         prices.send(3, forKey: "b")
         prices.send(4, forKey: "c")
         prices.send(5, forKey: "c")
-        _ = await recorder.waitUntil { $0.keyed.count >= 2 && $0.total >= 4 }
-        try? await Task.sleep(nanoseconds: 20_000_000)
+        try await settleDeliveries()
         let keyed = await recorder.keyed
         let values = await recorder.values
         XCTAssertEqual(keyed, ["a=1", "b=3"])

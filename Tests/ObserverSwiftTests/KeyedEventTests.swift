@@ -3,7 +3,7 @@ import Foundation
 import ObserverTestSupport
 import XCTest
 
-@testable import ObserverSwift
+@_spi(EngineDiagnostics) @testable import ObserverSwift
 
 final class KeyedEventTests: XCTestCase {
     override func tearDown() {

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-@testable import ObserverSwift
+@_spi(EngineDiagnostics) @testable import ObserverSwift
 
 /// A key whose `==` is false even for itself, like `Double.nan`.
 private struct NeverEqualKey: Hashable, Sendable {

@@ -4,7 +4,7 @@ import ObserverSwiftCompat  // Flowduino's array forms: addObserver([a, b]), rem
 import ObserverTestSupport
 import XCTest
 
-@testable import ObserverSwift
+@_spi(EngineDiagnostics) @testable import ObserverSwift
 
 final class KeyedObserverRegistryTests: XCTestCase {
 

@@ -2,7 +2,7 @@ import Dispatch
 import ObserverTestSupport
 import XCTest
 
-@testable import ObserverSwift
+@_spi(EngineDiagnostics) @testable import ObserverSwift
 
 /// The lifetime table's rows for tokens kept in a `Set` and for actor
 /// subscriptions.

@@ -1,7 +1,7 @@
 import ObserverTestSupport
 import XCTest
 
-@testable import ObserverSwift
+@_spi(EngineDiagnostics) @testable import ObserverSwift
 
 /// The lifetime rules table of the README and of the ThreadingAndLifetime
 /// article, one test per row.

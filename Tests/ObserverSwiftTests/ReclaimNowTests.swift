@@ -1,4 +1,4 @@
-import ObserverSwift
+@_spi(EngineDiagnostics) import ObserverSwift
 import XCTest
 
 final class ReclaimNowTests: XCTestCase {

@@ -1,7 +1,7 @@
 import ObserverTestSupport
 import XCTest
 
-@testable import ObserverSwift
+@_spi(EngineDiagnostics) @testable import ObserverSwift
 
 /// A source whose only subscription is one plain closure keeps it in a
 /// `SoleHandler`, without a slot list; the second subscription moves it into

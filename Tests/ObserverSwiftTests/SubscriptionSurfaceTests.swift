@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ObserverSwiftTesting
 import ObserverTestSupport
 import XCTest
 
@@ -74,15 +75,13 @@ final class SubscriptionSurfaceTests: XCTestCase {
         XCTAssertFalse(token.isActive)
     }
 
-    func testActorReplayIsTheMailboxFirstItemAndCounts() async {
+    func testActorReplayIsTheMailboxFirstItemAndCounts() async throws {
         let value = ObservableValue(5)
         let recorder = Recorder()
         value.replaying.subscribe(isolatedTo: recorder, limit: 2) { recorder, current in recorder.record(current) }
         value.value = 6
         value.value = 7
-        let done = await recorder.waitUntil { $0.values.count >= 2 }
-        XCTAssertTrue(done)
-        try? await Task.sleep(nanoseconds: 20_000_000)
+        try await settleDeliveries()
         let values = await recorder.values
         XCTAssertEqual(values, [5, 6])
     }
@@ -137,7 +136,7 @@ final class SubscriptionSurfaceTests: XCTestCase {
         XCTAssertEqual(moves.keyCount, 0)
     }
 
-    func testKeySelectionTargetQueueAndActorForms() async {
+    func testKeySelectionTargetQueueAndActorForms() async throws {
         let moves = KeyedEvent<String, Int>()
         let queue = DispatchQueue(label: "keys")
         let target = Target()
@@ -154,8 +153,7 @@ final class SubscriptionSurfaceTests: XCTestCase {
         queue.sync {}
         XCTAssertEqual(
             received.values.sorted(), ["queue a1", "queue b2", "target a1", "target b2"])
-        let done = await recorder.waitUntil { $0.keyed.count >= 2 }
-        XCTAssertTrue(done)
+        try await settleDeliveries()
         let keyed = await recorder.keyed
         XCTAssertEqual(keyed, ["a=1", "b=2"])
         queued.cancel()

@@ -1,4 +1,4 @@
-import ObserverSwift
+@_spi(EngineDiagnostics) import ObserverSwift
 
 /// An `Event<Int>` after N closure subscriptions (1 000 000 by default,
 /// 100 000 with `--quick`) of which all but the last were cancelled, first

@@ -124,4 +124,6 @@ EA_DEFINE_WORD(word, uintptr_t)
 
 #undef EA_DEFINE_WORD
 
+#include "ea_subscription_tracking.h"
+
 #endif /* C_OBSERVER_SWIFT_ATOMICS_H */

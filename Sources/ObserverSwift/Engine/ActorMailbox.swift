@@ -222,7 +222,13 @@ final class ActorMailbox<A: Actor, Item: Sendable>: Sendable {
     }
 
     private func startJob() {
-        Task { await self.runJob() }
+        ActorMailboxCounters.jobs.wrappingAdd(1, ordering: .relaxed)
+        Task {
+            await self.runJob()
+            // After the next job started, if any (the count is not 0
+            // between them), and after `runJob` let go of the actor.
+            ActorMailboxCounters.jobs.wrappingSubtract(1, ordering: .releasing)
+        }
     }
 
     private func runJob() async {
@@ -384,9 +390,13 @@ struct MailboxQueue<Item> {
 
 /// The process-wide counts of actor mailboxes, read by
 /// ``ObserverCore/statistics``.
-enum ActorMailboxCounters {
+package enum ActorMailboxCounters {
     /// Items received and not yet taken for delivery, in every mailbox.
     static let queued = HeapAtomicWord<Int>(0)
+    /// Drain jobs started and not finished, in every mailbox: 0 when no
+    /// actor subscription has a delivery waiting or running
+    /// (ObserverSwiftTesting's settle waits for it).
+    package static let jobs = HeapAtomicWord<Int>(0)
     /// Items a buffering policy dropped, since the process started.
     static let dropped = HeapAtomicWord<Int>(0)
 }

@@ -50,6 +50,19 @@ public struct Delivery: Sendable {
     @usableFromInline
     static var onMainActor: Delivery { Delivery(route: .mainActor) }
 
+    /// The queue this delivery enqueues on; nil when it runs on the sending
+    /// thread or the main actor.
+    package var queue: DispatchQueue? {
+        if case .queue(let queue) = route { return queue }
+        return nil
+    }
+
+    /// Whether this delivery runs on the main actor.
+    package var isOnMainActor: Bool {
+        if case .mainActor = route { return true }
+        return false
+    }
+
     /// Not a delivery: code runs on the main actor by being isolated to it.
     @available(
         *, unavailable,

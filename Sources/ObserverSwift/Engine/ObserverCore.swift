@@ -20,8 +20,15 @@ public enum ObserverError: Error, Equatable, Sendable, CustomStringConvertible, 
     public var errorDescription: String? { description }
 }
 
-/// Process-wide facts and controls of the reclamation engine under every
-/// observer list.
+/// Process-wide facts about every observer list: how many subscriptions
+/// are live, and, with tracking on, which ones and where they were made
+/// (``liveSubscriptions``).
+///
+/// The engine's own controls (waiting for a grace period, releasing what
+/// was cancelled, the epoch records and pending bytes) are not part of
+/// everyday API: they are declared `@_spi(EngineDiagnostics)`, for the
+/// library's tests and benchmarks. Tests of code that observes use the
+/// `ObserverSwiftTesting` product's `settleDeliveries()` instead.
 public enum ObserverCore {
     /// Counters of the C core (see `oc_stats` in oc_epoch.h).
     public struct Statistics: Sendable, Equatable {
@@ -30,11 +37,11 @@ public enum ObserverCore {
         /// Removed subscriptions and old slot arrays waiting for a grace period.
         public var pendingObjects: Int
         /// Bytes of core memory those pending objects hold.
-        public var pendingBytes: Int
+        @_spi(EngineDiagnostics) public var pendingBytes: Int
         /// Pending objects released so far.
         public var reclaimedObjects: Int
         /// Epoch records: one per thread that ever sent, recycled at exit.
-        public var epochRecords: Int
+        @_spi(EngineDiagnostics) public var epochRecords: Int
         /// Subscriptions never released because memory ran out while
         /// cancelling from inside a delivery (0 unless allocation failed).
         public var leakedSubscriptions: Int
@@ -63,6 +70,7 @@ public enum ObserverCore {
 
     /// Waits until every send running on any thread when called has ended.
     /// - Throws: ``ObserverError/waitInsideDelivery`` from inside a send.
+    @_spi(EngineDiagnostics)
     public static func waitForDeliveriesInFlight() throws(ObserverError) {
         if oc_synchronize() == OC_EINSECTION { throw .waitInsideDelivery }
     }
@@ -72,6 +80,7 @@ public enum ObserverCore {
     /// turn (a handler that held the last reference to another source). For
     /// tests and shutdown.
     /// - Throws: ``ObserverError/waitInsideDelivery`` from inside a send.
+    @_spi(EngineDiagnostics)
     public static func reclaimNow() throws(ObserverError) {
         if oc_in_read_section() { throw .waitInsideDelivery }
         // Removals sends could not do (a writer lock was busy) happen first,

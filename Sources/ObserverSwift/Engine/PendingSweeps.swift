@@ -6,7 +6,7 @@ protocol PendingRemovalsHolder: AnyObject, Sendable {
 }
 
 /// The process-wide set of holders with removals pending, so that
-/// ``ObserverCore/reclaimNow()`` releases what a send left behind even when
+/// `ObserverCore.reclaimNow()` releases what a send left behind even when
 /// no later call on that list would. Held weakly: a holder that goes away
 /// takes its removals with it (its owner removes everything).
 enum PendingSweeps {

@@ -40,7 +40,7 @@ class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
 
     /// Set when an expired box could not be removed at once (its list's
     /// writer lock was busy on the send path). The next writer call, count
-    /// or ``ObserverCore/reclaimNow()`` sweeps; a send that meets the box
+    /// or `ObserverCore.reclaimNow()` sweeps; a send that meets the box
     /// retries its removal without blocking.
     var needsSweep: AtomicWord<Bool> { AtomicWords.word(self, at: Words.needsSweepOffset) }
 

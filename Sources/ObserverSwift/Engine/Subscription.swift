@@ -187,6 +187,11 @@ struct SubscriptionReference: @unchecked Sendable {
     /// Same contract as ``Subscription/cancel()``.
     @discardableResult
     func cancel() -> Bool { cancelSubscription(owner: owner, index: index, sequence: sequence) }
+
+    /// Whether both identify the same subscription.
+    func isSame(as other: SubscriptionReference) -> Bool {
+        owner === other.owner && index == other.index && sequence == other.sequence
+    }
 }
 
 /// ``Subscription/isActive`` of a token's fields.

@@ -9,7 +9,7 @@ import ObserverSwift
 extension KeyedObserverRegistry {
     /// Registers `observer` under `key`, held weakly; false when it is
     /// registered there already. See
-    /// ``ObserverSwift/KeyedObserverRegistry/addObserver(_:key:delivery:)``.
+    /// ``ObserverSwift/KeyedObserverRegistry/addObserver(_:key:delivery:fileID:line:)``.
     @discardableResult
     public func addKeyedObserver<Key: Hashable>(
         key: Key, _ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous

@@ -9,7 +9,7 @@ import ObserverSwift
 /// allows a call here and now: a synchronous one, or a main-actor one (or one
 /// whose conformance is isolated to the main actor) when the call runs on
 /// the main actor. An observer added with a queue or main-actor delivery
-/// through ObserverSwift's ``ObserverRegistry/addObserver(_:delivery:)``
+/// through ObserverSwift's ``ObserverRegistry/addObserver(_:delivery:fileID:line:)``
 /// needs the escaping form (`dispatchToObservers`, or the registry's own
 /// `withObservers`), which reaches every observer where its delivery says.
 /// Such an observer is not called silently: the first call that meets one

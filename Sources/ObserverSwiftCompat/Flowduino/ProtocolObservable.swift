@@ -26,7 +26,7 @@ public protocol ProtocolObservable: AnyObject {
 
 extension ProtocolObservable {
     /// Registers `observer`, held weakly; false when registered already.
-    /// See ``ObserverRegistry/addObserver(_:delivery:)``.
+    /// See ``ObserverRegistry/addObserver(_:delivery:fileID:line:)``.
     @discardableResult
     public func addObserver(_ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous) -> Bool {
         observerRegistry.insertObserver(observer, delivery: delivery)
@@ -60,7 +60,7 @@ extension ProtocolObservable {
     ///
     /// A non-escaping `body` can only run here and now, so an observer added
     /// with a queue or main-actor delivery (see
-    /// ``ObserverRegistry/addObserver(_:delivery:)``) is reached by
+    /// ``ObserverRegistry/addObserver(_:delivery:fileID:line:)``) is reached by
     /// ``dispatchToObservers(_:)`` instead: this call does not call it, and
     /// the first time that happens in a process it says so on standard
     /// error. A main-actor observer is called here when this runs on the

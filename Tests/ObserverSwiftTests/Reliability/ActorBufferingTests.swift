@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ObserverSwiftTesting
 import XCTest
 
 @testable import ObserverSwift
@@ -81,20 +82,13 @@ final class ActorBufferingTests: XCTestCase {
         return release
     }
 
-    /// The recorder's numbers once it has at least `count` (`timeout`
-    /// seconds at most), after `settle` seconds more for any extra one.
-    func numbers(
-        of recorder: BufferedRecorder, atLeast count: Int, timeout: Double = 10, settle: Double = 0.1
-    ) -> [Int] {
+    /// The recorder's numbers once every actor delivery queued so far has
+    /// run (`settleDeliveries`: no extra number can still arrive).
+    func numbers(of recorder: BufferedRecorder) -> [Int] {
         let result = Locked<[Int]>([])
         let done = DispatchSemaphore(value: 0)
         Task {
-            let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeout * 1e9)
-            while DispatchTime.now().uptimeNanoseconds < deadline {
-                if await recorder.numbers.count >= count { break }
-                try? await Task.sleep(nanoseconds: 1_000_000)
-            }
-            try? await Task.sleep(nanoseconds: UInt64(settle * 1e9))
+            try? await settleDeliveries()
             let numbers = await recorder.numbers
             result.withLock { $0 = numbers }
             done.signal()
@@ -123,7 +117,7 @@ final class ActorBufferingTests: XCTestCase {
             XCTAssertEqual(ObserverCore.statistics.queuedActorDeliveries - queuedBefore, 4, form.name)
             release.signal()
             XCTAssertEqual(
-                numbers(of: recorder, atLeast: 4), [299_997, 299_998, 299_999, 300_000], form.name)
+                numbers(of: recorder), [299_997, 299_998, 299_999, 300_000], form.name)
             token.cancel()
         }
     }
@@ -138,7 +132,7 @@ final class ActorBufferingTests: XCTestCase {
             for number in 1...100_000 { form.send(CountedValue(number)) }
             XCTAssertLessThanOrEqual(CountedValue.liveCount - baseline, 4 + 2, form.name)
             release.signal()
-            XCTAssertEqual(numbers(of: recorder, atLeast: 4), [1, 2, 3, 4], form.name)
+            XCTAssertEqual(numbers(of: recorder), [1, 2, 3, 4], form.name)
             token.cancel()
         }
     }
@@ -210,13 +204,13 @@ final class ActorBufferingTests: XCTestCase {
                 release.signal()
                 let newest = Array((burst * 10 + 8)...(burst * 10 + 10))
                 expected += newest.prefix(10 - expected.count)
-                XCTAssertEqual(numbers(of: recorder, atLeast: expected.count), expected, "\(form.name), burst \(burst)")
+                XCTAssertEqual(numbers(of: recorder), expected, "\(form.name), burst \(burst)")
             }
             XCTAssertEqual(expected.count, 10)
             XCTAssertFalse(token.isActive, form.name)
             XCTAssertEqual(form.count(), 0, form.name)
             form.send(1_000)
-            XCTAssertEqual(numbers(of: recorder, atLeast: 11, timeout: 0.2), expected, form.name)
+            XCTAssertEqual(numbers(of: recorder), expected, form.name)
         }
     }
 
@@ -229,11 +223,11 @@ final class ActorBufferingTests: XCTestCase {
             var release = occupy(recorder)
             for number in 1...10 { form.send(number) }
             release.signal()
-            XCTAssertEqual(numbers(of: recorder, atLeast: 3), [1, 2, 3], form.name)
+            XCTAssertEqual(numbers(of: recorder), [1, 2, 3], form.name)
             release = occupy(recorder)
             for number in 11...20 { form.send(number) }
             release.signal()
-            XCTAssertEqual(numbers(of: recorder, atLeast: 5), [1, 2, 3, 11, 12], form.name)
+            XCTAssertEqual(numbers(of: recorder), [1, 2, 3, 11, 12], form.name)
             XCTAssertFalse(token.isActive, form.name)
         }
     }
@@ -250,7 +244,7 @@ final class ActorBufferingTests: XCTestCase {
             XCTAssertEqual(ObserverCore.statistics.queuedActorDeliveries - queuedBefore, 10, form.name)
             XCTAssertFalse(token.isActive, "\(form.name): the tenth value sent ended the subscription")
             release.signal()
-            XCTAssertEqual(numbers(of: recorder, atLeast: 10), Array(1...10), form.name)
+            XCTAssertEqual(numbers(of: recorder), Array(1...10), form.name)
         }
     }
 }

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import XCTest
 
-@testable import ObserverSwift
+@_spi(EngineDiagnostics) @testable import ObserverSwift
 
 /// An actor subscription whose `cancel()` returned true delivers nothing
 /// more, also of what waits in its mailbox, with every buffering policy and

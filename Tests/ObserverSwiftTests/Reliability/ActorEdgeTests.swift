@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ObserverSwiftTesting
 import XCTest
 
 @testable import ObserverSwift
@@ -49,18 +50,11 @@ private func runAsync<T: Sendable>(_ body: @escaping @Sendable () async -> T) ->
     return result.withLock { $0 }!
 }
 
-/// Polls `recorder` until it holds at least `count` values (`timeout`
-/// seconds at most), then lets `settle` seconds pass for any extra value.
-private func values(
-    of recorder: GatedRecorder, atLeast count: Int, timeout: Double = 10, settle: Double = 0.05
-) -> [Int] {
+/// The recorder's values once every actor delivery queued so far has run
+/// (`settleDeliveries`: no extra value can still arrive).
+private func values(of recorder: GatedRecorder) -> [Int] {
     runAsync {
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeout * 1e9)
-        while DispatchTime.now().uptimeNanoseconds < deadline {
-            if await recorder.values.count >= count { break }
-            try? await Task.sleep(nanoseconds: 1_000_000)
-        }
-        try? await Task.sleep(nanoseconds: UInt64(settle * 1e9))
+        try? await settleDeliveries()
         return await recorder.values
     }
 }
@@ -143,7 +137,7 @@ final class ActorEdgeTests: XCTestCase {
             form.send(3)
             form.send(4)
             releaseHandler.signal()
-            XCTAssertEqual(values(of: recorder, atLeast: 3), [1, 2, 3], form.name)
+            XCTAssertEqual(values(of: recorder), [1, 2, 3], form.name)
             XCTAssertFalse(token.isActive)
         }
     }
@@ -167,9 +161,9 @@ final class ActorEdgeTests: XCTestCase {
                     senderFinished.signal()
                 }
                 sender.start()
-                let received = values(of: recorder, atLeast: 1_000, settle: 0.1)
-                // The next trial subscribes to the same source: this trial's sender must be done.
+                // Every value is sent before settling; the next trial subscribes to the same source too.
                 waitFor(senderFinished, "\(form.name), trial \(trial): the sender finished")
+                let received = values(of: recorder)
                 let firstMissing = zip(1..., received).first { $0 != $1 }?.0
                 XCTAssertTrue(
                     received == Array(1...1_000),
@@ -188,11 +182,11 @@ final class ActorEdgeTests: XCTestCase {
             var set = Set<Subscription>()
             form.subscribe(recorder, nil, Self.record).store(in: &set)
             form.send(1)
-            XCTAssertEqual(values(of: recorder, atLeast: 1), [1], form.name)
+            XCTAssertEqual(values(of: recorder), [1], form.name)
             set.removeAll()
             XCTAssertEqual(form.count(), 0, "\(form.name): releasing the token cancelled the subscription")
             form.send(2)
-            XCTAssertEqual(values(of: recorder, atLeast: 2, timeout: 0.2), [1], form.name)
+            XCTAssertEqual(values(of: recorder), [1], form.name)
         }
     }
 
@@ -201,10 +195,10 @@ final class ActorEdgeTests: XCTestCase {
             let recorder = GatedRecorder()
             _ = form.subscribe(recorder, nil, Self.record)
             form.send(1)
-            XCTAssertEqual(values(of: recorder, atLeast: 1), [1], form.name)
+            XCTAssertEqual(values(of: recorder), [1], form.name)
             XCTAssertEqual(form.count(), 1, "\(form.name): a dropped token does not cancel")
             form.send(2)
-            XCTAssertEqual(values(of: recorder, atLeast: 2), [1, 2], form.name)
+            XCTAssertEqual(values(of: recorder), [1, 2], form.name)
         }
     }
 
@@ -223,7 +217,7 @@ final class ActorEdgeTests: XCTestCase {
             let deliveredAtPing = runAsync { await recorder.ping() }
             XCTAssertLessThan(
                 deliveredAtPing, 150, "\(form.name): the ping waited for \(deliveredAtPing) of 300 deliveries")
-            XCTAssertEqual(values(of: recorder, atLeast: 300), Array(1...300), "then everything, in order")
+            XCTAssertEqual(values(of: recorder), Array(1...300), "then everything, in order")
             XCTAssertEqual(ObserverCore.statistics.queuedActorDeliveries, 0)
             token.cancel()
         }
@@ -241,7 +235,7 @@ final class ActorEdgeTests: XCTestCase {
         for value in 1...50 { event.send(value) }
         XCTAssertEqual(ObserverCore.statistics.queuedActorDeliveries - before, 50)
         release.signal()
-        XCTAssertEqual(values(of: recorder, atLeast: 50), Array(1...50))
+        XCTAssertEqual(values(of: recorder), Array(1...50))
         token.cancel()
     }
 
@@ -259,7 +253,7 @@ final class ActorEdgeTests: XCTestCase {
         for value in 1...10 { event.send(value) }
         XCTAssertEqual(ObserverCore.statistics.droppedActorDeliveries - dropped, 7)
         release.signal()
-        XCTAssertEqual(values(of: recorder, atLeast: 3, settle: 0.1), [8, 9, 10])
+        XCTAssertEqual(values(of: recorder), [8, 9, 10])
         token.cancel()
     }
 
@@ -277,7 +271,7 @@ final class ActorEdgeTests: XCTestCase {
         for value in 1...10 { event.send(value) }
         XCTAssertEqual(ObserverCore.statistics.droppedActorDeliveries - dropped, 7)
         release.signal()
-        XCTAssertEqual(values(of: recorder, atLeast: 3, settle: 0.1), [1, 2, 3])
+        XCTAssertEqual(values(of: recorder), [1, 2, 3])
         token.cancel()
     }
 
@@ -294,7 +288,7 @@ final class ActorEdgeTests: XCTestCase {
             form.send(2)
             XCTAssertTrue(token.cancel())
             release.signal()
-            XCTAssertEqual(values(of: recorder, atLeast: 1, timeout: 0.2), [], form.name)
+            XCTAssertEqual(values(of: recorder), [], form.name)
         }
     }
 }

@@ -1,4 +1,4 @@
-import ObserverSwift
+@_spi(EngineDiagnostics) import ObserverSwift
 import XCTest
 
 /// Bad input at the Swift level: every case is a documented no-op with a

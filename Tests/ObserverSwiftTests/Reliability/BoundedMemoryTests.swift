@@ -1,6 +1,6 @@
 import CObserverCore
 import Dispatch
-import ObserverSwift
+@_spi(EngineDiagnostics) import ObserverSwift
 import XCTest
 
 /// Subscribe/unsubscribe cycles (`OBSERVER_MEMORY_CYCLES`, 200k by default,

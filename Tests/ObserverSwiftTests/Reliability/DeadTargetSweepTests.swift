@@ -2,7 +2,7 @@ import CObserverCore
 import Foundation
 import XCTest
 
-@testable import ObserverSwift
+@_spi(EngineDiagnostics) @testable import ObserverSwift
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,5 @@
 import Foundation
-import ObserverSwift
+@_spi(EngineDiagnostics) import ObserverSwift
 import ObserverTestSupport
 import XCTest
 

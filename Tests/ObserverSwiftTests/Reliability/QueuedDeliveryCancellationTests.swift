@@ -1,8 +1,9 @@
 import Dispatch
 import Foundation
+import ObserverSwiftTesting
 import XCTest
 
-@testable import ObserverSwift
+@_spi(EngineDiagnostics) @testable import ObserverSwift
 
 /// Queued (queue:) and main-actor deliveries and cancellation: no handler
 /// runs after `cancel()` returns (a queued delivery that has not started is
@@ -166,7 +167,7 @@ final class QueuedDeliveryCancellationTests: XCTestCase {
         func record(_ value: Int) { values.append(value) }
     }
 
-    func testCancelAndWaitWaitsForAnActorDeliveryThatHasStartedAndThrowsInsideIt() throws {
+    func testCancelAndWaitWaitsForAnActorDeliveryThatHasStartedAndThrowsInsideIt() async throws {
         let event = Event<Int>()
         let sink = Sink()
         let started = DispatchSemaphore(value: 0)
@@ -192,8 +193,7 @@ final class QueuedDeliveryCancellationTests: XCTestCase {
             }
         }
         event.send(2)
-        let deadline = Date().addingTimeInterval(10)
-        while insideOutcome.withLock({ $0.isEmpty }) && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        try await settleDeliveries()
         XCTAssertEqual(insideOutcome.withLock { $0 }, ["threw"], "a wait inside an actor delivery must throw")
         inside.cancel()
     }

@@ -1,7 +1,7 @@
 import CObserverCore
 import Dispatch
 import Foundation
-import ObserverSwift
+@_spi(EngineDiagnostics) import ObserverSwift
 import ObserverTestSupport
 import XCTest
 

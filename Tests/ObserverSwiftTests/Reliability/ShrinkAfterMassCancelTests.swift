@@ -3,7 +3,7 @@ import CObserverCore.Testing
 import ObserverTestSupport
 import XCTest
 
-@testable import ObserverSwift
+@_spi(EngineDiagnostics) @testable import ObserverSwift
 
 /// Issue 28's cliff: after all but one of 1 000 000 subscriptions of one
 /// `Event` are cancelled, the event's slot list shrinks to what the one

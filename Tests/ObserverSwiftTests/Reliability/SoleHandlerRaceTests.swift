@@ -2,7 +2,7 @@ import Foundation
 import ObserverTestSupport
 import XCTest
 
-@testable import ObserverSwift
+@_spi(EngineDiagnostics) @testable import ObserverSwift
 
 /// The sole-handler form under concurrency, a fresh source per round so that
 /// every round crosses the boundary: a sender with delivery accounting, two

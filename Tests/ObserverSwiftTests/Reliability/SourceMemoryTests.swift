@@ -3,7 +3,7 @@ import Foundation
 import ObserverTestSupport
 import XCTest
 
-@testable import ObserverSwift
+@_spi(EngineDiagnostics) @testable import ObserverSwift
 @testable import ObserverSwiftCompat  // ObservableClass (Flowduino's base class) and its registry word
 
 /// What a source costs before it is used, and the structures made on first
@@ -11,6 +11,22 @@ import XCTest
 /// padded lines (first send from a second thread, or a reset); an
 /// `ObservableValue`'s extras (first read, first contended or reentrant set).
 final class SourceMemoryTests: XCTestCase {
+    private var wasTrackingSubscriptions = false
+
+    /// These measure the engine's own bytes: subscription tracking (on in
+    /// this process once a test used ObserverSwiftTesting) adds a record to
+    /// every subscription made while it is on.
+    override func setUp() {
+        super.setUp()
+        wasTrackingSubscriptions = ObserverCore.isTrackingSubscriptions
+        ObserverCore.isTrackingSubscriptions = false
+    }
+
+    override func tearDown() {
+        ObserverCore.isTrackingSubscriptions = wasTrackingSubscriptions
+        super.tearDown()
+    }
+
     /// Heap bytes per object made by `make`, by mallinfo2 (nil where it
     /// cannot be read: another platform, a sanitizer). The median of five
     /// measurements: work an earlier test left on other threads (a queued

@@ -1,6 +1,6 @@
 import XCTest
 
-@testable import ObserverSwift
+@_spi(EngineDiagnostics) @testable import ObserverSwift
 
 /// A `limit:` subscription spent by a send that met its list's writer lock
 /// busy stays stored for a moment (a send never blocks). Its captures must

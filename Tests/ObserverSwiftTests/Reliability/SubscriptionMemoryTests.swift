@@ -1,7 +1,7 @@
 import ObserverTestSupport
 import XCTest
 
-@testable import ObserverSwift
+@_spi(EngineDiagnostics) @testable import ObserverSwift
 
 /// What a closure subscription, its token and an `Event` with one closure
 /// cost. A class of its own, run after `SourceMemoryTests`, and the test
@@ -9,6 +9,22 @@ import XCTest
 /// (many freed small chunks) makes later small-object measurements read a
 /// little high.
 final class SubscriptionMemoryTests: XCTestCase {
+    private var wasTrackingSubscriptions = false
+
+    /// These measure the engine's own bytes: subscription tracking (on in
+    /// this process once a test used ObserverSwiftTesting) adds a record to
+    /// every subscription made while it is on.
+    override func setUp() {
+        super.setUp()
+        wasTrackingSubscriptions = ObserverCore.isTrackingSubscriptions
+        ObserverCore.isTrackingSubscriptions = false
+    }
+
+    override func tearDown() {
+        ObserverCore.isTrackingSubscriptions = wasTrackingSubscriptions
+        super.tearDown()
+    }
+
     /// A cell is the metatype of the class that destroys it, then the
     /// closure: 24 bytes whatever the value type (what
     /// `TypedHandlerCellKind.destroy` relies on).

@@ -1,5 +1,5 @@
 import Dispatch
-import ObserverSwift
+@_spi(EngineDiagnostics) import ObserverSwift
 import XCTest
 
 /// Sends from many kinds of threads: every delivery counted exactly, and the

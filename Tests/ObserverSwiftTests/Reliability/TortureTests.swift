@@ -1,5 +1,5 @@
 import Foundation
-import ObserverSwift
+@_spi(EngineDiagnostics) import ObserverSwift
 import XCTest
 
 /// Two senders and two churn threads hammer one source for a fixed time

@@ -3,7 +3,7 @@ import Dispatch
 import Foundation
 import XCTest
 
-@testable import ObserverSwift
+@_spi(EngineDiagnostics) @testable import ObserverSwift
 
 /// A set of an ``ObservableValue`` never waits for a reader: not for one
 /// descheduled while copying an inline copy (announced on it, as a reader

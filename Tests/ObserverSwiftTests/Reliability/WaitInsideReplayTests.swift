@@ -3,7 +3,7 @@ import Foundation
 import Observation
 import XCTest
 
-@testable import ObserverSwift
+@_spi(EngineDiagnostics) @testable import ObserverSwift
 
 /// User code that an `ObservableValue` runs while it holds the value's turn
 /// (a replay for a new observer, an Observation `onChange`) counts as inside

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import ObserverSwift
+@_spi(EngineDiagnostics) import ObserverSwift
 import ObserverTestSupport
 import XCTest
 

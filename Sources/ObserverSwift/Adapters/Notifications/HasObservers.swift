@@ -13,7 +13,7 @@
 /// }
 /// ```
 ///
-/// The group lives in a side table (see ``ObserverOwners``) and goes away
+/// The group lives in a side table (`ObserverOwners`) and goes away
 /// with its owner: once the owner is deallocated none of its observers calls
 /// a handler again, and the table entry is removed (deactivating them) on a
 /// later table access or periodic sweep. Handlers that capture the owner

@@ -18,6 +18,9 @@ import Dispatch
 /// Independently of the sweep, each of the library's observers checks its
 /// owner before every delivery: after the owner is deallocated, no handler
 /// is called on its behalf and the observer deregisters itself.
+///
+/// Engine diagnostics, for the library's own tests: `@_spi(EngineDiagnostics)`.
+@_spi(EngineDiagnostics)
 public enum ObserverOwners {
     /// Seconds between periodic sweeps while groups exist.
     static let sweepInterval: Double = 5

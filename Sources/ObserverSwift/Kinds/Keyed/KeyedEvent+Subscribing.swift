@@ -33,9 +33,10 @@ extension KeyedEvent {
     ///   discard it explicitly with `_ =`.
     @inlinable
     public func subscribe(
-        key: Key, limit: Int? = nil, @_inheritActorContext _ handler: @escaping @isolated(any) @Sendable (Value) -> Void
+        key: Key, limit: Int? = nil, fileID: StaticString = #fileID, line: UInt = #line,
+        @_inheritActorContext _ handler: @escaping @isolated(any) @Sendable (Value) -> Void
     ) -> Subscription {
-        KeyScope(self, key).subscribeWhereIsolated(limit: limit, handler)
+        KeyScope(self, key).subscribeWhereIsolated(limit: limit, fileID: fileID, line: line, handler)
     }
 
     /// Subscribes `handler` to one key on behalf of `target`, which is held
@@ -51,10 +52,10 @@ extension KeyedEvent {
     @inlinable
     @discardableResult
     public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, key: Key, limit: Int? = nil,
+        _ target: Target, key: Key, limit: Int? = nil, fileID: StaticString = #fileID, line: UInt = #line,
         @_inheritActorContext handler: @escaping @isolated(any) @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        KeyScope(self, key).subscribeWhereIsolated(target, limit: limit, handler)
+        KeyScope(self, key).subscribeWhereIsolated(target, limit: limit, fileID: fileID, line: line, handler)
     }
 }
 
@@ -66,10 +67,10 @@ extension KeyedEvent where Key: Sendable, Value: Sendable {
     /// `@Sendable` handler, on the sending thread or a queue.
     /// The token must be kept: nothing but cancelling or the limit ends it.
     public func subscribe(
-        key: Key, delivery: Delivery, limit: Int? = nil,
+        key: Key, delivery: Delivery, limit: Int? = nil, fileID: StaticString = #fileID, line: UInt = #line,
         _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        KeyScope(self, key).subscribe(delivery: delivery, limit: limit, handler)
+        KeyScope(self, key).subscribe(delivery: delivery, limit: limit, fileID: fileID, line: line, handler)
     }
 
     /// The weak-target form with the handler where `delivery` says; the
@@ -77,9 +78,10 @@ extension KeyedEvent where Key: Sendable, Value: Sendable {
     @discardableResult
     public func subscribe<Target: AnyObject & Sendable>(
         _ target: Target, key: Key, delivery: Delivery, limit: Int? = nil,
-        handler: @escaping @Sendable (Target, Value) -> Void
+        fileID: StaticString = #fileID, line: UInt = #line, handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        KeyScope(self, key).subscribe(target, delivery: delivery, limit: limit, handler: handler)
+        KeyScope(self, key).subscribe(
+            target, delivery: delivery, limit: limit, fileID: fileID, line: line, handler: handler)
     }
 
     /// Subscribes a handler to one key that runs isolated to `actor`, in the
@@ -100,9 +102,10 @@ extension KeyedEvent where Key: Sendable, Value: Sendable {
     @discardableResult
     public func subscribe<A: Actor>(
         isolatedTo actor: A, key: Key, limit: Int? = nil, bufferingPolicy: ObserverBufferingPolicy = .unbounded,
-        handler: @escaping @Sendable (isolated A, Value) -> Void
+        fileID: StaticString = #fileID, line: UInt = #line, handler: @escaping @Sendable (isolated A, Value) -> Void
     ) -> Subscription {
         KeyScope(self, key).subscribe(
-            isolatedTo: actor, limit: limit, bufferingPolicy: bufferingPolicy, handler: handler)
+            isolatedTo: actor, limit: limit, bufferingPolicy: bufferingPolicy, fileID: fileID, line: line,
+            handler: handler)
     }
 }

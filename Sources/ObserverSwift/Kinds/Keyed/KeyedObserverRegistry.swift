@@ -101,18 +101,29 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     ///     calling ``withObservers(forKey:_:)`` (the default) or on a queue
     ///     (`.queue(.main)` for the main queue). Every call reaches it
     ///     there; a conformance isolated to an actor runs on that actor.
+    ///   - fileID: the file of the call, for ``ObserverCore/liveSubscriptions``
+    ///     when tracking is on (leave the default).
+    ///   - line: the line of the call (leave the default).
     @discardableResult
     public func addObserver<Key: Hashable & Sendable>(
-        _ observer: any AnyObject & Sendable, key: Key, delivery: Delivery = .synchronous
+        _ observer: any AnyObject & Sendable, key: Key, delivery: Delivery = .synchronous,
+        fileID: StaticString = #fileID, line: UInt = #line
     ) -> Subscription {
         guard let generation = insert(observer, key: key, delivery: delivery) else { return Subscription.inactive }
-        return Subscription(
+        let subscription = Subscription(
             registration: KeyedObserverRegistration(
                 registry: UnownedObserver(self), key: key, identifier: ObjectIdentifier(observer),
                 generation: generation))
+        if _slowPath(SubscriptionTracking.isOn) {
+            TrackedSubscription(
+                .registryObserver, of: Self.self, delivery: delivery, fileID: fileID, line: line,
+                detail: "key \(key), observer \(type(of: observer))", countsDeliveries: false
+            ).attachRetained(subscription)
+        }
+        return subscription
     }
 
-    /// ``addObserver(_:key:delivery:)`` without a token: whether `observer`
+    /// ``addObserver(_:key:delivery:fileID:line:)`` without a token: whether `observer`
     /// was new under `key` (ObserverSwiftCompat's Flowduino spellings
     /// return this).
     @discardableResult
@@ -328,7 +339,7 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
     }
 }
 
-/// What the token of one ``KeyedObserverRegistry/addObserver(_:key:delivery:)``
+/// What the token of one ``KeyedObserverRegistry/addObserver(_:key:delivery:fileID:line:)``
 /// cancels: that registration of that observer under that key.
 final class KeyedObserverRegistration<Key: Hashable & Sendable>: SubscriptionRegistration, @unchecked Sendable {
     // @unchecked: immutable; the registry is thread-safe.

@@ -133,9 +133,10 @@ extension ObserverSource {
     ///   explicitly with `_ =`.
     @inlinable
     public func subscribe(
-        limit: Int? = nil, @_inheritActorContext _ handler: @escaping @isolated(any) @Sendable (Value) -> Void
+        limit: Int? = nil, fileID: StaticString = #fileID, line: UInt = #line,
+        @_inheritActorContext _ handler: @escaping @isolated(any) @Sendable (Value) -> Void
     ) -> Subscription {
-        subscribeWhereIsolated(limit: limit, handler)
+        subscribeWhereIsolated(limit: limit, fileID: fileID, line: line, handler)
     }
 
     /// Subscribes `handler` on behalf of `target`, which is held weakly: no
@@ -169,10 +170,10 @@ extension ObserverSource {
     @inlinable
     @discardableResult
     public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, limit: Int? = nil,
+        _ target: Target, limit: Int? = nil, fileID: StaticString = #fileID, line: UInt = #line,
         @_inheritActorContext handler: @escaping @isolated(any) @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        subscribeWhereIsolated(target, limit: limit, handler)
+        subscribeWhereIsolated(target, limit: limit, fileID: fileID, line: line, handler)
     }
 }
 
@@ -208,9 +209,10 @@ extension ObserverSource where Value: Sendable {
     ///   or discarded explicitly).
     @inlinable
     public func subscribe(
-        delivery: Delivery, limit: Int? = nil, _ handler: @escaping @Sendable (Value) -> Void
+        delivery: Delivery, limit: Int? = nil, fileID: StaticString = #fileID, line: UInt = #line,
+        _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        subscribeClosure(delivery: delivery, limit: limit, handler)
+        subscribeClosure(delivery: delivery, limit: limit, fileID: fileID, line: line, handler)
     }
 
     /// Subscribes `handler` on behalf of a weakly held `target`, running
@@ -219,10 +221,10 @@ extension ObserverSource where Value: Sendable {
     @inlinable
     @discardableResult
     public func subscribe<Target: AnyObject & Sendable>(
-        _ target: Target, delivery: Delivery, limit: Int? = nil,
+        _ target: Target, delivery: Delivery, limit: Int? = nil, fileID: StaticString = #fileID, line: UInt = #line,
         handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        subscribeTarget(target, delivery: delivery, limit: limit, handler)
+        subscribeTarget(target, delivery: delivery, limit: limit, fileID: fileID, line: line, handler)
     }
 
     /// Subscribes a handler that runs isolated to `actor`, in the order the
@@ -268,18 +270,32 @@ extension ObserverSource where Value: Sendable {
     @discardableResult
     public func subscribe<A: Actor>(
         isolatedTo actor: A, limit: Int? = nil,
-        bufferingPolicy: ObserverBufferingPolicy = .unbounded,
+        bufferingPolicy: ObserverBufferingPolicy = .unbounded, fileID: StaticString = #fileID, line: UInt = #line,
         handler: @escaping @Sendable (isolated A, Value) -> Void
     ) -> Subscription {
-        subscribeActor(actor, limit: limit, bufferingPolicy: bufferingPolicy, handler: handler).subscription
+        subscribeActor(
+            actor, limit: limit, bufferingPolicy: bufferingPolicy, fileID: fileID, line: line, handler: handler
+        ).subscription
     }
 
     /// The actor subscription and its mailbox (nil for an inactive token).
     func subscribeActor<A: Actor>(
         _ actor: A, limit: Int?, bufferingPolicy: ObserverBufferingPolicy,
-        handler: @escaping @Sendable (isolated A, Value) -> Void
+        fileID: StaticString? = nil, line: UInt = 0, handler: @escaping @Sendable (isolated A, Value) -> Void
     ) -> (subscription: Subscription, mailbox: ActorMailbox<A, Value>?) {
         if let limit, limit <= 0 { return (Subscription.inactive, nil) }
+        var handler = handler
+        var record: TrackedSubscription?
+        if _slowPath(SubscriptionTracking.isOn) {
+            let made = TrackedSubscription(.actor, of: Self.self, delivery: .synchronous, fileID: fileID, line: line)
+            made.setActor(actor)
+            handler = { [handler] (actor: isolated A, value: Value) in
+                made.beginDelivery()
+                handler(actor, value)
+                made.endDelivery()
+            }
+            record = made
+        }
         let mailbox = ActorMailbox(
             actor: actor, limit: limit ?? Int.max, policy: bufferingPolicy, handler: handler)
         return _withCurrentValue { current in
@@ -290,7 +306,7 @@ extension ObserverSource where Value: Sendable {
             // No send reaches the mailbox before this: the current value is
             // its first item, and the mailbox's limit counts it.
             if let current, subscription.isActive { mailbox.receive(current) }
-            return (subscription, mailbox)
+            return (record?.attach(subscription) ?? subscription, mailbox)
         }
     }
 }
@@ -305,25 +321,30 @@ extension ObserverSource {
     /// kind's entry point.
     @inlinable
     func subscribeWhereIsolated(
-        limit: Int?, _ handler: @escaping @isolated(any) @Sendable (Value) -> Void
+        limit: Int?, fileID: StaticString, line: UInt, _ handler: @escaping @isolated(any) @Sendable (Value) -> Void
     ) -> Subscription {
         let isolation = handler.isolation
         let call = unsafeSynchronousForm(of: IsolatedHandler(handler), as: SynchronousHandler<Value>.self).call
-        if isolation == nil { return subscribeClosure(delivery: .synchronous, limit: limit, call) }
-        return subscribeIsolated(to: isolation!, limit: limit, call)
+        if isolation == nil {
+            return subscribeClosure(delivery: .synchronous, limit: limit, fileID: fileID, line: line, call)
+        }
+        return subscribeIsolated(to: isolation!, limit: limit, fileID: fileID, line: line, call)
     }
 
-    /// The target form of ``subscribeWhereIsolated(limit:_:)``.
+    /// The target form of ``subscribeWhereIsolated(limit:fileID:line:_:)``.
     @inlinable
     func subscribeWhereIsolated<Target: AnyObject & Sendable>(
-        _ target: Target, limit: Int?, _ handler: @escaping @isolated(any) @Sendable (Target, Value) -> Void
+        _ target: Target, limit: Int?, fileID: StaticString, line: UInt,
+        _ handler: @escaping @isolated(any) @Sendable (Target, Value) -> Void
     ) -> Subscription {
         let isolation = handler.isolation
         let call = unsafeSynchronousForm(
             of: IsolatedTargetHandler(handler), as: SynchronousTargetHandler<Target, Value>.self
         ).call
-        if isolation == nil { return subscribeTarget(target, delivery: .synchronous, limit: limit, call) }
-        return subscribeIsolated(target, to: isolation!, limit: limit, call)
+        if isolation == nil {
+            return subscribeTarget(target, delivery: .synchronous, limit: limit, fileID: fileID, line: line, call)
+        }
+        return subscribeIsolated(target, to: isolation!, limit: limit, fileID: fileID, line: line, call)
     }
 
     /// A handler isolated to `isolation`: `call` is its synchronous form,
@@ -332,27 +353,31 @@ extension ObserverSource {
     /// `Sendable`).
     @usableFromInline
     func subscribeIsolated(
-        to isolation: any Actor, limit: Int?, _ call: @escaping @Sendable (Value) -> Void
+        to isolation: any Actor, limit: Int?, fileID: StaticString, line: UInt,
+        _ call: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         if isolation === MainActor.shared {
-            return subscribeClosure(delivery: .onMainActor, limit: limit) { value in
+            return subscribeClosure(delivery: .onMainActor, limit: limit, fileID: fileID, line: line) { value in
                 let value = UncheckedSendable(value)
                 MainActor.assumeIsolated { call(value.wrapped) }
             }
         }
-        return subscribeThroughMailbox(on: isolation, limit: limit, call) { receive in
+        return subscribeThroughMailbox(on: isolation, limit: limit, fileID: fileID, line: line, call) { receive in
             _subscribe(delivery: .synchronous, limit: nil, replaying: nil, receive)
         }
     }
 
-    /// The target form of ``subscribeIsolated(to:limit:_:)``: the target is
-    /// held weakly and loaded again on the actor.
+    /// The target form of ``subscribeIsolated(to:limit:fileID:line:_:)``: the
+    /// target is held weakly and loaded again on the actor.
     @usableFromInline
     func subscribeIsolated<Target: AnyObject & Sendable>(
-        _ target: Target, to isolation: any Actor, limit: Int?, _ call: @escaping @Sendable (Target, Value) -> Void
+        _ target: Target, to isolation: any Actor, limit: Int?, fileID: StaticString, line: UInt,
+        _ call: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
         if isolation === MainActor.shared {
-            return subscribeTarget(target, delivery: .onMainActor, limit: limit) { target, value in
+            return subscribeTarget(
+                target, delivery: .onMainActor, limit: limit, fileID: fileID, line: line
+            ) { target, value in
                 let value = UncheckedSendable(value)
                 MainActor.assumeIsolated { call(target, value.wrapped) }
             }
@@ -361,7 +386,7 @@ extension ObserverSource {
         let deliver: @Sendable (Value) -> Void = { value in
             if let target = weakTarget.object { call(target, value) }
         }
-        return subscribeThroughMailbox(on: isolation, limit: limit, deliver) { receive in
+        return subscribeThroughMailbox(on: isolation, limit: limit, fileID: fileID, line: line, deliver) { receive in
             _subscribe(target, delivery: .synchronous, limit: nil, replaying: nil) { _, value in receive(value) }
         }
     }
@@ -372,20 +397,25 @@ extension ObserverSource {
     /// keeps the actor, as the handler's closure does (a global actor's
     /// shared instance gets no weak reference).
     func subscribeThroughMailbox<A: Actor>(
-        on actor: A, limit: Int?, _ deliver: @escaping @Sendable (Value) -> Void,
+        on actor: A, limit: Int?, fileID: StaticString, line: UInt, _ deliver: @escaping @Sendable (Value) -> Void,
         subscribe: (_ receive: @escaping @Sendable (Value) -> Void) -> Subscription
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
+        let record =
+            _slowPath(SubscriptionTracking.isOn)
+            ? TrackedSubscription(.actor, of: Self.self, delivery: .synchronous, fileID: fileID, line: line) : nil
+        record?.setActor(actor)
+        let delivered = record?.counting(deliver) ?? deliver
         let mailbox = ActorMailbox<A, UncheckedSendable<Value>>(
             actor: actor, limit: limit ?? Int.max, keepsActor: true
-        ) { _, item in deliver(item.wrapped) }
+        ) { _, item in delivered(item.wrapped) }
         return _withCurrentValue { current in
             let subscription = subscribe { value in mailbox.receive(UncheckedSendable(value)) }
             mailbox.attach(subscription)
             // No send reaches the mailbox before this: the current value is
             // its first item, and the mailbox's limit counts it.
             if let current, subscription.isActive { mailbox.receive(UncheckedSendable(current)) }
-            return subscription
+            return record?.attach(subscription) ?? subscription
         }
     }
 
@@ -396,10 +426,24 @@ extension ObserverSource {
     /// point.
     @inlinable
     func subscribeClosure(
-        delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
+        delivery: Delivery, limit: Int?, fileID: StaticString? = nil, line: UInt = 0,
+        _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
-        return _withCurrentValue { current in
+        if _slowPath(SubscriptionTracking.isOn) {
+            let record = TrackedSubscription(.closure, of: Self.self, delivery: delivery, fileID: fileID, line: line)
+            return record.attach(storeClosure(delivery: delivery, limit: limit, record.counting(handler)))
+        }
+        return storeClosure(delivery: delivery, limit: limit, handler)
+    }
+
+    /// ``subscribeClosure(delivery:limit:fileID:line:_:)`` past the limit
+    /// check and tracking: the store, with the value to replay first.
+    @inlinable
+    func storeClosure(
+        delivery: Delivery, limit: Int?, _ handler: @escaping @Sendable (Value) -> Void
+    ) -> Subscription {
+        _withCurrentValue { current in
             _subscribe(delivery: delivery, limit: limit, replaying: current, handler)
         }
     }
@@ -407,11 +451,26 @@ extension ObserverSource {
     /// The target form of ``subscribeClosure(delivery:limit:_:)``.
     @inlinable
     func subscribeTarget<Target: AnyObject>(
-        _ target: Target, delivery: Delivery, limit: Int?,
+        _ target: Target, delivery: Delivery, limit: Int?, fileID: StaticString? = nil, line: UInt = 0,
         _ handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
-        return _withCurrentValue { current in
+        if _slowPath(SubscriptionTracking.isOn) {
+            let record = TrackedSubscription(.weakTarget, of: Self.self, delivery: delivery, fileID: fileID, line: line)
+            record.setTarget(target)
+            return record.attach(storeTarget(target, delivery: delivery, limit: limit, record.counting(handler)))
+        }
+        return storeTarget(target, delivery: delivery, limit: limit, handler)
+    }
+
+    /// ``subscribeTarget(_:delivery:limit:fileID:line:_:)`` past the limit
+    /// check and tracking.
+    @inlinable
+    func storeTarget<Target: AnyObject>(
+        _ target: Target, delivery: Delivery, limit: Int?,
+        _ handler: @escaping @Sendable (Target, Value) -> Void
+    ) -> Subscription {
+        _withCurrentValue { current in
             _subscribe(target, delivery: delivery, limit: limit, replaying: current, handler)
         }
     }

@@ -164,15 +164,28 @@ public final class ObserverRegistry: @unchecked Sendable {
     ///     calling `withObservers` (the default), on a queue, or on the main
     ///     actor. Every `withObservers` honours it. Queued calls check again,
     ///     where they run, that the observer is still alive and registered.
+    ///   - fileID: the file of the call, for ``ObserverCore/liveSubscriptions``
+    ///     when tracking is on (leave the default).
+    ///   - line: the line of the call (leave the default).
     @discardableResult
-    public func addObserver(_ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous) -> Subscription {
+    public func addObserver(
+        _ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous, fileID: StaticString = #fileID,
+        line: UInt = #line
+    ) -> Subscription {
         guard let generation = insert(observer, delivery: delivery) else { return Subscription.inactive }
-        return Subscription(
+        let subscription = Subscription(
             registration: ObserverRegistration(
                 registry: UnownedObserver(self), identifier: ObjectIdentifier(observer), generation: generation))
+        if _slowPath(SubscriptionTracking.isOn) {
+            TrackedSubscription(
+                .registryObserver, of: Self.self, delivery: delivery, fileID: fileID, line: line,
+                detail: "observer \(type(of: observer))", countsDeliveries: false
+            ).attachRetained(subscription)
+        }
+        return subscription
     }
 
-    /// ``addObserver(_:delivery:)`` without a token: whether `observer` was
+    /// ``addObserver(_:delivery:fileID:line:)`` without a token: whether `observer` was
     /// new (ObserverSwiftCompat's Flowduino spellings return this).
     @discardableResult
     package func insertObserver(_ observer: any AnyObject & Sendable, delivery: Delivery = .synchronous) -> Bool {
@@ -828,7 +841,7 @@ struct PendingObserver {
     func strongObserver() -> AnyObject? { observer.strongObserver() }
 }
 
-/// What the token of one ``ObserverRegistry/addObserver(_:delivery:)``
+/// What the token of one ``ObserverRegistry/addObserver(_:delivery:fileID:line:)``
 /// cancels: that registration of that observer, identified by its
 /// generation (the registry keeps no reference to it).
 final class ObserverRegistration: SubscriptionRegistration, @unchecked Sendable {
