@@ -359,10 +359,10 @@ public final class NATSBridge: Sendable {
 
     /// For an import whose bridge is gone: destroys the subscription on a Dispatch thread
     /// once its on-complete callback has run.
-    static func destroyWhenComplete(_ subscription: OpaquePointer, _ completed: DispatchSemaphore) {
+    static func destroyWhenComplete(_ subscription: OpaquePointer, _ imported: ImportedSubject) {
         let address = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(subscription)))
         NATSConnection.teardown.async {
-            completed.wait()
+            imported.waitUntilComplete()
             natsSubscription_Destroy(OpaquePointer(bitPattern: Int(bitPattern: address)))
         }
     }
@@ -500,6 +500,7 @@ public final class NATSBridge: Sendable {
             natsSubscription_Destroy(pointer)
             throw error
         }
+        imported.wasSubscribed.store(true, ordering: .releasing)
         _ = natsSubscription_SetPendingLimits(
             pointer, Int32(clamping: options.pendingLimits.messages), Int32(clamping: options.pendingLimits.bytes))
         if let consumer {

@@ -33,7 +33,8 @@ final class NATSNoRespondersTests: XCTestCase {
         defer { bridge.close() }
         let narrowed = Event<Int>()
         let narrowedExport = try bridge.export(
-            narrowed, to: "silent.values", delivery: .atLeastOnce(stream: NATSStream(name: "SILENT", subjects: ["silent.>"])))
+            narrowed, to: "silent.values",
+            delivery: .atLeastOnce(stream: NATSStream(name: "SILENT", subjects: ["silent.>"])))
         let healthy = Event<Int>()
         let healthyExport = try bridge.export(
             healthy, to: "healthy.values",
@@ -91,7 +92,8 @@ final class NATSNoRespondersTests: XCTestCase {
         let bridge = try NATSBridge(options: NATSOptions(servers: [server.url]), status: log.event)
         let silent = Event<Int>()
         let silentExport = try bridge.export(
-            silent, to: "quiet.values", delivery: .atLeastOnce(stream: NATSStream(name: "QUIET", subjects: ["quiet.>"])))
+            silent, to: "quiet.values", delivery: .atLeastOnce(stream: NATSStream(name: "QUIET", subjects: ["quiet.>"]))
+        )
         let healthy = Event<Int>()
         try bridge.export(
             healthy, to: "steady.values",

@@ -10,7 +10,7 @@ import XCTest
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class NATSTokenRaceTests: XCTestCase {
     /// An import whose handler takes `handlerSleep` seconds, running: `handlerEnded` is set when
-    /// it returns. `inHandler` runs in the handler, before its sleep.
+    /// it returns. `inHandler` runs in the handler once it has started, before its sleep.
     struct RunningHandler {
         let bridge: NATSBridge
         let imported: NATSImport
@@ -19,7 +19,7 @@ final class NATSTokenRaceTests: XCTestCase {
     }
 
     func makeRunningHandler(
-        handlerSleep: TimeInterval, inHandler: @escaping @Sendable (NATSImport) -> Void = { _ in }
+        handlerSleep: TimeInterval, inHandler: @escaping @Sendable (NATSImport, NATSBridge?) -> Void = { _, _ in }
     ) throws -> RunningHandler {
         let subject = NATSTestEnvironment.uniqueSubject()
         let bridge = try NATSBridge(options: try NATSTestEnvironment.options { $0.echo = true })
@@ -27,9 +27,9 @@ final class NATSTokenRaceTests: XCTestCase {
         let started = DispatchSemaphore(value: 0)
         let ended = LockedValue<Date?>(nil)
         let handle = LockedValue<NATSImport?>(nil)
-        let token = remote.subscribe { _ in
-            if let imported = handle.value { inHandler(imported) }
+        let token = remote.subscribe { [weak bridge] _ in
             started.signal()
+            if let imported = handle.value { inHandler(imported, bridge) }
             usleep(UInt32(handlerSleep * 1_000_000))
             ended.value = Date()
         }
@@ -82,7 +82,7 @@ final class NATSTokenRaceTests: XCTestCase {
 
     func testACancelFromTheImportsOwnHandlerReturnsAtOnceAndAnotherCancelWaitsForTheHandler() throws {
         let ownCancel = LockedValue<(stopped: Bool, seconds: TimeInterval)?>(nil)
-        let setup = try makeRunningHandler(handlerSleep: 0.8) { imported in
+        let setup = try makeRunningHandler(handlerSleep: 0.8) { imported, _ in
             // The handler cannot wait for itself: its cancel stops the import and returns.
             let start = Date()
             let stopped = imported.cancel()
@@ -92,6 +92,7 @@ final class NATSTokenRaceTests: XCTestCase {
             setup.token.cancel()
             setup.bridge.close()
         }
+        XCTAssertTrue(waitUntil { ownCancel.value != nil })
         let own = try XCTUnwrap(ownCancel.value)
         XCTAssertTrue(own.stopped)
         XCTAssertLessThan(own.seconds, 0.5, "the handler's own cancel did not wait for itself")
@@ -101,14 +102,16 @@ final class NATSTokenRaceTests: XCTestCase {
         let handlerEnded = try XCTUnwrap(
             setup.handlerEnded.value, "a cancel from outside returned while the handler ran")
         XCTAssertGreaterThanOrEqual(returned, handlerEnded)
-        // A close from the same handler that also cancels, racing a close outside: no deadlock.
-        let second = try makeRunningHandler(handlerSleep: 0.3) { imported in
-            usleep(100_000)
-            _ = imported.cancel()
+        // A cancel from the handler while a close waits for that handler: it returns at once.
+        let handlerCancel = LockedValue<Bool?>(nil)
+        let second = try makeRunningHandler(handlerSleep: 0.3) { imported, bridge in
+            _ = waitUntil { bridge?.isClosed ?? true }
+            handlerCancel.value = imported.cancel()
         }
         defer { second.token.cancel() }
         XCTAssertEqual(second.bridge.close(timeout: .seconds(5)), 0)
         XCTAssertNotNil(second.handlerEnded.value, "the close waited for the handler")
+        XCTAssertEqual(handlerCancel.value, false, "the close stopped the import; the handler's cancel returned")
     }
 
     /// 20 000 keys: the winning cancel takes long enough to stop them all that a losing one,
