@@ -283,8 +283,12 @@ public final class NATSBridge: Sendable {
         let jetStream = state.withLock { $0.jetStream }
         var givenUp = 0
         if let jetStream {
-            _ = jetStream.waitForAcknowledgments(until: deadline)
+            // On the retry thread (a status observer it runs closed the bridge) nothing is
+            // republished while this waits: give up what is pending at once.
+            if !jetStream.isRetryThread { _ = jetStream.waitForAcknowledgments(until: deadline) }
             givenUp = jetStream.giveUpPending()
+            // Reports of what was given up before, not sent yet: before `.closed`.
+            jetStream.sendUnsentReports()
         }
         natsConnection_Close(connection.pointer)
         // Wait for cnats' last connection callback (or give up after 5 s, keeping
