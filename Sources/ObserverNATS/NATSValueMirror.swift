@@ -29,8 +29,11 @@ public final class NATSMirror: SubscriptionCanceller {
 
     /// Stops mirroring: local changes are no longer written, and no bucket
     /// change is applied after this returns (unless called from a handler of
-    /// the value run by this mirror, which cannot wait for itself). Returns true when this call
-    /// stopped the mirror; false when it was stopped already (cancelled, or its bridge closed).
+    /// the value run by this mirror, or an observer of its statuses, which run on its watcher
+    /// thread and cannot wait for it). Returns true when this call stopped the mirror; false
+    /// when it was stopped already (cancelled, or its bridge closed) or is being stopped by
+    /// another call, which this one then waits for: either way nothing is applied after it
+    /// returns.
     @discardableResult
     public func cancel() -> Bool {
         let stoppedNow = mirrored.stop()
@@ -38,8 +41,9 @@ public final class NATSMirror: SubscriptionCanceller {
         return stoppedNow
     }
 
-    /// Whether the mirror still runs (neither cancelled nor stopped by its bridge's close).
-    public var isActive: Bool { !mirrored.stopping.load(ordering: .acquiring) }
+    /// Whether the mirror still runs (neither cancelled nor stopped by its bridge's close):
+    /// false once its stop has finished.
+    public var isActive: Bool { !mirrored.stopProgress.isFinished.load(ordering: .acquiring) }
 
     /// A token that cancels this mirror: for a place that holds `Subscription`s.
     public var subscription: Subscription { Subscription(canceller: self) }
@@ -71,6 +75,7 @@ final class MirroredValueState: @unchecked Sendable {
     let published = HeapAtomicWord<Int>(0)
     let malformed = HeapAtomicWord<Int>(0)
     let stopping = HeapAtomicWord<Bool>(false)
+    let stopProgress = TokenStop()
     let tearsDownItself = HeapAtomicWord<Bool>(false)
     let ended = DispatchSemaphore(value: 0)
     let status: Event<NATSStatus>
@@ -132,22 +137,41 @@ final class MirroredValueState: @unchecked Sendable {
         ownWrites.withLock { $0 = (latest: number, otherAppliedSince: false) }
     }
 
-    /// Stops the mirror; returns false when stopped already.
+    /// Stops the mirror; returns false when stopped already. Either way it returns once the
+    /// watcher thread has ended, unless called on that thread.
     @discardableResult
     func stop() -> Bool {
-        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return false }
+        let onWatcherThread =
+            RemoteDelivery.currentMirror == marker || RemoteDelivery.currentMirrorWatcher == marker
+        guard stopProgress.claim() else {
+            if !onWatcherThread {
+                stopProgress.waitUntilFinished()
+                waitUntilEnded()
+            }
+            return false
+        }
+        stopping.store(true, ordering: .releasing)
         observer?.cancel()
         watcherLock.withLock {
             if let watcher { kvWatcher_Stop(watcher) }
         }
-        if RemoteDelivery.currentMirror == marker || RemoteDelivery.currentMirrorWatcher == marker {
+        if onWatcherThread {
             // On the watcher thread, inside a handler: it tears down when it returns.
             tearsDownItself.store(true, ordering: .releasing)
+            stopProgress.finish()
             return true
         }
-        ended.wait()
+        waitUntilEnded()
         tearDown()
+        stopProgress.finish()
         return true
+    }
+
+    /// Waits until the watcher thread has ended.
+    private func waitUntilEnded() {
+        // Passed on, so that every caller returns.
+        ended.wait()
+        ended.signal()
     }
 
     func tearDown() {

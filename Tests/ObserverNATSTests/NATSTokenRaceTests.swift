@@ -114,6 +114,43 @@ final class NATSTokenRaceTests: XCTestCase {
         XCTAssertEqual(handlerCancel.value, false, "the close stopped the import; the handler's cancel returned")
     }
 
+    func testTwoCancelsOfAMirrorBothReturnOnlyOnceTheValuesHandlerOnItsWatcherThreadHasReturned() throws {
+        let (first, second) = try makeBridgePair()
+        let key = "race\(UInt32.random(in: 0 ... .max))"
+        let here = ObservableValue(0)
+        let mirror = try first.mirror(here, bucket: "observer-tests", key: key)
+        let started = DispatchSemaphore(value: 0)
+        let ended = LockedValue<Date?>(nil)
+        // Runs on the mirror's watcher thread, which sets the value from the bucket.
+        let token = here.subscribe { value in
+            guard value == 7 else { return }
+            started.signal()
+            usleep(1_000_000)
+            ended.value = Date()
+        }
+        defer { token.cancel() }
+        let there = ObservableValue(0)
+        try second.mirror(there, bucket: "observer-tests", key: key)
+        there.value = 7
+        XCTAssertEqual(started.wait(timeout: .now() + 10), .success, "the bucket's value is set")
+        let results = Received<(stopped: Bool, returned: Date)>()
+        let threads = (0..<2).map { index in
+            JoinableThread {
+                if index == 1 { usleep(200_000) }
+                let stopped = mirror.cancel()
+                results.append((stopped, Date()))
+            }
+        }
+        threads.forEach { $0.join() }
+        let handlerEnded = try XCTUnwrap(ended.value, "the handler returned before both cancels")
+        XCTAssertEqual(results.values.filter(\.stopped).count, 1, "one cancel stopped the mirror")
+        for result in results.values {
+            XCTAssertGreaterThanOrEqual(
+                result.returned, handlerEnded, "a cancel (stopped: \(result.stopped)) returned while the handler ran")
+        }
+        XCTAssertFalse(mirror.isActive)
+    }
+
     /// 20 000 keys: the winning cancel takes long enough to stop them all that a losing one,
     /// or a thread that sees `isActive` turn false, sends while it is still at work.
     func testSendsAfterALosingCancelReturnedOrAfterIsActiveTurnedFalseAreNotPublished() throws {
