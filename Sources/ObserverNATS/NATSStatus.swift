@@ -59,8 +59,8 @@ public enum NATSStatus: Sendable, Equatable {
     case consumerRecovered(subject: String, durable: String)
     /// A mirror (``NATSBridge/mirror(_:bucket:key:)``) no longer hears its bucket, for
     /// `reason`: the bucket was deleted. Until a bucket of that name exists again, the mirror
-    /// sets nothing, and its writes are refused (at-least-once, as the bridge's exports'). Sent
-    /// on the mirror's watcher thread.
+    /// sets nothing, and its writes wait (counted in ``NATSBridge/pendingPublishes``). Sent on
+    /// the mirror's watcher thread.
     case mirrorStalled(bucket: String, key: String, reason: String)
     /// A stalled mirror watches its bucket again (created again): the key's value in the new
     /// bucket, if any, is set next, and the mirror follows the bucket as before. Sent on the
