@@ -60,4 +60,29 @@ final class NATSMirrorRecoveryTests: XCTestCase {
         XCTAssertTrue(waitUntil { here.value == 5 })
         XCTAssertFalse(log.values.contains { if case .error = $0 { true } else { false } }, "\(log.values)")
     }
+
+    func testAMirrorsWritesWhileItsBucketIsGoneWaitAndAreStoredInTheBucketCreatedAgain() throws {
+        let server = try OwnedNATSServer()
+        let admin = try JetStreamAdmin(url: server.url)
+        var options = NATSOptions(servers: [server.url])
+        options.reconnectWait = .milliseconds(50)
+        let (watching, reading) = try makeBridgePair(
+            stoppingAfterwards: server, publisherOptions: options, subscriberOptions: options)
+        let here = ObservableValue(1)
+        let mirror = try watching.mirror(here, bucket: "interim", key: "level")
+        let config = try XCTUnwrap(admin.request("STREAM.INFO.KV_interim")?["config"] as? [String: Any])
+        XCTAssertEqual(admin.request("STREAM.DELETE.KV_interim")?["success"] as? Bool, true)
+        here.value = 9
+        // Republished while no stream stores it, never given up: neither refused nor lost.
+        usleep(3_000_000)
+        XCTAssertEqual(watching.pendingPublishes, 1)
+        XCTAssertEqual(watching.refusedPublishes, 0)
+        let created = admin.request("STREAM.CREATE.KV_interim", config)
+        XCTAssertNil(created?["error"], "\(created ?? [:])")
+        XCTAssertTrue(waitUntil { watching.pendingPublishes == 0 }, "stored in the bucket created again")
+        XCTAssertEqual(mirror.publishedCount, 2)
+        let there = ObservableValue(0)
+        try reading.mirror(there, bucket: "interim", key: "level")
+        XCTAssertEqual(there.value, 9, "a late joiner reads the write made while the bucket was gone")
+    }
 }
