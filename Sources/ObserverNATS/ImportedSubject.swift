@@ -34,7 +34,12 @@ final class ImportedSubject: @unchecked Sendable {
     let malformed = HeapAtomicWord<Int>(0)
     let missed = HeapAtomicWord<Int>(0)
     let duplicates = HeapAtomicWord<Int>(0)
-    let completed = DispatchSemaphore(value: 0)
+    /// Guards `isComplete`; broadcast by `onComplete`.
+    private let completion = NSCondition()
+    /// Set by `onComplete`: no message callback runs any more.
+    private var isComplete = false
+    /// Set once the subscription is handed to cnats, whose on-complete callback then comes.
+    let wasSubscribed = HeapAtomicWord<Bool>(false)
     /// ``RemoteDelivery/key``, read once (a `static let` costs a `swift_once` on every read):
     /// `onMessage` marks this import as the one delivering on its thread with it, and
     /// `onComplete` clears the mark.
@@ -94,7 +99,24 @@ final class ImportedSubject: @unchecked Sendable {
         if pthread_getspecific(imported.remoteDeliveryKey) == closure {
             pthread_setspecific(imported.remoteDeliveryKey, nil)
         }
-        imported.completed.signal()
+        imported.completion.lock()
+        imported.isComplete = true
+        imported.completion.broadcast()
+        imported.completion.unlock()
+    }
+
+    /// Waits until no message callback of this import runs any more (its on-complete callback
+    /// has run); returns at once when it never subscribed.
+    func waitUntilComplete() {
+        guard wasSubscribed.load(ordering: .acquiring) else { return }
+        completion.lock()
+        while !isComplete { completion.wait() }
+        completion.unlock()
+    }
+
+    /// Whether the calling thread is this import's delivery thread (running its handlers).
+    var isDeliveringOnThisThread: Bool {
+        RemoteDelivery.current == Unmanaged.passUnretained(self).toOpaque()
     }
 
     func receive(_ message: OpaquePointer) {
@@ -236,8 +258,8 @@ final class ImportedSubject: @unchecked Sendable {
             })
         else { return nil }
         _ = natsSubscription_Unsubscribe(pointer)
-        if RemoteDelivery.current == Unmanaged.passUnretained(self).toOpaque() { return pointer }
-        completed.wait()
+        if isDeliveringOnThisThread { return pointer }
+        waitUntilComplete()
         guard natsConnection_Status(connection.pointer) == NATS_CONN_STATUS_CONNECTED,
             natsConnection_FlushTimeout(connection.pointer, 1000) == NATS_OK
         else { return pointer }

@@ -73,8 +73,8 @@ extension JetStreamContext {
         guard let closure, let message else { return }
         let context = Unmanaged<JetStreamContext>.fromOpaque(closure).takeUnretainedValue()
         guard acknowledgment == nil, let failure else {
+            if context.silentSubjects.load(ordering: .relaxed) > 0 { context.noteStored(message) }
             natsMsg_Destroy(message)
-            context.acknowledgedSinceRetry.store(true, ordering: .relaxed)
             context.settle(1, acknowledged: true)
             return
         }
@@ -111,8 +111,10 @@ extension JetStreamContext {
         return true
     }
 
-    /// Takes `message` into the retry queue (or gives it up when the context is closing).
+    /// Takes `message` into the retry queue, or into its subject's silent messages after "no
+    /// responders" (or gives it up when the context is closing).
     private func enqueue(_ message: OpaquePointer, _ failure: Failure) {
+        let subject = failure == .noResponders ? natsMsg_GetSubject(message).map { String(cString: $0) } : nil
         retryCondition.lock()
         if retryState.isStopped {
             retryState.droppedWhileClosing += Self.eventCount(of: message)
@@ -120,8 +122,35 @@ extension JetStreamContext {
             drop([message], reason: Self.closingReason, refused: false)
             return
         }
-        retryState.queue.append(Retry(message: message, failure: failure))
-        retryCondition.signal()
+        if let subject {
+            let retry = Retry(message: message, failure: failure)
+            if retryState.silent[subject] != nil {
+                retryState.silent[subject]!.messages.append(retry)
+            } else {
+                let now = Date()
+                retryState.silent[subject] = SilentSubject(
+                    messages: [retry], since: now, backoff: Self.firstBackoff,
+                    retryAt: now.addingTimeInterval(Self.firstBackoff))
+                silentSubjects.store(retryState.silent.count, ordering: .relaxed)
+                retryCondition.signal()
+            }
+        } else {
+            retryState.queue.append(Retry(message: message, failure: failure))
+            retryCondition.signal()
+        }
+        retryCondition.unlock()
+    }
+
+    /// `message` was stored: its subject, if silent, is not any more, and its messages are
+    /// republished at once.
+    private func noteStored(_ message: OpaquePointer) {
+        guard let subject = natsMsg_GetSubject(message).map({ String(cString: $0) }) else { return }
+        retryCondition.lock()
+        if let silent = retryState.silent.removeValue(forKey: subject) {
+            retryState.queue += silent.messages
+            silentSubjects.store(retryState.silent.count, ordering: .relaxed)
+            if !silent.messages.isEmpty { retryCondition.signal() }
+        }
         retryCondition.unlock()
     }
 

@@ -6,56 +6,45 @@ import ObserverSwift
 extension JetStreamContext {
     // MARK: Retrying
 
+    /// The retry thread: republishes what the queue holds, and each silent subject's messages
+    /// when its backoff has passed, in rounds. A round gives up (refused) what the server refused,
+    /// what goes to a subject denied lately, and the messages of a subject silent for longer than
+    /// ``streamCheckInterval`` whose stream no longer stores it. It reports what it gave up last,
+    /// when it holds nothing else: a status observer that closes the bridge from this thread
+    /// finds every other message queued or in flight, where the close gives it up.
     func runRetries() {
-        var backoff = 0.0
-        var lastStreamCheck = Date()
-        var noRespondersSince: Date?
-        while true {
-            retryCondition.lock()
-            while retryState.queue.isEmpty && !retryState.isStopped { retryCondition.wait() }
-            if backoff > 0 && !retryState.isStopped {
-                let until = Date().addingTimeInterval(backoff)
-                while !retryState.isStopped && Date() < until { _ = retryCondition.wait(until: until) }
+        while let round = nextRound() {
+            var givenUp: [GivenUp] = []
+            var batch: [Retry] = []
+            for retry in round.ready {
+                if case .refused(let reason) = retry.failure {
+                    givenUp.append(GivenUp(message: retry.message, reason: reason, isRefused: true))
+                } else {
+                    batch.append(retry)
+                }
             }
-            if retryState.isStopped {
-                retryCondition.unlock()
-                return
+            for subject in round.dueSubjects {
+                if round.checkedSubjects.contains(subject.name),
+                    let reason = unstoredReason(subject.name, stream: subject.stream)
+                {
+                    givenUp += subject.messages.map { GivenUp(message: $0.message, reason: reason, isRefused: true) }
+                    forgetSilence(of: subject.name)
+                } else {
+                    batch += subject.messages
+                }
             }
-            retryCondition.unlock()
-            // Asked without this lock held: cnats' connection lock is never taken under it.
-            guard natsConnection_Status(connection.pointer) == NATS_CONN_STATUS_CONNECTED else {
-                // Down: leave the queue as it is and look again in 50 ms.
-                backoff = 0.05
-                continue
-            }
-            retryCondition.lock()
-            var batch = retryState.queue
-            retryState.queue = []
-            retryCondition.unlock()
-            let sawNoResponders = batch.contains { $0.failure == .noResponders }
-            batch.removeAll { retry in
-                guard case .refused(let reason) = retry.failure else { return false }
-                drop([retry.message], reason: reason, refused: true)
-                return true
-            }
-            batch = dropMessagesToDeniedSubjects(batch)
-            // "No responders" for a while: an election, or no stream stores the subject any more.
-            if sawNoResponders, !isClosed.load(ordering: .sequentiallyConsistent), let since = noRespondersSince,
-                Date().timeIntervalSince(since) > Self.streamCheckInterval,
-                Date().timeIntervalSince(lastStreamCheck) > Self.streamCheckInterval
-            {
-                lastStreamCheck = Date()
-                batch = dropMessagesOfMissingStreams(batch)
-            }
+            batch = takeMessagesToDeniedSubjects(batch, into: &givenUp)
             var retained: [Retry] = []
             var options = jsPubOptions()
             _ = jsPubOptions_Init(&options)
             options.MaxWait = acknowledgmentWait
             for (index, retry) in batch.enumerated() {
-                // A status observer on this thread may have closed the bridge, which destroyed
-                // the context: give up the rest instead of publishing through it.
+                // Destroyed meanwhile (the bridge closed): give up the rest instead of publishing
+                // through it.
                 if isClosed.load(ordering: .sequentiallyConsistent) {
-                    drop(batch[index...].map(\.message), reason: Self.closingReason, refused: false)
+                    givenUp += batch[index...].map {
+                        GivenUp(message: $0.message, reason: Self.closingReason, isRefused: false)
+                    }
                     break
                 }
                 var message: OpaquePointer? = retry.message
@@ -65,20 +54,116 @@ extension JetStreamContext {
                     if Self.isRetryable(publishResult: result) {
                         retained.append(Retry(message: message, failure: .timeout))
                     } else {
-                        drop([message], reason: String(cString: natsStatus_GetText(result)), refused: true)
+                        givenUp.append(GivenUp(message: message, reason: Self.text(result), isRefused: true))
                     }
                 }
             }
             if !retained.isEmpty { requeue(retained) }
-            let acknowledged = acknowledgedSinceRetry.exchange(false, ordering: .relaxed)
-            if sawNoResponders && !acknowledged {
-                backoff = min(1, max(0.025, backoff * 2))
-                if noRespondersSince == nil { noRespondersSince = Date() }
-            } else {
-                backoff = retained.isEmpty ? 0 : 0.05
-                if acknowledged { noRespondersSince = nil }
-            }
+            giveUp(givenUp)
         }
+    }
+
+    /// What one round of the retry thread republishes or gives up.
+    struct Round {
+        /// The queue's messages (timeouts, refusals).
+        var ready: [Retry] = []
+        /// Silent subjects whose backoff has passed, with their messages.
+        var dueSubjects: [DueSubject] = []
+        /// Subjects among `dueSubjects` silent long enough for a stream lookup.
+        var checkedSubjects: Set<String> = []
+    }
+
+    struct DueSubject {
+        var name: String
+        var stream: String
+        var messages: [Retry]
+    }
+
+    /// A message given up, with why.
+    struct GivenUp {
+        var message: OpaquePointer
+        var reason: String
+        var isRefused: Bool
+    }
+
+    /// Waits until there is something to republish (the queue, or a silent subject whose
+    /// backoff has passed) while connected, and takes it; nil once stopped.
+    private func nextRound() -> Round? {
+        retryCondition.lock()
+        defer { retryCondition.unlock() }
+        while true {
+            if retryState.isStopped { return nil }
+            let now = Date()
+            if let pauseUntil = retryState.pauseUntil, now < pauseUntil {
+                _ = retryCondition.wait(until: pauseUntil)
+                continue
+            }
+            retryState.pauseUntil = nil
+            let due = retryState.silent.values.map(\.retryAt).min()
+            guard !retryState.queue.isEmpty || (due.map { $0 <= now } ?? false) else {
+                if let due { _ = retryCondition.wait(until: due) } else { retryCondition.wait() }
+                continue
+            }
+            // Asked without this lock held: cnats' connection lock is never taken under it.
+            retryCondition.unlock()
+            let connected = natsConnection_Status(connection.pointer) == NATS_CONN_STATUS_CONNECTED
+            retryCondition.lock()
+            guard connected else {
+                // Down: leave everything as it is and look again in 50 ms.
+                retryState.pauseUntil = Date().addingTimeInterval(0.05)
+                continue
+            }
+            if retryState.isStopped { return nil }
+            return takeRound(now: Date())
+        }
+    }
+
+    /// Takes the queue and the messages of every silent subject due by `now`, doubling each
+    /// one's backoff (25 ms up to 1 s). Under `retryCondition`'s lock.
+    private func takeRound(now: Date) -> Round {
+        var round = Round()
+        round.ready = retryState.queue
+        retryState.queue = []
+        let streams = registry.withLock { $0.streamBySubject }
+        for (name, var subject) in retryState.silent where subject.retryAt <= now {
+            if subject.messages.isEmpty {
+                // None of the messages republished last came back silent (yet): once each has
+                // had its acknowledgment wait (stored, or timed out and queued), the subject is
+                // no longer silent.
+                let answered = (subject.lastRepublished ?? .distantPast).addingTimeInterval(
+                    Double(acknowledgmentWait) / 1000 + 0.1)
+                if now >= answered {
+                    retryState.silent[name] = nil
+                } else {
+                    retryState.silent[name]!.retryAt = answered
+                }
+                continue
+            }
+            let stream = streams[name]
+            round.dueSubjects.append(DueSubject(name: name, stream: stream ?? "", messages: subject.messages))
+            subject.messages = []
+            subject.lastRepublished = now
+            subject.backoff = min(Self.longestBackoff, subject.backoff * 2)
+            subject.retryAt = now.addingTimeInterval(subject.backoff)
+            if stream != nil, now.timeIntervalSince(subject.since) > Self.streamCheckInterval,
+                now.timeIntervalSince(subject.lastStreamCheck ?? .distantPast) > Self.streamCheckInterval,
+                !isClosed.load(ordering: .sequentiallyConsistent)
+            {
+                subject.lastStreamCheck = now
+                round.checkedSubjects.insert(name)
+            }
+            retryState.silent[name] = subject
+        }
+        silentSubjects.store(retryState.silent.count, ordering: .relaxed)
+        return round
+    }
+
+    /// Forgets that `subject` was silent (its messages were given up).
+    private func forgetSilence(of subject: String) {
+        retryCondition.lock()
+        if let silent = retryState.silent[subject], silent.messages.isEmpty { retryState.silent[subject] = nil }
+        silentSubjects.store(retryState.silent.count, ordering: .relaxed)
+        retryCondition.unlock()
     }
 
     private func requeue(_ retries: [Retry]) {
@@ -90,35 +175,17 @@ extension JetStreamContext {
             return
         }
         retryState.queue.insert(contentsOf: retries, at: 0)
+        // Not publishable now (the connection's buffer is full, or it is down): wait a little.
+        retryState.pauseUntil = Date().addingTimeInterval(0.05)
         retryCondition.unlock()
     }
 
+    /// The first and the longest wait before a silent subject's messages are republished.
+    static let firstBackoff: TimeInterval = 0.025
+    static let longestBackoff: TimeInterval = 1
+
     /// How long "no responders" lasts before a stream lookup, and the least time between two.
     static let streamCheckInterval: TimeInterval = 2
-
-    /// Gives up the messages of `batch` that no stream will store: their stream no longer
-    /// exists, or no longer stores their subject (the stream lookup by subject, asked once per
-    /// subject); returns the others. A lookup that fails (no answer, an election of the
-    /// cluster's meta leader) gives up nothing.
-    private func dropMessagesOfMissingStreams(_ batch: [Retry]) -> [Retry] {
-        let streams = registry.withLock { $0.streamBySubject }
-        var verdicts: [String: String?] = [:]
-        var kept: [Retry] = []
-        for retry in batch {
-            let subject = natsMsg_GetSubject(retry.message).map { String(cString: $0) } ?? ""
-            guard let stream = streams[subject] else {
-                kept.append(retry)
-                continue
-            }
-            if verdicts[subject] == nil { verdicts[subject] = .some(unstoredReason(subject, stream: stream)) }
-            if case .some(.some(let reason)) = verdicts[subject] {
-                drop([retry.message], reason: reason, refused: true)
-            } else {
-                kept.append(retry)
-            }
-        }
-        return kept
-    }
 
     /// Why `subject`'s messages will never be stored in `stream`, or nil when they may be.
     private func unstoredReason(_ subject: String, stream: String) -> String? {
@@ -137,8 +204,9 @@ extension JetStreamContext {
         retryCondition.unlock()
     }
 
-    /// Gives up the messages of `batch` to subjects the server denied lately; returns the others.
-    private func dropMessagesToDeniedSubjects(_ batch: [Retry]) -> [Retry] {
+    /// Moves the messages of `batch` to subjects the server denied lately into `givenUp`;
+    /// returns the others.
+    private func takeMessagesToDeniedSubjects(_ batch: [Retry], into givenUp: inout [GivenUp]) -> [Retry] {
         let now = Date()
         let denied = registry.withLock { registry -> [SubjectBytes: String] in
             registry.deniedSubjects = registry.deniedSubjects.filter {
@@ -151,7 +219,7 @@ extension JetStreamContext {
         for retry in batch {
             let subject = natsMsg_GetSubject(retry.message).map { String(cString: $0) } ?? ""
             if let reason = denied[SubjectBytes(subject)] {
-                drop([retry.message], reason: reason, refused: true)
+                givenUp.append(GivenUp(message: retry.message, reason: reason, isRefused: true))
             } else {
                 kept.append(retry)
             }
@@ -181,47 +249,101 @@ extension JetStreamContext {
     /// count of events.
     @discardableResult
     func drop(_ messages: [OpaquePointer], reason: String, refused isRefused: Bool) -> Int {
-        guard !messages.isEmpty else { return 0 }
-        var bySubject: [String: Int] = [:]
-        var byPublisher: [UInt64: Int] = [:]
-        var events = 0
-        for message in messages {
+        giveUp(messages.map { GivenUp(message: $0, reason: reason, isRefused: isRefused) })
+    }
+
+    /// Frees the messages of `givenUp`, counts their events (as refused: never stored;
+    /// otherwise as unconfirmed) and charges them to their exports, all before reporting them
+    /// per subject and reason; settles them after the last report. Returns the count of events.
+    ///
+    /// The reports wait in ``JetStreamContext/unsentReports`` until sent: a close started by an
+    /// observer of one of them sends the others (and settles them) before the bridge's `.closed`.
+    @discardableResult
+    func giveUp(_ givenUp: [GivenUp]) -> Int {
+        guard !givenUp.isEmpty else { return 0 }
+        struct ReportKey: Hashable {
+            var subject: String
+            var reason: String
+            var isRefused: Bool
+        }
+        var byReport: [ReportKey: Int] = [:]
+        var byPublisher: [UInt64: (refused: Int, unconfirmed: Int)] = [:]
+        var refusedEvents = 0
+        var unconfirmedEvents = 0
+        for item in givenUp {
+            let message = item.message
             let subject = natsMsg_GetSubject(message).map { String(cString: $0) } ?? ""
             let count = Self.eventCount(of: message)
-            events += count
-            bySubject[subject, default: 0] += count
+            if item.isRefused { refusedEvents += count } else { unconfirmedEvents += count }
+            byReport[ReportKey(subject: subject, reason: item.reason, isRefused: item.isRefused), default: 0] += count
             var identity: UnsafePointer<CChar>?
             if natsMsgHeader_Get(message, "Nats-Msg-Id", &identity) == NATS_OK, let identity,
                 let publisher = UInt64(String(cString: identity).prefix { $0 != "-" }, radix: 16)
             {
-                byPublisher[publisher, default: 0] += count
+                if item.isRefused {
+                    byPublisher[publisher, default: (0, 0)].refused += count
+                } else {
+                    byPublisher[publisher, default: (0, 0)].unconfirmed += count
+                }
             }
             natsMsg_Destroy(message)
         }
         let charged = registry.withLock { registry in
-            byPublisher.map { identity, count in (registry.publishers[identity]?.publisher, count) }
+            byPublisher.map { identity, counts in (registry.publishers[identity]?.publisher, counts) }
         }
-        for case let (publisher?, count) in charged {
-            publisher.failures.wrappingAdd(count, ordering: .relaxed)
-            if isRefused {
-                publisher.refused.wrappingAdd(count, ordering: .relaxed)
-            } else {
-                publisher.unconfirmed.wrappingAdd(count, ordering: .relaxed)
+        for case let (publisher?, counts) in charged {
+            publisher.failures.wrappingAdd(counts.refused + counts.unconfirmed, ordering: .relaxed)
+            if counts.refused > 0 { publisher.refused.wrappingAdd(counts.refused, ordering: .relaxed) }
+            if counts.unconfirmed > 0 { publisher.unconfirmed.wrappingAdd(counts.unconfirmed, ordering: .relaxed) }
+        }
+        if refusedEvents > 0 { refused.wrappingAdd(refusedEvents, ordering: .relaxed) }
+        if unconfirmedEvents > 0 { unconfirmed.wrappingAdd(unconfirmedEvents, ordering: .relaxed) }
+        let reports = byReport.sorted {
+            ($0.key.subject, $0.key.reason, $0.key.isRefused ? 0 : 1) < (
+                $1.key.subject, $1.key.reason, $1.key.isRefused ? 0 : 1
+            )
+        }.map { key, count -> NATSStatus in
+            key.isRefused
+                ? .refused(subject: key.subject, count: count, reason: key.reason)
+                : .unconfirmed(subject: key.subject, count: count, reason: key.reason)
+        }
+        let identity = unsentReports.withLock { unsent -> Int in
+            unsent.nextIdentity += 1
+            unsent.batches[unsent.nextIdentity] = UnsentReports(statuses: reports[...], unsettled: givenUp.count)
+            return unsent.nextIdentity
+        }
+        while true {
+            let next = unsentReports.withLock { unsent -> (status: NATSStatus?, settle: Int) in
+                guard var batch = unsent.batches[identity] else { return (nil, 0) }
+                if let status = batch.statuses.popFirst() {
+                    unsent.batches[identity] = batch
+                    return (status, 0)
+                }
+                unsent.batches[identity] = nil
+                return (nil, batch.unsettled)
             }
+            if let status = next.status {
+                self.status.send(status)
+                continue
+            }
+            // Settled last: a flush that sees nothing pending sees these reports made. (Taken
+            // by a close meanwhile, they were sent and settled by it: nothing is left here.)
+            if next.settle > 0 { settle(next.settle, acknowledged: false) }
+            break
         }
-        if isRefused {
-            refused.wrappingAdd(events, ordering: .relaxed)
-        } else {
-            unconfirmed.wrappingAdd(events, ordering: .relaxed)
+        return refusedEvents + unconfirmedEvents
+    }
+
+    /// Sends every report still unsent (a close's, before the bridge reports `.closed`), and
+    /// settles its messages.
+    func sendUnsentReports() {
+        let batches = unsentReports.withLock { unsent -> [UnsentReports] in
+            defer { unsent.batches = [:] }
+            return unsent.batches.sorted { $0.key < $1.key }.map(\.value)
         }
-        for (subject, count) in bySubject.sorted(by: { $0.key < $1.key }) {
-            status.send(
-                isRefused
-                    ? .refused(subject: subject, count: count, reason: reason)
-                    : .unconfirmed(subject: subject, count: count, reason: reason))
+        for batch in batches {
+            for status in batch.statuses { self.status.send(status) }
+            settle(batch.unsettled, acknowledged: false)
         }
-        // Settled last: a flush that sees nothing pending sees these reports made.
-        settle(messages.count, acknowledged: false)
-        return events
     }
 }

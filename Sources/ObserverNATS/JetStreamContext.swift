@@ -11,8 +11,10 @@ import ObserverSwift
 /// acknowledgment arrived). cnats calls ``acknowledged``
 /// on its acknowledgment thread: success frees the message, a failure queues it for the
 /// retry thread; nothing there waits. The retry thread republishes the queue at full
-/// rate, backing off (25 ms doubling to 1 s) only while the server answers that no
-/// stream leader responds, and waits while the connection is down.
+/// rate and waits while the connection is down. A subject the server answers that no
+/// stream responds to is silent: its messages are republished on a backoff of its own
+/// (25 ms doubling to 1 s) until one of them is stored, and given up once a stream lookup
+/// finds that no stream stores it any more; other subjects are not held back by it.
 ///
 /// This file holds the context's state, its creation and its closing. Publishing and the
 /// acknowledgments are in `JetStreamContext+Publishing.swift`; the retry thread and what it
@@ -43,8 +45,11 @@ final class JetStreamContext: @unchecked Sendable {
     /// Threads inside ``waitForAcknowledgments(until:)``: `settle` wakes them only when there are some.
     let flushWaiters = HeapAtomicWord<Int>(0)
     let settledCondition = NSCondition()
-    /// Set by each acknowledgment; the retry thread clears it to decide whether to back off.
-    let acknowledgedSinceRetry = HeapAtomicWord<Bool>(false)
+    /// How many subjects are silent (``RetryState/silent``): an acknowledgment looks its
+    /// subject up there only when some are.
+    let silentSubjects = HeapAtomicWord<Int>(0)
+    /// Reports of given-up messages not sent yet (see ``giveUp(_:)``).
+    let unsentReports = Locked(UnsentReportTable())
 
     let retryCondition = NSCondition()
     var retryState = RetryState()
@@ -56,10 +61,41 @@ final class JetStreamContext: @unchecked Sendable {
     let registry = Locked(Registry())
 
     struct RetryState {
+        /// Messages to republish at the next round.
         var queue: [Retry] = []
+        /// Subjects no stream responded to lately, by subject.
+        var silent: [String: SilentSubject] = [:]
+        /// The next round waits until then (the connection is down, or could not take a message).
+        var pauseUntil: Date?
         var isStopped = false
         /// Given up after the bridge started closing (late acknowledgment failures).
         var droppedWhileClosing = 0
+    }
+
+    /// A subject the server answered that no stream responds to, and its messages held until
+    /// `retryAt`. Forgotten when one of its messages is stored, or when none of those
+    /// republished last came back silent within their acknowledgment wait.
+    struct SilentSubject {
+        var messages: [Retry] = []
+        /// When "no responders" was first answered for it.
+        var since: Date
+        var backoff: TimeInterval
+        var retryAt: Date
+        /// The last stream lookup for it.
+        var lastStreamCheck: Date?
+        /// When its messages were last republished.
+        var lastRepublished: Date?
+    }
+
+    struct UnsentReports {
+        var statuses: ArraySlice<NATSStatus>
+        /// Messages settled once the last of `statuses` was sent.
+        var unsettled: Int
+    }
+
+    struct UnsentReportTable {
+        var nextIdentity = 0
+        var batches: [Int: UnsentReports] = [:]
     }
 
     struct Retry {
@@ -138,12 +174,14 @@ final class JetStreamContext: @unchecked Sendable {
     func giveUpPending() -> Int {
         retryCondition.lock()
         retryState.isStopped = true
-        let queued = retryState.queue.map(\.message)
+        let queued = retryState.queue.map(\.message) + retryState.silent.values.flatMap { $0.messages.map(\.message) }
         retryState.queue = []
+        retryState.silent = [:]
+        silentSubjects.store(0, ordering: .relaxed)
         retryCondition.broadcast()
         retryCondition.unlock()
         // From the retry thread itself (an observer of a status it sent closed the bridge) there
-        // is nothing to wait for: it checks `isClosed` before each republish once this returns.
+        // is nothing to wait for: it holds nothing but the reports it was sending.
         if !isRetryThread {
             retryThreadDone.wait()
             retryThreadDone.signal()

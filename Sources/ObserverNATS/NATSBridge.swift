@@ -210,7 +210,10 @@ public final class NATSBridge: Sendable {
     /// there a call made while another close runs returns 0 at once, without waiting (the
     /// close under way reports what it gives up, and returns it to its own caller). A first
     /// call from inside a handler closes, without waiting for the handler it is called from;
-    /// the other imports are still waited for.
+    /// the other imports are still waited for. A first call from an observer of a status the
+    /// bridge's retry thread sends (``NATSStatus/refused(subject:count:reason:)``) does not
+    /// wait for acknowledgments, which nothing would republish meanwhile: it gives up what is
+    /// pending at once. Every event given up is reported before ``NATSStatus/closed``.
     @discardableResult
     public func close(timeout: Duration = NATSBridge.defaultCloseTimeout) -> Int {
         let isFirst = state.withLock { state -> Bool in
@@ -244,7 +247,8 @@ public final class NATSBridge: Sendable {
     }
 
     /// Whether the calling thread runs one of this bridge's handlers, which a close may wait
-    /// for: an import's delivery, a mirror's update, cnats' connection callback (status) thread,
+    /// for: an import's delivery, a mirror's update or its watcher thread (its status reports),
+    /// cnats' connection callback (status) thread,
     /// the JetStream retry thread (its status reports), or the close itself (its status reports).
     private var isInsideOwnHandler: Bool {
         if let closing = state.withLock({ $0.closingThread }), pthread_equal(closing, pthread_self()) != 0 {
@@ -255,7 +259,7 @@ public final class NATSBridge: Sendable {
         {
             return true
         }
-        if RemoteDelivery.currentMirror != nil { return true }
+        if RemoteDelivery.currentMirror != nil || RemoteDelivery.currentMirrorWatcher != nil { return true }
         if callbacks.isCallbackThread { return true }
         return state.withLock { $0.jetStream }?.isRetryThread ?? false
     }
@@ -283,8 +287,12 @@ public final class NATSBridge: Sendable {
         let jetStream = state.withLock { $0.jetStream }
         var givenUp = 0
         if let jetStream {
-            _ = jetStream.waitForAcknowledgments(until: deadline)
+            // On the retry thread (a status observer it runs closed the bridge) nothing is
+            // republished while this waits: give up what is pending at once.
+            if !jetStream.isRetryThread { _ = jetStream.waitForAcknowledgments(until: deadline) }
             givenUp = jetStream.giveUpPending()
+            // Reports of what was given up before, not sent yet: before `.closed`.
+            jetStream.sendUnsentReports()
         }
         natsConnection_Close(connection.pointer)
         // Wait for cnats' last connection callback (or give up after 5 s, keeping
@@ -359,10 +367,10 @@ public final class NATSBridge: Sendable {
 
     /// For an import whose bridge is gone: destroys the subscription on a Dispatch thread
     /// once its on-complete callback has run.
-    static func destroyWhenComplete(_ subscription: OpaquePointer, _ completed: DispatchSemaphore) {
+    static func destroyWhenComplete(_ subscription: OpaquePointer, _ imported: ImportedSubject) {
         let address = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(subscription)))
         NATSConnection.teardown.async {
-            completed.wait()
+            imported.waitUntilComplete()
             natsSubscription_Destroy(OpaquePointer(bitPattern: Int(bitPattern: address)))
         }
     }
@@ -510,6 +518,7 @@ public final class NATSBridge: Sendable {
             _ = callbacks.denials.endSubscription(attempt, connection: nil, deadline: Date())
             throw error
         }
+        imported.wasSubscribed.store(true, ordering: .releasing)
         _ = natsSubscription_SetPendingLimits(
             pointer, Int32(clamping: options.pendingLimits.messages), Int32(clamping: options.pendingLimits.bytes))
         if let consumer {

@@ -20,7 +20,7 @@ public final class NATSExport: SubscriptionCanceller {
     weak let bridge: NATSBridge?
     /// The connection's denials, which hold the at-most-once publishers until `unregisterPublishers()`.
     let denials: PermissionDenials
-    let stopped = HeapAtomicWord<Bool>(false)
+    let stopProgress = TokenStop()
 
     init(subscriptions: [Subscription], publishers: [ExportedPublisher], bridge: NATSBridge) {
         self.subscriptions = subscriptions
@@ -57,7 +57,11 @@ public final class NATSExport: SubscriptionCanceller {
 
     /// Stops publishing: sends that start after this returns are not published; a batch
     /// lingering (``NATSOptions/batching``) is sent first. Returns true when this call stopped
-    /// the export; false when it was stopped already (cancelled, or its bridge closed).
+    /// the export; false when it was stopped already (cancelled, or its bridge closed), or is
+    /// being stopped by another call (a `cancel()`, the bridge's close), which this one then
+    /// waits for: either way sends that start after it returns are not published. The one
+    /// exception is a call from a status observer that the stopping call itself runs (the
+    /// statuses of a lingering batch it sends), which returns at once.
     @discardableResult
     public func cancel() -> Bool {
         let stoppedNow = stop()
@@ -66,8 +70,9 @@ public final class NATSExport: SubscriptionCanceller {
         return stoppedNow
     }
 
-    /// Whether the export still publishes (neither cancelled nor stopped by its bridge's close).
-    public var isActive: Bool { !stopped.load(ordering: .acquiring) }
+    /// Whether the export still publishes (neither cancelled nor stopped by its bridge's close):
+    /// false once sends that start after it no longer publish.
+    public var isActive: Bool { !stopProgress.isFinished.load(ordering: .acquiring) }
 
     /// A token that cancels this export: for a place that holds `Subscription`s.
     public var subscription: Subscription { Subscription(canceller: self) }
@@ -79,12 +84,16 @@ public final class NATSExport: SubscriptionCanceller {
     /// released (see `Subscription.store(in:)`).
     public func store(in set: inout Set<Subscription>) { subscription.store(in: &set) }
 
-    /// Stops publishing; returns false when stopped already.
+    /// Stops publishing; returns false when stopped already (after waiting for a stop under way).
     @discardableResult
     func stop() -> Bool {
-        if stopped.exchange(true, ordering: .acquiringAndReleasing) { return false }
+        guard stopProgress.claim() else {
+            stopProgress.waitUntilFinished()
+            return false
+        }
         for subscription in subscriptions { subscription.cancel() }
         for publisher in exportedPublishers { publisher.sendPendingBatch() }
+        stopProgress.finish()
         return true
     }
 
@@ -107,7 +116,7 @@ public final class NATSExport: SubscriptionCanceller {
 public final class NATSImport: SubscriptionCanceller {
     let imported: ImportedSubject
     weak let bridge: NATSBridge?
-    let stopped = HeapAtomicWord<Bool>(false)
+    let stopProgress = TokenStop()
     /// At-least-once: the consumer between cnats and `imported`, whose watch `stop()` ends.
     let consumer = Locked<PushConsumer?>(nil)
 
@@ -131,7 +140,11 @@ public final class NATSImport: SubscriptionCanceller {
     /// Unsubscribes and waits until no handler of this import runs (except when
     /// called from this import's own handler, which cannot wait for itself). Returns true when
     /// this call stopped the import; false when it was stopped already (cancelled, or its bridge
-    /// closed).
+    /// closed), or is being stopped by another call (a `cancel()`, the bridge's close). Every
+    /// call waits the same way: when it returns, no handler of this import runs, whichever call
+    /// stopped it; a call from this import's own handler returns at once, stopping the import
+    /// or not, and the handler it runs in finishes after it (a call from another thread then
+    /// waits for that handler to return).
     @discardableResult
     public func cancel() -> Bool {
         let stoppedNow = stop()
@@ -139,8 +152,9 @@ public final class NATSImport: SubscriptionCanceller {
         return stoppedNow
     }
 
-    /// Whether the import still delivers (neither cancelled nor stopped by its bridge's close).
-    public var isActive: Bool { !stopped.load(ordering: .acquiring) }
+    /// Whether the import still delivers (neither cancelled nor stopped by its bridge's close):
+    /// false once it is unsubscribed.
+    public var isActive: Bool { !stopProgress.isFinished.load(ordering: .acquiring) }
 
     /// A token that cancels this import: for a place that holds `Subscription`s.
     public var subscription: Subscription { Subscription(canceller: self) }
@@ -155,11 +169,19 @@ public final class NATSImport: SubscriptionCanceller {
     package func cancelSubscription() -> Bool { cancel() }
     package var isSubscriptionActive: Bool { isActive }
 
-    /// Stops delivering; returns false when stopped already.
+    /// Stops delivering; returns false when stopped already. Either way it returns once no
+    /// handler of the import runs, unless called from the import's own handler.
     @discardableResult
     func stop() -> Bool {
-        if stopped.exchange(true, ordering: .acquiringAndReleasing) { return false }
+        guard stopProgress.claim() else {
+            // From the import's own handler: the stop under way may be waiting for it.
+            if imported.isDeliveringOnThisThread { return false }
+            stopProgress.waitUntilFinished()
+            imported.waitUntilComplete()
+            return false
+        }
         stopSubscription()
+        stopProgress.finish()
         return true
     }
 
@@ -169,7 +191,7 @@ public final class NATSImport: SubscriptionCanceller {
         if let bridge {
             bridge.retire(subscription)
         } else {
-            NATSBridge.destroyWhenComplete(subscription, imported.completed)
+            NATSBridge.destroyWhenComplete(subscription, imported)
         }
     }
 }

@@ -58,6 +58,15 @@ public enum NATSStatus: Sendable, Equatable {
     case consumerStalled(subject: String, durable: String)
     /// At-least-once: a stalled consumer delivers again (after its recreation).
     case consumerRecovered(subject: String, durable: String)
+    /// A mirror (``NATSBridge/mirror(_:bucket:key:)``) no longer hears its bucket, for
+    /// `reason`: the bucket was deleted. Until a bucket of that name exists again, the mirror
+    /// sets nothing, and its writes wait (counted in ``NATSBridge/pendingPublishes``). Sent on
+    /// the mirror's watcher thread.
+    case mirrorStalled(bucket: String, key: String, reason: String)
+    /// A stalled mirror watches its bucket again (created again): the key's value in the new
+    /// bucket, if any, is set next, and the mirror follows the bucket as before. Sent on the
+    /// mirror's watcher thread.
+    case mirrorRecovered(bucket: String, key: String)
     /// Any other asynchronous error the client reported; a permission denial of nothing the bridge
     /// is publishing or subscribing now (an import's subscription after the permissions changed) is
     /// the server's words, which name the subject.

@@ -29,8 +29,11 @@ public final class NATSMirror: SubscriptionCanceller {
 
     /// Stops mirroring: local changes are no longer written, and no bucket
     /// change is applied after this returns (unless called from a handler of
-    /// the value run by this mirror, which cannot wait for itself). Returns true when this call
-    /// stopped the mirror; false when it was stopped already (cancelled, or its bridge closed).
+    /// the value run by this mirror, or an observer of its statuses, which run on its watcher
+    /// thread and cannot wait for it). Returns true when this call stopped the mirror; false
+    /// when it was stopped already (cancelled, or its bridge closed) or is being stopped by
+    /// another call, which this one then waits for: either way nothing is applied after it
+    /// returns.
     @discardableResult
     public func cancel() -> Bool {
         let stoppedNow = mirrored.stop()
@@ -38,8 +41,9 @@ public final class NATSMirror: SubscriptionCanceller {
         return stoppedNow
     }
 
-    /// Whether the mirror still runs (neither cancelled nor stopped by its bridge's close).
-    public var isActive: Bool { !mirrored.stopping.load(ordering: .acquiring) }
+    /// Whether the mirror still runs (neither cancelled nor stopped by its bridge's close):
+    /// false once its stop has finished.
+    public var isActive: Bool { !mirrored.stopProgress.isFinished.load(ordering: .acquiring) }
 
     /// A token that cancels this mirror: for a place that holds `Subscription`s.
     public var subscription: Subscription { Subscription(canceller: self) }
@@ -58,9 +62,11 @@ public final class NATSMirror: SubscriptionCanceller {
 /// The watcher thread and the echo bookkeeping of one mirror.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class MirroredValueState: @unchecked Sendable {
-    // @unchecked: `watcher` and `store` are set before the watcher thread starts and
-    // destroyed after it has ended (or by it); `ownWrites` is guarded by its lock;
-    // the rest is immutable or atomic.
+    // @unchecked: `watcher`, `store`, `advisories`, `connection` and `streamCreated` are set
+    // before the watcher thread starts and destroyed after it has ended (or by it); the watcher
+    // thread replaces `watcher` and `store` (and `streamCreated`) under `watcherLock`, which
+    // `stop()` takes to reach the watcher; `isStalled` and `rewatchAt` are the watcher thread's;
+    // `ownWrites` is guarded by its lock; the rest is immutable or atomic.
     let bucket: String
     let key: String
     let publisher: UInt64
@@ -69,12 +75,28 @@ final class MirroredValueState: @unchecked Sendable {
     let published = HeapAtomicWord<Int>(0)
     let malformed = HeapAtomicWord<Int>(0)
     let stopping = HeapAtomicWord<Bool>(false)
+    let stopProgress = TokenStop()
     let tearsDownItself = HeapAtomicWord<Bool>(false)
     let ended = DispatchSemaphore(value: 0)
     let status: Event<NATSStatus>
     var store: OpaquePointer?
     var watcher: OpaquePointer?
     var observer: Subscription?
+    let watcherLock = NSLock()
+    var connection: NATSConnection?
+    /// The JetStream advisories of the bucket's stream (created, deleted): a synchronous
+    /// subscription the watcher thread reads between entries; nil when it could not be made.
+    var advisories: OpaquePointer?
+    /// When the stream of the bucket watched was created (nanoseconds since 1970; 0: unknown).
+    var streamCreated: Int64 = 0
+    /// Whether ``NATSStatus/mirrorStalled(bucket:key:reason:)`` was reported and not recovered.
+    var isStalled = false
+    /// When to watch the bucket afresh: a bucket of its name was created.
+    var rewatchAt: Date?
+    /// Until when a failed attempt to watch the bucket afresh is tried again.
+    var rewatchUntil: Date?
+    /// How long attempts to watch a bucket created again go on.
+    static let rewatchPersistence: TimeInterval = 30
 
     /// The latest sequence number this mirror wrote, and whether an entry of
     /// another writer was applied since: then this mirror's own entry, when it
@@ -115,20 +137,41 @@ final class MirroredValueState: @unchecked Sendable {
         ownWrites.withLock { $0 = (latest: number, otherAppliedSince: false) }
     }
 
-    /// Stops the mirror; returns false when stopped already.
+    /// Stops the mirror; returns false when stopped already. Either way it returns once the
+    /// watcher thread has ended, unless called on that thread.
     @discardableResult
     func stop() -> Bool {
-        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return false }
+        let onWatcherThread =
+            RemoteDelivery.currentMirror == marker || RemoteDelivery.currentMirrorWatcher == marker
+        guard stopProgress.claim() else {
+            if !onWatcherThread {
+                stopProgress.waitUntilFinished()
+                waitUntilEnded()
+            }
+            return false
+        }
+        stopping.store(true, ordering: .releasing)
         observer?.cancel()
-        if let watcher { kvWatcher_Stop(watcher) }
-        if RemoteDelivery.currentMirror == marker {
+        watcherLock.withLock {
+            if let watcher { kvWatcher_Stop(watcher) }
+        }
+        if onWatcherThread {
             // On the watcher thread, inside a handler: it tears down when it returns.
             tearsDownItself.store(true, ordering: .releasing)
+            stopProgress.finish()
             return true
         }
-        ended.wait()
+        waitUntilEnded()
         tearDown()
+        stopProgress.finish()
         return true
+    }
+
+    /// Waits until the watcher thread has ended.
+    private func waitUntilEnded() {
+        // Passed on, so that every caller returns.
+        ended.wait()
+        ended.signal()
     }
 
     func tearDown() {
@@ -136,6 +179,117 @@ final class MirroredValueState: @unchecked Sendable {
         if let store { kvStore_Destroy(store) }
         watcher = nil
         store = nil
+        if let advisories {
+            _ = natsSubscription_Unsubscribe(advisories)
+            // cnats' reader thread may still reach a subscription it looked up before the
+            // unsubscription: a flush it reads back proves it has finished with it (see
+            // `ImportedSubject.cancel()`).
+            if let connection, natsConnection_Status(connection.pointer) == NATS_CONN_STATUS_CONNECTED {
+                _ = natsConnection_FlushTimeout(connection.pointer, 1000)
+            }
+            natsSubscription_Destroy(advisories)
+        }
+        advisories = nil
+    }
+
+    static let advisoryPrefix = "$JS.EVENT.ADVISORY.STREAM."
+
+    /// Subscribes to the advisories of `bucket`'s stream; nil when cnats refuses.
+    static func subscribeToAdvisories(_ bucket: String, _ connection: NATSConnection) -> OpaquePointer? {
+        var subscription: OpaquePointer?
+        let result = "\(advisoryPrefix)*.KV_\(bucket)".withCString {
+            natsConnection_SubscribeSync(&subscription, connection.pointer, $0)
+        }
+        return result == NATS_OK ? subscription : nil
+    }
+
+    /// When the stream of `bucket` was created, or 0 when it does not exist (or no answer came).
+    static func streamCreated(_ bucket: String, _ jetStream: JetStreamContext) -> Int64 {
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        var code = jsErrCode(0)
+        guard "KV_\(bucket)".withCString({ js_GetStreamInfo(&info, jetStream.pointer, $0, nil, &code) }) == NATS_OK,
+            let info
+        else { return 0 }
+        defer { jsStreamInfo_Destroy(info) }
+        return info.pointee.Created
+    }
+
+    /// The watcher thread, between entries: reads the bucket's advisories that arrived. A
+    /// deleted bucket is reported stalled; a bucket created again (another stream than the one
+    /// watched) is watched afresh, and reported recovered.
+    func followBucket(_ jetStream: JetStreamContext) {
+        guard let advisories else { return }
+        var deleted = false
+        while true {
+            var message: OpaquePointer?
+            guard natsSubscription_NextMsg(&message, advisories, 0) == NATS_OK, let message else { break }
+            let subject = natsMsg_GetSubject(message).map { String(cString: $0) } ?? ""
+            natsMsg_Destroy(message)
+            if subject.hasPrefix(Self.advisoryPrefix + "DELETED.") {
+                deleted = true
+                rewatchAt = nil
+            }
+            if subject.hasPrefix(Self.advisoryPrefix + "CREATED.") {
+                rewatchAt = Date()
+                rewatchUntil = Date().addingTimeInterval(Self.rewatchPersistence)
+            }
+        }
+        if deleted && !isStalled { reportStalled("bucket \(bucket) was deleted") }
+        guard let due = rewatchAt, Date() >= due, !stopping.load(ordering: .acquiring) else { return }
+        let created = Self.streamCreated(bucket, jetStream)
+        if created != 0 && created == streamCreated {
+            // The advisory of the stream watched already (its creation by this mirror).
+            rewatchAt = nil
+            return
+        }
+        guard created != 0, watch(jetStream, streamCreated: created) else {
+            // No answer (or the bucket went again, and its advisory is still to come): try again
+            // every second for a while.
+            let next = Date().addingTimeInterval(1)
+            rewatchAt = next < (rewatchUntil ?? .distantPast) ? next : nil
+            return
+        }
+        rewatchAt = nil
+        if !isStalled { reportStalled("bucket \(bucket) was created again") }
+        isStalled = false
+        status.send(.mirrorRecovered(bucket: bucket, key: key))
+    }
+
+    private func reportStalled(_ reason: String) {
+        isStalled = true
+        status.send(.mirrorStalled(bucket: bucket, key: key, reason: reason))
+    }
+
+    /// Opens the bucket again and watches the key in it, in place of the watcher there was;
+    /// false when that failed, or the mirror is stopping.
+    private func watch(_ jetStream: JetStreamContext, streamCreated created: Int64) -> Bool {
+        var newStore: OpaquePointer?
+        guard js_KeyValue(&newStore, jetStream.pointer, bucket) == NATS_OK, let newStore else { return false }
+        var options = kvWatchOptions()
+        _ = kvWatchOptions_Init(&options)
+        options.IgnoreDeletes = true
+        var newWatcher: OpaquePointer?
+        guard kvStore_Watch(&newWatcher, newStore, key, &options) == NATS_OK, let newWatcher else {
+            kvStore_Destroy(newStore)
+            return false
+        }
+        let replaced = watcherLock.withLock { () -> (watcher: OpaquePointer?, store: OpaquePointer?)? in
+            if stopping.load(ordering: .acquiring) { return nil }
+            defer {
+                watcher = newWatcher
+                store = newStore
+                streamCreated = created
+            }
+            return (watcher, store)
+        }
+        guard let replaced else {
+            kvWatcher_Destroy(newWatcher)
+            kvStore_Destroy(newStore)
+            return false
+        }
+        if let old = replaced.watcher { kvWatcher_Destroy(old) }
+        if let old = replaced.store { kvStore_Destroy(old) }
+        return true
     }
 }
 
@@ -200,6 +354,10 @@ extension NATSBridge {
             throw error.asJetStream
         }
         state.watcher = watcher
+        state.connection = connection
+        // Subscribed first: a bucket created again after the stream lookup below is heard.
+        state.advisories = MirroredValueState.subscribeToAdvisories(bucket, connection)
+        state.streamCreated = MirroredValueState.streamCreated(bucket, jetStream)
 
         let subject = "$KV.\(bucket).\(key)"
         let apply: @Sendable (OpaquePointer) -> Void = { entry in
@@ -286,7 +444,10 @@ extension NATSBridge {
         }
 
         let thread = Thread {
+            pthread_setspecific(RemoteDelivery.mirrorWatcherKey, state.marker)
             while !state.stopping.load(ordering: .acquiring) {
+                state.followBucket(jetStream)
+                if state.stopping.load(ordering: .acquiring) { break }
                 var entry: OpaquePointer?
                 let result = kvWatcher_Next(&entry, state.watcher, 200)
                 if result == NATS_TIMEOUT { continue }

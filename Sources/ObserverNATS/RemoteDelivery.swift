@@ -28,6 +28,19 @@ enum RemoteDelivery {
         pthread_getspecific(mirrorKey)
     }
 
+    /// The mirror whose watcher thread this is (set by the thread when it starts): a status it
+    /// reports there may be observed by a handler that cancels the mirror or closes the bridge.
+    static let mirrorWatcherKey: pthread_key_t = {
+        var key = pthread_key_t()
+        let result = pthread_key_create(&key, nil)
+        precondition(result == 0, "pthread_key_create failed: \(result)")
+        return key
+    }()
+
+    static var currentMirrorWatcher: UnsafeMutableRawPointer? {
+        pthread_getspecific(mirrorWatcherKey)
+    }
+
     /// Runs `body` with `mirror` marked as applying a bucket value on this thread.
     static func applying<Result>(_ mirror: UnsafeMutableRawPointer, _ body: () -> Result) -> Result {
         let outer = pthread_getspecific(mirrorKey)

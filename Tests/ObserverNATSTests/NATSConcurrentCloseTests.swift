@@ -198,4 +198,53 @@ final class NATSConcurrentCloseTests: XCTestCase {
         XCTAssertEqual(setup.bridge.close(), 0, "a later close waits for nothing and reports the same count")
         XCTAssertThrowsError(try setup.bridge.export(Event<Int>(), to: "closed.values"))
     }
+
+    func testCloseFromTheRetryThreadsRefusedObserverReturnsAtOnceAndSettlesEverythingBeforeClosed() throws {
+        let server = try OwnedNATSServer()
+        defer { server.stop() }
+        let admin = try JetStreamAdmin(url: server.url)
+        // One message fits; the server refuses each of the others for good.
+        let limited = admin.request(
+            "STREAM.CREATE.FULL",
+            [
+                "name": "FULL", "subjects": ["full.>"], "max_msgs": 1, "discard": "new", "storage": "file",
+                "retention": "limits", "num_replicas": 1, "duplicate_window": 120_000_000_000,
+            ])
+        XCTAssertNil(limited?["error"], "\(limited ?? [:])")
+        let log = StatusLog()
+        var options = NATSOptions(servers: [server.url])
+        options.reconnectWait = .milliseconds(50)
+        let bridge = try NATSBridge(options: options, status: log.event)
+        let sendsReturned = DispatchSemaphore(value: 0)
+        let closed = LockedValue<(count: Int, seconds: TimeInterval, pending: Int)?>(nil)
+        let closeClaim = FirstClaim()
+        let token = log.event.subscribe { [weak bridge] status in
+            // On the retry thread: its default timeout is 30 s, and nothing it could wait for
+            // would be republished while it waits.
+            guard case .refused = status, closeClaim.claim(), let bridge else { return }
+            _ = sendsReturned.wait(timeout: .now() + 30)
+            let start = Date()
+            let count = bridge.close()
+            closed.value = (count, Date().timeIntervalSince(start), bridge.pendingPublishes)
+        }
+        defer { token.cancel() }
+        let local = Event<Int>()
+        let export = try bridge.export(
+            local, to: "full.values", delivery: .atLeastOnce(stream: NATSStream(name: "FULL", subjects: ["full.>"])))
+        for value in 1...50 { local.send(value) }
+        sendsReturned.signal()
+        XCTAssertTrue(waitUntil(timeout: 40) { closed.value != nil }, "the observer's close returned")
+        let result = try XCTUnwrap(closed.value)
+        XCTAssertLessThan(result.seconds, 3, "the close from the retry thread waited for that thread")
+        XCTAssertEqual(result.pending, 0, "everything settled when the close returned")
+        XCTAssertEqual(result.count, bridge.unconfirmedPublishes)
+        XCTAssertEqual(export.failedPublishes, 49, "one stored, every other one given up once")
+        XCTAssertEqual(bridge.refusedPublishes + bridge.unconfirmedPublishes, 49)
+        XCTAssertEqual(refusedCount(log) + unconfirmedCount(log), 49, "each given-up event reported once")
+        usleep(300_000)
+        let statuses = log.values
+        let closedAt = try XCTUnwrap(statuses.firstIndex(of: .closed), "\(statuses)")
+        XCTAssertEqual(Array(statuses[(closedAt + 1)...]), [], "reported after .closed")
+        XCTAssertEqual(bridge.close(), result.count)
+    }
 }

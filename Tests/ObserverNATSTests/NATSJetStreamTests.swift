@@ -314,7 +314,7 @@ final class NATSJetStreamTests: XCTestCase {
 }
 
 /// True for the first `claim()` only, from any thread.
-private final class FirstClaim: @unchecked Sendable {
+final class FirstClaim: @unchecked Sendable {
     // @unchecked: `claimed` is only touched while `lock` is held.
     private let lock = NSLock()
     private var claimed = false
