@@ -1,4 +1,4 @@
-// expect-error: result of call to 'subscribe(limit:_:)' is unused
+// expect-error: result of call to 'subscribe(limit:fileID:line:_:)' is unused
 // warnings-as-errors
 // Nothing ends a closure subscription but its token (or its limit): dropping
 // the token without `_ =` is flagged

@@ -54,7 +54,7 @@ extension KeyPathObservable {
     /// Observes with a main-actor handler: it runs synchronously inside a
     /// write made on the main actor, and is enqueued on the main queue for a
     /// write made elsewhere (behind any main-actor delivery still queued: see
-    /// the main-actor delivery of ``ObserverSource/subscribe(limit:_:)``).
+    /// the main-actor delivery of ``ObserverSource/subscribe(limit:fileID:line:_:)``).
     ///
     /// Selected by marking the closure:
     /// `observe(\.$score) { @MainActor old, new in ... }`. An unmarked

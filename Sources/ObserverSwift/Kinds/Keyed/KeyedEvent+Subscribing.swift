@@ -7,7 +7,7 @@ import Dispatch
 extension KeyedEvent {
     /// Subscribes a closure to one key; the returned token cancels it. The
     /// handler runs where its code is isolated, as in
-    /// ``ObserverSource/subscribe(limit:_:)``: written in nonisolated code,
+    /// ``ObserverSource/subscribe(limit:fileID:line:_:)``: written in nonisolated code,
     /// on the sending thread before `send` returns; written in `@MainActor`
     /// code, on the main actor; in an actor's method that uses `self`, on
     /// that actor.
@@ -25,6 +25,9 @@ extension KeyedEvent {
     ///   - limit: deliver at most this many values, then cancel (exact under
     ///     concurrent sends). `nil` (the default) means no limit; zero or
     ///     less subscribes nothing and returns an inactive token.
+    ///   - fileID: the file of the call, which ``ObserverCore/liveSubscriptions``
+    ///     lists while tracking is on (leave the default).
+    ///   - line: the line of the call (leave the default).
     ///   - handler: receives each value sent for `key`; `@Sendable`, because
     ///     concurrent senders call it on their threads at once.
     /// - Returns: a ``Subscription``. Nothing but cancelling or its limit
@@ -62,8 +65,8 @@ extension KeyedEvent {
 /// Keyed subscriptions whose handlers run on a queue or an actor. Keys and
 /// values cross to that place, so both must be `Sendable`.
 extension KeyedEvent where Key: Sendable, Value: Sendable {
-    /// ``subscribe(key:limit:_:)`` with the handler where `delivery` says
-    /// (see ``ObserverSource/subscribe(delivery:limit:_:)``): a plain
+    /// ``subscribe(key:limit:fileID:line:_:)`` with the handler where `delivery` says
+    /// (see ``ObserverSource/subscribe(delivery:limit:fileID:line:_:)``): a plain
     /// `@Sendable` handler, on the sending thread or a queue.
     /// The token must be kept: nothing but cancelling or the limit ends it.
     public func subscribe(
@@ -98,7 +101,7 @@ extension KeyedEvent where Key: Sendable, Value: Sendable {
     /// ```
     ///
     /// The limit and the backlog behave as in
-    /// ``ObserverSource/subscribe(isolatedTo:limit:bufferingPolicy:handler:)``.
+    /// ``ObserverSource/subscribe(isolatedTo:limit:bufferingPolicy:fileID:line:handler:)``.
     @discardableResult
     public func subscribe<A: Actor>(
         isolatedTo actor: A, key: Key, limit: Int? = nil, bufferingPolicy: ObserverBufferingPolicy = .unbounded,

@@ -90,7 +90,7 @@ extension ObserverSource {
     ///   `self`, or one written in code isolated to a global actor): the
     ///   handler runs isolated to that actor, in the order the values were
     ///   sent, through a mailbox the actor drains between its other work
-    ///   (as ``ObserverSource/subscribe(isolatedTo:limit:bufferingPolicy:handler:)``
+    ///   (as ``ObserverSource/subscribe(isolatedTo:limit:bufferingPolicy:fileID:line:handler:)``
     ///   does). The subscription keeps the actor, as the closure does.
     ///
     /// ```swift
@@ -116,7 +116,7 @@ extension ObserverSource {
     ///
     /// To run a handler written in main-actor code on the sending thread
     /// instead, say so: pass `delivery: .synchronous`
-    /// (``ObserverSource/subscribe(delivery:limit:_:)``, whose plain `@Sendable` closure
+    /// (``ObserverSource/subscribe(delivery:limit:fileID:line:_:)``, whose plain `@Sendable` closure
     /// takes no isolation from its context), or pass a nonisolated function
     /// (a `nonisolated func`, or a closure stored first in a
     /// `let h: @Sendable (Value) -> Void`).
@@ -125,6 +125,9 @@ extension ObserverSource {
     ///   - limit: deliver at most this many values, then cancel (exact under
     ///     concurrent sends). `nil` (the default) means no limit; zero or
     ///     less subscribes nothing and returns an inactive token.
+    ///   - fileID: the file of the call, which ``ObserverCore/liveSubscriptions``
+    ///     lists while tracking is on (leave the default).
+    ///   - line: the line of the call (leave the default).
     ///   - handler: called with each value sent, where its code is isolated.
     /// - Returns: a ``Subscription``. A closure subscription ends only when
     ///   it is cancelled, its limit is spent or the source is deallocated, so
@@ -144,7 +147,7 @@ extension ObserverSource {
     /// target is deallocated the subscription stops and its slot is freed.
     ///
     /// The handler runs where its code is isolated, as in
-    /// ``ObserverSource/subscribe(limit:_:)``: written in a `@MainActor` type it runs on
+    /// ``ObserverSource/subscribe(limit:fileID:line:_:)``: written in a `@MainActor` type it runs on
     /// the main actor; written in nonisolated code, on the sending thread
     /// before `send` returns. The target is handed to wherever it runs, so
     /// it must be `Sendable` (a `@MainActor` class, an actor, or a class
@@ -153,7 +156,7 @@ extension ObserverSource {
     /// In an actor, a handler that touches the actor's state uses `self`,
     /// so it holds the actor as any closure does: for a subscription that
     /// ends with the actor, use
-    /// ``ObserverSource/subscribe(isolatedTo:limit:bufferingPolicy:handler:)``.
+    /// ``ObserverSource/subscribe(isolatedTo:limit:bufferingPolicy:fileID:line:handler:)``.
     ///
     /// <!-- snippet: fragment of SendableTarget -->
     /// ```swift
@@ -164,6 +167,9 @@ extension ObserverSource {
     ///   - target: passed to `handler`, held weakly.
     ///   - limit: deliver at most this many values, then cancel. `nil` (the
     ///     default) means no limit; zero or less subscribes nothing.
+    ///   - fileID: the file of the call, which ``ObserverCore/liveSubscriptions``
+    ///     lists while tracking is on (leave the default).
+    ///   - line: the line of the call (leave the default).
     ///   - handler: receives the live target and each value.
     /// - Returns: a token; the subscription also ends with its target, so the
     ///   token may be ignored.
@@ -188,7 +194,7 @@ extension ObserverSource where Value: Sendable {
     /// from the code it is written in, so a handler written in a
     /// `@MainActor` type that touches main-actor state does not compile
     /// here, even with `.queue(.main)`. Leave `delivery:` out to run it on
-    /// the main actor (``ObserverSource/subscribe(limit:_:)``).
+    /// the main actor (``ObserverSource/subscribe(limit:fileID:line:_:)``).
     ///
     /// ```swift
     /// let saves = Event<Int>()
@@ -204,6 +210,9 @@ extension ObserverSource where Value: Sendable {
     ///     `@Sendable`.
     ///   - limit: deliver at most this many values, then cancel; `nil` (the
     ///     default) means no limit, zero or less subscribes nothing.
+    ///   - fileID: the file of the call, which ``ObserverCore/liveSubscriptions``
+    ///     lists while tracking is on (leave the default).
+    ///   - line: the line of the call (leave the default).
     ///   - handler: called with each value sent.
     /// - Returns: a ``Subscription`` that must be kept (or stored in a bag,
     ///   or discarded explicitly).
@@ -265,6 +274,9 @@ extension ObserverSource where Value: Sendable {
     ///     `.bufferingNewest(n)` / `.bufferingOldest(n)` keep `n` and drop
     ///     the oldest / the newest beyond them, releasing what they drop
     ///     when they drop it.
+    ///   - fileID: the file of the call, which ``ObserverCore/liveSubscriptions``
+    ///     lists while tracking is on (leave the default).
+    ///   - line: the line of the call (leave the default).
     ///   - handler: receives the isolated actor and each value.
     /// - Returns: a token; the subscription also ends with the actor.
     @discardableResult
@@ -349,7 +361,7 @@ extension ObserverSource {
 
     /// A handler isolated to `isolation`: `call` is its synchronous form,
     /// called only where that isolation holds. The value crosses to it
-    /// unchecked (see ``subscribe(limit:_:)`` for a value that is not
+    /// unchecked (see ``subscribe(limit:fileID:line:_:)`` for a value that is not
     /// `Sendable`).
     @usableFromInline
     func subscribeIsolated(
