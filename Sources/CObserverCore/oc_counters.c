@@ -3,11 +3,6 @@
  * thread counts its own adds, removals and retirements in a block of its
  * own; oc__counters_sum adds the blocks up for oc_stats.
  */
-#if defined(__linux__)
-#define _GNU_SOURCE
-#else
-#define _POSIX_C_SOURCE 200809L
-#endif
 #include "oc_internal.h"
 
 #include <errno.h>

@@ -586,6 +586,24 @@ oc_drop_locked(struct oc_keymap *map, struct oc_keymap_entry *entry, uint64_t co
 		oc_unlink_locked(map, entry, unlinked);
 }
 
+/*
+ * Under the map lock, once `*context` was taken out of `entry`: drops the
+ * reference the context held. When that emptied the key, the context goes
+ * with its entry (released with it after a grace period) and *context
+ * becomes NULL; otherwise the caller retires *context after unlocking.
+ */
+static void
+oc_drop_taken_locked(struct oc_keymap *map, struct oc_keymap_entry *entry, void **context,
+    struct oc_keymap_entry **unlinked)
+{
+	oc_drop_locked(map, entry, 1, unlinked);
+	if (*unlinked == entry) {
+		entry->last_context = *context;
+		*context = NULL;
+		oc__live_contexts_add(-1);
+	}
+}
+
 /* Unlinks entries left without references by a try_remove. O(keys), rare. */
 static void
 oc_sweep_locked(struct oc_keymap *map, struct oc_keymap_entry **unlinked)
@@ -902,13 +920,7 @@ oc_keymap_remove(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 			status = OC_OK;
 		}
 		if (status == OC_OK) {
-			oc_drop_locked(map, entry, 1, &unlinked);
-			if (unlinked == entry) {
-				/* The key emptied: the context goes with its entry. */
-				entry->last_context = context;
-				context = NULL;
-				oc__live_contexts_add(-1);
-			}
+			oc_drop_taken_locked(map, entry, &context, &unlinked);
 			oc_maybe_rebuild_locked(map);
 		}
 	}
@@ -949,13 +961,7 @@ oc_keymap_try_remove(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 			return OC_ENOENT;
 		}
 		context = oc_single_take_locked(entry);
-		oc_drop_locked(map, entry, 1, &unlinked);
-		if (unlinked == entry) {
-			/* The key emptied: the context goes with its entry. */
-			entry->last_context = context;
-			context = NULL;
-			oc__live_contexts_add(-1);
-		}
+		oc_drop_taken_locked(map, entry, &context, &unlinked);
 		oc_word_unlock(&map->lock);
 		if (context != NULL)
 			oc__list_retire_taken(map->release_context, context);
