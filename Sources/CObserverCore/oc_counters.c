@@ -28,6 +28,7 @@ oc_counters_detach(void *value)
 	__atomic_store_n(&counters->in_use, false, __ATOMIC_RELEASE);
 }
 
+/* pthread_once routine: the key whose destructor hands a block back. */
 static void
 oc_counters_make_key(void)
 {

@@ -14,6 +14,7 @@ static pthread_once_t oc_spares_once = PTHREAD_ONCE_INIT;
 static pthread_key_t oc_spares_key;
 static bool oc_spares_key_made;
 
+/* Frees every record of `spares` (its owner's thread only). */
 static void
 oc_spares_empty(struct oc_spare_records *spares)
 {
@@ -43,6 +44,7 @@ oc__free_spare_records(void)
 	oc_spares_empty(&oc__spare_records);
 }
 
+/* pthread_once routine: the key whose destructor frees a thread's pool. */
 static void
 oc_spares_make_key(void)
 {
