@@ -7,7 +7,7 @@ CC ?= cc
 DURATION ?= 10
 CK_CFLAGS = $(shell pkg-config --cflags ck 2>/dev/null | sed 's/-D__x86_64__//')
 CK_LIBS = $(shell pkg-config --libs ck 2>/dev/null || echo -lck)
-CORE_SOURCES = Sources/CObserverCore/oc_epoch.c Sources/CObserverCore/oc_list.c Sources/CObserverCore/oc_keymap.c
+CORE_SOURCES = $(sort $(wildcard Sources/CObserverCore/*.c))
 CORE_INCLUDES = -ISources/CObserverCore/include -ISources/CObserverCore
 CORE_OBJECTS = $(patsubst Sources/CObserverCore/%.c,build-c/%.o,$(CORE_SOURCES))
 
@@ -433,11 +433,13 @@ docs-preview:
 	@echo "              http://127.0.0.1:$(DOCS_PORT)/$(DOCS_HOSTING_BASE_PATH)/nats/documentation/observernats/"
 	python3 -m http.server $(DOCS_PORT) --bind 127.0.0.1 --directory .build/docs-preview
 
-# swift-format (from the toolchain) with the repository's .swift-format, and
-# no `import Glibc` outside `#if canImport(Glibc)` / `#if os(Linux)` (Darwin).
+# swift-format (from the toolchain) with the repository's .swift-format,
+# no `import Glibc` outside `#if canImport(Glibc)` / `#if os(Linux)` (Darwin),
+# and no circle of calls between the C core's files.
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Benchmarks Examples
 	.ci/check-glibc-imports Sources Tests Benchmarks Examples
+	CC="$(CC)" CFLAGS="$(CK_CFLAGS) $(CORE_INCLUDES)" .ci/check-c-core-layering $(CORE_SOURCES)
 
 format:
 	$(SWIFT) format --in-place --recursive Sources Tests Benchmarks Examples

@@ -29,12 +29,10 @@
  * records of every thread but the forking one, so that a section another
  * thread was in at the fork does not block grace periods in the child.
  *
- * membarrier (Linux): when MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED
- * succeeds at initialization, read sections drop their store-load fence
- * (oc__section_enter) and every holder of `reclaim_lock` issues
- * MEMBARRIER_CMD_PRIVATE_EXPEDITED after handing retirements to ck_epoch and
- * before ck_epoch scans the records (oc_membarrier_before_scan): once per
- * scan or grace-period wait, never per send or per retirement. Polls scan
+ * membarrier (Linux, oc_membarrier.c): when sections are unfenced, every
+ * holder of `reclaim_lock` issues one after handing retirements to ck_epoch
+ * and before ck_epoch scans the records (oc__membarrier_before_scan): once
+ * per scan or grace-period wait, never per send or per retirement. Polls scan
  * only when the scan policy says so (oc_scan_due_locked: an interval since
  * the latest scan, or enough retired since it), because each membarrier
  * interrupts the senders' CPUs; a poll that does not scan hands its
@@ -43,8 +41,6 @@
  * (oc_synchronize takes it too), so each such scan follows a membarrier
  * issued after every retirement already handed to ck_epoch; the argument is
  * in oc_epoch.h (oc__section_enter) and the MemoryOrdering article.
- * OBSERVER_CORE_MEMBARRIER=0 in the environment at initialization keeps the
- * fence (the fallback everywhere registration fails, and on other systems).
  */
 #if defined(__linux__)
 #define _GNU_SOURCE
@@ -53,21 +49,10 @@
 #endif
 #include "oc_internal.h"
 
-#include <errno.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#if defined(__linux__)
-#include <linux/futex.h>
-#include <linux/membarrier.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#elif !defined(__APPLE__)
-#include <sched.h>
-#endif
 
 __thread struct oc_thread *oc__current_thread;
 
@@ -164,214 +149,26 @@ static uint64_t oc_scan_retired_bytes = OC_SCAN_RETIRED_BYTES;
 static struct oc_retired *oc_incoming;
 
 /*
- * Released objects and their bytes: added once per released batch
- * (oc_release_ready). Release, pairing with oc_stats' acquire loads: a
- * stats reader that sees a release also sees the retiring thread's count
- * of it (its per-thread count was stored before the object was pushed with
- * release, taken with acquire and released), so pending never reads
- * negative.
- */
-static uint64_t oc_stat_reclaimed;
-static uint64_t oc_stat_reclaimed_bytes;
-/*
  * Objects handed to ck_epoch (or ready) and not yet taken for release:
  * written only under oc_reclaim_lock (relaxed stores), loaded relaxed by
  * oc_reclaim_poll_up_to to return early when nothing is pending.
  */
 static uint64_t oc_held_objects;
-/* The per-thread counter blocks (see struct oc_thread_counters). */
-static struct oc_thread_counters *oc_counter_blocks;
-__thread struct oc_thread_counters *oc__own_counters;
-static pthread_key_t oc_counters_key;
-/* Statistics: relaxed atomics; they order nothing, they only count. */
-static uint64_t oc_stat_records;
-static uint64_t oc_stat_leaked;
 /* Writer polls so far; relaxed: senders only compare it with what they saw. */
 static uint64_t oc_writer_poll_count;
 
-/* Relaxed: failure injection for tests, no ordering implied. */
-unsigned int oc__failing_allocations;
-/* Relaxed counters and switch of the debug checks; they order nothing. */
-static uint64_t oc_stat_unbalanced_read_ends;
-static uint64_t oc_stat_records_reset_after_fork;
-static uint64_t oc_check_failures;
-static bool oc_checks_not_fatal;
 /* ck_epoch's `state` of a registered record, read after registering one. */
 static unsigned int oc_record_state_used;
 
-#if OC__MEMBARRIER_POSSIBLE
-/* See oc_epoch.h. Plain bool, loaded relaxed by readers. */
-bool oc__membarrier_active;
-#endif
-/* Private expedited membarriers issued; relaxed: a statistic for tests. */
-static uint64_t oc_stat_membarriers;
-
-static void
-oc_fatal(const char *what, int error)
+/* The epoch record that `entry`, a link of the domain's record stack, is in. */
+static inline ck_epoch_record_t *
+oc_record_of_entry(ck_stack_entry_t *entry)
 {
-	fprintf(stderr, "CObserverCore: %s failed (%d: %s)\n", what, error,
-	    strerror(error));
-	abort();
+	return (ck_epoch_record_t *)(void *)((char *)entry - offsetof(ck_epoch_record_t,
+	    record_next));
 }
-
-void *
-oc__alloc(size_t bytes)
-{
-	unsigned int left = __atomic_load_n(&oc__failing_allocations, __ATOMIC_RELAXED);
-
-	while (left > 0) {
-		if (__atomic_compare_exchange_n(&oc__failing_allocations, &left, left - 1,
-		    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			return NULL;
-	}
-	return malloc(bytes);
-}
-
-void
-oc_debug_fail_allocations(unsigned int count)
-{
-	__atomic_store_n(&oc__failing_allocations, count, __ATOMIC_RELAXED);
-}
-
-void
-oc__check_failed(const char *what)
-{
-	bool fatal = !__atomic_load_n(&oc_checks_not_fatal, __ATOMIC_RELAXED);
-
-	__atomic_fetch_add(&oc_check_failures, 1, __ATOMIC_RELAXED);
-	fprintf(stderr, "CObserverCore: failed check%s: %s\n",
-	    fatal ? "" : " (counted; a test made checks non-fatal)", what);
-	if (fatal)
-		abort();
-}
-
-void
-oc_testing_set_checks_fatal(bool fatal)
-{
-	__atomic_store_n(&oc_checks_not_fatal, !fatal, __ATOMIC_RELAXED);
-}
-
-uint64_t
-oc_testing_check_failures(void)
-{
-	return __atomic_load_n(&oc_check_failures, __ATOMIC_RELAXED);
-}
-
-void
-oc__read_end_unbalanced(struct oc_thread *thread)
-{
-	(void)thread;
-	__atomic_fetch_add(&oc_stat_unbalanced_read_ends, 1, __ATOMIC_RELAXED);
-}
-
-void
-oc__count_leaked_context(void)
-{
-	__atomic_fetch_add(&oc_stat_leaked, 1, __ATOMIC_RELAXED);
-}
-
-#if !defined(__APPLE__)
-/* Attempts to take a busy writer lock before parking (see oc_word_lock_t). */
-#define OC_WORD_LOCK_SPINS 64u
-
-/*
- * oc_word_lock's slow path: spins while the holder is likely to release soon,
- * then marks the lock contended (2) and parks until an exchange finds it
- * free. Taking it by exchange leaves it marked 2 even when no other thread
- * waits: at worst the next unlock makes one needless wake call. Acquire on
- * both the compare-exchange and the exchange: what the previous holder
- * wrote happens before what this one reads (see oc_word_lock_t).
- */
-void
-oc__word_lock_wait(oc_word_lock_t *lock)
-{
-	unsigned int spins;
-
-	for (spins = 0; spins < OC_WORD_LOCK_SPINS; spins++) {
-		uint32_t expected = 0;
-
-		/* Relaxed look first: spinning on a load does not take the line. */
-		if (__atomic_load_n(&lock->word, __ATOMIC_RELAXED) == 0 &&
-		    __atomic_compare_exchange_n(&lock->word, &expected, 1, false,
-		    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-			return;
-		ck_pr_stall();
-	}
-	while (__atomic_exchange_n(&lock->word, 2, __ATOMIC_ACQUIRE) != 0) {
-#if defined(__linux__)
-		/* Sleeps only while the word is still 2; any wake or change returns. */
-		syscall(SYS_futex, &lock->word, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
-#else
-		sched_yield();
-#endif
-	}
-}
-
-/* oc_word_unlock's slow path: the word said a thread may be parked; wake one. */
-void
-oc__word_lock_wake(oc_word_lock_t *lock)
-{
-#if defined(__linux__)
-	syscall(SYS_futex, &lock->word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-#else
-	(void)lock;
-#endif
-}
-#endif
 
 static inline void oc_ensure_initialized(void);
-
-/*
- * Thread-exit destructor of the counter block: hands it back for adoption.
- * Release: the owner's last counts happen before a later adopter's.
- */
-static void
-oc_counters_detach(void *value)
-{
-	struct oc_thread_counters *counters = value;
-
-	oc__own_counters = NULL;
-	__atomic_store_n(&counters->in_use, false, __ATOMIC_RELEASE);
-}
-
-struct oc_thread_counters *
-oc__counters_attach(void)
-{
-	struct oc_thread_counters *counters;
-	struct oc_thread_counters *top;
-	int error;
-
-	oc_ensure_initialized();
-	/* A block of an exited thread, taken by compare-exchange (acquire). */
-	for (counters = __atomic_load_n(&oc_counter_blocks, __ATOMIC_ACQUIRE);
-	    counters != NULL; counters = counters->next) {
-		bool free_block = false;
-
-		if (!__atomic_load_n(&counters->in_use, __ATOMIC_RELAXED) &&
-		    __atomic_compare_exchange_n(&counters->in_use, &free_block, true, false,
-		    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-			break;
-	}
-	if (counters == NULL) {
-		counters = calloc(1, sizeof *counters);
-		if (counters == NULL)
-			oc_fatal("allocating thread counters", ENOMEM);
-		counters->in_use = true;
-		/* Release: the block's fields before it is reachable. */
-		top = __atomic_load_n(&oc_counter_blocks, __ATOMIC_RELAXED);
-		do {
-			counters->next = top;
-		} while (!__atomic_compare_exchange_n(&oc_counter_blocks, &top, counters, true,
-		    __ATOMIC_RELEASE, __ATOMIC_RELAXED));
-	}
-	/* A thread that adopts starts its poll trigger from the block's count. */
-	counters->retired_at_poll = counters->retired;
-	error = pthread_setspecific(oc_counters_key, counters);
-	if (error != 0)
-		oc_fatal("pthread_setspecific", error);
-	oc__own_counters = counters;
-	return counters;
-}
 
 static struct oc_thread *
 oc_thread_allocate(void)
@@ -380,9 +177,9 @@ oc_thread_allocate(void)
 	int error = posix_memalign(&memory, CK_MD_CACHELINE, sizeof(struct oc_thread));
 
 	if (error != 0)
-		oc_fatal("allocating an epoch record", error);
+		oc__fatal("allocating an epoch record", error);
 	memset(memory, 0, sizeof(struct oc_thread));
-	__atomic_fetch_add(&oc_stat_records, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&oc__stat_records, 1, __ATOMIC_RELAXED);
 	return memory;
 }
 
@@ -397,71 +194,6 @@ oc_thread_detach(void *value)
 	ck_epoch_unregister(&thread->record);
 }
 
-static inline void oc_ensure_initialized(void);
-
-#if OC__MEMBARRIER_POSSIBLE
-static long
-oc_membarrier(int command)
-{
-	return syscall(SYS_membarrier, command, 0);
-}
-
-/* True when the expedited private barrier is available and registered. */
-static bool
-oc_membarrier_register(void)
-{
-	long commands = oc_membarrier(MEMBARRIER_CMD_QUERY);
-
-	if (commands < 0 || (commands & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
-		return false;
-	return oc_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
-}
-#endif
-
-/*
- * At initialization, before any thread has a record: chooses how read
- * sections are ordered (see oc__membarrier_active). The environment
- * variable OBSERVER_CORE_MEMBARRIER=0 forces the fenced sections (tests run
- * the core's checks that way); any other value, or none, lets the core use
- * membarrier where the kernel offers it.
- */
-static void
-oc_membarrier_initialize(void)
-{
-#if OC__MEMBARRIER_POSSIBLE
-	const char *setting = getenv("OBSERVER_CORE_MEMBARRIER");
-
-	if (setting != NULL && strcmp(setting, "0") == 0)
-		return;
-	oc__membarrier_active = oc_membarrier_register();
-#endif
-}
-
-/*
- * Under oc_reclaim_lock, after handing retirements to ck_epoch and before
- * ck_epoch scans the records (poll or synchronize): when sections are not
- * fenced, a private expedited membarrier (a full barrier on every CPU that
- * runs one of this process's threads, see oc__section_enter). If it ever
- * failed after a successful registration (the kernel documents no such
- * case), MEMBARRIER_CMD_GLOBAL gives the same ordering more slowly; if that
- * failed too the process stops rather than release memory a reader may
- * still use.
- */
-static void
-oc_membarrier_before_scan(void)
-{
-#if OC__MEMBARRIER_POSSIBLE
-	if (!oc__membarrier_active)
-		return;
-	__atomic_fetch_add(&oc_stat_membarriers, 1, __ATOMIC_RELAXED);
-	if (oc_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
-		return;
-	if (oc_membarrier(MEMBARRIER_CMD_GLOBAL) == 0)
-		return;
-	oc_fatal("membarrier", errno);
-#endif
-}
-
 bool
 oc_testing_sections_use_membarrier(void)
 {
@@ -471,12 +203,6 @@ oc_testing_sections_use_membarrier(void)
 #else
 	return false;
 #endif
-}
-
-uint64_t
-oc_testing_membarriers(void)
-{
-	return __atomic_load_n(&oc_stat_membarriers, __ATOMIC_RELAXED);
 }
 
 oc_scan_policy_t
@@ -514,20 +240,9 @@ oc_atfork_child(void)
 	ck_stack_entry_t *cursor;
 
 	pthread_mutex_init(&oc_reclaim_lock, NULL);
-#if OC__MEMBARRIER_POSSIBLE
-	/*
-	 * Linux keeps the registration in the child; registering again costs
-	 * one system call and covers a kernel that did not. If it failed, the
-	 * child's sections go back to the fence: safe to switch here, as no
-	 * other thread exists, and a thread created later starts after
-	 * clone(), a full barrier.
-	 */
-	if (oc__membarrier_active && !oc_membarrier_register())
-		oc__membarrier_active = false;
-#endif
+	oc__membarrier_after_fork();
 	CK_STACK_FOREACH(&oc_epoch.records, cursor) {
-		ck_epoch_record_t *record = (ck_epoch_record_t *)(void *)
-		    ((char *)cursor - offsetof(ck_epoch_record_t, record_next));
+		ck_epoch_record_t *record = oc_record_of_entry(cursor);
 		struct oc_thread *thread = (struct oc_thread *)(void *)record;
 
 		if (thread == oc_reclaim_thread || thread == oc__current_thread)
@@ -535,7 +250,7 @@ oc_atfork_child(void)
 		if (record->state != oc_record_state_used)
 			continue;
 		ck_epoch_unregister(record);
-		oc_stat_records_reset_after_fork++;
+		oc__stat_records_reset_after_fork++;
 	}
 }
 
@@ -544,20 +259,17 @@ oc_initialize(void)
 {
 	int error;
 
-	oc_membarrier_initialize();
+	oc__membarrier_initialize();
 	ck_epoch_init(&oc_epoch);
 	error = pthread_key_create(&oc_thread_key, oc_thread_detach);
 	if (error != 0)
-		oc_fatal("pthread_key_create", error);
-	error = pthread_key_create(&oc_counters_key, oc_counters_detach);
-	if (error != 0)
-		oc_fatal("pthread_key_create", error);
+		oc__fatal("pthread_key_create", error);
 	oc_reclaim_thread = oc_thread_allocate();
 	ck_epoch_register(&oc_epoch, &oc_reclaim_thread->record, NULL);
 	oc_record_state_used = oc_reclaim_thread->record.state;
 	error = pthread_atfork(NULL, NULL, oc_atfork_child);
 	if (error != 0)
-		oc_fatal("pthread_atfork", error);
+		oc__fatal("pthread_atfork", error);
 }
 
 static inline void
@@ -566,7 +278,7 @@ oc_ensure_initialized(void)
 	int error = pthread_once(&oc_once, oc_initialize);
 
 	if (error != 0)
-		oc_fatal("pthread_once", error);
+		oc__fatal("pthread_once", error);
 }
 
 struct oc_thread *
@@ -589,7 +301,7 @@ oc__thread_attach(void)
 	thread->poll_countdown = OC_READER_POLL_INTERVAL;
 	error = pthread_setspecific(oc_thread_key, thread);
 	if (error != 0)
-		oc_fatal("pthread_setspecific", error);
+		oc__fatal("pthread_setspecific", error);
 	oc__current_thread = thread;
 	return thread;
 }
@@ -756,8 +468,7 @@ oc_other_reader_active_locked(void)
 	ck_stack_entry_t *cursor;
 
 	CK_STACK_FOREACH(&oc_epoch.records, cursor) {
-		ck_epoch_record_t *record = (ck_epoch_record_t *)(void *)
-		    ((char *)cursor - offsetof(ck_epoch_record_t, record_next));
+		ck_epoch_record_t *record = oc_record_of_entry(cursor);
 		struct oc_thread *thread = (struct oc_thread *)(void *)record;
 
 		if (thread == oc_reclaim_thread || thread == oc__current_thread)
@@ -868,8 +579,8 @@ oc_release_ready(struct oc_retired *retired)
 	}
 	/* Once per batch, not per object: two read-modify-writes per poll. */
 	if (released != 0) {
-		__atomic_fetch_add(&oc_stat_reclaimed_bytes, released_bytes, __ATOMIC_RELEASE);
-		__atomic_fetch_add(&oc_stat_reclaimed, released, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&oc__stat_reclaimed_bytes, released_bytes, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&oc__stat_reclaimed, released, __ATOMIC_RELEASE);
 	}
 }
 
@@ -899,7 +610,7 @@ oc_reclaim_poll_up_to(size_t limit)
 		oc_defer_incoming_locked();
 		if (oc_scan_due_locked()) {
 			oc_note_scan_locked();
-			oc_membarrier_before_scan();
+			oc__membarrier_before_scan();
 			ck_epoch_poll(&oc_reclaim_thread->record);
 		}
 	}
@@ -936,7 +647,7 @@ static void
 oc_wait_for_grace_period_locked(void)
 {
 	oc_note_scan_locked();
-	oc_membarrier_before_scan();
+	oc__membarrier_before_scan();
 	ck_epoch_synchronize_wait(&oc_epoch, NULL, NULL);
 	oc_tsan_grace_period_ended();
 }
@@ -990,63 +701,4 @@ oc_reclaim_barrier(void)
 	} while (oc_retired_on_thread != retired_before);
 	oc__free_spare_records();
 	return OC_OK;
-}
-
-oc_stats_t
-oc_stats(void)
-{
-	oc_stats_t stats;
-
-	struct oc_thread_counters *block;
-	uint64_t live = 0, retired = 0, retired_bytes = 0;
-	/* Acquire, before the per-thread counts (see oc_stat_reclaimed). */
-	uint64_t reclaimed = __atomic_load_n(&oc_stat_reclaimed, __ATOMIC_ACQUIRE);
-	uint64_t reclaimed_bytes = __atomic_load_n(&oc_stat_reclaimed_bytes, __ATOMIC_ACQUIRE);
-
-	/* Acquire: a pushed block's `next` was written before its push. */
-	for (block = __atomic_load_n(&oc_counter_blocks, __ATOMIC_ACQUIRE); block != NULL;
-	    block = block->next) {
-		live += __atomic_load_n(&block->live, __ATOMIC_RELAXED);
-		retired += __atomic_load_n(&block->retired, __ATOMIC_RELAXED);
-		retired_bytes += __atomic_load_n(&block->retired_bytes, __ATOMIC_RELAXED);
-	}
-	/*
-	 * A removal counted on one thread and its add on another may be read
-	 * in either order while they run: a negative sum reads as 0.
-	 */
-	stats.live_contexts = (int64_t)live < 0 ? 0 : live;
-	stats.pending_objects = retired >= reclaimed ? retired - reclaimed : 0;
-	stats.pending_bytes = retired_bytes >= reclaimed_bytes ? retired_bytes - reclaimed_bytes : 0;
-	stats.reclaimed_objects = reclaimed;
-	stats.epoch_records = __atomic_load_n(&oc_stat_records, __ATOMIC_RELAXED);
-	stats.leaked_contexts = __atomic_load_n(&oc_stat_leaked, __ATOMIC_RELAXED);
-	stats.unbalanced_read_ends = __atomic_load_n(&oc_stat_unbalanced_read_ends,
-	    __ATOMIC_RELAXED);
-	stats.records_reset_after_fork = __atomic_load_n(&oc_stat_records_reset_after_fork,
-	    __ATOMIC_RELAXED);
-	return stats;
-}
-
-const char *
-oc_status_string(oc_status_t status)
-{
-	switch (status) {
-	case OC_OK:
-		return "ok";
-	case OC_ENOMEM:
-		return "out of memory";
-	case OC_EINVAL:
-		return "invalid argument (NULL list or context)";
-	case OC_EFULL:
-		return "list is full";
-	case OC_ENOENT:
-		return "stale, foreign or unknown handle";
-	case OC_EINSECTION:
-		return "cannot wait for readers from inside a read section (an observer callback)";
-	case OC_EBUSY:
-		return "writer lock busy";
-	case OC_EEXHAUSTED:
-		return "every handle sequence number has been issued";
-	}
-	return "unknown status";
 }

@@ -1,6 +1,18 @@
 /*
- * Internals shared by the core's .c files: allocation (with failure
- * injection for tests) and retirement of memory readers may still see.
+ * Internals shared by the core's .c files, one primitive per file:
+ *   oc_alloc.c          allocation with failure injection
+ *   oc_checks.c         fatal errors and the debug consistency checks
+ *   oc_word_lock.c      the writers' lock's slow paths
+ *   oc_membarrier.c     the reclaimer's membarrier (Linux)
+ *   oc_counters.c       per-thread counters
+ *   oc_stats.c          statistics (oc_stats)
+ *   oc_status.c         status strings
+ *   oc_spare_records.c  spare retirement records of removed contexts
+ *   oc_epoch.c          read sections' records and reclamation
+ *   oc_list.c           observer lists
+ *   oc_keymap.c         keyed maps of lists
+ * A file calls only files listed above it (.ci/check-c-core-layering
+ * checks that no two files call each other, directly or through others).
  */
 #ifndef OC_INTERNAL_H
 #define OC_INTERNAL_H
@@ -30,8 +42,11 @@ void __tsan_release(void *address);
 /* Keeps a rarely taken path out of its caller, so the caller stays small. */
 #define OC_NOINLINE __attribute__((noinline))
 
-/* malloc that honours oc_debug_fail_allocations. */
+/* malloc that honours oc_debug_fail_allocations (oc_alloc.c). */
 void *oc__alloc(size_t bytes);
+
+/* Prints what failed and aborts (oc_checks.c). */
+void oc__fatal(const char *what, int error) __attribute__((noreturn));
 
 /*
  * Failure injection's count of allocations left to fail (see
@@ -46,7 +61,7 @@ extern unsigned int oc__failing_allocations;
  * without a call (glibc's pthread mutex costs two library calls and ~50
  * instructions per lock and unlock). 0: free; 1: held; 2: held, and a
  * thread may be waiting. The slow paths (oc__word_lock_wait, oc__word_lock_wake in
- * oc_epoch.c) spin briefly, then park the waiter: on a futex on Linux, in
+ * oc_word_lock.c) spin briefly, then park the waiter: on a futex on Linux, in
  * sched_yield elsewhere. Darwin uses os_unfair_lock, the same kind of
  * one-word lock, instead.
  *
@@ -146,12 +161,6 @@ void oc__list_finish(oc_list_t *list);
 oc_status_t oc__list_take(oc_list_t *list, oc_handle_t handle, void **context);
 void oc__list_retire_taken(oc_release_fn *release, void *context);
 
-/*
- * Frees the retirement records the calling thread keeps for reuse (see
- * OC_SPARE_RECORDS in oc_list.c). oc_reclaim_barrier calls it, so that
- * after a barrier the thread holds none.
- */
-void oc__free_spare_records(void);
 
 /*
  * A retired object: released by `release` once no reader can see it.
@@ -163,6 +172,80 @@ struct oc_retired {
 	void (*release)(struct oc_retired *retired);
 	size_t bytes;
 };
+
+/* A removed context waiting for its grace period (oc_list.c retires it). */
+struct oc_retired_context {
+	struct oc_retired retired;
+	oc_release_fn *release;
+	void *context;
+};
+
+/*
+ * Retirement records of released contexts, kept by the thread that
+ * released them for its next removals (a churning writer releases on its
+ * own thread, when it polls): a removal then takes a record without a
+ * malloc and a release returns it without a free. A scan releases up to
+ * OC_SCAN_RETIRED_OBJECTS_ALONE contexts at once, so a thread keeps as
+ * many (64 KiB of records); the rest are freed. Linked through
+ * `retired.next_ready`. Only the owning thread touches its pool, so plain
+ * accesses suffice. oc_reclaim_barrier frees the calling thread's pool
+ * (oc__free_spare_records). A key destructor frees it when the thread
+ * exits and closes it (`state` 2): what the thread releases after that
+ * (other destructors may still remove and release) is freed at once.
+ * oc_spare_records.c owns the pool; the fast paths are inline below.
+ */
+#define OC_SPARE_RECORDS OC_SCAN_RETIRED_OBJECTS_ALONE
+
+struct oc_spare_records {
+	struct oc_retired_context *top;
+	uint32_t count;
+	/* 0: no destructor registered yet; 1: registered; 2: closed. */
+	uint32_t state;
+};
+
+extern __thread struct oc_spare_records oc__spare_records;
+
+/*
+ * Frees the retirement records the calling thread keeps for reuse.
+ * oc_reclaim_barrier calls it, so that after a barrier the thread holds none.
+ */
+void oc__free_spare_records(void);
+
+/* oc__keep_context_record's path when the pool is not open or is full. */
+void oc__keep_context_record_slow(struct oc_retired_context *item);
+
+/*
+ * A record for retiring a removed context: a spare one, or a new one (NULL
+ * when memory is exhausted). While failure injection is on, a new one, so
+ * that the injected failure happens here as it would without the pool.
+ */
+static inline struct oc_retired_context *
+oc__context_record(void)
+{
+	struct oc_spare_records *spares = &oc__spare_records;
+	struct oc_retired_context *item = spares->top;
+
+	if (item == NULL || __atomic_load_n(&oc__failing_allocations, __ATOMIC_RELAXED) != 0)
+		return oc__alloc(sizeof *item);
+	spares->top = (struct oc_retired_context *)(void *)item->retired.next_ready;
+	spares->count--;
+	return item;
+}
+
+/* Keeps a released context's record for reuse on this thread, or frees it. */
+static inline void
+oc__keep_context_record(struct oc_retired_context *item)
+{
+	struct oc_spare_records *spares = &oc__spare_records;
+
+	if (__builtin_expect(spares->state != 1 || spares->count >= OC_SPARE_RECORDS, 0)) {
+		oc__keep_context_record_slow(item);
+		return;
+	}
+	item->retired.next_ready = (struct oc_retired *)(void *)spares->top;
+	spares->top = item;
+	spares->count++;
+}
 
 /*
  * oc__retire: hands `retired` to the reclamation domain. Any thread, with or
@@ -242,8 +325,29 @@ oc__writer_poll(void)
 		oc__writer_poll_now(counters);
 }
 
-/* Counts a context leaked because its retirement could not be recorded. */
+/* Every block's live, retired and retired_bytes added up (oc_counters.c). */
+void oc__counters_sum(struct oc_thread_counters *sum);
+
+/*
+ * Statistics (oc_stats.c). Counts a context leaked because its retirement
+ * could not be recorded.
+ */
 void oc__count_leaked_context(void);
+/* Released objects and bytes (release adds, see oc_stats.c). */
+extern uint64_t oc__stat_reclaimed;
+extern uint64_t oc__stat_reclaimed_bytes;
+/* Epoch records allocated; records reset in a fork child. Relaxed. */
+extern uint64_t oc__stat_records;
+extern uint64_t oc__stat_records_reset_after_fork;
+
+/*
+ * membarrier (oc_membarrier.c): chooses at initialization whether read
+ * sections rely on it; registers again in a fork child; issues one before
+ * each scan of the epoch records, under the reclaim lock.
+ */
+void oc__membarrier_initialize(void);
+void oc__membarrier_after_fork(void);
+void oc__membarrier_before_scan(void);
 
 /* Counts stored contexts (oc_stats sums every thread's count). */
 static inline void

@@ -48,7 +48,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "oc_internal.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,7 +127,8 @@ struct oc_keymap {
 	struct oc_keymap_head head; /* first: oc_keymap_is_empty reads it */
 	/* Published with release by writers (rebuild); loaded with acquire. */
 	struct oc_keymap_table *table;
-	pthread_mutex_t lock;
+	/* The writers' lock (one word, see oc_word_lock_t), as a list's. */
+	oc_word_lock_t lock;
 	oc_key_equal_fn *equal;
 	oc_release_fn *release_key;
 	oc_release_fn *release_context;
@@ -586,6 +586,24 @@ oc_drop_locked(struct oc_keymap *map, struct oc_keymap_entry *entry, uint64_t co
 		oc_unlink_locked(map, entry, unlinked);
 }
 
+/*
+ * Under the map lock, once `*context` was taken out of `entry`: drops the
+ * reference the context held. When that emptied the key, the context goes
+ * with its entry (released with it after a grace period) and *context
+ * becomes NULL; otherwise the caller retires *context after unlocking.
+ */
+static void
+oc_drop_taken_locked(struct oc_keymap *map, struct oc_keymap_entry *entry, void **context,
+    struct oc_keymap_entry **unlinked)
+{
+	oc_drop_locked(map, entry, 1, unlinked);
+	if (*unlinked == entry) {
+		entry->last_context = *context;
+		*context = NULL;
+		oc__live_contexts_add(-1);
+	}
+}
+
 /* Unlinks entries left without references by a try_remove. O(keys), rare. */
 static void
 oc_sweep_locked(struct oc_keymap *map, struct oc_keymap_entry **unlinked)
@@ -664,7 +682,7 @@ oc_retire_unlinked(struct oc_keymap_entry *entry)
 static void
 oc_lock(struct oc_keymap *map, struct oc_keymap_entry **unlinked)
 {
-	pthread_mutex_lock(&map->lock);
+	oc_word_lock(&map->lock);
 	oc_sweep_locked(map, unlinked);
 }
 
@@ -677,7 +695,7 @@ oc_drop(struct oc_keymap *map, struct oc_keymap_entry *entry, uint64_t count)
 	oc_lock(map, &unlinked);
 	oc_drop_locked(map, entry, count, &unlinked);
 	oc_maybe_rebuild_locked(map);
-	pthread_mutex_unlock(&map->lock);
+	oc_word_unlock(&map->lock);
 	oc_retire_unlinked(unlinked);
 }
 
@@ -699,11 +717,6 @@ oc_keymap_create(oc_key_equal_fn *equal, oc_release_fn *release_key,
 	memset(map, 0, sizeof *map);
 	map->table = oc_table_create(OC_KEYMAP_MIN_CAPACITY);
 	if (map->table == NULL) {
-		free(map);
-		return NULL;
-	}
-	if (pthread_mutex_init(&map->lock, NULL) != 0) {
-		free(map->table);
 		free(map);
 		return NULL;
 	}
@@ -729,7 +742,7 @@ oc_keymap_destroy(oc_keymap_t *map)
 
 	if (map == NULL)
 		return;
-	pthread_mutex_lock(&map->lock);
+	oc_word_lock(&map->lock);
 	/* The whole table is retired: no need to remove entries from it. */
 	table = map->table;
 	while ((linked = oc_table_next(table, &cursor)) != NULL) {
@@ -738,10 +751,9 @@ oc_keymap_destroy(oc_keymap_t *map)
 		oc_chain_unlinked(entry, &unlinked);
 	}
 	oc_set_key_count_locked(map, 0);
-	pthread_mutex_unlock(&map->lock);
+	oc_word_unlock(&map->lock);
 
 	oc_retire_unlinked(unlinked);
-	pthread_mutex_destroy(&map->lock);
 	/* Readers that looked a key up before may still probe the table. */
 	oc_table_retire(table);
 	oc__retire(&map->retired, oc_map_release, sizeof *map);
@@ -806,7 +818,7 @@ oc_entry_grow(struct oc_keymap *map, struct oc_keymap_entry *entry, void *moving
 		oc__live_contexts_add(-1);
 		published = true;
 	}
-	pthread_mutex_unlock(&map->lock);
+	oc_word_unlock(&map->lock);
 	oc_retire_unlinked(unlinked);
 	if (published)
 		return true;
@@ -845,7 +857,7 @@ oc_keymap_add(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 		if (entry == NULL) {
 			/* A new key: the context goes into its slot. */
 			status = oc_entry_create_locked(map, hash, key_context, context, handle);
-			pthread_mutex_unlock(&map->lock);
+			oc_word_unlock(&map->lock);
 			oc_retire_unlinked(unlinked);
 			*key_adopted = status == OC_OK;
 			return status;
@@ -856,7 +868,7 @@ oc_keymap_add(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 			/* Relaxed: increments happen under the lock, which orders them. */
 			if (status == OC_OK)
 				__atomic_add_fetch(&entry->refs, 1, __ATOMIC_RELAXED);
-			pthread_mutex_unlock(&map->lock);
+			oc_word_unlock(&map->lock);
 			oc_retire_unlinked(unlinked);
 			return status;
 		}
@@ -865,7 +877,7 @@ oc_keymap_add(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 		list = entry->grown;
 		moving = oc_single_slot(entry)->context;
 		moved_from = entry->single_handle;
-		pthread_mutex_unlock(&map->lock);
+		oc_word_unlock(&map->lock);
 		oc_retire_unlinked(unlinked);
 
 		if (list != NULL) {
@@ -908,17 +920,11 @@ oc_keymap_remove(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 			status = OC_OK;
 		}
 		if (status == OC_OK) {
-			oc_drop_locked(map, entry, 1, &unlinked);
-			if (unlinked == entry) {
-				/* The key emptied: the context goes with its entry. */
-				entry->last_context = context;
-				context = NULL;
-				oc__live_contexts_add(-1);
-			}
+			oc_drop_taken_locked(map, entry, &context, &unlinked);
 			oc_maybe_rebuild_locked(map);
 		}
 	}
-	pthread_mutex_unlock(&map->lock);
+	oc_word_unlock(&map->lock);
 	if (context != NULL)
 		oc__list_retire_taken(map->release_context, context);
 	oc_retire_unlinked(unlinked);
@@ -941,28 +947,22 @@ oc_keymap_try_remove(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 	if (map == NULL || probe_key == NULL)
 		return OC_EINVAL;
 	/* No sweep here: it is O(keys), and this runs on the send path. */
-	if (pthread_mutex_trylock(&map->lock) != 0)
+	if (!oc_word_trylock(&map->lock))
 		return OC_EBUSY;
 	entry = (struct oc_keymap_entry *)(uintptr_t)oc_find(map, hash, probe_key, map->equal);
 	if (entry == NULL) {
-		pthread_mutex_unlock(&map->lock);
+		oc_word_unlock(&map->lock);
 		return OC_ENOENT;
 	}
 	if (entry->grown == NULL) {
 		/* The slot is written under the map lock, which this call holds. */
 		if (!oc_single_holds(entry, handle)) {
-			pthread_mutex_unlock(&map->lock);
+			oc_word_unlock(&map->lock);
 			return OC_ENOENT;
 		}
 		context = oc_single_take_locked(entry);
-		oc_drop_locked(map, entry, 1, &unlinked);
-		if (unlinked == entry) {
-			/* The key emptied: the context goes with its entry. */
-			entry->last_context = context;
-			context = NULL;
-			oc__live_contexts_add(-1);
-		}
-		pthread_mutex_unlock(&map->lock);
+		oc_drop_taken_locked(map, entry, &context, &unlinked);
+		oc_word_unlock(&map->lock);
 		if (context != NULL)
 			oc__list_retire_taken(map->release_context, context);
 		oc_retire_unlinked(unlinked);
@@ -972,13 +972,13 @@ oc_keymap_try_remove(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 	__atomic_add_fetch(&entry->refs, 1, __ATOMIC_RELAXED);
 	list = entry->grown;
 	handle = oc_grown_handle(entry, handle);
-	pthread_mutex_unlock(&map->lock);
+	oc_word_unlock(&map->lock);
 
 	status = oc_list_try_remove(list, handle);
 	count = status == OC_OK ? 2 : 1;
-	if (pthread_mutex_trylock(&map->lock) == 0) {
+	if (oc_word_trylock(&map->lock)) {
 		oc_drop_locked(map, entry, count, &unlinked);
-		pthread_mutex_unlock(&map->lock);
+		oc_word_unlock(&map->lock);
 		oc_retire_unlinked(unlinked);
 	} else if (__atomic_sub_fetch(&entry->refs, count, __ATOMIC_ACQ_REL) == 0) {
 		/*
@@ -1006,7 +1006,7 @@ oc_entry_remove_if(struct oc_keymap *map, struct oc_keymap_entry *entry,
 	oc_list_t *list;
 	void *context = NULL;
 
-	pthread_mutex_lock(&map->lock);
+	oc_word_lock(&map->lock);
 	list = entry->grown;
 	if (list == NULL) {
 		void *held = oc_single_slot(entry)->context;
@@ -1014,7 +1014,7 @@ oc_entry_remove_if(struct oc_keymap *map, struct oc_keymap_entry *entry,
 		if (held != NULL && (predicate == NULL || predicate(held, argument)))
 			context = oc_single_take_locked(entry);
 	}
-	pthread_mutex_unlock(&map->lock);
+	oc_word_unlock(&map->lock);
 	if (list != NULL)
 		return predicate != NULL ? oc_list_remove_if(list, predicate, argument) : oc_list_clear(list);
 	if (context == NULL)
@@ -1039,7 +1039,7 @@ oc_keymap_remove_key_if(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 		return OC_EINVAL;
 	oc_lock(map, &unlinked);
 	entry = oc_acquire_locked(map, hash, probe_key);
-	pthread_mutex_unlock(&map->lock);
+	oc_word_unlock(&map->lock);
 	oc_retire_unlinked(unlinked);
 	if (entry == NULL)
 		return OC_ENOENT;
@@ -1068,7 +1068,7 @@ oc_snapshot(struct oc_keymap *map, size_t *count)
 	if (map->head.key_count > 0) {
 		entries = oc__alloc((size_t)map->head.key_count * sizeof *entries);
 		if (entries == NULL) {
-			pthread_mutex_unlock(&map->lock);
+			oc_word_unlock(&map->lock);
 			oc_retire_unlinked(unlinked);
 			*count = SIZE_MAX;
 			return NULL;
@@ -1080,7 +1080,7 @@ oc_snapshot(struct oc_keymap *map, size_t *count)
 			entries[taken++] = entry;
 		}
 	}
-	pthread_mutex_unlock(&map->lock);
+	oc_word_unlock(&map->lock);
 	oc_retire_unlinked(unlinked);
 	*count = taken;
 	return entries;
@@ -1173,7 +1173,7 @@ oc_keymap_visit_some(oc_keymap_t *map, size_t *cursor, size_t slots,
 		entries[taken++] = (struct oc_keymap_entry *)(uintptr_t)linked;
 	}
 	*cursor = position;
-	pthread_mutex_unlock(&map->lock);
+	oc_word_unlock(&map->lock);
 	oc_retire_unlinked(unlinked);
 	for (index = 0; index < taken; index++) {
 		if (going)
@@ -1193,7 +1193,7 @@ oc_keymap_contains(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 	if (map == NULL || probe_key == NULL)
 		return false;
 	/* Under the map lock the entry cannot be unlinked; list lock nests. */
-	pthread_mutex_lock(&map->lock);
+	oc_word_lock(&map->lock);
 	entry = oc_find(map, hash, probe_key, map->equal);
 	if (entry == NULL) {
 		contains = false;
@@ -1204,7 +1204,7 @@ oc_keymap_contains(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 		    ? oc_list_contains(found->grown, oc_grown_handle(found, handle))
 		    : oc_single_holds(found, handle);
 	}
-	pthread_mutex_unlock(&map->lock);
+	oc_word_unlock(&map->lock);
 	return contains;
 }
 
@@ -1216,7 +1216,7 @@ oc_keymap_count(oc_keymap_t *map, uint64_t hash, const void *probe_key)
 
 	if (map == NULL || probe_key == NULL)
 		return 0;
-	pthread_mutex_lock(&map->lock);
+	oc_word_lock(&map->lock);
 	entry = oc_find(map, hash, probe_key, map->equal);
 	if (entry == NULL) {
 		count = 0;
@@ -1226,7 +1226,7 @@ oc_keymap_count(oc_keymap_t *map, uint64_t hash, const void *probe_key)
 		count = found->grown != NULL ? oc_list_count(found->grown)
 		    : oc_single_slot(found)->context != NULL ? 1 : 0;
 	}
-	pthread_mutex_unlock(&map->lock);
+	oc_word_unlock(&map->lock);
 	return count;
 }
 
@@ -1245,9 +1245,9 @@ oc_keymap_table_bytes(oc_keymap_t *map)
 
 	if (map == NULL)
 		return 0;
-	pthread_mutex_lock(&map->lock);
+	oc_word_lock(&map->lock);
 	bytes = oc_table_bytes(map->table->mask + 1);
-	pthread_mutex_unlock(&map->lock);
+	oc_word_unlock(&map->lock);
 	return bytes;
 }
 

@@ -92,118 +92,6 @@ oc_testing_list_resizes(void)
 	return __atomic_load_n(&oc_list_resize_count, __ATOMIC_RELAXED);
 }
 
-/* A removed context waiting for its grace period. */
-struct oc_retired_context {
-	struct oc_retired retired;
-	oc_release_fn *release;
-	void *context;
-};
-
-/*
- * Retirement records of released contexts, kept by the thread that
- * released them for its next removals (a churning writer releases on its
- * own thread, when it polls): a removal then takes a record without a
- * malloc and a release returns it without a free. A scan releases up to
- * OC_SCAN_RETIRED_OBJECTS_ALONE contexts at once, so a thread keeps as
- * many (64 KiB of records); the rest are freed. Linked through
- * `retired.next_ready`. Only the owning thread touches its cache, so plain
- * accesses suffice. oc_reclaim_barrier frees the calling thread's cache
- * (oc__free_spare_records). A key destructor frees it when the thread
- * exits and closes it (`state` 2): what the thread releases after that
- * (other destructors may still remove and release) is freed at once.
- */
-#define OC_SPARE_RECORDS OC_SCAN_RETIRED_OBJECTS_ALONE
-
-struct oc_spare_records {
-	struct oc_retired_context *top;
-	uint32_t count;
-	/* 0: no destructor registered yet; 1: registered; 2: closed. */
-	uint32_t state;
-};
-
-static __thread struct oc_spare_records oc_spares;
-static pthread_once_t oc_spares_once = PTHREAD_ONCE_INIT;
-static pthread_key_t oc_spares_key;
-static bool oc_spares_key_made;
-
-static void
-oc_spares_empty(struct oc_spare_records *spares)
-{
-	while (spares->top != NULL) {
-		struct oc_retired_context *item = spares->top;
-
-		spares->top = (struct oc_retired_context *)(void *)item->retired.next_ready;
-		free(item);
-	}
-	spares->count = 0;
-}
-
-/* Thread-exit destructor: frees the cache and closes it. */
-static void
-oc_spares_free(void *value)
-{
-	struct oc_spare_records *spares = value;
-
-	spares->state = 2;
-	oc_spares_empty(spares);
-}
-
-void
-oc__free_spare_records(void)
-{
-	oc_spares_empty(&oc_spares);
-}
-
-static void
-oc_spares_make_key(void)
-{
-	oc_spares_key_made = pthread_key_create(&oc_spares_key, oc_spares_free) == 0;
-}
-
-/*
- * A record for retiring a removed context: a spare one, or a new one (NULL
- * when memory is exhausted). While failure injection is on, a new one, so
- * that the injected failure happens here as it would without the cache.
- */
-static struct oc_retired_context *
-oc_context_record(void)
-{
-	struct oc_spare_records *spares = &oc_spares;
-	struct oc_retired_context *item = spares->top;
-
-	if (item == NULL || __atomic_load_n(&oc__failing_allocations, __ATOMIC_RELAXED) != 0)
-		return oc__alloc(sizeof *item);
-	spares->top = (struct oc_retired_context *)(void *)item->retired.next_ready;
-	spares->count--;
-	return item;
-}
-
-/* Keeps a released context's record for reuse on this thread, or frees it. */
-static void
-oc_spare_context_record(struct oc_retired_context *item)
-{
-	struct oc_spare_records *spares = &oc_spares;
-
-	if (spares->state != 1) {
-		if (spares->state == 0) {
-			(void)pthread_once(&oc_spares_once, oc_spares_make_key);
-			spares->state = oc_spares_key_made &&
-			    pthread_setspecific(oc_spares_key, spares) == 0 ? 1 : 2;
-		}
-		if (spares->state != 1) {
-			free(item);
-			return;
-		}
-	}
-	if (spares->count >= OC_SPARE_RECORDS) {
-		free(item);
-		return;
-	}
-	item->retired.next_ready = (struct oc_retired *)(void *)spares->top;
-	spares->top = item;
-	spares->count++;
-}
-
 /*
  * Process-wide add counter: the last sequence number issued (0: none yet).
  * 64 bits never wrap in practice (at one add per nanosecond, 584 years);
@@ -427,7 +315,7 @@ oc_release_context(struct oc_retired *retired)
 
 	if (item->release != NULL)
 		item->release(item->context);
-	oc_spare_context_record(item);
+	oc__keep_context_record(item);
 }
 
 static void
@@ -851,7 +739,7 @@ oc_maybe_shrink_locked(struct oc_list *list)
 static void
 oc_retire_context(oc_release_fn *release, void *context)
 {
-	struct oc_retired_context *item = oc_context_record();
+	struct oc_retired_context *item = oc__context_record();
 
 	oc__live_contexts_add(-1);
 	if (item != NULL) {

@@ -422,6 +422,111 @@ test_contended_writer_lock(void)
 	CHECK(oc_stats().pending_objects == 0);
 }
 
+/*
+ * The keymap's writer lock under contention: writers add and remove
+ * contexts under one key (kept present by a stable context), by
+ * oc_keymap_remove and oc_keymap_try_remove, so that the map's lock is
+ * taken, spun on and parked on from several threads at once. The key
+ * comparison runs under that lock (oc_key_equal_fn's contract): it counts
+ * its calls twice, with an atomic increment and with a plain read, pause
+ * and write. Mutual exclusion holds exactly when the plain count loses no
+ * increment; every removal must succeed and every removed context must be
+ * released once after a barrier.
+ */
+#define KEYMAP_LOCK_WRITERS 4
+#define KEYMAP_LOCK_ROUNDS 10000
+
+struct keymap_lock_case {
+	oc_keymap_t *map;
+	unsigned long compared; /* plain: written only under the map's lock */
+	unsigned long comparisons; /* atomic */
+	unsigned long failed; /* atomic */
+};
+
+static struct keymap_lock_case *keymap_lock_current;
+
+static bool
+equal_ints_counted(const void *key_context, const void *probe_key)
+{
+	struct keymap_lock_case *lock_case = keymap_lock_current;
+	unsigned long seen = lock_case->compared;
+	volatile int pause;
+
+	__atomic_fetch_add(&lock_case->comparisons, 1, __ATOMIC_RELAXED);
+	for (pause = 0; pause < 32; pause++) {
+	}
+	lock_case->compared = seen + 1;
+	return equal_ints(key_context, probe_key);
+}
+
+static void *
+keymap_lock_writer_main(void *argument)
+{
+	struct keymap_lock_case *lock_case = argument;
+	static int key = 7;
+	int round;
+
+	for (round = 0; round < KEYMAP_LOCK_ROUNDS; round++) {
+		oc_handle_t handle;
+		oc_status_t status;
+		bool adopted = false;
+
+		if (oc_keymap_add(lock_case->map, 7, &key, &key, new_probe(8), &handle,
+		    &adopted) != OC_OK || adopted) {
+			__atomic_fetch_add(&lock_case->failed, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		/* Every other round tries without waiting first. */
+		status = round % 2 == 0 ? oc_keymap_try_remove(lock_case->map, 7, &key, handle) :
+		    OC_EBUSY;
+		if (status == OC_EBUSY)
+			status = oc_keymap_remove(lock_case->map, 7, &key, handle);
+		if (status != OC_OK)
+			__atomic_fetch_add(&lock_case->failed, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void
+test_contended_keymap_lock(void)
+{
+	struct keymap_lock_case lock_case = { NULL, 0, 0, 0 };
+	pthread_t threads[KEYMAP_LOCK_WRITERS];
+	static int stable_key = 7;
+	oc_handle_t stable_handle;
+	unsigned long releases_before;
+	bool adopted = false;
+	int i;
+
+	CHECK(oc_reclaim_barrier() == OC_OK);
+	releases_before = __atomic_load_n(&releases, __ATOMIC_RELAXED);
+	keymap_lock_current = &lock_case;
+	lock_case.map = oc_keymap_create(equal_ints_counted, NULL, release_probe);
+	CHECK(lock_case.map != NULL);
+	CHECK(oc_keymap_add(lock_case.map, 7, &stable_key, &stable_key, new_probe(9),
+	    &stable_handle, &adopted) == OC_OK);
+	CHECK(adopted);
+	for (i = 0; i < KEYMAP_LOCK_WRITERS; i++)
+		CHECK(pthread_create(&threads[i], NULL, keymap_lock_writer_main, &lock_case) == 0);
+	for (i = 0; i < KEYMAP_LOCK_WRITERS; i++)
+		CHECK(pthread_join(threads[i], NULL) == 0);
+	CHECK(lock_case.failed == 0);
+	/* Each add and each remove compares the key at least once. */
+	CHECK(lock_case.comparisons >= 2ul * KEYMAP_LOCK_WRITERS * KEYMAP_LOCK_ROUNDS);
+	if (lock_case.compared != lock_case.comparisons)
+		fprintf(stderr, "keymap lock: %lu comparisons, %lu counted under the lock\n",
+		    lock_case.comparisons, lock_case.compared);
+	CHECK(lock_case.compared == lock_case.comparisons);
+	CHECK(oc_keymap_count(lock_case.map, 7, &stable_key) == 1);
+	CHECK(oc_keymap_remove(lock_case.map, 7, &stable_key, stable_handle) == OC_OK);
+	oc_keymap_destroy(lock_case.map);
+	CHECK(oc_reclaim_barrier() == OC_OK);
+	keymap_lock_current = NULL;
+	CHECK(__atomic_load_n(&releases, __ATOMIC_RELAXED) - releases_before ==
+	    1 + (unsigned long)KEYMAP_LOCK_WRITERS * KEYMAP_LOCK_ROUNDS);
+	CHECK(oc_stats().pending_objects == 0);
+}
+
 static void
 test_handles_never_repeat(void)
 {
@@ -1116,6 +1221,7 @@ main(int argc, char **argv)
 	test_read_side_mode_and_membarrier_count();
 	test_concurrent_adds_sends_removes();
 	test_contended_writer_lock();
+	test_contended_keymap_lock();
 	test_exact_delivery_counts();
 	test_remove_if_and_try_remove();
 	test_bad_input();

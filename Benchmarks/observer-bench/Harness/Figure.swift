@@ -41,7 +41,7 @@ struct Figure: Codable {
     }
 }
 
-/// A target from the table and whether this run met it.
+/// A performance goal and whether this run met it.
 struct Verdict: Codable {
     var scenario: String
     var target: String

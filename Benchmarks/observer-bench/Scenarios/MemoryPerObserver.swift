@@ -165,7 +165,7 @@ extension Scenario {
                     measured: "\(formatFigure(eventBytes)) bytes by \(probe.method); token kept "
                         + "\(formatFigure(tokenBytes)); with 16 bytes of captures \(formatFigure(capturingBytes))",
                     met: eventBytes <= 48))
-            // Issue 28: a protocol-typed observer ≤ 80 bytes (FLOWDUINO's 90.3 B beside it).
+            // Goal: a protocol-typed observer ≤ 80 bytes (FLOWDUINO's 90.3 B beside it).
             report.verdicts.append(
                 Verdict(
                     scenario: context.scenario.id,

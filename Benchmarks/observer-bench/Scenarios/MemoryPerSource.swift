@@ -107,10 +107,10 @@ extension Scenario {
         }
         withExtendedLifetime(observer) {}
         Verification.expect(memorySink.total, equals: 0, "memory-per-source: nothing was sent")
-        // Issue 28's goals for a source with one subscriber, and the empty
-        // sources' goals of the round before. The best peers, measured the
-        // same way: SwiftEvents' Event 128 and Observable 176 with one
-        // subscriber (no token exists), Flowduino's ObservableClass 192.
+        // The goals for a source with one subscriber and for an empty
+        // source. The best peers, measured the same way: SwiftEvents' Event
+        // 128 and Observable 176 with one subscriber (no token exists),
+        // Flowduino's ObservableClass 192.
         let kept = Contender.tokenKeptSuffix
         let goals: [(String, Int, Double)] = [
             (Contender.eventClosureName, 0, 48), (Contender.eventClosureName, 1, 112),

@@ -19,8 +19,8 @@ extension Contender {
 }
 
 extension Scenario {
-    /// Issue 28's cliff, memory: the heap bytes an `Event` and its one
-    /// remaining subscription hold after all but the last of N subscriptions
+    /// The cliff after a mass cancel, memory: the heap bytes an `Event` and
+    /// its one remaining subscription hold after all but the last of N subscriptions
     /// were cancelled, beside the same measurement for an `Event` that only
     /// ever had that one subscriber (the same run's baseline, per event over
     /// 100 000 such events). Method: the heap's bytes in use (`HeapProbe`)
@@ -101,10 +101,11 @@ extension Scenario {
         return report
     }
 
-    /// Issue 28's cliff, time: a send to the one survivor of N subscriptions
-    /// (all but the last cancelled), beside a send to an `Event` that only
-    /// ever had one subscriber and RAW with one closure, interleaved in the
-    /// same run (ns per send, median of the repetitions). Goal: ≤ 50 ns.
+    /// The cliff after a mass cancel, time: a send to the one survivor of N
+    /// subscriptions (all but the last cancelled), beside a send to an
+    /// `Event` that only ever had one subscriber and RAW with one closure,
+    /// interleaved in the same run (ns per send, median of the
+    /// repetitions). Goal: ≤ 50 ns.
     static let shrinkSend = Scenario(
         id: "shrink-send", title: "send to the survivor of N subscriptions", presentation: .bars,
         defaultSizes: [1_000_000], quickSizes: [100_000]

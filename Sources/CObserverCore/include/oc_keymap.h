@@ -18,10 +18,11 @@
  *     take no lock, never wait for a writer and cost O(1) expected
  *     regardless of how many keys exist (a probe run that always ends at an
  *     empty slot).
- *   - Writers (add, remove, clear) are serialized per map by a mutex. That
- *     mutex is never held while reclamation polls, while anything is
- *     released or while any callback other than oc_key_equal_fn runs, so a
- *     release callback (a Swift deinit) may call back into the map freely.
+ *   - Writers (add, remove, clear) are serialized per map by a lock (the
+ *     lists' one-word writer lock). That lock is never held while
+ *     reclamation polls, while anything is released or while any callback
+ *     other than oc_key_equal_fn runs, so a release callback (a Swift
+ *     deinit) may call back into the map freely.
  *     A key's list lock may be taken inside it (never the other way).
  *
  * Key lifetime: a key's entry is created by the first oc_keymap_add for it
