@@ -429,11 +429,15 @@ final class KeyedObserverRegistryTests: XCTestCase {
         let sends = 2_000
         let senders = 2
         let running = HeapAtomicWord<Int>(senders)
+        // Each churn thread signals once it has added its first observer, and
+        // each sender waits for one signal: the sends overlap the churn.
+        let churnStarted = DispatchSemaphore(value: 0)
         let box = UncheckedBox(registry)
         runOnThreads(senders + 2) { index in
             let registry = box.value
             if index < senders {
                 let key = index == 0 ? "A" : "B"
+                XCTAssertEqual(churnStarted.wait(timeout: .now() + 10), .success, "the churn threads did not start")
                 for value in 0..<sends {
                     registry.withKeyedObservers(key: key) { (_, observer: AlphaObserver) in observer.alpha(value) }
                     // A key that is created and freed over and over meanwhile.
@@ -449,6 +453,7 @@ final class KeyedObserverRegistryTests: XCTestCase {
                 while running.load(ordering: .acquiring) > 0 {
                     let transient = TransientAlpha(ledger)
                     registry.addKeyedObserver(keys: ["A", "B", "churn"], transient)
+                    if round == 0 && kept.isEmpty { churnStarted.signal() }
                     kept.append(transient)
                     if kept.count == 8 {
                         registry.removeKeyedObserver(keys: ["A", "B"], Array(kept[0..<4]) as [AnyObject])
