@@ -70,12 +70,21 @@ enum Callgrind {
     /// callgrind and prints (and optionally writes) the table.
     static func run(_ options: Options) {
         let sizes = options.sizes ?? [0, 1, 100, 10_000]
+        // --scenario names callgrind implementations here (raw, event-weak, event-pair, ...).
+        if let ids = options.scenarioIDs,
+            let unknown = ids.first(where: { id in !implementations.contains { $0.id == id } })
+        {
+            exitWithUsage(
+                "unknown callgrind implementation \(unknown); known: \(implementations.map(\.id).joined(separator: ", "))"
+            )
+        }
+        let selected = implementations.filter { options.scenarioIDs?.contains($0.id) ?? true }
         let progress = Progress(quiet: options.quiet)
         let executable = strippedCopy()
         defer { try? FileManager.default.removeItem(atPath: executable) }
         var report = ScenarioReport()
         for size in sizes {
-            for implementation in implementations {
+            for implementation in selected {
                 if size == 0, implementation.id != "raw", implementation.id != "event", implementation.id != "locked" {
                     continue
                 }
