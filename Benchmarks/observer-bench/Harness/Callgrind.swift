@@ -30,6 +30,8 @@ enum Callgrind {
         ("protocol", { .protocolObservers((0..<$0).map { _ in Target() }) }),
         // N is the key count here; a "send" goes to one key with one observer.
         ("keyed", { .keyedEvent(keys: $0, sink: Sink()) }),
+        // The same with one weak-target subscription per key.
+        ("keyed-weak", { .keyedTargets(keys: $0, sink: Sink()) }),
         // A "send" here is one `value = x` set of an ObservableValue.
         ("value", { .valueObservers(count: $0, sink: Sink()) }),
         // A "send" here is one read of `value` (N, the observers, does not change a read).
@@ -70,17 +72,27 @@ enum Callgrind {
     /// callgrind and prints (and optionally writes) the table.
     static func run(_ options: Options) {
         let sizes = options.sizes ?? [0, 1, 100, 10_000]
+        // --scenario names callgrind implementations here (raw, event-weak, event-pair, ...).
+        if let ids = options.scenarioIDs,
+            let unknown = ids.first(where: { id in !implementations.contains { $0.id == id } })
+        {
+            exitWithUsage(
+                "unknown callgrind implementation \(unknown); known: \(implementations.map(\.id).joined(separator: ", "))"
+            )
+        }
+        let selected = implementations.filter { options.scenarioIDs?.contains($0.id) ?? true }
         let progress = Progress(quiet: options.quiet)
         let executable = strippedCopy()
         defer { try? FileManager.default.removeItem(atPath: executable) }
         var report = ScenarioReport()
         for size in sizes {
-            for implementation in implementations {
+            for implementation in selected {
                 if size == 0, implementation.id != "raw", implementation.id != "event", implementation.id != "locked" {
                     continue
                 }
                 let isPair = implementation.id.hasSuffix("-pair")
-                let isPerSend = isPair || implementation.id == "keyed" || implementation.id == "value-read"
+                let isPerSend =
+                    isPair || implementation.id.hasPrefix("keyed") || implementation.id == "value-read"
                 let sends = options.sends ?? (isPerSend ? 20_000 : max(10, 200_000 / max(size, 1)))
                 progress.step("callgrind \(implementation.id) N=\(size): \(sends) sends, then 0")
                 let full = instructions(executable, implementation.id, size, sends)
@@ -91,7 +103,7 @@ enum Callgrind {
                     implementation.make(0).implementation
                     + (isPair
                         ? pairLabel
-                        : implementation.id == "keyed"
+                        : implementation.id.hasPrefix("keyed")
                             ? " (per send, N keys)" : implementation.id == "value-read" ? " (per read)" : "")
                 report.figures.append(
                     Figure(

@@ -23,6 +23,7 @@ struct Options {
         usage: observer-bench [options]
           --quick                 small sizes, short repetitions: the whole run takes under 60 s
           --scenario ID[,ID...]   run only these scenarios (see --list); default: the default set
+                                  (with --callgrind: only these implementations, e.g. event-weak,event-pair)
           --sizes N[,N...]        observer counts to use instead of each scenario's own
           --reps R                timed repetitions per figure (at least 7; default 21, quick 11)
           --json PATH             write every figure and verdict as JSON

@@ -94,6 +94,22 @@ extension Contender {
     }
 }
 
+extension Contender {
+    /// A `KeyedEvent<Int, Int>` with one weak-target subscription per key,
+    /// all for one target; a send goes to one key.
+    static func keyedTargets(keys: Int, sink: Sink) -> Contender {
+        let event = KeyedEvent<Int, Int>()
+        let target = Target()
+        for key in 0..<keys { event.subscribe(target, key: key) { _, value in sink.total &+= value } }
+        let hot = hotKey(among: keys)
+        return Contender(
+            implementation: keyedEventName + " (weak target)", deliveriesPerSend: 1,
+            send: { sends in keyedEventSend(event, key: hot, sends: sends) },
+            checksum: { sink.total },
+            tearDown: { withExtendedLifetime(target) { _ = event.unsubscribeAll() } })
+    }
+}
+
 @inline(never)
 func lockedKeyedSend(_ observers: LockedKeyedObservers, key: Int, sends: Int) {
     for value in stride(from: 1, through: sends, by: 1) {

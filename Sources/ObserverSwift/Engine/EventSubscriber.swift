@@ -3,9 +3,12 @@
 /// `EventSubscriber<Key, Value>` boxes under each of their keys. Plain
 /// closures need no box: both store them as ``HandlerCell``s (an `Event`
 /// with no other subscription, as a ``SoleHandler``). Subclasses
-/// override ``receive(_:_:)``; the subclasses below are shared by both kinds,
-/// so a limit, a queued or main-actor delivery and a weak target are handled
-/// by one implementation.
+/// override ``receive(_:_:)``. A limit and a queued or main-actor delivery
+/// are handled by one box both kinds share. A weak target's handler is
+/// stored as the caller passed it and called without an adapter: an
+/// `Event`'s by ``EventTargetSubscriber``, one key's by
+/// `KeyTargetSubscriber`, a ``KeySelection``'s (whose handler takes the
+/// key) by ``TargetSubscriber``.
 @usableFromInline
 class EventSubscriber<Key, Value>: Subscriber, @unchecked Sendable {
     @usableFromInline
@@ -61,9 +64,10 @@ where Ending.Key == Key {
     }
 }
 
-/// A handler bound to a target it does not keep alive: stops (and removes
-/// itself, from every key) once the target is deallocated; the handler
-/// receives the live target.
+/// A keyed handler bound to a target it does not keep alive: stops (and
+/// removes itself, from every key) once the target is deallocated; the
+/// handler receives the live target, the key and the value (a
+/// ``KeySelection``'s).
 @usableFromInline
 final class TargetSubscriber<Target: AnyObject, Key, Value, Ending: SubscriptionExpiry & ~Copyable>:
     EventSubscriber<Key, Value>, @unchecked Sendable
@@ -136,6 +140,153 @@ where Ending.Key == Key {
         let isSubscribed = { [self] in expiry.isSubscribed(in: scope, of: self) }
         delivery.run(ifSubscribed: isSubscribed) { [self] in
             _ = self.target.withLive(Target.self) { target in self.handler(target, key, value) }
+        }
+    }
+}
+
+/// An `Event`'s (or an `ObservableValue`'s) weak-target subscription: a
+/// ``TargetSubscriber`` whose handler takes no key, stored as the caller
+/// passed it, so a send calls the user's `(Target, Value)` closure directly
+/// (no adapter closure between the box and it).
+@usableFromInline
+final class EventTargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Void, Value>, @unchecked Sendable {
+    /// First stored property: the words of an `Expiry` (see `AtomicWord`).
+    var expiryWords = Expiry.Words()
+    /// The target, taken strong for each call only while it lives.
+    let target: UnownedObserver
+    let handler: (Target, Value) -> Void
+    let delivery: Delivery
+    let limit: DeliveryLimit
+    let expiry: Expiry
+
+    /// - Parameter limit: `Int.max` for no limit.
+    @usableFromInline
+    init(
+        target: Target, expiry: consuming Expiry, delivery: Delivery, limit: Int,
+        handler: @escaping (Target, Value) -> Void
+    ) {
+        self.target = UnownedObserver(target)
+        self.handler = handler
+        self.delivery = delivery
+        self.limit = DeliveryLimit(limit)
+        self.expiry = expiry
+    }
+
+    override var hasTarget: Bool { true }
+    override var expiresWithTarget: Bool { true }
+    override func expireIfTargetIsGone() {
+        if !expiry.isExpired(of: self) && target.hasStartedDeinit { expiry.expire(of: self) }
+    }
+    override func isTarget(_ object: AnyObject) -> Bool { target.refers(to: object) && target.isAlive }
+    override func didAdd(handle: SlotHandle) { expiry.didAdd(handle: handle, of: self) }
+    override var isExpired: Bool { expiry.isExpired(of: self) }
+
+    override func checkLiveness() -> Bool {
+        if expiry.isExpired(of: self) || limit.isSpent { return false }
+        if !target.isAlive {
+            expiry.expire(of: self)
+            return false
+        }
+        return true
+    }
+
+    override func receive(_ key: Void, _ value: Value) {
+        let delivered = target.withLive(Target.self) { target -> Bool in
+            deliver(to: target, value)
+            return true
+        }
+        if delivered == nil { expiry.expire(of: self) }
+    }
+
+    @inline(__always)
+    private func deliver(to target: Target, _ value: Value) {
+        guard limit.admit(expiry, of: self) else { return }
+        if case .synchronous = delivery.route { return handler(target, value) }
+        deferDelivery(value)
+    }
+
+    /// A queued or main-actor delivery, out of line.
+    @inline(never)
+    private func deferDelivery(_ value: Value) {
+        // Re-check the target where the handler runs: it may be gone by the
+        // time the queue gets to it.
+        let list = expiry.retainedList
+        let isSubscribed = { [self] in expiry.isSubscribed(in: list, of: self) }
+        delivery.run(ifSubscribed: isSubscribed) { [self] in
+            _ = self.target.withLive(Target.self) { target in self.handler(target, value) }
+        }
+    }
+}
+
+/// One key's weak-target subscription (`subscribe(target, key:)`): a
+/// ``TargetSubscriber`` whose handler takes no key, stored as the caller
+/// passed it, so a send calls the user's `(Target, Value)` closure directly.
+final class KeyTargetSubscriber<Target: AnyObject, Key: Hashable, Value>: EventSubscriber<Key, Value>,
+    @unchecked Sendable
+{
+    /// First stored property: unused words (see ``TargetSubscriber``), so
+    /// that the fields' offsets match the other boxes'.
+    var expiryWords = Expiry.Words()
+    /// The target, taken strong for each call only while it lives.
+    let target: UnownedObserver
+    let handler: (Target, Value) -> Void
+    let delivery: Delivery
+    let limit: DeliveryLimit
+    let expiry: KeyedRegistration<Key>
+
+    /// - Parameter limit: `Int.max` for no limit.
+    init(
+        target: Target, expiry: KeyedRegistration<Key>, delivery: Delivery, limit: Int,
+        handler: @escaping (Target, Value) -> Void
+    ) {
+        self.target = UnownedObserver(target)
+        self.handler = handler
+        self.delivery = delivery
+        self.limit = DeliveryLimit(limit)
+        self.expiry = expiry
+    }
+
+    override var hasTarget: Bool { true }
+    override var expiresWithTarget: Bool { true }
+    override func expireIfTargetIsGone() {
+        if !expiry.isExpired(of: self) && target.hasStartedDeinit { expiry.expire(of: self) }
+    }
+    override func isTarget(_ object: AnyObject) -> Bool { target.refers(to: object) && target.isAlive }
+    override func didAdd(handle: SlotHandle) { expiry.didAdd(handle: handle, of: self) }
+    override var isExpired: Bool { expiry.isExpired(of: self) }
+
+    override func checkLiveness() -> Bool {
+        if expiry.isExpired(of: self) || limit.isSpent { return false }
+        if !target.isAlive {
+            expiry.expire(of: self)
+            return false
+        }
+        return true
+    }
+
+    override func receive(_ key: Key, _ value: Value) {
+        let delivered = target.withLive(Target.self) { target -> Bool in
+            deliver(to: target, key, value)
+            return true
+        }
+        if delivered == nil { expiry.expire(of: self) }
+    }
+
+    @inline(__always)
+    private func deliver(to target: Target, _ key: Key, _ value: Value) {
+        guard limit.admit(expiry, of: self) else { return }
+        if case .synchronous = delivery.route { return handler(target, value) }
+        deferDelivery(key, value)
+    }
+
+    /// A queued or main-actor delivery, out of line.
+    @inline(never)
+    private func deferDelivery(_ key: Key, _ value: Value) {
+        // Re-check the target where the handler runs: it may be gone by the
+        // time the queue gets to it.
+        let isSubscribed = { [self] in expiry.isSubscribed(in: key, of: self) }
+        delivery.run(ifSubscribed: isSubscribed) { [self] in
+            _ = self.target.withLive(Target.self) { target in self.handler(target, value) }
         }
     }
 }

@@ -1,6 +1,8 @@
 /// How a subscription that can end on its own (a spent `limit:`, a
 /// deallocated target) ends, for the boxes `Event` and `KeyedEvent` share
-/// (`QueuedOrLimitedSubscriber`, `TargetSubscriber`). An `Event`'s box is
+/// (`QueuedOrLimitedSubscriber`, `TargetSubscriber`; the weak-target boxes
+/// `EventTargetSubscriber` and `KeyTargetSubscriber` each use one of them
+/// directly). An `Event`'s box is
 /// stored once, in one list: ``Expiry`` removes that slot. A `KeyedEvent`'s
 /// box is stored once under each of its keys: its ``KeyedRegistration``
 /// removes every one of them.

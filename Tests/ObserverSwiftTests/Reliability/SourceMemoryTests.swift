@@ -210,6 +210,31 @@ final class SourceMemoryTests: XCTestCase {
         withExtendedLifetime(observer) {}
     }
 
+    /// An `Event`'s weak-target subscription is its box, its slot and the
+    /// handler's own context: the engine stores the user's `(Target, Value)`
+    /// closure as it is, with no adapter closure (and its heap context)
+    /// between the box and it. An event with one such subscription measures
+    /// 384 bytes (mallinfo2, debug build): the event, its slot list (a weak
+    /// target is never a sole handler), the box and the handler's context;
+    /// with an adapter it was 448.
+    func testAWeakTargetSubscriptionStoresTheHandlerWithoutAnAdapter() throws {
+        final class Screen: Sendable {
+            func show(_ value: Int) { _ = value }
+        }
+        let screen = Screen()
+        guard
+            let bytes = try bytesEach(
+                100_000,
+                {
+                    let event = Event<Int>()
+                    event.subscribe(screen) { screen, value in screen.show(value) }
+                    return event
+                })
+        else { return }
+        XCTAssertLessThanOrEqual(bytes, 400.5, "an Event with one weak-target subscription")
+        withExtendedLifetime(screen) {}
+    }
+
     func testTheRegistryAndTheKeymapAreMadeOnFirstUse() {
         final class Observer: Sendable {}
         let observable = ObservableClass()

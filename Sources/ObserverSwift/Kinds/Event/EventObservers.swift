@@ -291,9 +291,9 @@ struct EventObservers<Value> {
     ) -> Subscription {
         if let limit, limit <= 0 { return Subscription.inactive }
         return madeSlots._withUnsafeGuaranteedRef { slots in
-            let box = TargetSubscriber(
-                target: target, expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max
-            ) { target, _, value in handler(target, value) }
+            let box = EventTargetSubscriber(
+                target: target, expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max,
+                handler: handler)
             let subscription = Subscription(list: slots, handle: slots.add(box))
             if let current { Self.replay(current, to: box) }
             return subscription

@@ -32,8 +32,6 @@ struct KeyScope<Key: Hashable, Value>: ObserverSource {
         _ target: Target, delivery: Delivery, limit: Int?, replaying current: Value?,
         _ handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        event.subscribeTarget(target, CollectionOfOne(key), delivery: delivery, limit: limit) { target, _, value in
-            handler(target, value)
-        }
+        event.subscribeTarget(target, forKey: key, delivery: delivery, limit: limit, handler)
     }
 }

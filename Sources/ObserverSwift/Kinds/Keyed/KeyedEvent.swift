@@ -208,6 +208,20 @@ public final class KeyedEvent<Key: Hashable, Value> {
             target: target, expiry: registration, delivery: delivery, limit: limit ?? Int.max, handler: handler)
         return register(keys, box, registration: registration)
     }
+
+    /// One key's weak target, whose handler takes no key: stored as it is,
+    /// called without an adapter.
+    @usableFromInline
+    func subscribeTarget<Target: AnyObject>(
+        _ target: Target, forKey key: Key, delivery: Delivery, limit: Int?,
+        _ handler: @escaping (Target, Value) -> Void
+    ) -> Subscription {
+        if let limit, limit <= 0 { return Subscription.inactive }
+        let registration = KeyedRegistration<Key>(engine: lists)
+        let box = KeyTargetSubscriber(
+            target: target, expiry: registration, delivery: delivery, limit: limit ?? Int.max, handler: handler)
+        return register(CollectionOfOne(key), box, registration: registration)
+    }
 }
 
 extension KeyedEvent: @unchecked Sendable where Key: Sendable, Value: Sendable {}

@@ -31,8 +31,43 @@ import Dispatch
 /// onQueue.cancel()
 /// ```
 ///
-/// Conforming is for the library's own kinds: the requirements are the
-/// engine's entry points, named with a leading underscore.
+/// A type of your own becomes a source by forwarding to one of the
+/// library's sources, and only so: the requirements are the engine's entry
+/// points (named with a leading underscore), and a ``Subscription`` has no
+/// public initializer, so `_subscribe` can only return one that a library
+/// source made. Forward all three requirements to the same source; every
+/// subscribe form above then works on your type as on that source
+/// (`_withCurrentValue` forwarded from a ``ObservableValue/replaying`` view
+/// keeps its replay).
+///
+/// ```swift
+/// struct Downloads: ObserverSource {
+///     let finished = Event<String>()
+///
+///     func _subscribe(
+///         delivery: Delivery, limit: Int?, replaying current: String?,
+///         _ handler: @escaping @Sendable (String) -> Void
+///     ) -> Subscription {
+///         finished._subscribe(delivery: delivery, limit: limit, replaying: current, handler)
+///     }
+///
+///     func _subscribe<Target: AnyObject>(
+///         _ target: Target, delivery: Delivery, limit: Int?, replaying current: String?,
+///         _ handler: @escaping @Sendable (Target, String) -> Void
+///     ) -> Subscription {
+///         finished._subscribe(target, delivery: delivery, limit: limit, replaying: current, handler)
+///     }
+///
+///     func _withCurrentValue<Result>(_ body: (String?) -> Result) -> Result {
+///         finished._withCurrentValue(body)
+///     }
+/// }
+///
+/// let downloads = Downloads()
+/// let token = downloads.subscribe { file in print("downloaded", file) }
+/// downloads.finished.send("report.pdf")
+/// token.cancel()
+/// ```
 public protocol ObserverSource<Value> {
     /// What each delivery carries.
     associatedtype Value
