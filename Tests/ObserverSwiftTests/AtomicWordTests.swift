@@ -308,7 +308,7 @@ final class AtomicWordTests: XCTestCase {
         var boxes: [Subscriber] = []
         event.slots.forEachBox { boxes.append($0) }
         XCTAssertEqual(boxes.count, 2)
-        typealias Targeted = TargetSubscriber<Target, Void, Int, Expiry>
+        typealias Targeted = EventTargetSubscriber<Target, Int>
         typealias Limited = QueuedOrLimitedSubscriber<Void, Int, Expiry>
         let targeted = unsafeDowncast(boxes[0], to: Targeted.self)
         let limitedBox = unsafeDowncast(boxes[1], to: Limited.self)
