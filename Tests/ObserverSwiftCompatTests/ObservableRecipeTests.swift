@@ -1,7 +1,8 @@
 import Foundation
-import ObserverSwiftCompat
 import ObserverTestSupport
 import XCTest
+
+@testable import ObserverSwiftCompat
 
 /// What an observer call saw: the value and whether it ran on the main thread.
 private struct Call: Equatable, Sendable {
@@ -27,6 +28,15 @@ private func flushMainQueue() {
 /// `addObserver(fireNow:_:)` (called at once by default, then on the main
 /// queue after each set) and removed by `removeObserver()`.
 final class ObservableRecipeTests: XCTestCase {
+    /// Tracked subscriptions (on once the testing product ran in this
+    /// process) hold the recipe's process-lifetime marker weakly: a weak
+    /// reference in a global keeps its side table visible to LeakSanitizer
+    /// (see LeakSanitizerSupport in ObserverSwiftTests).
+    override class func setUp() {
+        super.setUp()
+        pinnedRecipeMarker = RecipeObserver.marker
+    }
+
     func testAddObserverCallsAtOnceThenOnTheMainQueueAfterEachSet() {
         let count = Observable<Int>(value: 1)
         let calls = Received<Call>()
@@ -216,3 +226,7 @@ final class ObservableRecipeTests: XCTestCase {
         XCTAssertEqual(count.observersCount, 0)
     }
 }
+
+/// Written only from `ObservableRecipeTests.setUp()` (XCTest's one test
+/// thread), never read.
+nonisolated(unsafe) private weak var pinnedRecipeMarker: RecipeObserver?

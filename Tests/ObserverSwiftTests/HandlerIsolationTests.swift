@@ -120,6 +120,16 @@ private func currentThreadID() -> UInt {
 }
 
 final class HandlerIsolationTests: XCTestCase {
+    /// Tracked subscriptions (on once the testing product ran in this
+    /// process) hold an actor-isolated handler's actor weakly, and
+    /// `RenderActor.shared` lives as long as the process: a weak reference in
+    /// a global keeps its side table visible to LeakSanitizer (see
+    /// LeakSanitizerSupport).
+    override class func setUp() {
+        super.setUp()
+        pinnedRenderActor = RenderActor.shared
+    }
+
     /// Lets the main queue run what was enqueued on it before this call.
     private func drainMainQueue() {
         let drained = expectation(description: "main queue drained")
@@ -429,3 +439,7 @@ final class UnsafeSynchronousFormTests: XCTestCase {
         tokens.forEach { $0.cancel() }
     }
 }
+
+/// Written only from `HandlerIsolationTests.setUp()` (XCTest's one test
+/// thread), never read.
+nonisolated(unsafe) private weak var pinnedRenderActor: RenderActor?
