@@ -232,8 +232,8 @@ asan-selfcheck: deps
 # a failing input is written to build-c/fuzz-crash-*. Long form:
 # `make fuzz FUZZ_SECONDS=600`.
 FUZZ_SECONDS ?= 25
-FUZZ_SOURCES = Sources/ObserverNATS/NATSCodec.swift Sources/ObserverNATS/NATSWireValue.swift \
-	Sources/ObserverNATS/NATSSubjectKey.swift Sources/ObserverNATS/PublisherSequences.swift \
+FUZZ_SOURCES = Sources/ObserverNATS/Wire/NATSCodec.swift Sources/ObserverNATS/Wire/NATSWireValue.swift \
+	Sources/ObserverNATS/Wire/NATSSubjectKey.swift Sources/ObserverNATS/Import/PublisherSequences.swift \
 	Tests/Fuzz/FrameDecodingFuzz.swift
 fuzz-build:
 	@mkdir -p build-c/fuzz-corpus
@@ -378,7 +378,7 @@ docs: deps
 	mkdir -p .build/symbol-graphs-nats .build/symbol-graphs-nats-own
 	$(SWIFT) build --target ObserverNATS -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc .build/symbol-graphs-nats
 	@test -f .build/symbol-graphs-nats/ObserverNATS.symbols.json || { \
-		touch Sources/ObserverNATS/NATSBridge.swift && \
+		touch Sources/ObserverNATS/Connection/NATSBridge.swift && \
 		$(SWIFT) build --target ObserverNATS -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc .build/symbol-graphs-nats; }
 	cp .build/symbol-graphs-nats/ObserverNATS*.symbols.json .build/symbol-graphs-nats-own/
 	docc convert Sources/ObserverNATS/ObserverNATS.docc \

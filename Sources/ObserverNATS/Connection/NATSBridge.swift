@@ -552,16 +552,46 @@ public final class NATSBridge: Sendable {
 }
 
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+extension NATSBridge {
+    // MARK: Checking names
+
+    /// A key for an error message: its first 40 characters.
+    static func abbreviated(_ key: some Any) -> String {
+        let text = String(describing: key)
+        return text.count > 40 ? "\"\(text.prefix(40))…\" (\(text.count) characters)" : "\"\(text)\""
+    }
+
+    /// Refuses a stream or durable consumer name that breaks nats-server's rules for names (see
+    /// `NATSNames`), or one too long for the JetStream API subjects it goes
+    /// into (`$JS.API.STREAM.CREATE.<stream>`, `$JS.API.CONSUMER.DURABLE.CREATE.<stream>.<durable>`):
+    /// sent, such a subject makes the server close the connection, as any subject over
+    /// `NATSSubject.maximumProtocolSubjectBytes` does.
+    static func checkJetStreamNames(_ delivery: NATSDelivery, consumer: Bool) throws(NATSError) {
+        guard case .atLeastOnce(let stream, let durable, _) = delivery else { return }
+        try stream.checkSettings()
+        if consumer, !durable.isEmpty, let problem = NATSNames.assetNameProblem(durable) {
+            throw NATSError(
+                .invalidOption, "durable consumer name \(abbreviated(durable)) cannot be used: \(problem)")
+        }
+        let (subject, what) =
+            consumer
+            ? (
+                "$JS.API.CONSUMER.DURABLE.CREATE.\(stream.name).\(durable)",
+                "the JetStream subject of stream \(abbreviated(stream.name)) and consumer \(abbreviated(durable))"
+            )
+            : ("$JS.API.STREAM.CREATE.\(stream.name)", "the JetStream subject of stream \(abbreviated(stream.name))")
+        if let problem = NATSSubject.protocolLengthProblem(subject, what: what) {
+            throw NATSError(.invalidOption, problem)
+        }
+    }
+}
+
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension ConnectionCallbacks {
     /// Marks the thread cnats runs connection callbacks on with the connection's callbacks: cnats
     /// runs every connection's callbacks on one thread of its own, so each callback marks it
     /// again with its own.
-    static let callbackThreadKey: pthread_key_t = {
-        var key = pthread_key_t()
-        let result = pthread_key_create(&key, nil)
-        precondition(result == 0, "pthread_key_create failed: \(result)")
-        return key
-    }()
+    static let callbackThreadKey: pthread_key_t = makeThreadKey()
 
     static func markCallbackThread(_ closure: UnsafeMutableRawPointer?) {
         if pthread_getspecific(callbackThreadKey) != closure {
