@@ -20,6 +20,18 @@ public final class JoinableThread: @unchecked Sendable {
     }
 }
 
+/// Runs `body` on `count` new threads at once and waits for all of them.
+public func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let threads = (0..<count).map { index in JoinableThread { body(index) } }
+    for thread in threads { thread.join() }
+}
+
+/// Hands a value to another thread whose use of it the test controls.
+public final class UncheckedBox<Value>: @unchecked Sendable {
+    public let value: Value
+    public init(_ value: Value) { self.value = value }
+}
+
 /// Runs the main run loop until `condition` holds or 5 seconds pass.
 public func runMainLoop(until condition: () -> Bool) {
     let deadline = Date().addingTimeInterval(5)
