@@ -45,7 +45,6 @@
  * lock too; only oc_keymap_try_remove, finding the lock busy, drops them
  * with an atomic and, if that reached zero, asks the next writer to sweep.
  */
-#define _POSIX_C_SOURCE 200809L
 #include "oc_internal.h"
 
 #include <stdlib.h>
@@ -893,6 +892,39 @@ oc_keymap_add(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 	}
 }
 
+/*
+ * Under the map lock, `entry` linked and not grown: when its single slot
+ * holds `handle`, takes the context out, drops the reference it held and
+ * returns OC_OK; *context is then what the caller retires after unlocking
+ * (NULL when it went with its entry, see oc_drop_taken_locked). Otherwise
+ * returns OC_ENOENT and changes nothing.
+ */
+static oc_status_t
+oc_single_remove_locked(struct oc_keymap *map, struct oc_keymap_entry *entry,
+    oc_handle_t handle, void **context, struct oc_keymap_entry **unlinked)
+{
+	if (!oc_single_holds(entry, handle))
+		return OC_ENOENT;
+	*context = oc_single_take_locked(entry);
+	oc_drop_taken_locked(map, entry, context, unlinked);
+	return OC_OK;
+}
+
+/*
+ * Releases the map lock, then retires what a removal took out under it:
+ * `context` (NULL: none, or it went with its entry) and the entries it
+ * unlinked. Retiring outside the lock: it may poll reclamation.
+ */
+static void
+oc_unlock_and_retire(struct oc_keymap *map, void *context,
+    struct oc_keymap_entry *unlinked)
+{
+	oc_word_unlock(&map->lock);
+	if (context != NULL)
+		oc__list_retire_taken(map->release_context, context);
+	oc_retire_unlinked(unlinked);
+}
+
 oc_status_t
 oc_keymap_remove(oc_keymap_t *map, uint64_t hash, const void *probe_key,
     oc_handle_t handle)
@@ -912,22 +944,16 @@ oc_keymap_remove(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 	 */
 	oc_lock(map, &unlinked);
 	entry = (struct oc_keymap_entry *)(uintptr_t)oc_find(map, hash, probe_key, map->equal);
-	if (entry != NULL) {
-		if (entry->grown != NULL) {
-			status = oc__list_take(entry->grown, oc_grown_handle(entry, handle), &context);
-		} else if (oc_single_holds(entry, handle)) {
-			context = oc_single_take_locked(entry);
-			status = OC_OK;
-		}
-		if (status == OC_OK) {
+	if (entry != NULL && entry->grown != NULL) {
+		status = oc__list_take(entry->grown, oc_grown_handle(entry, handle), &context);
+		if (status == OC_OK)
 			oc_drop_taken_locked(map, entry, &context, &unlinked);
-			oc_maybe_rebuild_locked(map);
-		}
+	} else if (entry != NULL) {
+		status = oc_single_remove_locked(map, entry, handle, &context, &unlinked);
 	}
-	oc_word_unlock(&map->lock);
-	if (context != NULL)
-		oc__list_retire_taken(map->release_context, context);
-	oc_retire_unlinked(unlinked);
+	if (status == OC_OK)
+		oc_maybe_rebuild_locked(map);
+	oc_unlock_and_retire(map, context, unlinked);
 	if (status == OC_OK)
 		oc__writer_poll();
 	return status;
@@ -942,7 +968,7 @@ oc_keymap_try_remove(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 	oc_list_t *list;
 	oc_status_t status;
 	uint64_t count;
-	void *context;
+	void *context = NULL;
 
 	if (map == NULL || probe_key == NULL)
 		return OC_EINVAL;
@@ -956,17 +982,9 @@ oc_keymap_try_remove(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 	}
 	if (entry->grown == NULL) {
 		/* The slot is written under the map lock, which this call holds. */
-		if (!oc_single_holds(entry, handle)) {
-			oc_word_unlock(&map->lock);
-			return OC_ENOENT;
-		}
-		context = oc_single_take_locked(entry);
-		oc_drop_taken_locked(map, entry, &context, &unlinked);
-		oc_word_unlock(&map->lock);
-		if (context != NULL)
-			oc__list_retire_taken(map->release_context, context);
-		oc_retire_unlinked(unlinked);
-		return OC_OK;
+		status = oc_single_remove_locked(map, entry, handle, &context, &unlinked);
+		oc_unlock_and_retire(map, context, unlinked);
+		return status;
 	}
 	/* Relaxed: increments happen under the lock, which orders them. */
 	__atomic_add_fetch(&entry->refs, 1, __ATOMIC_RELAXED);

@@ -11,11 +11,6 @@
  * initialization keeps the fence (the fallback everywhere registration
  * fails, and on other systems).
  */
-#if defined(__linux__)
-#define _GNU_SOURCE
-#else
-#define _POSIX_C_SOURCE 200809L
-#endif
 #include "oc_internal.h"
 
 #include <errno.h>
