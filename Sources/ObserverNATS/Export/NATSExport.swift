@@ -70,6 +70,15 @@ public final class NATSExport: NATSToken {
         return stoppedNow
     }
 
+    /// Stops publishing; returns false when stopped already (after waiting for a stop under way).
+    @discardableResult
+    func stop() -> Bool {
+        stopProgress.stopOnce(waitForStop: stopProgress.waitUntilFinished) {
+            for subscription in subscriptions { subscription.cancel() }
+            for publisher in exportedPublishers { publisher.sendPendingBatch() }
+        }
+    }
+
     /// Whether the export still publishes (neither cancelled nor stopped by its bridge's close):
     /// false once sends that start after it no longer publish.
     public var isActive: Bool { !stopProgress.hasFinished }
@@ -83,15 +92,6 @@ public final class NATSExport: NATSToken {
     /// Inserts a token of this export into `set`, cancelling the export when the token is
     /// released (see `Subscription.store(in:)`).
     public func store(in set: inout Set<Subscription>) { subscription.store(in: &set) }
-
-    /// Stops publishing; returns false when stopped already (after waiting for a stop under way).
-    @discardableResult
-    func stop() -> Bool {
-        stopProgress.stopOnce(waitForStop: stopProgress.waitUntilFinished) {
-            for subscription in subscriptions { subscription.cancel() }
-            for publisher in exportedPublishers { publisher.sendPendingBatch() }
-        }
-    }
 
     /// Takes the publishers out of the connection's denials, after `stop()`: a denial arriving
     /// later is reported as ``NATSStatus/error(_:)`` with the server's text, which names the subject.

@@ -45,20 +45,6 @@ public final class NATSImport: NATSToken {
         return stoppedNow
     }
 
-    /// Whether the import still delivers (neither cancelled nor stopped by its bridge's close):
-    /// false once it is unsubscribed.
-    public var isActive: Bool { !stopProgress.hasFinished }
-
-    /// A token that cancels this import: for a place that holds `Subscription`s.
-    public var subscription: Subscription { Subscription(canceller: self) }
-
-    /// Adds this import to `bag`, which cancels it when deallocated.
-    public func store(in bag: SubscriptionBag) { subscription.store(in: bag) }
-
-    /// Inserts a token of this import into `set`, cancelling the import when the token is
-    /// released (see `Subscription.store(in:)`).
-    public func store(in set: inout Set<Subscription>) { subscription.store(in: &set) }
-
     /// Stops delivering; returns false when stopped already. Either way it returns once no
     /// handler of the import runs, unless called from the import's own handler.
     @discardableResult
@@ -83,4 +69,18 @@ public final class NATSImport: NATSToken {
             NATSBridge.destroyWhenComplete(subscription, imported)
         }
     }
+
+    /// Whether the import still delivers (neither cancelled nor stopped by its bridge's close):
+    /// false once it is unsubscribed.
+    public var isActive: Bool { !stopProgress.hasFinished }
+
+    /// A token that cancels this import: for a place that holds `Subscription`s.
+    public var subscription: Subscription { Subscription(canceller: self) }
+
+    /// Adds this import to `bag`, which cancels it when deallocated.
+    public func store(in bag: SubscriptionBag) { subscription.store(in: bag) }
+
+    /// Inserts a token of this import into `set`, cancelling the import when the token is
+    /// released (see `Subscription.store(in:)`).
+    public func store(in set: inout Set<Subscription>) { subscription.store(in: &set) }
 }
