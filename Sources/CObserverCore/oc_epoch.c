@@ -165,6 +165,10 @@ oc_record_of_entry(ck_stack_entry_t *entry)
 
 static inline void oc_ensure_initialized(void);
 
+/*
+ * A zeroed, cache-line-aligned epoch record for a thread; aborts when none
+ * can be allocated (the thread cannot send without one).
+ */
 static struct oc_thread *
 oc_thread_allocate(void)
 {
@@ -248,6 +252,11 @@ oc_atfork_child(void)
 	}
 }
 
+/*
+ * pthread_once routine: membarrier registration, the global epoch, the
+ * thread key whose destructor unregisters an exited thread's record, the
+ * reclaimer's record, and the fork handler.
+ */
 static void
 oc_initialize(void)
 {
@@ -260,6 +269,7 @@ oc_initialize(void)
 	oc__check_call("pthread_atfork", pthread_atfork(NULL, NULL, oc_atfork_child));
 }
 
+/* Runs oc_initialize once per process, before any record is made. */
 static inline void
 oc_ensure_initialized(void)
 {
@@ -372,6 +382,10 @@ struct oc_retired_in_place {
 _Static_assert(sizeof(struct oc_retired_in_place) <= OC_RETIREMENT_BYTES,
     "OC_RETIREMENT_BYTES holds oc_retire's bookkeeping");
 
+/*
+ * Retirement callback of oc_retire: calls the caller's release function with
+ * its context.
+ */
 static void
 oc_release_in_place(struct oc_retired *retired)
 {
@@ -408,6 +422,9 @@ oc_make_ready(ck_epoch_entry_t *entry)
 static void
 oc_defer_incoming_locked(void)
 {
+	/* Acquire: pairs with oc__retire's release push, so each object's
+	 * fields (release, bytes, next_ready) are read as its retirer wrote
+	 * them. */
 	struct oc_retired *retired = __atomic_exchange_n(&oc_incoming, NULL,
 	    __ATOMIC_ACQUIRE);
 	uint64_t deferred = 0;
@@ -426,6 +443,7 @@ oc_defer_incoming_locked(void)
 }
 
 #if OC__MEMBARRIER_POSSIBLE
+/* CLOCK_MONOTONIC in nanoseconds. */
 static uint64_t
 oc_monotonic_ns(void)
 {

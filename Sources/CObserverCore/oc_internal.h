@@ -312,6 +312,7 @@ extern __thread struct oc_thread_counters *oc__own_counters;
 /* The calling thread's block, adopting or making one on first use. */
 struct oc_thread_counters *oc__counters_attach(void);
 
+/* The calling thread's block: the cached pointer, attached on first use. */
 static inline struct oc_thread_counters *
 oc__counters(void)
 {

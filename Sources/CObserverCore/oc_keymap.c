@@ -143,6 +143,10 @@ static uint64_t oc_keymap_live;
 /* Tables                                                                   */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * The bytes of a table of `slots` slots (its allocation and its retirement's
+ * size).
+ */
 static size_t
 oc_table_bytes(size_t slots)
 {
@@ -180,6 +184,10 @@ oc_table_home(const struct oc_keymap_table *table, uint64_t hash)
 	return (size_t)((hash * UINT64_C(0x9E3779B97F4A7C15)) >> table->shift) & table->mask;
 }
 
+/*
+ * Retirement callback of a table (oc_table_retire): frees it; its grace
+ * period has passed.
+ */
 static void
 oc_table_release(struct oc_retired *retired)
 {
@@ -284,6 +292,11 @@ oc_table_rebuild_locked(struct oc_keymap *map, size_t capacity)
 /* Lookups                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * The linked entry of `probe_key` (hash `hash`, compared with `equal`) in
+ * the map's current table, or NULL. Lock-free: safe inside a read section or
+ * under the map lock.
+ */
 static const oc_key_entry_t *
 oc_find(const struct oc_keymap *map, uint64_t hash, const void *probe_key,
     oc_key_equal_fn *equal)
@@ -362,6 +375,11 @@ oc_keymap_lookup(const oc_keymap_t *map, uint64_t hash, const void *probe_key)
 /* Entries (map lock held unless said otherwise)                            */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * Retirement callback of an unlinked entry, after its grace period: releases
+ * the context that went with it (last_context), then its key context, then
+ * frees it.
+ */
 static void
 oc_entry_release(struct oc_retired *retired)
 {
@@ -375,6 +393,7 @@ oc_entry_release(struct oc_retired *retired)
 	free(entry);
 }
 
+/* Publishes the map's key count. Map lock. */
 static void
 oc_set_key_count_locked(struct oc_keymap *map, uint64_t count)
 {
@@ -405,6 +424,7 @@ oc_entry_single_offset(void)
 	return (sizeof(struct oc_keymap_entry) + 7) & ~(size_t)7;
 }
 
+/* The bytes of an entry with its one-slot list inline (its allocation). */
 static size_t
 oc_entry_bytes(void)
 {
@@ -412,6 +432,10 @@ oc_entry_bytes(void)
 	    sizeof(struct oc_slot_array) + sizeof(struct oc_slot);
 }
 
+/*
+ * The list head inline in an entry, right after the entry (see
+ * oc_entry_single_offset).
+ */
 static struct oc_list_head *
 oc_single_head(struct oc_keymap_entry *entry)
 {
@@ -425,12 +449,17 @@ oc_single_array(struct oc_keymap_entry *entry)
 	return (struct oc_slot_array *)(void *)(oc_single_head(entry) + 1);
 }
 
+/* The one slot of an entry's inline list. */
 static struct oc_slot *
 oc_single_slot(struct oc_keymap_entry *entry)
 {
 	return &oc_single_array(entry)->slots[0];
 }
 
+/*
+ * Whether `a` and `b` name the same context: equal sequence and index, and
+ * `a` issued (sequence 0 is no handle's).
+ */
 static bool
 oc_same_handle(oc_handle_t a, oc_handle_t b)
 {
@@ -565,6 +594,10 @@ oc_next_unlinked(const struct oc_keymap_entry *entry)
 	    ((char *)next - offsetof(struct oc_keymap_entry, retired));
 }
 
+/*
+ * Takes `entry`, left without references, out of the table (map lock) and
+ * chains it on *unlinked, which the caller retires after unlocking.
+ */
 static void
 oc_unlink_locked(struct oc_keymap *map, struct oc_keymap_entry *entry,
     struct oc_keymap_entry **unlinked)
@@ -581,6 +614,9 @@ static void
 oc_drop_locked(struct oc_keymap *map, struct oc_keymap_entry *entry, uint64_t count,
     struct oc_keymap_entry **unlinked)
 {
+	/* Acquire and release: oc_keymap_try_remove drops references without
+	 * the map lock (with the same ordering), so the drop that reaches zero
+	 * sees what every other dropper did to the entry before its drop. */
 	if (__atomic_sub_fetch(&entry->refs, count, __ATOMIC_ACQ_REL) == 0)
 		oc_unlink_locked(map, entry, unlinked);
 }
@@ -725,6 +761,7 @@ oc_keymap_create(oc_key_equal_fn *equal, oc_release_fn *release_key,
 	return map;
 }
 
+/* Retirement callback of a destroyed map, after its grace period: frees it. */
 static void
 oc_map_release(struct oc_retired *retired)
 {

@@ -31,6 +31,10 @@ bool oc__membarrier_active;
 static uint64_t oc_stat_membarriers;
 
 #if OC__MEMBARRIER_POSSIBLE
+/*
+ * The membarrier system call with `command`: its result (-1 with errno on
+ * failure).
+ */
 static long
 oc_membarrier(int command)
 {
