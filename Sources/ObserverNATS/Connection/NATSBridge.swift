@@ -378,40 +378,40 @@ public final class NATSBridge: Sendable {
     // MARK: Registration
 
     func register(_ export: NATSExport) throws(NATSError) {
-        let closed = state.withLock { state -> Bool in
-            if state.isClosed { return true }
-            state.exports[ObjectIdentifier(export)] = export
-            return false
-        }
-        if closed {
+        try register(export, in: \.exports) {
             export.stop()
             export.unregisterPublishers()
-            throw NATSError(.closed, "the bridge is closed")
         }
     }
 
     func register(_ mirror: NATSMirror) throws(NATSError) {
+        try register(mirror, in: \.mirrors) { mirror.mirrored.stop() }
+    }
+
+    /// Adds `token` to the bridge's tokens of its kind (`tokens`), which its close stops; on a
+    /// closed bridge, stops it with `stop` instead and throws ``NATSError/Kind/closed``.
+    private func register<Token: NATSToken>(
+        _ token: Token, in tokens: WritableKeyPath<BridgeState, [ObjectIdentifier: Token]>, stop: () -> Void
+    ) throws(NATSError) {
         let closed = state.withLock { state -> Bool in
             if state.isClosed { return true }
-            state.mirrors[ObjectIdentifier(mirror)] = mirror
+            state[keyPath: tokens][ObjectIdentifier(token)] = token
             return false
         }
         if closed {
-            mirror.mirrored.stop()
+            stop()
             throw NATSError(.closed, "the bridge is closed")
         }
     }
 
-    func unregister(_ mirror: NATSMirror) {
-        _ = state.withLock { $0.mirrors.removeValue(forKey: ObjectIdentifier(mirror)) }
-    }
+    func unregister(_ mirror: NATSMirror) { unregister(mirror, from: \.mirrors) }
+    func unregister(_ export: NATSExport) { unregister(export, from: \.exports) }
+    func unregister(_ imported: NATSImport) { unregister(imported, from: \.imports) }
 
-    func unregister(_ export: NATSExport) {
-        _ = state.withLock { $0.exports.removeValue(forKey: ObjectIdentifier(export)) }
-    }
-
-    func unregister(_ imported: NATSImport) {
-        _ = state.withLock { $0.imports.removeValue(forKey: ObjectIdentifier(imported)) }
+    private func unregister<Token: NATSToken>(
+        _ token: Token, from tokens: WritableKeyPath<BridgeState, [ObjectIdentifier: Token]>
+    ) {
+        _ = state.withLock { $0[keyPath: tokens].removeValue(forKey: ObjectIdentifier(token)) }
     }
 
     func checkOpen() throws(NATSError) {
