@@ -110,9 +110,7 @@ final class MirroredValueState: @unchecked Sendable {
         self.bucket = bucket
         self.key = key
         self.status = status
-        var publisher: UInt64 = 0
-        while publisher == 0 { publisher = UInt64.random(in: .min ... .max) }
-        self.publisher = publisher
+        self.publisher = FrameHeader.newPublisher()
     }
 
     var marker: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
