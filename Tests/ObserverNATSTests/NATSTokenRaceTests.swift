@@ -124,9 +124,11 @@ final class NATSTokenRaceTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(result.returned, handlerEnded)
         // A cancel from the handler while a close waits for that handler: it returns at once.
         let handlerCancel = LockedValue<Bool?>(nil)
+        let handlerCancelled = DispatchSemaphore(value: 0)
         let second = try makeRunningHandler { imported, bridge in
             _ = waitUntil { bridge?.isClosed ?? true }
             handlerCancel.value = imported.cancel()
+            handlerCancelled.signal()
         }
         defer {
             second.release.signal()
@@ -134,7 +136,7 @@ final class NATSTokenRaceTests: XCTestCase {
         }
         let closes = Received<Int>()
         let closer = JoinableThread { closes.append(second.bridge.close(timeout: .seconds(5))) }
-        XCTAssertTrue(waitUntil { handlerCancel.value != nil }, "the handler's cancel returned")
+        XCTAssertEqual(handlerCancelled.wait(timeout: .now() + 10), .success, "the handler's cancel returned")
         XCTAssertFalse(closes.wait(forCount: 1, timeout: 0.3), "the close returned while the handler ran")
         second.release.signal()
         closer.join()
