@@ -17,6 +17,16 @@ public final class JoinableThread: @unchecked Sendable {
 
     public func join() {
         finished.wait()
+        finished.signal()
+    }
+
+    /// Waits up to `timeout` seconds for the thread to finish; returns
+    /// whether it did. `XCTAssertFalse` of it states that `body` is still
+    /// running after that window.
+    public func join(timeout: TimeInterval) -> Bool {
+        guard finished.wait(timeout: .now() + timeout) == .success else { return false }
+        finished.signal()
+        return true
     }
 }
 
