@@ -1,10 +1,6 @@
 import Dispatch
 import Foundation
 
-#if canImport(Observation)
-    import Observation
-#endif
-
 /// A value that notifies its subscribers whenever it is set: SwiftEvents'
 /// `Observable<T>` and the minimal `Observable<T>(value:)` recipe, on the
 /// lock-free core. (It is not called `Observable` so that a file can import
@@ -136,31 +132,6 @@ public final class ObservableValue<Value> {
         set {
             assign(newValue)
         }
-    }
-
-    /// Makes ``value`` visible to Swift's Observation (`withObservationTracking`,
-    /// SwiftUI): a read registers access, and sets announce the mutation
-    /// from then on (see ``ValueObservation``). Where Observation does not
-    /// exist, nothing.
-    @inlinable @inline(__always)
-    func registerAccess() {
-        #if canImport(Observation)
-            let registered = withExistingExtras { extras -> Bool in
-                guard extras.isArmed else { return false }
-                extras.registerAccess()
-                return true
-            }
-            if registered != true { registerFirstAccess() }
-        #endif
-    }
-
-    @usableFromInline
-    func registerFirstAccess() {
-        #if canImport(Observation)
-            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
-                madeExtras.registerAccess()
-            }
-        #endif
     }
 
     // MARK: The set path
@@ -383,15 +354,6 @@ struct ObservableValueWords {
 
 extension ObservableValue: @unchecked Sendable where Value: Sendable {}
 
-#if canImport(Observation)
-    /// `withObservationTracking { _ = value.value } onChange: { ... }` fires when
-    /// the value is set, so Observation-based code (SwiftUI views, `@Observable`
-    /// models reading it) sees ObserverSwift values change. Where Observation
-    /// exists: macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, and every
-    /// other platform whose toolchain has the module.
-    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-    extension ObservableValue: Observation.Observable {}
-#endif
 // @unchecked: the storage has one writer (the turn's holder) and lock-free
 // readers (see `ValueStorage`); the extras' `pending` and `roundValue` are
 // touched only by the thread holding the turn; every other word is atomic;

@@ -1,25 +1,50 @@
 import Foundation
 
+/// What an ``ObservableValue`` tells about its reads and sets once
+/// something watches them: the value's ``ValueExtras`` keep one, made by
+/// the first read that needs it. This class tells nobody; Swift's
+/// Observation gets its subclass from `Adapters/Observation`, which makes
+/// it (`ObservableValue.registerAccess()`).
+@usableFromInline
+class ValueAccessWatcher: @unchecked Sendable {
+    // @unchecked: no state here; a subclass states its own reason.
+
+    @usableFromInline
+    init() {}
+
+    /// Called by every read of `value`, before it reads the storage.
+    @usableFromInline
+    func access() {}
+
+    /// Called by a set before it stores the new value.
+    @usableFromInline
+    func willSet() {}
+
+    /// Called by a set after it stored the new value.
+    @usableFromInline
+    func didSet() {}
+}
+
 /// The parts of an ``ObservableValue`` that most values never use, made the
 /// first time one is needed and kept until the value is deallocated: the
-/// duplicate check (made with the value when it skips duplicates), what
-/// Swift's Observation sees (the first read of `value`), the setters
-/// waiting for the turn (the first setter that has to wait), and the values
-/// handlers set during a round (the first such set). A value none of them
-/// touched keeps only a nil word for them.
+/// duplicate check (made with the value when it skips duplicates), the
+/// watcher of its accesses (the first read of `value` where Swift's
+/// Observation exists), the setters waiting for the turn (the first setter
+/// that has to wait), and the values handlers set during a round (the first
+/// such set). A value none of them touched keeps only a nil word for them.
 ///
-/// This base holds what needs no `Value`: the waiters and the observation,
-/// in words the turn reaches without knowing the value's type. The value
+/// This base holds what needs no `Value`: the waiters and the watcher, in
+/// words the turn reaches without knowing the value's type. The value
 /// makes a ``TypedValueExtras``.
 @usableFromInline
 class ValueExtras: @unchecked Sendable {
-    // @unchecked: `words` are atomic; the condition and the registrar are
+    // @unchecked: `words` are atomic; the condition and the watcher are
     // thread-safe; the subclass's fields are touched only by the thread
     // holding the turn.
 
     /// First stored property: the words of the turn's waiting room (first:
-    /// ``NotificationTurn`` finds them there) and the observation's
-    /// reference (see `AtomicWord`).
+    /// ``NotificationTurn`` finds them there) and the watcher's reference
+    /// (see `AtomicWord`).
     @usableFromInline
     var words = Words()
 
@@ -37,11 +62,11 @@ class ValueExtras: @unchecked Sendable {
     @usableFromInline
     final var room: HandOffLock.WaitingRoom { HandOffLock.WaitingRoom(in: self, at: Words.roomOffset) }
 
-    /// The value's ``ValueObservation`` (retained), nil until `value` is
-    /// first read where Observation exists. Never cleared.
+    /// The value's ``ValueAccessWatcher`` (retained), nil until one is
+    /// made. Never cleared.
     @usableFromInline
-    final var observationWord: AtomicWord<UnsafeMutableRawPointer?> {
-        AtomicWords.word(self, at: Words.observationOffset)
+    final var watcher: LazyObjectWord<ValueAccessWatcher> {
+        LazyObjectWord(AtomicWords.word(self, at: Words.observationOffset))
     }
 
     @usableFromInline
@@ -49,71 +74,44 @@ class ValueExtras: @unchecked Sendable {
 
     deinit {
         room.release()
-        #if canImport(Observation)
-            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
-                LazyObjectWord<ValueObservation>(observationWord).release()
-            }
-        #endif
+        watcher.release()
     }
 
-    // MARK: Observation
+    // MARK: The watcher
 
     /// Whether a set must announce itself (``announceWillSet()`` and
-    /// ``announceDidSet()``): true once `value` has been read where
-    /// Observation exists.
+    /// ``announceDidSet()``): true once a watcher is made.
     @inlinable
     final var isArmed: Bool {
         // Sequentially consistent, pairing with the publication in
-        // `registerAccess()`: a set that does not see it comes before it in
+        // `madeWatcher(_:)`: a set that does not see it comes before it in
         // the single total order, so before any tracking the read belongs to
         // could be installed.
-        observationWord.load(ordering: .sequentiallyConsistent) != nil
+        watcher.word.load(ordering: .sequentiallyConsistent) != nil
     }
 
-    /// Registers a read of `value` with Observation (`withObservationTracking`,
-    /// SwiftUI), making the observation on the first read. Nothing where
-    /// Observation does not exist.
+    /// The watcher, made by `make` now if nobody made it yet.
+    @usableFromInline
+    final func madeWatcher(_ make: () -> ValueAccessWatcher) -> ValueAccessWatcher {
+        // Sequentially consistent, pairing with `isArmed`.
+        watcher.made(publishing: .sequentiallyConsistent, make).takeUnretainedValue()
+    }
+
+    /// Tells the watcher, if one is made, of a read.
     @usableFromInline
     final func registerAccess() {
-        #if canImport(Observation)
-            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
-                madeObservation.access()
-            }
-        #endif
+        watcher.existing?.takeUnretainedValue().access()
     }
 
     @usableFromInline
     final func announceWillSet() {
-        #if canImport(Observation)
-            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
-                existingObservation?.willSet()
-            }
-        #endif
+        watcher.existing?.takeUnretainedValue().willSet()
     }
 
     @usableFromInline
     final func announceDidSet() {
-        #if canImport(Observation)
-            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
-                existingObservation?.didSet()
-            }
-        #endif
+        watcher.existing?.takeUnretainedValue().didSet()
     }
-
-    #if canImport(Observation)
-        @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-        final var existingObservation: ValueObservation? {
-            LazyObjectWord<ValueObservation>(observationWord).existing?.takeUnretainedValue()
-        }
-
-        @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-        final var madeObservation: ValueObservation {
-            // Sequentially consistent, pairing with `isArmed`.
-            LazyObjectWord<ValueObservation>(observationWord).made(publishing: .sequentiallyConsistent) {
-                ValueObservation()
-            }.takeUnretainedValue()
-        }
-    #endif
 }
 
 /// The ``ValueExtras`` of an ``ObservableValue`` of `Value`.
