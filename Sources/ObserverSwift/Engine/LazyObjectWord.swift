@@ -28,6 +28,14 @@ package struct LazyObjectWord<Object: AnyObject> {
         return Unmanaged<Object>.fromOpaque(made)
     }
 
+    /// Whether the object was made, loaded with `ordering` (sequentially
+    /// consistent where the answer must be ordered with other words, as
+    /// the publication in ``made(publishing:_:)`` is).
+    @inlinable @inline(__always)
+    package func isMade(ordering: AtomicLoadOrdering) -> Bool {
+        word.load(ordering: ordering) != nil
+    }
+
     /// Calls `body` with the object borrowed (no retain), or returns nil
     /// before its first use.
     @inlinable @inline(__always)

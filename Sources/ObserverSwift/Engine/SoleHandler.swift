@@ -34,7 +34,7 @@ import CObserverCore
 /// Senders call its ``closure`` inside a read section that loaded the word. A
 /// handler taken out of the word drops its closure (the token may keep the
 /// object, never the closure's captures) and gives back the word's
-/// reference only after a grace period (``retireFromWord(_:)``), or at once
+/// reference only after a grace period (``retire(_:)``), or at once
 /// in its source's `deinit`, when no send of the source runs.
 @usableFromInline
 final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
@@ -143,13 +143,7 @@ final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
         case .attached(let address):
             // Attached: the source word at `address` holds this handler,
             // and the source cannot finish its deinit while we hold the lock.
-            let word = AtomicWord<UnsafeMutableRawPointer?>(
-                at: address.assumingMemoryBound(to: AtomicWordStorage<UnsafeMutableRawPointer?>.self))
-            let taken = word.exchange(nil, ordering: .acquiringAndReleasing)
-            precondition(
-                taken == Self.tagged(self), "ObserverSwift: a sole handler's source word changed under its lock")
-            detach()
-            Self.retireFromWord(taken!)
+            EventObservers<Value>.removeLocked(self, fromWordAt: address)
             return true
         }
     }
@@ -184,37 +178,17 @@ final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
         }
     }
 
-    // MARK: The source word's references
-
-    /// The word's value for `handler`: its address with bit 0 set.
-    @inlinable @inline(__always)
-    static func tagged(_ handler: SoleHandler) -> UnsafeMutableRawPointer {
-        Unmanaged.passUnretained(handler).toOpaque() + 1
-    }
-
-    /// Whether a source word's value is a tagged handler (a slot list's
-    /// address has bit 0 clear).
-    @inlinable @inline(__always)
-    static func isTagged(_ word: UnsafeMutableRawPointer) -> Bool {
-        UInt(bitPattern: word) & 1 != 0
-    }
-
-    /// The handler a tagged word's value names, unretained (the word keeps it).
-    @inlinable @inline(__always)
-    static func fromTagged(_ word: UnsafeMutableRawPointer) -> Unmanaged<SoleHandler> {
-        Unmanaged.fromOpaque(word - 1)
-    }
-
     /// Once every read section in progress has ended (a sender may still be
-    /// calling the handler `tagged` names), drops its closure and gives back
-    /// the word's reference. The word no longer holds it. The core's
+    /// calling `handler`), drops its closure and gives back the reference
+    /// its source's word held. The word no longer holds it. The core's
     /// bookkeeping goes in a block allocated for this retirement alone, so
     /// a handler carries none of it while it is in use.
-    static func retireFromWord(_ tagged: UnsafeMutableRawPointer) {
+    static func retire(_ handler: Unmanaged<SoleHandler>) {
         let record = UnsafeMutableRawPointer.allocate(
             byteCount: Int(OC_RETIREMENT_BYTES) + MemoryLayout<UnsafeMutableRawPointer>.stride,
             alignment: MemoryLayout<UnsafeMutableRawPointer>.alignment)
-        record.storeBytes(of: tagged - 1, toByteOffset: Int(OC_RETIREMENT_BYTES), as: UnsafeMutableRawPointer.self)
+        record.storeBytes(
+            of: handler.toOpaque(), toByteOffset: Int(OC_RETIREMENT_BYTES), as: UnsafeMutableRawPointer.self)
         oc_retire(record, releaseRetiredSoleHandler, record, MemoryLayout<SoleHandler>.size)
     }
 }
@@ -242,7 +216,7 @@ class SoleHandlerRetirement: SubscriptionRegistration, @unchecked Sendable {
     func dropHandler() {}
 }
 
-/// `oc_retire`'s release for ``SoleHandler/retireFromWord(_:)``: after the
+/// `oc_retire`'s release for ``SoleHandler/retire(_:)``: after the
 /// grace period, drops the closure, frees the record and gives back the
 /// word's reference.
 private let releaseRetiredSoleHandler: @convention(c) (UnsafeMutableRawPointer) -> Void = { record in

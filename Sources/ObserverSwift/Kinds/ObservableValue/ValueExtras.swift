@@ -33,49 +33,22 @@ class ValueAccessWatcher: @unchecked Sendable {
 /// that has to wait), and the values handlers set during a round (the first
 /// such set). A value none of them touched keeps only a nil word for them.
 ///
-/// This base holds what needs no `Value`: the waiters and the watcher, in
-/// words the turn reaches without knowing the value's type. The value
+/// This base holds what needs no `Value`: the turn's waiting room (it is
+/// a ``NotificationTurnRoom``) and the watcher, attached there. The value
 /// makes a ``TypedValueExtras``.
 @usableFromInline
-class ValueExtras: @unchecked Sendable {
-    // @unchecked: `words` are atomic; the condition and the watcher are
-    // thread-safe; the subclass's fields are touched only by the thread
-    // holding the turn.
-
-    /// First stored property: the words of the turn's waiting room (first:
-    /// ``NotificationTurn`` finds them there) and the watcher's reference
-    /// (see `AtomicWord`).
-    @usableFromInline
-    var words = Words()
-
-    @usableFromInline
-    struct Words {
-        @usableFromInline var room = HandOffLock.WaitingRoom.Words()
-        @usableFromInline var observation = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
-        @usableFromInline init() {}
-
-        @inlinable static var roomOffset: Int { 0 }
-        @inlinable static var observationOffset: Int { MemoryLayout<HandOffLock.WaitingRoom.Words>.stride }
-    }
-
-    /// The setters waiting for the turn (in `NotificationTurn.wait(by:in:)`).
-    @usableFromInline
-    final var room: HandOffLock.WaitingRoom { HandOffLock.WaitingRoom(in: self, at: Words.roomOffset) }
+class ValueExtras: NotificationTurnRoom, @unchecked Sendable {
+    // @unchecked: the room's words and the watcher's are atomic; the
+    // watcher is thread-safe; the subclass's fields are touched only by the
+    // thread holding the turn.
 
     /// The value's ``ValueAccessWatcher`` (retained), nil until one is
     /// made. Never cleared.
     @usableFromInline
-    final var watcher: LazyObjectWord<ValueAccessWatcher> {
-        LazyObjectWord(AtomicWords.word(self, at: Words.observationOffset))
-    }
+    final var watcher: LazyObjectWord<ValueAccessWatcher> { attached(as: ValueAccessWatcher.self) }
 
     @usableFromInline
-    init() {}
-
-    deinit {
-        room.release()
-        watcher.release()
-    }
+    override init() {}
 
     // MARK: The watcher
 
@@ -87,7 +60,7 @@ class ValueExtras: @unchecked Sendable {
         // `madeWatcher(_:)`: a set that does not see it comes before it in
         // the single total order, so before any tracking the read belongs to
         // could be installed.
-        watcher.word.load(ordering: .sequentiallyConsistent) != nil
+        watcher.isMade(ordering: .sequentiallyConsistent)
     }
 
     /// The watcher, made by `make` now if nobody made it yet.
