@@ -366,7 +366,7 @@ docs: deps
 	$(SWIFT) build --target ObserverSwift -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc .build/symbol-graphs
 	@# An up-to-date build emits no symbol graph: recompile the module once so the fresh folder gets one.
 	@test -f .build/symbol-graphs/ObserverSwift.symbols.json || { \
-		touch Sources/ObserverSwift/Engine/Delivery.swift && \
+		touch Sources/ObserverSwift/Engine/Delivery/Delivery.swift && \
 		$(SWIFT) build --target ObserverSwift -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc .build/symbol-graphs; }
 	docc convert Sources/ObserverSwift/ObserverSwift.docc \
 		--additional-symbol-graph-dir .build/symbol-graphs \
