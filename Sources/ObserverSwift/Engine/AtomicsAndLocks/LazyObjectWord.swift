@@ -12,12 +12,22 @@
 /// would look up `Object`'s metadata on every use.
 @frozen @usableFromInline
 package struct LazyObjectWord<Object: AnyObject> {
+    /// The word's storage, as an owner declares it: among its words, or as
+    /// its first stored property (``first(of:)``).
+    package typealias Storage = LazyObjectStorage
+
     @usableFromInline
     let word: AtomicWord<UnsafeMutableRawPointer?>
 
     @inlinable @inline(__always)
     package init(_ word: AtomicWord<UnsafeMutableRawPointer?>) {
         self.word = word
+    }
+
+    /// The word `owner` keeps as its first stored property, a ``Storage``.
+    @inlinable @inline(__always)
+    package static func first(of owner: AnyObject) -> Self {
+        Self(AtomicWords.first(owner))
     }
 
     /// The object, unretained (the word keeps it), or nil before its first
@@ -57,9 +67,24 @@ package struct LazyObjectWord<Object: AnyObject> {
     ) -> Unmanaged<Object> {
         if let made = word.load(ordering: .acquiring) { return Unmanaged<Object>.fromOpaque(made) }
         let made = Unmanaged.passRetained(make())
-        let published = word.compareExchange(expected: nil, desired: made.toOpaque(), ordering: ordering)
-        if published.exchanged { return made }
-        made.release()
+        if let published = publish(made, ordering: ordering) {
+            made.release()
+            return published
+        }
+        return made
+    }
+
+    /// Publishes `object` (retained: the word keeps the reference when this
+    /// succeeds) unless the word holds one already: nil when this call
+    /// published it, else the object published first, unretained (the
+    /// caller still owns `object`'s reference). The engine's one publishing
+    /// exchange of an object word; `ordering` as in ``made(publishing:_:)``.
+    @inlinable @inline(__always)
+    package func publish(
+        _ object: Unmanaged<Object>, ordering: AtomicUpdateOrdering = .acquiringAndReleasing
+    ) -> Unmanaged<Object>? {
+        let published = word.compareExchange(expected: nil, desired: object.toOpaque(), ordering: ordering)
+        if published.exchanged { return nil }
         return Unmanaged<Object>.fromOpaque(published.original!)
     }
 
@@ -70,3 +95,7 @@ package struct LazyObjectWord<Object: AnyObject> {
         existing?.release()
     }
 }
+
+/// The storage of a ``LazyObjectWord``.
+@usableFromInline
+package typealias LazyObjectStorage = AtomicWordStorage<UnsafeMutableRawPointer?>

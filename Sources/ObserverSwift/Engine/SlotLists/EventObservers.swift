@@ -145,10 +145,9 @@ struct EventObservers<Value> {
             case .none:
                 let made = Unmanaged.passRetained(Slots())
                 // Acquire and release: the list is initialized before a
-                // sender sees it; a loser sees the winner's.
-                let published = word.compareExchange(
-                    expected: nil, desired: made.toOpaque(), ordering: .acquiringAndReleasing)
-                if published.exchanged { return made }
+                // sender sees it; a loser looks again at what won (a list or
+                // a sole handler).
+                guard LazyObjectWord<Slots>(word).publish(made) != nil else { return made }
                 made.release()
             }
         }
