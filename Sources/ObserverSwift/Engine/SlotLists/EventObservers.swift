@@ -344,7 +344,6 @@ struct EventObservers<Value> {
         delivery: Delivery, limit: Int?, replaying current: Value? = nil,
         _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        if let limit, limit <= 0 { return Subscription.inactive }
         if case .synchronous = delivery.route, limit == nil, word.load(ordering: .relaxed) == nil,
             let subscription = subscribeSole(handler)
         {
@@ -390,7 +389,6 @@ struct EventObservers<Value> {
         _ target: Target, delivery: Delivery, limit: Int?, replaying current: Value? = nil,
         _ handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        if let limit, limit <= 0 { return Subscription.inactive }
         return madeSlots._withUnsafeGuaranteedRef { slots in
             let box = EventTargetSubscriber(
                 target: target, expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max,

@@ -190,7 +190,6 @@ public final class KeyedEvent<Key: Hashable, Value> {
     func subscribeClosure(
         _ keys: some Sequence<Key>, delivery: Delivery, limit: Int?, _ handler: @escaping (Key, Value) -> Void
     ) -> Subscription {
-        if let limit, limit <= 0 { return Subscription.inactive }
         let registration = KeyedRegistration<Key>(engine: lists)
         let box = QueuedOrLimitedSubscriber(
             expiry: registration, delivery: delivery, limit: limit ?? Int.max, handler: handler)
@@ -202,7 +201,6 @@ public final class KeyedEvent<Key: Hashable, Value> {
         _ target: Target, _ keys: some Sequence<Key>, delivery: Delivery, limit: Int?,
         _ handler: @escaping (Target, Key, Value) -> Void
     ) -> Subscription {
-        if let limit, limit <= 0 { return Subscription.inactive }
         let registration = KeyedRegistration<Key>(engine: lists)
         let box = TargetSubscriber(
             target: target, expiry: registration, delivery: delivery, limit: limit ?? Int.max, handler: handler)
@@ -216,7 +214,6 @@ public final class KeyedEvent<Key: Hashable, Value> {
         _ target: Target, forKey key: Key, delivery: Delivery, limit: Int?,
         _ handler: @escaping (Target, Value) -> Void
     ) -> Subscription {
-        if let limit, limit <= 0 { return Subscription.inactive }
         let registration = KeyedRegistration<Key>(engine: lists)
         let box = KeyTargetSubscriber(
             target: target, expiry: registration, delivery: delivery, limit: limit ?? Int.max, handler: handler)
