@@ -92,30 +92,51 @@ final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
         case removed
     }
 
+    /// A value of the state word, decoded: the one reading of its bits.
+    private enum State {
+        /// Attached to the source word at this address, unlocked.
+        case attached(UnsafeMutableRawPointer)
+        /// Attached, and a holder has the lock: it ends with a new state.
+        case locked
+        /// Moved into a slot list as this subscription (the handler keeps
+        /// it until its own deinit).
+        case moved(Subscription)
+        case removed
+    }
+
+    /// The state now (acquire: pairs with the release that ended the
+    /// previous holder's section, so its stores, the source word's new
+    /// value and the moved subscription's fields, are visible), and its word.
+    private var current: (state: State, word: UInt) {
+        let word = state.load(ordering: .acquiring)
+        if word == 0 { return (.removed, word) }
+        if word & Self.movedBit != 0 {
+            let moved = UnsafeRawPointer(bitPattern: word & ~Self.movedBit)!
+            return (.moved(Unmanaged<Subscription>.fromOpaque(moved).takeUnretainedValue()), word)
+        }
+        if word & Self.lockedBit != 0 { return (.locked, word) }
+        return (.attached(UnsafeMutableRawPointer(bitPattern: word)!), word)
+    }
+
     /// Takes the lock if the handler is attached; waits while another
-    /// holder has it.
-    ///
-    /// Acquire (success and the loads): pairs with the release that ended
-    /// the previous holder's section, so its stores (the source word's new
-    /// value, the moved subscription's fields) are visible.
+    /// holder has it. Acquire on success, as the loads.
     func lockIfAttached() -> Place {
         var spins = 0
         while true {
-            let current = state.load(ordering: .acquiring)
-            if current == 0 { return .removed }
-            if current & Self.movedBit != 0 {
-                let moved = UnsafeRawPointer(bitPattern: current & ~Self.movedBit)!
-                // The handler keeps the subscription until its own deinit.
-                return .moved(Unmanaged<Subscription>.fromOpaque(moved).takeUnretainedValue())
-            }
-            if current & Self.lockedBit == 0 {
+            let (current, word) = self.current
+            switch current {
+            case .removed:
+                return .removed
+            case .moved(let subscription):
+                return .moved(subscription)
+            case .attached(let address):
                 let claimed = state.compareExchange(
-                    expected: current, desired: current | Self.lockedBit, ordering: .acquiring)
-                if claimed.exchanged { return .attached(UnsafeMutableRawPointer(bitPattern: current)!) }
-                continue
+                    expected: word, desired: word | Self.lockedBit, ordering: .acquiring)
+                if claimed.exchanged { return .attached(address) }
+            case .locked:
+                spins += 1
+                if spins > 64 { sched_yield() }
             }
-            spins += 1
-            if spins > 64 { sched_yield() }
         }
     }
 
@@ -151,15 +172,13 @@ final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
     /// Same contract as ``Subscription/isActive``.
     override var isSubscriptionActive: Bool {
         while true {
-            let current = state.load(ordering: .acquiring)
-            if current == 0 { return false }
-            if current & Self.movedBit != 0 {
-                let moved = UnsafeRawPointer(bitPattern: current & ~Self.movedBit)!
-                return Unmanaged<Subscription>.fromOpaque(moved).takeUnretainedValue().isActive
+            switch current.state {
+            case .removed: return false
+            case .moved(let subscription): return subscription.isActive
+            case .attached: return true
+            // A holder is deciding: attached until it ends.
+            case .locked: sched_yield()
             }
-            // Attached, or a holder is deciding: attached until it ends.
-            if current & Self.lockedBit == 0 { return true }
-            sched_yield()
         }
     }
 
@@ -167,14 +186,12 @@ final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
     /// it, or moved into the list `list` holds now.
     func belongs(to word: UnsafeMutableRawPointer, list: AnySlotList?) -> Bool {
         while true {
-            let current = state.load(ordering: .acquiring)
-            if current == 0 { return false }
-            if current & Self.movedBit != 0 {
-                let moved = UnsafeRawPointer(bitPattern: current & ~Self.movedBit)!
-                return Unmanaged<Subscription>.fromOpaque(moved).takeUnretainedValue().slotList === list
+            switch current.state {
+            case .removed: return false
+            case .moved(let subscription): return subscription.slotList === list
+            case .attached(let address): return address == word
+            case .locked: sched_yield()
             }
-            if current & Self.lockedBit == 0 { return current == UInt(bitPattern: word) }
-            sched_yield()
         }
     }
 
