@@ -55,6 +55,12 @@ struct EventObservers<Value> {
         word = AtomicWords.word(object, at: offset + EventObserverWords.slotsOffset)
     }
 
+    /// The observers whose words `owner` keeps as its first stored property.
+    @inlinable @inline(__always)
+    init(keptFirstBy owner: AnyObject) {
+        self.init(in: owner, at: 0)
+    }
+
     /// The word's address, as a sole handler records it.
     @usableFromInline
     var wordAddress: UnsafeMutableRawPointer { UnsafeMutableRawPointer(word.word) }

@@ -48,11 +48,11 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// `AtomicWord`). Nothing else: an event with no subscriber is 24 bytes
     /// (a 32-byte heap block); its keymap is made by the first subscribe.
     @usableFromInline
-    var listsStorage = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
+    var listsStorage = LazyObjectStorage(nil)
 
     /// The keyed lists (retained), or nil before the first subscribe.
     @usableFromInline
-    var listsWord: LazyObjectWord<Lists> { LazyObjectWord(AtomicWords.first(self)) }
+    var listsWord: LazyObjectWord<Lists> { LazyObjectWord.first(of: self) }
 
     /// Creates an event with no subscribers.
     public init() {}
