@@ -20,7 +20,12 @@ extension ObservableValue {
         #if canImport(Observation)
             let registered = withExistingExtras { extras -> Bool in
                 guard extras.isArmed else { return false }
-                extras.registerAccess()
+                if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
+                    // Borrowed, and called directly: the only watcher a
+                    // value makes is this ValueObservation
+                    // (`registerFirstAccess()`).
+                    extras.watcher.withExisting { unsafeDowncast($0, to: ValueObservation.self).access() }
+                }
                 return true
             }
             if registered != true { registerFirstAccess() }

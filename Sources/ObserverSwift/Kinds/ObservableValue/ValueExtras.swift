@@ -70,12 +70,6 @@ class ValueExtras: NotificationTurnRoom, @unchecked Sendable {
         watcher.made(publishing: .sequentiallyConsistent, make).takeUnretainedValue()
     }
 
-    /// Tells the watcher, if one is made, of a read.
-    @usableFromInline
-    final func registerAccess() {
-        watcher.existing?.takeUnretainedValue().access()
-    }
-
     @usableFromInline
     final func announceWillSet() {
         watcher.existing?.takeUnretainedValue().willSet()
