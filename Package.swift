@@ -61,17 +61,26 @@ let package = Package(
         .target(name: "CObserverSwiftRuntime"),
         // The atomic words ObserverSwift's engine uses: internal, not a product.
         .target(name: "CObserverSwiftAtomics"),
+        // The engine under the observer kinds: slot lists, subscriptions,
+        // deliveries, read sections. Internal, not a product: only it imports
+        // the C modules. ObserverSwift re-exports it, so the public types it
+        // declares (Subscription, Delivery, ...) are spelled and documented
+        // as ObserverSwift's.
         .target(
-            name: "ObserverSwift",
+            name: "ObserverEngine",
             dependencies: ["CObserverCore", "CObserverSwiftRuntime", "CObserverSwiftAtomics"]
         ),
         .target(
+            name: "ObserverSwift",
+            dependencies: ["ObserverEngine"]
+        ),
+        .target(
             name: "ObserverSwiftCompat",
-            dependencies: ["ObserverSwift"]
+            dependencies: ["ObserverSwift", "ObserverEngine"]
         ),
         .target(
             name: "ObserverSwiftTesting",
-            dependencies: ["ObserverSwift"]
+            dependencies: ["ObserverSwift", "ObserverEngine"]
         ),
         // The NATS bridge: its own product, so that ObserverSwift alone never links libnats.
         .systemLibrary(
@@ -81,7 +90,7 @@ let package = Package(
         ),
         .target(
             name: "ObserverNATS",
-            dependencies: ["ObserverSwift", "CNATS"]
+            dependencies: ["ObserverSwift", "ObserverEngine", "CNATS"]
         ),
         .executableTarget(
             name: "nats-demo",
@@ -120,21 +129,23 @@ let package = Package(
         .testTarget(
             name: "ObserverSwiftTests",
             // ObserverSwiftCompat only for the registry tests that use Flowduino's array forms.
-            dependencies: ["ObserverSwift", "ObserverSwiftCompat", "ObserverSwiftTesting", "ObserverTestSupport"],
+            dependencies: [
+                "ObserverSwift", "ObserverEngine", "ObserverSwiftCompat", "ObserverSwiftTesting", "ObserverTestSupport",
+            ],
             // A file sees ObserverSwiftCompat's members only if it imports it.
             swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]
         ),
         .testTarget(
             name: "ObserverSwiftCompatTests",
-            dependencies: ["ObserverSwiftCompat", "ObserverSwiftTesting", "ObserverTestSupport"]
+            dependencies: ["ObserverSwiftCompat", "ObserverEngine", "ObserverSwiftTesting", "ObserverTestSupport"]
         ),
         .testTarget(
             name: "ObserverSwiftTestingTests",
-            dependencies: ["ObserverSwiftTesting", "ObserverTestSupport"]
+            dependencies: ["ObserverSwiftTesting", "ObserverEngine", "ObserverTestSupport"]
         ),
         .testTarget(
             name: "ObserverNATSTests",
-            dependencies: ["ObserverNATS", "CNATS", "ObserverSwiftTesting", "ObserverTestSupport"]
+            dependencies: ["ObserverNATS", "ObserverEngine", "CNATS", "ObserverSwiftTesting", "ObserverTestSupport"]
         ),
         .testTarget(
             name: "CObserverCoreTests",

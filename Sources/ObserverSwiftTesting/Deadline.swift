@@ -1,4 +1,5 @@
 import Dispatch
+import ObserverEngine
 import ObserverSwift
 
 /// A point in time a wait must not pass.

@@ -1,4 +1,5 @@
 import Dispatch
+import ObserverEngine
 import ObserverSwift
 
 /// Runs `body`, settles (``settleDeliveries(timeout:)``), and fails if a

@@ -1,4 +1,5 @@
 import Dispatch
+import ObserverEngine
 import ObserverSwift
 
 /// Records the values a source delivers, so that a test can wait for them

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+@_spi(EngineDiagnostics) import ObserverEngine
 @_spi(EngineDiagnostics) import ObserverSwift
 
 /// Returns once every delivery queued so far has run, and what was

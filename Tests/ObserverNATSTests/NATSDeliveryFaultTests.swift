@@ -1,5 +1,6 @@
 import CNATS
 import Foundation
+import ObserverEngine
 import ObserverNATS
 import ObserverSwift
 import ObserverTestSupport

@@ -1,4 +1,5 @@
 import Foundation
+import ObserverEngine
 import XCTest
 
 @testable import ObserverSwift

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+@_spi(EngineDiagnostics) import ObserverEngine
 import ObserverTestSupport
 import XCTest
 

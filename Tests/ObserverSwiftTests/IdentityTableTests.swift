@@ -1,3 +1,4 @@
+import ObserverEngine
 import XCTest
 
 @testable import ObserverSwift

@@ -1,3 +1,4 @@
+@_spi(EngineDiagnostics) import ObserverEngine
 import ObserverTestSupport
 import XCTest
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ObserverEngine
 import ObserverSwiftCompat  // Flowduino's array forms: addObserver([a, b]), removeObserver([a, b])
 import ObserverTestSupport
 import XCTest

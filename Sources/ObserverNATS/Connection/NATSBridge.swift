@@ -1,5 +1,6 @@
 import CNATS
 import Foundation
+import ObserverEngine
 import ObserverSwift
 
 /// One connection to NATS that carries ObserverSwift events between processes.

@@ -1,5 +1,6 @@
 import CNATS
 import Foundation
+import ObserverEngine
 import ObserverSwift
 
 /// Owns one `natsConnection`: destroyed when the bridge and every export

@@ -1,5 +1,6 @@
 import CNATS
 import Foundation
+import ObserverEngine
 import ObserverSwift
 
 /// A subject as the server compares it: its UTF-8 bytes. Swift's `String` `==` compares canonically

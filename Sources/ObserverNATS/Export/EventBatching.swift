@@ -1,4 +1,5 @@
 import Foundation
+import ObserverEngine
 import ObserverSwift
 
 /// What a batching export's publisher needs: its bounds and the bridge's linger thread.

@@ -1,3 +1,4 @@
+import ObserverEngine
 import ObserverSwift
 
 /// A running export: local sends on the event are published until

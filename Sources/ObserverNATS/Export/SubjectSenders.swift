@@ -1,5 +1,6 @@
 import CNATS
 import Foundation
+import ObserverEngine
 import ObserverSwift
 
 /// The at-most-once publishers of one subject on one connection, and, once there are several, the

@@ -1,4 +1,5 @@
 import CNATS
+import ObserverEngine
 import ObserverSwift
 
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)

@@ -1,3 +1,4 @@
+import ObserverEngine
 import ObserverSwift
 
 /// A running import: remote values arrive in the local event until

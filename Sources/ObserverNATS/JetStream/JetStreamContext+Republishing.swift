@@ -1,5 +1,6 @@
 import CNATS
 import Foundation
+import ObserverEngine
 import ObserverSwift
 
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)

@@ -1,5 +1,6 @@
 import CNATS
 import Foundation
+import ObserverEngine
 import ObserverSwift
 
 /// One `jsCtx` with asynchronous publishing that republishes until acknowledged.

@@ -1,5 +1,6 @@
 import CNATS
 import Foundation
+import ObserverEngine
 import ObserverSwift
 
 /// A running mirror of an `ObservableValue` through a JetStream key-value

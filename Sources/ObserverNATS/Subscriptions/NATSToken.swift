@@ -1,3 +1,4 @@
+import ObserverEngine
 import ObserverSwift
 
 /// What a `Subscription` made of one of the bridge's tokens (``NATSExport``, ``NATSImport``,

@@ -1,4 +1,5 @@
 import Foundation
+import ObserverEngine
 import ObserverSwift
 
 /// How far the stop of an export or import has come: claimed once, by the first caller (a

@@ -1,3 +1,4 @@
+import ObserverEngine
 import ObserverSwift
 
 /// A base class whose instances can be observed through protocols

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ObserverEngine
 import ObserverSwift
 
 /// A thread that can be observed through protocols (Flowduino's

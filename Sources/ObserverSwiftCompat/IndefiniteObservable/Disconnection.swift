@@ -1,4 +1,5 @@
 import Foundation
+import ObserverEngine
 import ObserverSwift
 
 /// The state behind a producer stream's `Subscription`: runs the

@@ -1,5 +1,6 @@
 import CObserverCore
 import Dispatch
+@_spi(EngineDiagnostics) import ObserverEngine
 @_spi(EngineDiagnostics) import ObserverSwift
 import XCTest
 

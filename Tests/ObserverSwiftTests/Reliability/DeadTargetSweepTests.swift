@@ -1,5 +1,6 @@
 import CObserverCore
 import Foundation
+@_spi(EngineDiagnostics) import ObserverEngine
 import XCTest
 
 @_spi(EngineDiagnostics) @testable import ObserverSwift

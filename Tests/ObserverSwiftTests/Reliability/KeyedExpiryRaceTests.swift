@@ -1,4 +1,5 @@
 import Dispatch
+import ObserverEngine
 import ObserverSwift
 import XCTest
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+@_spi(EngineDiagnostics) import ObserverEngine
 import ObserverSwiftTesting
 import ObserverTestSupport
 import XCTest

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(EngineDiagnostics) import ObserverEngine
 @_spi(EngineDiagnostics) import ObserverSwift
 import XCTest
 

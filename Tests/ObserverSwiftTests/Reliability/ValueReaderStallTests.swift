@@ -1,6 +1,7 @@
 import CObserverCore
 import Dispatch
 import Foundation
+@_spi(EngineDiagnostics) import ObserverEngine
 import XCTest
 
 @_spi(EngineDiagnostics) @testable import ObserverSwift

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Observation
+@_spi(EngineDiagnostics) import ObserverEngine
 import XCTest
 
 @_spi(EngineDiagnostics) @testable import ObserverSwift

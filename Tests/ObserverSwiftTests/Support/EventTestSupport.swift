@@ -1,5 +1,6 @@
 import Foundation
 
+import ObserverEngine
 @testable import ObserverSwift
 
 /// Counts instances alive, to prove a handler's captures are released.

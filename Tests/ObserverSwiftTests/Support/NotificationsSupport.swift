@@ -1,5 +1,6 @@
 import Foundation
 
+import ObserverEngine
 @testable import ObserverSwift
 
 /// Helpers for the notification and key-path tests (prefixed to avoid

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 
+import ObserverEngine
 @testable import ObserverSwift
 
 /// What a registry's observers conform to in the reliability tests.

@@ -1,3 +1,4 @@
+import ObserverEngine
 import ObserverSwift
 
 /// Live-instance counting and poisoning for the reliability tests.

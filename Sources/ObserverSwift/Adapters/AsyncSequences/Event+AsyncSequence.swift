@@ -1,3 +1,5 @@
+import ObserverEngine
+
 extension Event where Value: Sendable {
     /// Every value sent from now on, as an `AsyncSequence`, buffered without
     /// bound. See ``values(bufferingPolicy:)``.

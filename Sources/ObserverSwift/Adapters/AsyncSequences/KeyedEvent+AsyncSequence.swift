@@ -1,3 +1,5 @@
+import ObserverEngine
+
 extension KeyedEvent where Value: Sendable {
     /// Every value sent for `key` from now on, as an `AsyncSequence`
     /// buffered by `bufferingPolicy` (unbounded by default). The

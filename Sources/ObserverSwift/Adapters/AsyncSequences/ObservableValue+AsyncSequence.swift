@@ -1,3 +1,5 @@
+import ObserverEngine
+
 extension ObservableValue where Value: Sendable {
     /// The current value, then every value set from now on, as an
     /// `AsyncSequence` (unbounded buffer). See ``values(bufferingPolicy:)``.

@@ -1,3 +1,5 @@
+import ObserverEngine
+
 extension ObserverBufferingPolicy {
     /// The same policy for the `AsyncStream` behind an ``ObserverValues``.
     func streamPolicy<Element>(for _: Element.Type) -> AsyncStream<Element>.Continuation.BufferingPolicy {

@@ -1,3 +1,5 @@
+import ObserverEngine
+
 /// The values a source sends, as an `AsyncSequence`.
 ///
 /// The subscription is made when the sequence is created, so values sent

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ObserverEngine
 
 /// Key-path observation for classes with ``ObservableProperty`` properties
 /// (KVO's `observe` does not exist on Linux).

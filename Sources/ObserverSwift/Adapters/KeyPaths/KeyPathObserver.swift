@@ -1,3 +1,5 @@
+import ObserverEngine
+
 /// An observation of one ``ObservableProperty``, returned by
 /// `observe(\.$property) { old, new in }`: activatable and deactivatable like
 /// ``NotificationObserver``, and ended when released.

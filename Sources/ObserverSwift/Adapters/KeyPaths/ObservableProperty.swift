@@ -1,3 +1,5 @@
+import ObserverEngine
+
 /// Declares a property of a class observable by key path (there is no KVO
 /// on Linux): `observe(\.$title) { old, new in }` on a
 /// ``KeyPathObservable`` class.

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ObserverEngine
 
 /// The observable storage of one ``ObservableProperty``: its value and its
 /// observers (a slot list in the C core). It is the wrapper's projected

@@ -1,3 +1,5 @@
+import ObserverEngine
+
 /// The part of a key-path observer's box that its token switches: whether
 /// the token is active now, and the owner gate.
 @usableFromInline

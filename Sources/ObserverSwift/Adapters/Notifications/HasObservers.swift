@@ -1,3 +1,5 @@
+import ObserverEngine
+
 /// Gives any class a group of observers that it can switch on and off
 /// together, with no stored property (HSObserver's `HSHasObservers`).
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import ObserverEngine
 
 extension Notification.Name {
     /// Posts this notification (HSObserver's `Notif.myNotification.post()`).

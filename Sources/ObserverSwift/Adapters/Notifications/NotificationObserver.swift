@@ -1,4 +1,5 @@
 import Foundation
+import ObserverEngine
 
 /// A `NotificationCenter` block observer that can be started and stopped,
 /// and that is fully deregistered when released (HSObserver's `HSObserver`,

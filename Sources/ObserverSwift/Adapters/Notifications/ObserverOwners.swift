@@ -1,4 +1,5 @@
 import Dispatch
+import ObserverEngine
 
 /// The side table behind ``HasObservers``: one group per owner object, with
 /// no stored property in the owner (Linux has no associated objects).

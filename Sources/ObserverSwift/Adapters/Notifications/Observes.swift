@@ -1,3 +1,5 @@
+import ObserverEngine
+
 /// An observer that can be switched on and off: ``NotificationObserver`` and
 /// ``KeyPathObserver`` (HSObserver's `HSObserves`).
 ///

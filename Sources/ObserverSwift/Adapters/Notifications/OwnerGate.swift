@@ -1,3 +1,5 @@
+import ObserverEngine
+
 /// Ties an observer to the life of the owner whose group it was added to.
 ///
 /// On Linux there is no way to run code when an arbitrary object is

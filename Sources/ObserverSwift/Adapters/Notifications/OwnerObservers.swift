@@ -1,3 +1,5 @@
+import ObserverEngine
+
 /// The observers one ``HasObservers`` owner added, kept in the C core: one
 /// `SlotList` whose boxes hold the observers. Switching the group on or off
 /// walks the slot snapshot like a send does (no Swift array of observers).

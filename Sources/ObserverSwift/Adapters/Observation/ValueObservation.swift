@@ -1,3 +1,5 @@
+import ObserverEngine
+
 #if canImport(Observation)
     import Observation
 

@@ -1,3 +1,5 @@
+import ObserverEngine
+
 extension Event {
     /// Sends every value of `values`, in order, from one read section: the
     /// same deliveries as calling ``send(_:)`` for each value in turn, for a

@@ -1,4 +1,5 @@
 import Dispatch
+import ObserverEngine
 
 /// A typed event: observers subscribe closures, senders call ``send(_:)``.
 ///

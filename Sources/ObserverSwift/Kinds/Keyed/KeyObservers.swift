@@ -1,4 +1,5 @@
 import Foundation
+import ObserverEngine
 
 /// The one box a ``KeyedObserverRegistry`` stores under each key of its
 /// keymap: the key's own ``ObserverRegistry``, whose protocol views hold the

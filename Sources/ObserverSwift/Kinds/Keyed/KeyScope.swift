@@ -1,3 +1,5 @@
+import ObserverEngine
+
 /// One key of a ``KeyedEvent`` as an ``ObserverSource``: the source behind
 /// `subscribe(key:...)`, so that a keyed subscription has every form an
 /// ``Event``'s has, defined once. A key has no current value

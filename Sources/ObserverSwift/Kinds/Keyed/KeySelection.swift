@@ -1,3 +1,5 @@
+import ObserverEngine
+
 /// Several keys of a ``KeyedEvent``, subscribed to as one: each
 /// subscription is one ``Subscription`` whose `cancel()` removes it from
 /// every key, and its handler receives each key with the value sent for it.

@@ -1,3 +1,5 @@
+import ObserverEngine
+
 /// A synchronous, unlimited handler of key and value subscribed to a
 /// ``KeySelection`` (`forKeys(_:)`): the keyed hot path for
 /// several keys, holding nothing but the closure. (One key's plain handler

@@ -1,3 +1,5 @@
+import ObserverEngine
+
 extension KeyedEvent {
     /// Sends every value of `values` to `key`, in order, from one read
     /// section: the same deliveries as calling ``send(_:forKey:)`` for each

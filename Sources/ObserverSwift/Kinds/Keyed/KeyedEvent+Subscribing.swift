@@ -1,4 +1,5 @@
 import Dispatch
+import ObserverEngine
 
 /// Subscribing to one key: every ``ObserverSource`` form with `key:` added.
 /// Each is the form of that name on the key's own source (`KeyScope`), so

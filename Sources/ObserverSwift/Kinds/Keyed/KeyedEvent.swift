@@ -1,4 +1,5 @@
 import Dispatch
+import ObserverEngine
 
 /// An event whose observers subscribe to keys: ``send(_:forKey:)`` calls
 /// exactly the subscriptions of that key.

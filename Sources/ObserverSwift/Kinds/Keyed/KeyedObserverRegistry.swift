@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ObserverEngine
 
 /// Observers of any protocols registered under keys, held weakly, called by
 /// key and by the protocol they conform to (Flowduino 2.x's keyed

@@ -1,3 +1,5 @@
+import ObserverEngine
+
 extension ObservableValue where Value: Equatable {
     /// Creates an observable value that, when `skipsDuplicates` is true, does
     /// not notify (nor count a trigger) when a set value equals the current

@@ -1,4 +1,5 @@
 import Dispatch
+import ObserverEngine
 
 /// Subscribing to a value: every form of ``ObserverSource`` (closure, weak
 /// target or actor; where the handler's code is isolated, on a queue or on

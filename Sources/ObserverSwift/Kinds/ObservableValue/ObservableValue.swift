@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ObserverEngine
 
 /// A value that notifies its subscribers whenever it is set: SwiftEvents'
 /// `Observable<T>` and the minimal `Observable<T>(value:)` recipe, on the

@@ -1,4 +1,5 @@
 import Foundation
+import ObserverEngine
 
 /// What an ``ObservableValue`` tells about its reads and sets once
 /// something watches them: the value's ``ValueExtras`` keep one, made by

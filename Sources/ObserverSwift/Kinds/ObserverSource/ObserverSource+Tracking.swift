@@ -1,3 +1,5 @@
+import ObserverEngine
+
 extension ObserverSource {
     /// A closure subscription on the sending thread whose creation site is
     /// `fileID`/`line` (ObserverSwiftTesting's recorders pass the line of

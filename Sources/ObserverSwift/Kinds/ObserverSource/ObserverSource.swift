@@ -1,4 +1,5 @@
 import Dispatch
+import ObserverEngine
 
 /// A source of values that observers subscribe to: ``Event``,
 /// ``ObservableValue`` (and its ``ObservableValue/replaying`` view), one key

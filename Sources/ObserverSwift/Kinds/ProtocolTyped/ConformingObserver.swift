@@ -1,3 +1,5 @@
+import ObserverEngine
+
 /// Raw storage for one protocol-typed reference to an observer: the bytes of
 /// the `P` value the one-time cast produced, held without owning anything.
 /// Six words fit every class-bound existential of up to five protocols and

@@ -1,3 +1,5 @@
+import ObserverEngine
+
 /// Calls made on one global actor, in the order they were enqueued: where a
 /// registry calls an observer whose conformance is isolated to a global
 /// actor other than the main actor (`extension Job: @Worker P`).

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ObserverEngine
 
 /// Observers of any protocols, held weakly, called by the protocol they
 /// conform to (Flowduino's `Observable` API): an observable type holds one

@@ -1,3 +1,5 @@
+import ObserverEngine
+
 /// The registered observers that conform to one protocol, as a list on the
 /// C core. Type-erased root, so the registry can keep views of any `P`.
 @usableFromInline

@@ -1,3 +1,5 @@
+import ObserverEngine
+
 /// One observer stored by an ``ObserverRegistry``: the writer-side record
 /// of the observer and of where it is stored (its slot in each protocol view
 /// it conforms to). The registry's identity table holds it; no list does.
