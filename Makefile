@@ -315,6 +315,17 @@ clean:
 API_SWIFT_MODULES = ObserverSwift ObserverSwiftCompat ObserverSwiftTesting ObserverNATS
 API_HEADERS = $(sort $(wildcard Sources/CObserverCore/include/*.h))
 API_OUT = .build/api
+# What swift symbolgraph-extract needs to load the debug build's modules
+# (used in a recipe that sets `bin`, the build's bin path).
+SYMBOL_GRAPH_SEARCH_PATHS = -I "$$bin/Modules" \
+	$$(for map in "$$bin"/*.build/module.modulemap; do echo -Xcc -fmodule-map-file=$$map; done) \
+	-I Sources/CObserverCore/include -I Sources/CConcurrencyKit -I Sources/CNATS \
+	$$(for flag in $(CK_CFLAGS); do echo -Xcc $$flag; done)
+# ObserverSwift re-exports the public types ObserverEngine declares
+# (Sources/ObserverSwift/ObserverEngineExports.swift): its symbol graph takes
+# them in, so that the API listing and the documentation show them as
+# ObserverSwift's.
+SYMBOL_GRAPH_REEXPORTS = -experimental-allowed-reexported-modules=ObserverEngine
 api-listing: deps
 	$(SWIFT) build --target ObserverNATS
 	$(SWIFT) build --target ObserverSwiftCompat
@@ -324,9 +335,8 @@ api-listing: deps
 		triple=$$($(SWIFTC) -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["target"]["triple"])'); \
 		for module in $(API_SWIFT_MODULES); do \
 			$(SWIFT) symbolgraph-extract -module-name $$module -target $$triple -skip-synthesized-members \
-				-I "$$bin/Modules" $$(for map in "$$bin"/*.build/module.modulemap; do echo -Xcc -fmodule-map-file=$$map; done) \
-				-I Sources/CObserverCore/include -I Sources/CConcurrencyKit -I Sources/CNATS \
-				$$(for flag in $(CK_CFLAGS); do echo -Xcc $$flag; done) -output-dir $(API_OUT)/graphs || exit 1; \
+				$$(test $$module != ObserverSwift || echo $(SYMBOL_GRAPH_REEXPORTS)) \
+				$(SYMBOL_GRAPH_SEARCH_PATHS) -output-dir $(API_OUT)/graphs || exit 1; \
 			.ci/public-api swift $$module $(API_OUT)/graphs > $(API_OUT)/current/$$module.txt || exit 1; \
 		done
 	@.ci/public-api c $(API_HEADERS) > $(API_OUT)/current/CObserverCore.txt
@@ -363,11 +373,13 @@ DOCS_HOSTING_BASE_PATH ?= ObserverSwift
 docs: deps
 	rm -rf .build/symbol-graphs docs-site docs-site-nats
 	mkdir -p .build/symbol-graphs
-	$(SWIFT) build --target ObserverSwift -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc .build/symbol-graphs
-	@# An up-to-date build emits no symbol graph: recompile the module once so the fresh folder gets one.
-	@test -f .build/symbol-graphs/ObserverSwift.symbols.json || { \
-		touch Sources/ObserverSwift/Engine/Delivery/Delivery.swift && \
-		$(SWIFT) build --target ObserverSwift -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc .build/symbol-graphs; }
+	$(SWIFT) build --target ObserverSwift
+	@# From the built module rather than the compiler's -emit-symbol-graph: only
+	@# symbolgraph-extract takes in the re-exported engine types.
+	bin=$$($(SWIFT) build --show-bin-path); \
+		triple=$$($(SWIFTC) -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["target"]["triple"])'); \
+		$(SWIFT) symbolgraph-extract -module-name ObserverSwift -target $$triple $(SYMBOL_GRAPH_REEXPORTS) \
+			$(SYMBOL_GRAPH_SEARCH_PATHS) -output-dir .build/symbol-graphs
 	docc convert Sources/ObserverSwift/ObserverSwift.docc \
 		--additional-symbol-graph-dir .build/symbol-graphs \
 		--fallback-display-name ObserverSwift --fallback-bundle-identifier org.observerswift.ObserverSwift \

@@ -15,21 +15,23 @@
 
     /// First stored property: the words of the owner and of the waiting
     /// room (see `AtomicWord`).
-    package var words = Words()
+    @usableFromInline package var words = Words()
 
+    @usableFromInline
     package struct Words {
-        package var owner = AtomicWordStorage<UInt>(0)
-        package var room = HandOffLock.WaitingRoom.Words()
-        package static var ownerOffset: Int { 0 }
-        package static var roomOffset: Int { MemoryLayout<UInt>.stride }
+        @usableFromInline package var owner = AtomicWordStorage<UInt>(0)
+        @usableFromInline package var room = HandOffLock.WaitingRoom.Words()
+        @inlinable package static var ownerOffset: Int { 0 }
+        @inlinable package static var roomOffset: Int { MemoryLayout<UInt>.stride }
+        @usableFromInline package init() {}
     }
 
-    private var handOff: HandOffLock { HandOffLock(owner: AtomicWords.word(self, at: Words.ownerOffset)) }
-    private var room: HandOffLock.WaitingRoom { HandOffLock.WaitingRoom(in: self, at: Words.roomOffset) }
+    @inlinable package final var handOff: HandOffLock { HandOffLock(owner: AtomicWords.word(self, at: Words.ownerOffset)) }
+    @inlinable package final var room: HandOffLock.WaitingRoom { HandOffLock.WaitingRoom(in: self, at: Words.roomOffset) }
 
     /// Nesting depth of the holder's `lock()` calls.
-    @exclusivity(unchecked)
-    private var depth = 0
+    @usableFromInline @exclusivity(unchecked)
+    package final var depth = 0
 
     /// Whether a thread has needed the condition (for tests).
     package final var hasCondition: Bool { room.hasCondition }
@@ -40,7 +42,7 @@
         room.release()
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     package final func lock() {
         let me = HandOffLock.currentThread
         let handOff = handOff
@@ -56,12 +58,13 @@
         lockSlowly(me)
     }
 
-    private final func lockSlowly(_ me: UInt) {
+    @usableFromInline
+    package final func lockSlowly(_ me: UInt) {
         handOff.wait(by: me, in: room)
         depth = 1
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     package final func unlock() {
         depth -= 1
         if depth > 0 { return }

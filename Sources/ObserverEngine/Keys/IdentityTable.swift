@@ -9,18 +9,22 @@
 /// not 0. No copy-on-write and no bounds checks on the add and remove paths:
 /// every index is masked. Kept at most half full. Not thread-safe: its owner
 /// guards it.
+@usableFromInline
 package final class IdentityTable<Value> {
     /// 0 marks an empty bucket (no object lives at address 0).
-    private var keys: UnsafeMutablePointer<UInt>
-    private var values: UnsafeMutablePointer<Value>
-    package private(set) var count = 0
-    private var mask: Int
+    // Unchecked exclusivity: the owner guards the table and no member calls
+    // out while it accesses a stored property.
+    @usableFromInline @exclusivity(unchecked) package var keys: UnsafeMutablePointer<UInt>
+    @usableFromInline @exclusivity(unchecked) package var values: UnsafeMutablePointer<Value>
+    @usableFromInline @exclusivity(unchecked) package var count = 0
+    @usableFromInline @exclusivity(unchecked) package var mask: Int
     /// `64 - log2(capacity)`: the hash keeps the top bits.
-    private var shift: UInt
+    @usableFromInline @exclusivity(unchecked) package var shift: UInt
 
     /// Two buckets to start with (one entry, kept at most half full): an
     /// observable with one observer, the common case, pays 32 bytes of keys
     /// and values; doubling takes larger tables to their size.
+    @inlinable
     package init() {
         (keys, values, mask, shift) = Self.allocate(capacity: 2)
     }
@@ -31,7 +35,8 @@ package final class IdentityTable<Value> {
         values.deallocate()
     }
 
-    private static func allocate(
+    @inlinable
+    package static func allocate(
         capacity: Int
     ) -> (UnsafeMutablePointer<UInt>, UnsafeMutablePointer<Value>, Int, UInt) {
         let keys = UnsafeMutablePointer<UInt>.allocate(capacity: capacity)
@@ -40,17 +45,18 @@ package final class IdentityTable<Value> {
         return (keys, values, capacity - 1, UInt(64 - capacity.trailingZeroBitCount))
     }
 
+    @inlinable
     package var isEmpty: Bool { count == 0 }
 
-    @inline(__always)
-    private func home(of key: UInt) -> Int {
+    @inlinable @inline(__always)
+    package func home(of key: UInt) -> Int {
         // Fibonacci hashing: the multiply spreads the address's middle bits
         // (objects are 16-byte aligned) into the top ones, which we keep.
         Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> shift) & mask
     }
 
-    @inline(__always)
-    private func bucket(of key: UInt) -> (index: Int, found: Bool) {
+    @inlinable @inline(__always)
+    package func bucket(of key: UInt) -> (index: Int, found: Bool) {
         var index = home(of: key)
         while true {
             let stored = keys[index]
@@ -60,6 +66,7 @@ package final class IdentityTable<Value> {
         }
     }
 
+    @inlinable
     package subscript(identifier: ObjectIdentifier) -> Value? {
         get {
             let (index, found) = bucket(of: UInt(bitPattern: identifier))
@@ -75,7 +82,7 @@ package final class IdentityTable<Value> {
     }
 
     /// Stores `value`; returns the value it replaced, if any.
-    @discardableResult
+    @inlinable @discardableResult
     package func updateValue(_ value: Value, forKey identifier: ObjectIdentifier) -> Value? {
         let key = UInt(bitPattern: identifier)
         let (index, found) = bucket(of: key)
@@ -92,7 +99,7 @@ package final class IdentityTable<Value> {
     }
 
     /// Removes the value stored for `identifier`; returns it, if any.
-    @discardableResult
+    @inlinable @discardableResult
     package func removeValue(forKey identifier: ObjectIdentifier) -> Value? {
         var (hole, found) = bucket(of: UInt(bitPattern: identifier))
         guard found else { return nil }
@@ -122,6 +129,7 @@ package final class IdentityTable<Value> {
 
     /// Whether storing one more key would grow the table (it is kept at
     /// most half full).
+    @inlinable
     package var isFullForInsertion: Bool { (count &+ 1) &* 2 > mask &+ 1 }
 
     /// Every stored identifier, in no particular order.
@@ -152,6 +160,7 @@ package final class IdentityTable<Value> {
     }
 
     /// Doubles the buckets.
+    @inlinable
     package func grow() {
         let (oldKeys, oldValues, oldMask) = (keys, values, mask)
         (keys, values, mask, shift) = Self.allocate(capacity: (oldMask &+ 1) &* 2)

@@ -81,31 +81,3 @@ public struct LiveSubscription: Sendable, Hashable, CustomStringConvertible {
         return text
     }
 }
-
-extension ObserverCore {
-    /// Whether subscriptions made from now on are tracked, so that
-    /// ``liveSubscriptions`` and a token's `debugDescription` can say what
-    /// they are and where they were made. Off by default.
-    ///
-    /// Turning it on (or off) affects only subscriptions made afterwards.
-    /// It starts on when the environment variable
-    /// `OBSERVER_TRACK_SUBSCRIPTIONS` is `1`, `true` or `yes` as the process
-    /// starts; the `ObserverSwiftTesting` product turns it on itself.
-    ///
-    /// Off, it costs each subscribe one load and a branch, and sends
-    /// nothing. On, each subscription made gets a record (about 200 bytes)
-    /// and each delivery two relaxed atomic increments.
-    public static var isTrackingSubscriptions: Bool {
-        get { SubscriptionTracking.isOn }
-        set { SubscriptionTracking.set(newValue) }
-    }
-
-    /// The active subscriptions made while tracking was on, oldest first:
-    /// each with its kind, source type, delivery, creation site and how
-    /// often its handler ran. A subscription leaves the list when it ends
-    /// (cancelled, its limit spent, its source, target, actor or observer
-    /// deallocated). Empty while tracking has never been on.
-    public static var liveSubscriptions: [LiveSubscription] {
-        SubscriptionTracking.activeRecords.map(\.snapshot)
-    }
-}

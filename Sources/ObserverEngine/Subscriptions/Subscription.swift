@@ -170,7 +170,24 @@ public final class Subscription: Hashable, @unchecked Sendable {
     public static func == (lhs: Subscription, rhs: Subscription) -> Bool { lhs === rhs }
     /// Hashes the token's identity, so tokens can be kept in a `Set`.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    /// What is known of the subscription: whether it is active and, when it
+    /// was made while ``ObserverCore/isTrackingSubscriptions`` was on, its
+    /// kind, source type, delivery, creation site and deliveries.
+    ///
+    /// `Subscription(active, closure on Event<Int>, synchronous, made at App/Model.swift:12, 3 deliveries)`
+    public var debugDescription: String {
+        let state = isActive ? "active" : "inactive"
+        if let record = SubscriptionTracking.record(of: reference) {
+            return "Subscription(\(state), \(record.snapshot))"
+        }
+        return "Subscription(\(state), not tracked)"
+    }
 }
+
+// The members are in the class body: the symbol graph of ObserverSwift, which
+// re-exports the type, takes in no member an extension declares.
+extension Subscription: CustomDebugStringConvertible {}
 
 /// A subscription as its token sees it, without the token: the same
 /// `isActive` and `cancel()`.
