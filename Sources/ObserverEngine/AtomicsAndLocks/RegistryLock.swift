@@ -26,8 +26,12 @@
         @usableFromInline package init() {}
     }
 
-    @inlinable package final var handOff: HandOffLock { HandOffLock(owner: AtomicWords.word(self, at: Words.ownerOffset)) }
-    @inlinable package final var room: HandOffLock.WaitingRoom { HandOffLock.WaitingRoom(in: self, at: Words.roomOffset) }
+    @inlinable package final var handOff: HandOffLock {
+        HandOffLock(owner: AtomicWords.word(self, at: Words.ownerOffset))
+    }
+    @inlinable package final var room: HandOffLock.WaitingRoom {
+        HandOffLock.WaitingRoom(in: self, at: Words.roomOffset)
+    }
 
     /// Nesting depth of the holder's `lock()` calls.
     @usableFromInline @exclusivity(unchecked)

@@ -9,7 +9,9 @@ import CObserverCore
 /// that expires while its keys are still being added (a send to its first
 /// key spends a limit of 1) removes every key, including those added later.
 /// A send takes that mutex only in the rare call that expires the box.
-package final class KeyedRegistration<Key: Hashable>: SubscriptionRegistration, SubscriptionCanceller, @unchecked Sendable {
+package final class KeyedRegistration<Key: Hashable>: SubscriptionRegistration, SubscriptionCanceller,
+    @unchecked Sendable
+{
     // @unchecked: mutable state is behind `state`'s lock; `ended` is atomic;
     // the engine is immutable and internally synchronized.
 

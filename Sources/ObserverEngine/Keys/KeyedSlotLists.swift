@@ -182,7 +182,9 @@ package class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     /// it (an unspecialized call would wrap it in a reabstraction thunk, an
     /// allocation of its own), and the key's work is specialized.
     @inlinable
-    package final func addHandler<Key: Hashable, Value>(_ handler: @escaping (Value) -> Void, forKey key: Key) -> KeyedSlot {
+    package final func addHandler<Key: Hashable, Value>(_ handler: @escaping (Value) -> Void, forKey key: Key)
+        -> KeyedSlot
+    {
         let hash = Self.hash(key)
         let keyContext = Unmanaged.passRetained(KeyBox(key) as AnyKeyBox).toOpaque()
         var matched: UnsafeRawPointer?
@@ -514,7 +516,8 @@ package final class KeyedSlotLists<Box: Subscriber>: AnyKeyedSlotLists, @uncheck
     /// pass values of type `Value` (``send(_:forKey:value:boxes:)``) may
     /// hold such cells.
     @inlinable
-    package func subscribe<Key: Hashable, Value>(_ handler: @escaping (Value) -> Void, forKey key: Key) -> Subscription {
+    package func subscribe<Key: Hashable, Value>(_ handler: @escaping (Value) -> Void, forKey key: Key) -> Subscription
+    {
         subscription(storedAt: addHandler(handler, forKey: key))
     }
 

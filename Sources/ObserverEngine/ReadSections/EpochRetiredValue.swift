@@ -34,7 +34,8 @@ package final class EpochRetiredValue<Value> {
     /// The object published at `address`, borrowed for `body`. Inside a read
     /// section that loaded the address, or by the publisher.
     @inlinable @inline(__always)
-    package static func withPublished<Result>(at address: UnsafeMutableRawPointer, _ body: (Value) -> Result) -> Result {
+    package static func withPublished<Result>(at address: UnsafeMutableRawPointer, _ body: (Value) -> Result) -> Result
+    {
         Unmanaged<EpochRetiredValue>.fromOpaque(address)._withUnsafeGuaranteedRef { body($0.value) }
     }
 

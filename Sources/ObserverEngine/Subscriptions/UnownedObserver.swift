@@ -35,7 +35,7 @@ package struct UnownedObserver: @unchecked Sendable {
 
     /// Keeps the observer's allocation alive. Never loaded: loading an
     /// unowned reference to a deinitialized object traps.
-    package unowned let object: AnyObject
+    @usableFromInline package unowned let object: AnyObject
     /// The observer's address: stable and unique while this value exists.
     @usableFromInline package let address: UnsafeRawPointer
     #if canImport(ObjectiveC)
@@ -43,6 +43,7 @@ package struct UnownedObserver: @unchecked Sendable {
         @usableFromInline package weak var probe: AnyObject?
     #endif
 
+    @inlinable
     package init(_ object: AnyObject) {
         self.object = object
         self.address = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
