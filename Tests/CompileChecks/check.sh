@@ -31,11 +31,12 @@
 #     It must exit 0 and the build must print no diagnostic.
 #
 # Doc comments: the ```swift blocks of the `///` comments of
-# Sources/ObserverSwift, Sources/ObserverSwiftCompat, Sources/ObserverSwiftTesting and Sources/ObserverNATS
-# (what DocC shows on symbol pages), compiled the same way.
+# Sources/ObserverSwift, Sources/ObserverEngine, Sources/ObserverSwiftCompat, Sources/ObserverSwiftTesting and
+# Sources/ObserverNATS (what DocC shows on symbol pages), compiled the same way.
 #   - Each block is a program of its own (its symbol's page is its document),
 #     after `import Foundation`, `import ObserverSwift` and an import of the
-#     file's own module. Diagnostics point at the source file's lines.
+#     file's own module (none for ObserverEngine's: its public types are
+#     ObserverSwift's, which users import). Diagnostics point at the source file's lines.
 #   - A comment line right before the fence changes the block:
 #       /// <!-- snippet: fragment of NAME -->   compiled inside the context
 #           Tests/CompileChecks/contexts/NAME.swift, at its one line that is
@@ -293,7 +294,7 @@ extract_comments() {
 			module = FILENAME; sub(/^Sources\//, "", module); sub(/\/.*/, "", module)
 			print "import Foundation" > file
 			print "import ObserverSwift" > file
-			if (module != "ObserverSwift") print "import " module > file
+			if (module != "ObserverSwift" && module != "ObserverEngine") print "import " module > file
 			context = ""
 			if (marker ~ /^fragment of /) {
 				context = marker; sub(/^fragment of /, "", context)
@@ -400,8 +401,8 @@ done
 # The doc comments of the library modules (what DocC shows on symbol pages).
 commented=()
 while IFS= read -r source; do commented+=("${source#"$ROOT"/}"); done \
-	< <(find "$ROOT/Sources/ObserverSwift" "$ROOT/Sources/ObserverSwiftCompat" "$ROOT/Sources/ObserverSwiftTesting" \
-		"$ROOT/Sources/ObserverNATS" \
+	< <(find "$ROOT/Sources/ObserverSwift" "$ROOT/Sources/ObserverEngine" "$ROOT/Sources/ObserverSwiftCompat" \
+		"$ROOT/Sources/ObserverSwiftTesting" "$ROOT/Sources/ObserverNATS" \
 		-name '*.swift' 2>/dev/null | sort)
 : >"$WORK/jobs/contexts.used"
 extract_comments "${commented[@]}" || failures=$((failures + 1))

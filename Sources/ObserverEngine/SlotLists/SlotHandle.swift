@@ -10,8 +10,8 @@ import CObserverCore
 
 extension SlotHandle {
     /// The value a subscriber's handle holds before it was added.
-    package static var notAdded: SlotHandle { oc_handle_none() }
+    @inlinable package static var notAdded: SlotHandle { oc_handle_none() }
 
     /// Whether this is ``notAdded``.
-    package var isNotAdded: Bool { oc_handle_is_none(self) }
+    @inlinable package var isNotAdded: Bool { oc_handle_is_none(self) }
 }

@@ -103,6 +103,7 @@ package struct UnownedObserver: @unchecked Sendable {
     }
 
     /// A strong reference to the observer, or nil once it is deinitializing.
+    @inlinable
     package func strongObserver() -> AnyObject? {
         guard retainIfAlive() else { return nil }
         return Unmanaged<AnyObject>.fromOpaque(address).takeRetainedValue()
