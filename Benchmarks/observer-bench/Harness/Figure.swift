@@ -41,7 +41,9 @@ struct Figure: Codable {
     }
 }
 
-/// A performance goal and whether this run met it.
+/// A performance goal and whether this run met it. `met` compares the
+/// figure as the verdict prints it (``printedFigure(_:)``,
+/// ``printedFixed(_:digits:)``): a figure printed equal to its goal meets it.
 struct Verdict: Codable {
     var scenario: String
     var target: String

@@ -37,6 +37,17 @@ func formatFixed(_ value: Double, digits: Int) -> String {
     return text
 }
 
+/// `value` as ``formatFigure(_:)`` prints it: what a verdict compares with
+/// its goal, so that a figure and its verdict never disagree.
+func printedFigure(_ value: Double) -> Double {
+    Double(formatFigure(value)) ?? value
+}
+
+/// `value` as ``formatFixed(_:digits:)`` prints it with `digits` decimals.
+func printedFixed(_ value: Double, digits: Int) -> Double {
+    Double(formatFixed(value, digits: digits)) ?? value
+}
+
 /// A figure with a sensible number of significant digits.
 func formatFigure(_ value: Double) -> String {
     switch abs(value) {

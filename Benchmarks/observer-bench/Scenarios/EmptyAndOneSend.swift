@@ -26,7 +26,7 @@ extension Scenario {
                     target: size == 0 ? "empty send ≤ 8 ns" : "one observer ≤ 12 ns",
                     measured:
                         "\(formatFigure(event.median)) ns (p10 \(formatFigure(event.p10)), RAW \(formatFigure(event.ratioToRaw ?? .nan))×)",
-                    met: event.median <= limit))
+                    met: printedFigure(event.median) <= limit))
         }
         return report
     }

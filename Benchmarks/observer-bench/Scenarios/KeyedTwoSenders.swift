@@ -63,7 +63,7 @@ extension Scenario {
                         measured:
                             "\(formatFigure(speedup))× (\(formatFigure(lockedFigure.median)) vs "
                             + "\(formatFigure(keyed.median)) ns/send aggregate); load \(loadAverage())",
-                        met: speedup >= 3))
+                        met: printedFigure(speedup) >= 3))
             }
         }
         return report

@@ -39,14 +39,14 @@ extension Scenario {
             report.verdicts.append(
                 Verdict(
                     scenario: context.scenario.id, target: "add + remove ≤ 0.5× FLOWDUINO (N=1k, 100k)",
-                    measured: ScenarioReport.list(ratios), met: ratios.allSatisfy { $0.1 <= 0.5 }))
+                    measured: ScenarioReport.list(ratios), met: ratios.allSatisfy { printedFigure($0.1) <= 0.5 }))
         }
         let pairs = context.sizes.compactMap { size in report.figure(Contender.registryPairName, size: size)?.median }
         if pairs.count == 2 {
             report.verdicts.append(
                 Verdict(
                     scenario: context.scenario.id, target: "add + remove flat in N: 100k ≤ 1.5× 1k",
-                    measured: "\(formatFigure(pairs[1] / pairs[0]))×", met: pairs[1] / pairs[0] <= 1.5))
+                    measured: "\(formatFigure(pairs[1] / pairs[0]))×", met: printedFigure(pairs[1] / pairs[0]) <= 1.5))
         }
         return report
     }

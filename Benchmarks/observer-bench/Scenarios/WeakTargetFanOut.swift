@@ -43,7 +43,7 @@ extension Scenario {
             report.verdicts.append(
                 Verdict(
                     scenario: context.scenario.id, target: "≥ 2× faster than WEAK\(targetsHeld)",
-                    measured: ScenarioReport.list(speedups), met: speedups.allSatisfy { $0.1 >= 2.0 }))
+                    measured: ScenarioReport.list(speedups), met: speedups.allSatisfy { printedFigure($0.1) >= 2.0 }))
         }
         return report
     }
