@@ -232,7 +232,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         state.lock()
         defer { state.unlock() }
         sweepDeadObserversLocked(state, force: false)
-        if defersAdds, let stored = soleStoredLocked() {
+        if state.table == nil, defersAdds, let stored = soleStoredLocked() {
             if stored.observer.refers(to: observer) { return nil }
             // A second observer: the registry moves to its table (and lists).
             moveSoleStoredToTableLocked(state)
@@ -283,7 +283,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         state.lock()
         defer { state.unlock() }
         sweepDeadObserversLocked(state, force: false)
-        if let stored = soleStoredLocked() {
+        if state.table == nil, let stored = soleStoredLocked() {
             guard stored.observer.address == UnsafeRawPointer(bitPattern: UInt(bitPattern: identifier)),
                 stored.generation == generation
             else { return false }
@@ -322,7 +322,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         let state = made.takeUnretainedValue()
         state.lock()
         defer { state.unlock() }
-        if let stored = soleStoredLocked() {
+        if state.table == nil, let stored = soleStoredLocked() {
             return stored.observer.address == UnsafeRawPointer(bitPattern: UInt(bitPattern: identifier))
                 && stored.generation == generation && stored.observer.isAlive
         }
@@ -350,7 +350,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         state.lock()
         defer { state.unlock() }
         sweepDeadObserversLocked(state, force: false)
-        if let stored = soleStoredLocked() {
+        if state.table == nil, let stored = soleStoredLocked() {
             guard stored.observer.refers(to: observer) else { return false }
             unpublishSoleStoredLocked()
             return true
@@ -430,7 +430,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         let state = made.takeUnretainedValue()
         state.lock()
         defer { state.unlock() }
-        if let stored = soleStoredLocked() { return stored.observer.refers(to: observer) }
+        if state.table == nil, let stored = soleStoredLocked() { return stored.observer.refers(to: observer) }
         guard let entries = state.table else { return state.sole?.refers(to: observer) ?? false }
         return entries[ObjectIdentifier(observer)] != nil
     }
@@ -477,9 +477,7 @@ public final class ObserverRegistry: @unchecked Sendable {
     @inlinable
     public func withObservers<P>(_ body: @escaping @Sendable (P) -> Void) {
         if hasPendingAdds.load(ordering: .acquiring) { storePendingAdds() }
-        if let view = existingView(for: P.self) { return view.send(body) }
-        if callSoleStored(body) { return }
-        madeViewIfObserved(for: P.self)?.send(body)
+        (existingView(for: P.self) ?? viewUnlessSoleStoredCalled(body))?.send(body)
     }
 
     /// Calls `body` on this thread, before returning, with every observer
@@ -494,10 +492,19 @@ public final class ObserverRegistry: @unchecked Sendable {
     @inlinable @inline(__always)
     package func withObserversCallableHere<P>(_ body: (P) -> Void) -> Int {
         if hasPendingAdds.load(ordering: .acquiring) { storePendingAdds() }
-        if let view = existingView(for: P.self) { return view.sendHere(body) }
         // The sole stored observer is synchronous: callable here.
-        if callSoleStored(body) { return 0 }
-        return madeViewIfObserved(for: P.self)?.sendHere(body) ?? 0
+        return (existingView(for: P.self) ?? viewUnlessSoleStoredCalled(body))?.sendHere(body) ?? 0
+    }
+
+    /// A send's view of `P` when it found none: nil when the registry's sole
+    /// stored observer took the call (or does not conform to `P`), or when
+    /// no observer was ever added; otherwise the view, made now. Kept out of
+    /// line (specialized all the same), so that a send that finds its view
+    /// runs the code it ran before the registry had this form.
+    @inlinable @inline(never)
+    func viewUnlessSoleStoredCalled<P>(_ body: (P) -> Void) -> ProtocolView<P>? {
+        if callSoleStored(body) { return nil }
+        return madeViewIfObserved(for: P.self)
     }
 
     /// Calls `body` with the sole stored observer, if the registry holds
@@ -637,7 +644,9 @@ public final class ObserverRegistry: @unchecked Sendable {
         withExtendedLifetime(strong) {}
     }
 
-    /// The sole stored observer, if the registry holds one. Lock held.
+    /// The sole stored observer, if the registry holds one (never while it
+    /// has an identity table). Lock held.
+    @inline(__always)
     private func soleStoredLocked() -> SoleStoredObserver? {
         let word = viewWord.load(ordering: .relaxed)
         guard word & Self.soleStoredTag != 0 else { return nil }
@@ -827,7 +836,9 @@ public final class ObserverRegistry: @unchecked Sendable {
     private func sweepDeadObserversLocked(_ state: RegistryWriterState, force: Bool) {
         // A sole stored observer is probed by every writer (no send reports
         // its death: it has no view).
-        if let stored = soleStoredLocked(), stored.observer.hasStartedDeinit { unpublishSoleStoredLocked() }
+        if state.table == nil, let stored = soleStoredLocked(), stored.observer.hasStartedDeinit {
+            unpublishSoleStoredLocked()
+        }
         // The plain load first: most writers find no death reported.
         guard force || (state.deadFlag?.isSet.load(ordering: .relaxed) == true && state.deadFlag!.take()) else {
             return
