@@ -42,7 +42,7 @@ final class RegistrySoleStoredTests: XCTestCase {
             return registry
         }
         guard let bytes else { throw XCTSkip("mallinfo2 cannot be read here") }
-        // The registry (48), its writer state (96) and the sole stored observer (64).
+        // The registry (48), its writer state (112) and the sole stored observer (64).
         XCTAssertLessThanOrEqual(bytes, 256, "an ObserverRegistry with one observer after one withObservers")
         withExtendedLifetime(observer) {}
     }
