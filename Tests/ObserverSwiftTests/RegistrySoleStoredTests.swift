@@ -47,6 +47,12 @@ final class RegistrySoleStoredTests: XCTestCase {
         withExtendedLifetime(observer) {}
     }
 
+    func testAnIdentityTableEntryIsOneWord() {
+        // A bucket is the key and the entry: 16 bytes (24 with a tagged entry).
+        XCTAssertEqual(MemoryLayout<RegistryEntry>.size, MemoryLayout<UInt>.size)
+        XCTAssertEqual(MemoryLayout<RegistryEntry>.stride, MemoryLayout<UInt>.stride)
+    }
+
     func testOneObserverIsCalledWithoutAViewAndItsProtocolIsDecidedOnce() {
         let registry = ObserverRegistry()
         let alpha = AlphaOnly("alpha")

@@ -251,11 +251,16 @@ public final class ObserverRegistry: @unchecked Sendable {
                     return generation
                 }
             }
+            // A pending index is 32 bits (an entry is one word): at that many
+            // pending adds (over 128 GiB of them) they are stored first.
+            if state.pending.count >= RegistryEntry.maximumPendingCount {
+                storePendingLocked(state, keepingSoleStored: false)
+            }
             sweepBeforeGrowthLocked(state)
             let entries = entriesLocked(state)
             let identifier = ObjectIdentifier(observer)
             // One hash for the common case; a repeated add puts the entry back.
-            if let existing = entries.updateValue(.pending(index: state.pending.count), forKey: identifier) {
+            if let existing = entries.updateValue(.pending(at: state.pending.count), forKey: identifier) {
                 entries[identifier] = existing
                 return nil
             }
@@ -717,7 +722,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         state.table = table
         if let sole = state.soleRegistration {
             state.sole = nil
-            table[sole.identifier] = .pending(index: state.pending.count)
+            table[sole.identifier] = .pending(at: state.pending.count)
             state.pending.append(sole)
         }
         return table
@@ -812,8 +817,8 @@ public final class ObserverRegistry: @unchecked Sendable {
             // Never stored anywhere: take it out of `pending` (the last one
             // moves into its place).
             let last = state.pending.removeLast()
-            if index < state.pending.count {
-                state.pending[index] = last
+            if Int(index) < state.pending.count {
+                state.pending[Int(index)] = last
                 state.table?[last.identifier] = .pending(index: index)
             }
             if state.pending.isEmpty { hasPendingAdds.store(false, ordering: .releasing) }
@@ -960,23 +965,31 @@ final class RegistryWriterState: RegistryLock, @unchecked Sendable {
     }
 }
 
-/// What an ``ObserverRegistry`` knows of one registered observer.
+/// What an ``ObserverRegistry`` knows of one registered observer: one word
+/// (the index's 32 bits leave the reference's spare bits for the case), so
+/// an identity table's bucket is 16 bytes.
 enum RegistryEntry {
     /// Added but not yet stored in the lists: `pending[index]`.
-    case pending(index: Int)
+    case pending(index: UInt32)
     /// Stored in the registry's list of all observers and in its views.
     case stored(RegisteredObserver)
 
+    /// Pending adds a registry holds at most (then it stores them).
+    static var maximumPendingCount: Int { Int(UInt32.max) }
+
+    /// `.pending(index:)` for an index below ``maximumPendingCount``.
+    static func pending(at index: Int) -> RegistryEntry { .pending(index: UInt32(truncatingIfNeeded: index)) }
+
     func isAlive(in pending: [PendingObserver]) -> Bool {
         switch self {
-        case .pending(let index): pending[index].observer.isAlive
+        case .pending(let index): pending[Int(index)].observer.isAlive
         case .stored(let record): record.observer.isAlive
         }
     }
 
     func generation(in pending: [PendingObserver]) -> UInt64 {
         switch self {
-        case .pending(let index): pending[index].generation
+        case .pending(let index): pending[Int(index)].generation
         case .stored(let record): record.generation
         }
     }
