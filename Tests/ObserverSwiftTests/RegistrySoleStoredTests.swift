@@ -5,14 +5,15 @@ import XCTest
 
 @_spi(EngineDiagnostics) @testable import ObserverSwift
 
-/// A registry with one synchronous observer keeps it, once a send has
-/// stored it, as its sole stored observer: no view, no slot list, no
+/// A registry stays small. With one synchronous observer it keeps it, once
+/// a send has stored it, as its sole stored observer: no view, no slot list, no
 /// identity table, and the first protocol it is called through decided
 /// once. A second observer, a second protocol, an isolated conformance or a
 /// cast that is not one reference and one witness table moves the registry
 /// to its lists. These tests cover the memory it saves, the calls it makes
 /// (and does not make), every move to the lists, and senders racing the
-/// writers that make and end it.
+/// writers that make and end it; and, in the lists, the one-word table
+/// entry and the box without details.
 final class RegistrySoleStoredTests: XCTestCase {
     /// Counts its Alpha and Beta calls.
     final class CountingAlphaBeta: AlphaObserver, BetaObserver, Sendable {
@@ -51,6 +52,45 @@ final class RegistrySoleStoredTests: XCTestCase {
         // A bucket is the key and the entry: 16 bytes (24 with a tagged entry).
         XCTAssertEqual(MemoryLayout<RegistryEntry>.size, MemoryLayout<UInt>.size)
         XCTAssertEqual(MemoryLayout<RegistryEntry>.stride, MemoryLayout<UInt>.stride)
+    }
+
+    /// A protocol view's box for the common observer (synchronous, one
+    /// class-bound protocol) is an 88-byte object, a 96-byte glibc chunk:
+    /// delivery, global-actor queue and wide casts live in details made only
+    /// for the boxes that need them.
+    func testACommonProtocolBoxIsANinetySixByteChunk() throws {
+        #if os(Linux)
+            typealias UsableSize = @convention(c) (UnsafeMutableRawPointer?) -> Int
+            guard !ReliabilityEnvironment.isSanitized,
+                let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_usable_size")
+            else { throw XCTSkip("malloc_usable_size is not glibc's here") }
+            let usableSize = unsafeBitCast(symbol, to: UsableSize.self)
+            let registry = ObserverRegistry()
+            let observers = (0..<2).map { AlphaOnly("\($0)") }
+            let queued = AlphaAndBeta("queued")
+            for observer in observers { registry.addObserver(observer) }
+            registry.addObserver(queued, delivery: .queue(DispatchQueue(label: "box-size")))
+            var boxes: [ConformingObserver<any AlphaObserver>] = []
+            registry.view(for: (any AlphaObserver).self).conforming.forEach { boxes.append($0) }
+            XCTAssertEqual(boxes.count, 3)
+            for box in boxes {
+                let bytes = usableSize(Unmanaged.passUnretained(box).toOpaque())
+                if box.isSynchronous {
+                    XCTAssertNil(box.details)
+                    XCTAssertLessThanOrEqual(bytes, 88, "a common box's usable bytes (a 96-byte chunk)")
+                } else {
+                    XCTAssertNotNil(box.details, "a queued observer's box keeps its delivery in its details")
+                }
+            }
+            var wide: [ConformingObserver<any AlphaObserver & BetaObserver>] = []
+            registry.view(for: (any AlphaObserver & BetaObserver).self).conforming.forEach { wide.append($0) }
+            XCTAssertEqual(wide.count, 1)
+            XCTAssertTrue(wide.first?.hasStoredCast ?? false)
+            XCTAssertNotNil(wide.first?.details, "a composition's cast is kept in the details")
+            withExtendedLifetime((observers, queued)) {}
+        #else
+            throw XCTSkip("measured with glibc's malloc_usable_size")
+        #endif
     }
 
     func testOneObserverIsCalledWithoutAViewAndItsProtocolIsDecidedOnce() {
