@@ -288,6 +288,25 @@ final class RegistrySoleStoredTests: XCTestCase {
         XCTAssertEqual(MainActor.assumeIsolated { screen.calledOffTheMainActor }, 0)
     }
 
+    /// Two threads make the first calls through one protocol at once: the
+    /// one that waits for the lock finds the protocol decided and keeps the
+    /// sole stored form. Every call reaches the observer exactly once.
+    func testTwoFirstCallsThroughOneProtocolKeepTheSoleStoredForm() {
+        for _ in 0..<200 {
+            let registry = ObserverRegistry()
+            let observer = CountingAlphaBeta()
+            registry.addObserver(observer)
+            let calls = 20
+            runOnThreads(2) { _ in
+                for value in 0..<calls {
+                    registry.withObservers { (observer: AlphaObserver) in observer.alpha(value) }
+                }
+            }
+            XCTAssertEqual(observer.alphaCalls.load(ordering: .relaxed), 2 * calls)
+            XCTAssertNil(registry.existingView(for: (any AlphaObserver).self), "no move to the lists")
+        }
+    }
+
     /// Two threads call through two protocols while the observer stays
     /// registered: the first decides one protocol, the other moves the
     /// registry to its lists meanwhile. Every call reaches it exactly once.

@@ -634,8 +634,12 @@ public final class ObserverRegistry: @unchecked Sendable {
         let state = made.takeUnretainedValue()
         state.lock()
         defer { state.unlock() }
-        guard let stored = soleStoredLocked(), stored.protocolKey.load(ordering: .relaxed) == 0 else {
-            // Decided for another protocol (or gone): the lists take over.
+        guard let stored = soleStoredLocked() else { return }
+        let decided = stored.protocolKey.load(ordering: .relaxed)
+        // Decided for `P` by a send that held the lock first: nothing to do.
+        if decided == UInt(bitPattern: ObjectIdentifier(P.self)) { return }
+        guard decided == 0 else {
+            // Decided for another protocol: the lists take over.
             moveSoleStoredToTableLocked(state)
             return
         }
