@@ -232,8 +232,8 @@ asan-selfcheck: deps
 # a failing input is written to build-c/fuzz-crash-*. Long form:
 # `make fuzz FUZZ_SECONDS=600`.
 FUZZ_SECONDS ?= 25
-FUZZ_SOURCES = Sources/ObserverNATS/NATSCodec.swift Sources/ObserverNATS/NATSWireValue.swift \
-	Sources/ObserverNATS/NATSSubjectKey.swift Sources/ObserverNATS/PublisherSequences.swift \
+FUZZ_SOURCES = Sources/ObserverNATS/Wire/NATSCodec.swift Sources/ObserverNATS/Wire/NATSWireValue.swift \
+	Sources/ObserverNATS/Wire/NATSSubjectKey.swift Sources/ObserverNATS/Import/PublisherSequences.swift \
 	Tests/Fuzz/FrameDecodingFuzz.swift
 fuzz-build:
 	@mkdir -p build-c/fuzz-corpus
@@ -366,7 +366,7 @@ docs: deps
 	$(SWIFT) build --target ObserverSwift -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc .build/symbol-graphs
 	@# An up-to-date build emits no symbol graph: recompile the module once so the fresh folder gets one.
 	@test -f .build/symbol-graphs/ObserverSwift.symbols.json || { \
-		touch Sources/ObserverSwift/Engine/Delivery.swift && \
+		touch Sources/ObserverSwift/Engine/Delivery/Delivery.swift && \
 		$(SWIFT) build --target ObserverSwift -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc .build/symbol-graphs; }
 	docc convert Sources/ObserverSwift/ObserverSwift.docc \
 		--additional-symbol-graph-dir .build/symbol-graphs \
@@ -378,7 +378,7 @@ docs: deps
 	mkdir -p .build/symbol-graphs-nats .build/symbol-graphs-nats-own
 	$(SWIFT) build --target ObserverNATS -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc .build/symbol-graphs-nats
 	@test -f .build/symbol-graphs-nats/ObserverNATS.symbols.json || { \
-		touch Sources/ObserverNATS/NATSBridge.swift && \
+		touch Sources/ObserverNATS/Connection/NATSBridge.swift && \
 		$(SWIFT) build --target ObserverNATS -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc .build/symbol-graphs-nats; }
 	cp .build/symbol-graphs-nats/ObserverNATS*.symbols.json .build/symbol-graphs-nats-own/
 	docc convert Sources/ObserverNATS/ObserverNATS.docc \
@@ -435,11 +435,14 @@ docs-preview:
 
 # swift-format (from the toolchain) with the repository's .swift-format,
 # no `import Glibc` outside `#if canImport(Glibc)` / `#if os(Linux)` (Darwin),
-# and no circle of calls between the C core's files.
+# no circle of calls between the C core's files, and the Swift tiers of
+# CONTRIBUTING's module picture (with the check's own selfcheck).
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Benchmarks Examples
 	.ci/check-glibc-imports Sources Tests Benchmarks Examples
 	CC="$(CC)" CFLAGS="$(CK_CFLAGS) $(CORE_INCLUDES)" .ci/check-c-core-layering $(CORE_SOURCES)
+	.ci/check-swift-tiers
+	.ci/check-swift-tiers --selfcheck
 
 format:
 	$(SWIFT) format --in-place --recursive Sources Tests Benchmarks Examples

@@ -32,10 +32,7 @@ oc_counters_detach(void *value)
 static void
 oc_counters_make_key(void)
 {
-	int error = pthread_key_create(&oc_counters_key, oc_counters_detach);
-
-	if (error != 0)
-		oc__fatal("pthread_key_create", error);
+	oc__check_call("pthread_key_create", pthread_key_create(&oc_counters_key, oc_counters_detach));
 }
 
 /*
@@ -48,11 +45,8 @@ oc__counters_attach(void)
 {
 	struct oc_thread_counters *counters;
 	struct oc_thread_counters *top;
-	int error;
 
-	error = pthread_once(&oc_counters_once, oc_counters_make_key);
-	if (error != 0)
-		oc__fatal("pthread_once", error);
+	oc__check_call("pthread_once", pthread_once(&oc_counters_once, oc_counters_make_key));
 	/* A block of an exited thread, taken by compare-exchange (acquire). */
 	for (counters = __atomic_load_n(&oc_counter_blocks, __ATOMIC_ACQUIRE);
 	    counters != NULL; counters = counters->next) {
@@ -77,9 +71,7 @@ oc__counters_attach(void)
 	}
 	/* A thread that adopts starts its poll trigger from the block's count. */
 	counters->retired_at_poll = counters->retired;
-	error = pthread_setspecific(oc_counters_key, counters);
-	if (error != 0)
-		oc__fatal("pthread_setspecific", error);
+	oc__check_call("pthread_setspecific", pthread_setspecific(oc_counters_key, counters));
 	oc__own_counters = counters;
 	return counters;
 }

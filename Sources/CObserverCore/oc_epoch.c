@@ -42,11 +42,6 @@
  * issued after every retirement already handed to ck_epoch; the argument is
  * in oc_epoch.h (oc__section_enter) and the MemoryOrdering article.
  */
-#if defined(__linux__)
-#define _GNU_SOURCE
-#else
-#define _POSIX_C_SOURCE 200809L
-#endif
 #include "oc_internal.h"
 
 #include <pthread.h>
@@ -170,14 +165,17 @@ oc_record_of_entry(ck_stack_entry_t *entry)
 
 static inline void oc_ensure_initialized(void);
 
+/*
+ * A zeroed, cache-line-aligned epoch record for a thread; aborts when none
+ * can be allocated (the thread cannot send without one).
+ */
 static struct oc_thread *
 oc_thread_allocate(void)
 {
 	void *memory = NULL;
-	int error = posix_memalign(&memory, CK_MD_CACHELINE, sizeof(struct oc_thread));
 
-	if (error != 0)
-		oc__fatal("allocating an epoch record", error);
+	oc__check_call("allocating an epoch record",
+	    posix_memalign(&memory, CK_MD_CACHELINE, sizeof(struct oc_thread)));
 	memset(memory, 0, sizeof(struct oc_thread));
 	__atomic_fetch_add(&oc__stat_records, 1, __ATOMIC_RELAXED);
 	return memory;
@@ -254,31 +252,28 @@ oc_atfork_child(void)
 	}
 }
 
+/*
+ * pthread_once routine: membarrier registration, the global epoch, the
+ * thread key whose destructor unregisters an exited thread's record, the
+ * reclaimer's record, and the fork handler.
+ */
 static void
 oc_initialize(void)
 {
-	int error;
-
 	oc__membarrier_initialize();
 	ck_epoch_init(&oc_epoch);
-	error = pthread_key_create(&oc_thread_key, oc_thread_detach);
-	if (error != 0)
-		oc__fatal("pthread_key_create", error);
+	oc__check_call("pthread_key_create", pthread_key_create(&oc_thread_key, oc_thread_detach));
 	oc_reclaim_thread = oc_thread_allocate();
 	ck_epoch_register(&oc_epoch, &oc_reclaim_thread->record, NULL);
 	oc_record_state_used = oc_reclaim_thread->record.state;
-	error = pthread_atfork(NULL, NULL, oc_atfork_child);
-	if (error != 0)
-		oc__fatal("pthread_atfork", error);
+	oc__check_call("pthread_atfork", pthread_atfork(NULL, NULL, oc_atfork_child));
 }
 
+/* Runs oc_initialize once per process, before any record is made. */
 static inline void
 oc_ensure_initialized(void)
 {
-	int error = pthread_once(&oc_once, oc_initialize);
-
-	if (error != 0)
-		oc__fatal("pthread_once", error);
+	oc__check_call("pthread_once", pthread_once(&oc_once, oc_initialize));
 }
 
 struct oc_thread *
@@ -286,7 +281,6 @@ oc__thread_attach(void)
 {
 	struct oc_thread *thread;
 	ck_epoch_record_t *recycled;
-	int error;
 
 	oc_ensure_initialized();
 	/* A record unregistered by an exited thread; its oc_thread is ours. */
@@ -299,9 +293,7 @@ oc__thread_attach(void)
 		ck_epoch_register(&oc_epoch, &thread->record, NULL);
 	}
 	thread->poll_countdown = OC_READER_POLL_INTERVAL;
-	error = pthread_setspecific(oc_thread_key, thread);
-	if (error != 0)
-		oc__fatal("pthread_setspecific", error);
+	oc__check_call("pthread_setspecific", pthread_setspecific(oc_thread_key, thread));
 	oc__current_thread = thread;
 	return thread;
 }
@@ -390,6 +382,10 @@ struct oc_retired_in_place {
 _Static_assert(sizeof(struct oc_retired_in_place) <= OC_RETIREMENT_BYTES,
     "OC_RETIREMENT_BYTES holds oc_retire's bookkeeping");
 
+/*
+ * Retirement callback of oc_retire: calls the caller's release function with
+ * its context.
+ */
 static void
 oc_release_in_place(struct oc_retired *retired)
 {
@@ -426,6 +422,9 @@ oc_make_ready(ck_epoch_entry_t *entry)
 static void
 oc_defer_incoming_locked(void)
 {
+	/* Acquire: pairs with oc__retire's release push, so each object's
+	 * fields (release, bytes, next_ready) are read as its retirer wrote
+	 * them. */
 	struct oc_retired *retired = __atomic_exchange_n(&oc_incoming, NULL,
 	    __ATOMIC_ACQUIRE);
 	uint64_t deferred = 0;
@@ -444,6 +443,7 @@ oc_defer_incoming_locked(void)
 }
 
 #if OC__MEMBARRIER_POSSIBLE
+/* CLOCK_MONOTONIC in nanoseconds. */
 static uint64_t
 oc_monotonic_ns(void)
 {

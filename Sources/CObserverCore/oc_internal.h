@@ -17,6 +17,19 @@
 #ifndef OC_INTERNAL_H
 #define OC_INTERNAL_H
 
+/*
+ * Feature-test macros, before any system header (every .c file includes
+ * this header first): glibc's futex and membarrier syscalls need
+ * _GNU_SOURCE; elsewhere POSIX.1-2008 is enough.
+ */
+#if defined(__linux__)
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#elif !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L
+#endif
+
 #include "CObserverCore.h"
 #include "oc_testing.h"
 
@@ -47,6 +60,20 @@ void *oc__alloc(size_t bytes);
 
 /* Prints what failed and aborts (oc_checks.c). */
 void oc__fatal(const char *what, int error) __attribute__((noreturn));
+
+/*
+ * oc__check_call: `error` is what the call named `what` returned, 0 or an
+ * errno value (pthread_once, pthread_key_create, posix_memalign, ...); any
+ * other value than 0 aborts through oc__fatal. For calls that fail only
+ * when the process cannot go on (out of thread keys, out of memory while
+ * initializing).
+ */
+static inline void
+oc__check_call(const char *what, int error)
+{
+	if (error != 0)
+		oc__fatal(what, error);
+}
 
 /*
  * Failure injection's count of allocations left to fail (see
@@ -285,6 +312,7 @@ extern __thread struct oc_thread_counters *oc__own_counters;
 /* The calling thread's block, adopting or making one on first use. */
 struct oc_thread_counters *oc__counters_attach(void);
 
+/* The calling thread's block: the cached pointer, attached on first use. */
 static inline struct oc_thread_counters *
 oc__counters(void)
 {

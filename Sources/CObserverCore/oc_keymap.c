@@ -45,7 +45,6 @@
  * lock too; only oc_keymap_try_remove, finding the lock busy, drops them
  * with an atomic and, if that reached zero, asks the next writer to sweep.
  */
-#define _POSIX_C_SOURCE 200809L
 #include "oc_internal.h"
 
 #include <stdlib.h>
@@ -144,6 +143,10 @@ static uint64_t oc_keymap_live;
 /* Tables                                                                   */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * The bytes of a table of `slots` slots (its allocation and its retirement's
+ * size).
+ */
 static size_t
 oc_table_bytes(size_t slots)
 {
@@ -181,6 +184,10 @@ oc_table_home(const struct oc_keymap_table *table, uint64_t hash)
 	return (size_t)((hash * UINT64_C(0x9E3779B97F4A7C15)) >> table->shift) & table->mask;
 }
 
+/*
+ * Retirement callback of a table (oc_table_retire): frees it; its grace
+ * period has passed.
+ */
 static void
 oc_table_release(struct oc_retired *retired)
 {
@@ -285,6 +292,11 @@ oc_table_rebuild_locked(struct oc_keymap *map, size_t capacity)
 /* Lookups                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * The linked entry of `probe_key` (hash `hash`, compared with `equal`) in
+ * the map's current table, or NULL. Lock-free: safe inside a read section or
+ * under the map lock.
+ */
 static const oc_key_entry_t *
 oc_find(const struct oc_keymap *map, uint64_t hash, const void *probe_key,
     oc_key_equal_fn *equal)
@@ -363,6 +375,11 @@ oc_keymap_lookup(const oc_keymap_t *map, uint64_t hash, const void *probe_key)
 /* Entries (map lock held unless said otherwise)                            */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * Retirement callback of an unlinked entry, after its grace period: releases
+ * the context that went with it (last_context), then its key context, then
+ * frees it.
+ */
 static void
 oc_entry_release(struct oc_retired *retired)
 {
@@ -376,6 +393,7 @@ oc_entry_release(struct oc_retired *retired)
 	free(entry);
 }
 
+/* Publishes the map's key count. Map lock. */
 static void
 oc_set_key_count_locked(struct oc_keymap *map, uint64_t count)
 {
@@ -406,6 +424,7 @@ oc_entry_single_offset(void)
 	return (sizeof(struct oc_keymap_entry) + 7) & ~(size_t)7;
 }
 
+/* The bytes of an entry with its one-slot list inline (its allocation). */
 static size_t
 oc_entry_bytes(void)
 {
@@ -413,6 +432,10 @@ oc_entry_bytes(void)
 	    sizeof(struct oc_slot_array) + sizeof(struct oc_slot);
 }
 
+/*
+ * The list head inline in an entry, right after the entry (see
+ * oc_entry_single_offset).
+ */
 static struct oc_list_head *
 oc_single_head(struct oc_keymap_entry *entry)
 {
@@ -426,12 +449,17 @@ oc_single_array(struct oc_keymap_entry *entry)
 	return (struct oc_slot_array *)(void *)(oc_single_head(entry) + 1);
 }
 
+/* The one slot of an entry's inline list. */
 static struct oc_slot *
 oc_single_slot(struct oc_keymap_entry *entry)
 {
 	return &oc_single_array(entry)->slots[0];
 }
 
+/*
+ * Whether `a` and `b` name the same context: equal sequence and index, and
+ * `a` issued (sequence 0 is no handle's).
+ */
 static bool
 oc_same_handle(oc_handle_t a, oc_handle_t b)
 {
@@ -566,6 +594,10 @@ oc_next_unlinked(const struct oc_keymap_entry *entry)
 	    ((char *)next - offsetof(struct oc_keymap_entry, retired));
 }
 
+/*
+ * Takes `entry`, left without references, out of the table (map lock) and
+ * chains it on *unlinked, which the caller retires after unlocking.
+ */
 static void
 oc_unlink_locked(struct oc_keymap *map, struct oc_keymap_entry *entry,
     struct oc_keymap_entry **unlinked)
@@ -582,6 +614,9 @@ static void
 oc_drop_locked(struct oc_keymap *map, struct oc_keymap_entry *entry, uint64_t count,
     struct oc_keymap_entry **unlinked)
 {
+	/* Acquire and release: oc_keymap_try_remove drops references without
+	 * the map lock (with the same ordering), so the drop that reaches zero
+	 * sees what every other dropper did to the entry before its drop. */
 	if (__atomic_sub_fetch(&entry->refs, count, __ATOMIC_ACQ_REL) == 0)
 		oc_unlink_locked(map, entry, unlinked);
 }
@@ -726,6 +761,7 @@ oc_keymap_create(oc_key_equal_fn *equal, oc_release_fn *release_key,
 	return map;
 }
 
+/* Retirement callback of a destroyed map, after its grace period: frees it. */
 static void
 oc_map_release(struct oc_retired *retired)
 {
@@ -893,6 +929,39 @@ oc_keymap_add(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 	}
 }
 
+/*
+ * Under the map lock, `entry` linked and not grown: when its single slot
+ * holds `handle`, takes the context out, drops the reference it held and
+ * returns OC_OK; *context is then what the caller retires after unlocking
+ * (NULL when it went with its entry, see oc_drop_taken_locked). Otherwise
+ * returns OC_ENOENT and changes nothing.
+ */
+static oc_status_t
+oc_single_remove_locked(struct oc_keymap *map, struct oc_keymap_entry *entry,
+    oc_handle_t handle, void **context, struct oc_keymap_entry **unlinked)
+{
+	if (!oc_single_holds(entry, handle))
+		return OC_ENOENT;
+	*context = oc_single_take_locked(entry);
+	oc_drop_taken_locked(map, entry, context, unlinked);
+	return OC_OK;
+}
+
+/*
+ * Releases the map lock, then retires what a removal took out under it:
+ * `context` (NULL: none, or it went with its entry) and the entries it
+ * unlinked. Retiring outside the lock: it may poll reclamation.
+ */
+static void
+oc_unlock_and_retire(struct oc_keymap *map, void *context,
+    struct oc_keymap_entry *unlinked)
+{
+	oc_word_unlock(&map->lock);
+	if (context != NULL)
+		oc__list_retire_taken(map->release_context, context);
+	oc_retire_unlinked(unlinked);
+}
+
 oc_status_t
 oc_keymap_remove(oc_keymap_t *map, uint64_t hash, const void *probe_key,
     oc_handle_t handle)
@@ -912,22 +981,16 @@ oc_keymap_remove(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 	 */
 	oc_lock(map, &unlinked);
 	entry = (struct oc_keymap_entry *)(uintptr_t)oc_find(map, hash, probe_key, map->equal);
-	if (entry != NULL) {
-		if (entry->grown != NULL) {
-			status = oc__list_take(entry->grown, oc_grown_handle(entry, handle), &context);
-		} else if (oc_single_holds(entry, handle)) {
-			context = oc_single_take_locked(entry);
-			status = OC_OK;
-		}
-		if (status == OC_OK) {
+	if (entry != NULL && entry->grown != NULL) {
+		status = oc__list_take(entry->grown, oc_grown_handle(entry, handle), &context);
+		if (status == OC_OK)
 			oc_drop_taken_locked(map, entry, &context, &unlinked);
-			oc_maybe_rebuild_locked(map);
-		}
+	} else if (entry != NULL) {
+		status = oc_single_remove_locked(map, entry, handle, &context, &unlinked);
 	}
-	oc_word_unlock(&map->lock);
-	if (context != NULL)
-		oc__list_retire_taken(map->release_context, context);
-	oc_retire_unlinked(unlinked);
+	if (status == OC_OK)
+		oc_maybe_rebuild_locked(map);
+	oc_unlock_and_retire(map, context, unlinked);
 	if (status == OC_OK)
 		oc__writer_poll();
 	return status;
@@ -942,7 +1005,7 @@ oc_keymap_try_remove(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 	oc_list_t *list;
 	oc_status_t status;
 	uint64_t count;
-	void *context;
+	void *context = NULL;
 
 	if (map == NULL || probe_key == NULL)
 		return OC_EINVAL;
@@ -956,17 +1019,9 @@ oc_keymap_try_remove(oc_keymap_t *map, uint64_t hash, const void *probe_key,
 	}
 	if (entry->grown == NULL) {
 		/* The slot is written under the map lock, which this call holds. */
-		if (!oc_single_holds(entry, handle)) {
-			oc_word_unlock(&map->lock);
-			return OC_ENOENT;
-		}
-		context = oc_single_take_locked(entry);
-		oc_drop_taken_locked(map, entry, &context, &unlinked);
-		oc_word_unlock(&map->lock);
-		if (context != NULL)
-			oc__list_retire_taken(map->release_context, context);
-		oc_retire_unlinked(unlinked);
-		return OC_OK;
+		status = oc_single_remove_locked(map, entry, handle, &context, &unlinked);
+		oc_unlock_and_retire(map, context, unlinked);
+		return status;
 	}
 	/* Relaxed: increments happen under the lock, which orders them. */
 	__atomic_add_fetch(&entry->refs, 1, __ATOMIC_RELAXED);

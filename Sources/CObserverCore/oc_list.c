@@ -140,12 +140,14 @@ oc_testing_advance_sequence(uint64_t next)
 	return last >= OC__SEQUENCE_FREE - 1 ? OC__SEQUENCE_FREE : last + 1;
 }
 
+/* The 64-bit words of a used-slot bitmap for `capacity` slots. */
 static size_t
 oc_words_for(uint32_t capacity)
 {
 	return ((size_t)capacity + 63) / 64;
 }
 
+/* The bytes of a moved-handle table of `capacity` entries. */
 static size_t
 oc_moved_table_bytes(uint32_t capacity)
 {
@@ -289,6 +291,7 @@ oc_moved_delete(struct oc_list *list, uint64_t sequence)
 		(void)oc_moved_rehash(list, table->capacity / 2);
 }
 
+/* The allocation (block) a slot array is the tail of. */
 static struct oc_array_block *
 oc_block_of(struct oc_slot_array *array)
 {
@@ -296,18 +299,28 @@ oc_block_of(struct oc_slot_array *array)
 	    ((char *)array - offsetof(struct oc_array_block, array));
 }
 
+/* The bytes of a block holding a slot array of `capacity` slots. */
 static size_t
 oc_block_bytes(uint32_t capacity)
 {
 	return sizeof(struct oc_array_block) + (size_t)capacity * sizeof(struct oc_slot);
 }
 
+/*
+ * Retirement callback of a replaced slot array's block, after its grace
+ * period: frees it.
+ */
 static void
 oc_release_block(struct oc_retired *retired)
 {
 	free(retired);
 }
 
+/*
+ * Retirement callback of a removed context, after its grace period: calls
+ * the list's release function on it, then keeps the retirement record for
+ * reuse (oc_spare_records.c).
+ */
 static void
 oc_release_context(struct oc_retired *retired)
 {
@@ -318,6 +331,7 @@ oc_release_context(struct oc_retired *retired)
 	oc__keep_context_record(item);
 }
 
+/* Retirement callback of a destroyed list, after its grace period: frees it. */
 static void
 oc_release_list(struct oc_retired *retired)
 {
@@ -360,6 +374,10 @@ oc_free_used(struct oc_list *list, uint64_t *used)
 
 static uint32_t oc_lowest_free_locked(struct oc_list *list);
 
+/*
+ * A zeroed block for `capacity` slots (every slot empty), or NULL when
+ * allocation fails.
+ */
 static struct oc_array_block *
 oc_block_allocate(uint32_t capacity)
 {
@@ -790,6 +808,11 @@ oc_find_locked(const struct oc_list *list, oc_handle_t handle, uint32_t *index)
 	return true;
 }
 
+/*
+ * With the list lock held: empties the slot `handle` names, shrinks the
+ * array when it may, unlocks and retires the context; OC_ENOENT (unlocked
+ * too) when `handle` names no context of the list.
+ */
 static oc_status_t
 oc_remove_locked_then_unlock(struct oc_list *list, oc_handle_t handle)
 {
@@ -870,6 +893,13 @@ oc_list_remove_wait(oc_list_t *list, oc_handle_t handle)
  */
 #define OC_REMOVE_BATCH 256
 
+/*
+ * Removes every context `predicate` accepts (every one when NULL), in
+ * batches of OC_REMOVE_BATCH taken under the lock and retired outside it (a
+ * release function may take the lock again); returns how many. Slots are
+ * visited from the highest down; a context added between two batches is
+ * removed when it lands below the cursor, and kept otherwise.
+ */
 static size_t
 oc_remove_matching(struct oc_list *list,
     oc_context_predicate_fn *predicate, void *argument)

@@ -11,11 +11,6 @@
  * initialization keeps the fence (the fallback everywhere registration
  * fails, and on other systems).
  */
-#if defined(__linux__)
-#define _GNU_SOURCE
-#else
-#define _POSIX_C_SOURCE 200809L
-#endif
 #include "oc_internal.h"
 
 #include <errno.h>
@@ -36,6 +31,10 @@ bool oc__membarrier_active;
 static uint64_t oc_stat_membarriers;
 
 #if OC__MEMBARRIER_POSSIBLE
+/*
+ * The membarrier system call with `command`: its result (-1 with errno on
+ * failure).
+ */
 static long
 oc_membarrier(int command)
 {

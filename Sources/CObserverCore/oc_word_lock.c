@@ -3,11 +3,6 @@
  * fast paths are inline there). Darwin uses os_unfair_lock instead and
  * compiles nothing here.
  */
-#if defined(__linux__)
-#define _GNU_SOURCE
-#else
-#define _POSIX_C_SOURCE 200809L
-#endif
 #include "oc_internal.h"
 
 #if defined(__linux__)

@@ -2,8 +2,8 @@
 // batch frames, the latter against a model of the format written here), per-publisher
 // sequence tracking (gaps, de-duplication, the bounded publisher table) and subject tokens
 // (keys). Built by `make fuzz` with `swiftc -sanitize=fuzzer,address` together with the bridge's
-// own source files (NATSCodec.swift, NATSWireValue.swift, NATSSubjectKey.swift,
-// PublisherSequences.swift): the code under test is the real one, compiled into this module.
+// own source files (Wire/NATSCodec.swift, Wire/NATSWireValue.swift, Wire/NATSSubjectKey.swift,
+// Import/PublisherSequences.swift): the code under test is the real one, compiled into this module.
 //
 // An input is read as a series of records: a tag byte chooses what the bytes after it are,
 // and the next byte their length. Besides crashes (traps, sanitizer reports), the entry checks

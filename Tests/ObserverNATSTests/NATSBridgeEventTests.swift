@@ -36,8 +36,8 @@ final class NATSBridgeEventTests: XCTestCase {
             }
             return received
         }
-        try await Task.sleep(for: .milliseconds(50))
-
+        // `remote.values` subscribed when it was read, and `import` returned once the server
+        // had the subscription: the sends need not wait for the consumer to start.
         for value in 1...count { local.send(value) }
         let expected = Array(1...count)
         let streamed = await consumer.value
@@ -118,9 +118,13 @@ final class NATSBridgeEventTests: XCTestCase {
                 marker.send(-1)
                 markersSent += 1
             } while !waitUntil(timeout: 0.5, { received.values.contains(-1) }) && markersSent < 20
-            // Two connections are not ordered with each other: wait for everything due, then a little more.
-            XCTAssertTrue(waitUntil { received.values.filter { $0 != -1 }.count == (echo ? 100 : 0) })
-            usleep(100_000)
+            // Two connections are not ordered with each other: wait for everything due, and for
+            // 100 ms more, in which nothing beyond it may arrive.
+            let due = echo ? 100 : 0
+            XCTAssertTrue(received.wait(timeout: 10) { $0.filter { $0 != -1 }.count >= due }, "echo \(echo)")
+            XCTAssertFalse(
+                received.wait(timeout: 0.1) { $0.filter { $0 != -1 }.count > due },
+                "echo \(echo): more than \(due) arrived: \(received.values.filter { $0 != -1 }.count)")
             let markers = received.values.filter { $0 == -1 }.count
             XCTAssertEqual(received.values.filter { $0 != -1 }, echo ? Array(1...100) : [], "echo \(echo)")
             XCTAssertTrue((1...markersSent).contains(markers), "markers \(markers) of \(markersSent)")

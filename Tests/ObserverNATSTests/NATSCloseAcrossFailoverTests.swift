@@ -102,7 +102,10 @@ final class NATSCloseAcrossFailoverTests: XCTestCase {
         }
         let givenUp = publisher.close()
         XCTAssertTrue(waitUntil(timeout: 60) { Set(received.values).count >= Self.eventCount })
-        usleep(2_500_000)
+        // Redeliveries come after the redelivery wait: none may reach the observers within 2.5 s.
+        XCTAssertFalse(
+            received.wait(forCount: Self.eventCount + 1, timeout: 2.5),
+            "a redelivered copy reached the observers: \(received.count) values for \(Self.eventCount) events")
         let account = DeliveryAccount(received.values, expected: Self.eventCount)
         let after = admin.leader(stream: "STEPDOWN")
         print(

@@ -10,30 +10,33 @@ import XCTest
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class NATSConcurrentCloseTests: XCTestCase {
     /// A bridge with an at-least-once export that has published one event (flushed) and an
-    /// import of the same subject whose handler sleeps `handlerSleep` seconds (the setup).
-    struct SleepingHandlerSetup {
+    /// import of the same subject whose handler is running: it waits until `release` is
+    /// signalled (30 s at most), then runs `inHandler`, and `handlerEnded` is set when it returns.
+    struct RunningHandlerSetup {
         let bridge: NATSBridge
         let local: Event<Int>
         let remote: Event<Int>
         let handlerStarted = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
         let handlerEnded = LockedValue<Date?>(nil)
         var token: Subscription?
     }
 
-    func makeSleepingHandlerSetup(
-        handlerSleep: TimeInterval, inHandler: @escaping @Sendable (NATSBridge) -> Void = { _ in }
-    ) throws -> SleepingHandlerSetup {
+    func makeRunningHandlerSetup(
+        inHandler: @escaping @Sendable (NATSBridge) -> Void = { _ in }
+    ) throws -> RunningHandlerSetup {
         let url = try NATSTestEnvironment.url()
         let subject = NATSTestEnvironment.uniqueSubject()
         let streamName = "CLOSE\(UInt32.random(in: 0 ... .max))"
         // Echo on: the bridge's own import receives what its export publishes.
         let bridge = try NATSBridge(options: NATSOptions(servers: [url], echo: true))
-        var setup = SleepingHandlerSetup(bridge: bridge, local: Event<Int>(), remote: Event<Int>())
+        var setup = RunningHandlerSetup(bridge: bridge, local: Event<Int>(), remote: Event<Int>())
         let started = setup.handlerStarted
+        let release = setup.release
         let ended = setup.handlerEnded
         setup.token = setup.remote.subscribe { [weak bridge] _ in
             started.signal()
-            usleep(UInt32(handlerSleep * 1_000_000))
+            _ = release.wait(timeout: .now() + 30)
             if let bridge { inHandler(bridge) }
             ended.value = Date()
         }
@@ -46,20 +49,27 @@ final class NATSConcurrentCloseTests: XCTestCase {
         return setup
     }
 
-    func testTwoConcurrentClosesWithASleepingImportHandlerBothReturnOnceClosedWithTheSameCount() throws {
-        let setup = try makeSleepingHandlerSetup(handlerSleep: 1.5)
-        defer { setup.token?.cancel() }
+    func testTwoConcurrentClosesWithARunningImportHandlerBothReturnOnceClosedWithTheSameCount() throws {
+        let setup = try makeRunningHandlerSetup()
+        defer {
+            setup.release.signal()
+            setup.token?.cancel()
+        }
         let bridge = setup.bridge
         let results = Received<(count: Int, returned: Date)>()
-        let threads = (0..<2).map { index in
-            Thread {
-                if index == 1 { usleep(200_000) }
+        let calling = DispatchSemaphore(value: 0)
+        let threads = (0..<2).map { _ in
+            JoinableThread {
+                calling.signal()
                 let count = bridge.close()
                 results.append((count, Date()))
             }
         }
-        threads.forEach { $0.start() }
-        XCTAssertTrue(waitUntil(timeout: 60) { results.count == 2 }, "both closes return")
+        for _ in threads { XCTAssertEqual(calling.wait(timeout: .now() + 10), .success, "a closing thread runs") }
+        XCTAssertFalse(results.wait(forCount: 1, timeout: 0.2), "a close returned while the import's handler ran")
+        setup.release.signal()
+        XCTAssertTrue(results.wait(forCount: 2, timeout: 60), "both closes return")
+        threads.forEach { $0.join() }
         let handlerEnded = try XCTUnwrap(setup.handlerEnded.value, "the handler ended before a close returned")
         for result in results.values {
             XCTAssertGreaterThanOrEqual(
@@ -105,13 +115,14 @@ final class NATSConcurrentCloseTests: XCTestCase {
 
     func testCloseFromAnImportHandlerWhileAnotherCloseWaitsForThatHandlerReturnsWithoutWaiting() throws {
         let observed = LockedValue<Int?>(nil)
-        let setup = try makeSleepingHandlerSetup(handlerSleep: 0) { bridge in
+        let setup = try makeRunningHandlerSetup { bridge in
             // The test thread's close is under way and waits for this handler to return.
             XCTAssertTrue(waitUntil(timeout: 10) { bridge.isClosed })
             usleep(200_000)
             observed.value = bridge.close()
         }
         defer { setup.token?.cancel() }
+        setup.release.signal()
         let count = setup.bridge.close()
         XCTAssertEqual(count, 0)
         XCTAssertEqual(observed.value, 0, "the handler's close returned (without waiting for its own handler)")
@@ -188,10 +199,11 @@ final class NATSConcurrentCloseTests: XCTestCase {
     func testAFirstCloseFromAnImportHandlerClosesWithoutWaitingForThatHandlerAndLaterClosesAgree() throws {
         let observed = LockedValue<Int?>(nil)
         // The handler closes after the setup's flush has seen the event stored.
-        let setup = try makeSleepingHandlerSetup(handlerSleep: 0.5) { bridge in
+        let setup = try makeRunningHandlerSetup { bridge in
             observed.value = bridge.close()
         }
         defer { setup.token?.cancel() }
+        setup.release.signal()
         XCTAssertTrue(waitUntil(timeout: 30) { observed.value != nil }, "the handler's close returned")
         XCTAssertEqual(observed.value, 0)
         XCTAssertTrue(setup.bridge.isClosed)
@@ -241,7 +253,11 @@ final class NATSConcurrentCloseTests: XCTestCase {
         XCTAssertEqual(export.failedPublishes, 49, "one stored, every other one given up once")
         XCTAssertEqual(bridge.refusedPublishes + bridge.unconfirmedPublishes, 49)
         XCTAssertEqual(refusedCount(log) + unconfirmedCount(log), 49, "each given-up event reported once")
-        usleep(300_000)
+        // Nothing is reported after .closed, within 300 ms.
+        XCTAssertFalse(
+            log.statuses.wait(timeout: 0.3) { statuses in
+                statuses.firstIndex(of: .closed).map { $0 + 1 < statuses.count } ?? false
+            }, "reported after .closed: \(log.values)")
         let statuses = log.values
         let closedAt = try XCTUnwrap(statuses.firstIndex(of: .closed), "\(statuses)")
         XCTAssertEqual(Array(statuses[(closedAt + 1)...]), [], "reported after .closed")

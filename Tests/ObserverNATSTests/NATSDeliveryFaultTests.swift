@@ -156,9 +156,13 @@ final class NATSDeliveryFaultTests: XCTestCase {
             let remote = Event<Int>()
             let closed = HeapAtomicWord<Bool>(false)
             let lateCalls = HeapAtomicWord<Int>(0)
+            let lateCall = DispatchSemaphore(value: 0)
             let calls = HeapAtomicWord<Int>(0)
             let token = remote.subscribe { _ in
-                if closed.load(ordering: .acquiring) { lateCalls.wrappingAdd(1, ordering: .relaxed) }
+                if closed.load(ordering: .acquiring) {
+                    lateCalls.wrappingAdd(1, ordering: .relaxed)
+                    lateCall.signal()
+                }
                 calls.wrappingAdd(1, ordering: .relaxed)
                 usleep(50)
             }
@@ -166,7 +170,7 @@ final class NATSDeliveryFaultTests: XCTestCase {
             let local = Event<Int>()
             let export = try publisher.export(local, to: subject)
             let sending = HeapAtomicWord<Bool>(true)
-            let sender = Thread {
+            let sender = JoinableThread {
                 var value = 0
                 while sending.load(ordering: .relaxed) {
                     value += 1
@@ -174,18 +178,19 @@ final class NATSDeliveryFaultTests: XCTestCase {
                     if value % 64 == 0 { usleep(100) }
                 }
             }
-            sender.start()
             XCTAssertTrue(waitUntil { calls.load(ordering: .relaxed) > 200 })
             subscriber.close()
             closed.store(true, ordering: .releasing)
             let atClose = calls.load(ordering: .relaxed)
-            usleep(100_000)
+            // Messages keep arriving at the server for 100 ms: no handler may run for any of them.
+            XCTAssertEqual(
+                lateCall.wait(timeout: .now() + 0.1), .timedOut, "round \(round): a handler ran after close() returned")
             sending.store(false, ordering: .relaxed)
             XCTAssertEqual(lateCalls.load(ordering: .relaxed), 0, "round \(round)")
             XCTAssertEqual(calls.load(ordering: .relaxed), atClose, "round \(round)")
             export.cancel()
             token.cancel()
-            while !sender.isFinished { usleep(1_000) }
+            sender.join()
         }
     }
 
@@ -204,8 +209,10 @@ final class NATSDeliveryFaultTests: XCTestCase {
         let local = Event<Int>()
         try publisher.export(local, to: subject)
         for value in 1...100 { local.send(value) }
-        XCTAssertTrue(waitUntil { received.count >= 1 })
-        usleep(100_000)
+        XCTAssertTrue(received.wait(forCount: 1, timeout: 10), "the import's handler did not run")
+        // The import stopped at its first value: the other 99 never reach the handler.
+        XCTAssertFalse(
+            received.wait(forCount: 100, timeout: 0.1), "the import delivered all 100 values after its own cancel")
         XCTAssertEqual(received.values.first, 1)
         XCTAssertLessThan(received.count, 100)
     }

@@ -404,14 +404,13 @@ final class NATSDenialAttributionTests: XCTestCase {
         let deniedExport = try bridge.export(denied, to: "perm.no.flood")
         let running = LockedValue<Bool>(true)
         let sent = LockedCounter()
-        let sender = Thread {
+        let sender = JoinableThread {
             while running.value {
                 denied.send(1)
                 sent.increment()
                 usleep(50)
             }
         }
-        sender.start()
         var accepted = 0
         var refusedPermitted = 0
         for round in 0..<50 {
@@ -429,7 +428,7 @@ final class NATSDenialAttributionTests: XCTestCase {
             }
         }
         running.value = false
-        while !sender.isFinished { usleep(1_000) }
+        sender.join()
         XCTAssertEqual(accepted, 0, "imports of denied subjects accepted")
         XCTAssertEqual(refusedPermitted, 0, "imports of permitted subjects refused")
         bridge.flush(timeout: .seconds(5))

@@ -87,8 +87,11 @@ final class NATSFailoverTests: XCTestCase {
         let stored = Date()
         XCTAssertTrue(waitUntil(timeout: 60) { Set(received.values).count >= Self.eventCount })
         let complete = Date()
-        // Redeliveries of messages whose acknowledgment the kill lost come after the redelivery wait.
-        usleep(2_500_000)
+        // Redeliveries of messages whose acknowledgment the kill lost come after the redelivery wait:
+        // none may reach the observers within 2.5 s.
+        XCTAssertFalse(
+            received.wait(forCount: Self.eventCount + 1, timeout: 2.5),
+            "a redelivered copy reached the observers: \(received.count) values for \(Self.eventCount) events")
         let account = DeliveryAccount(received.values, expected: Self.eventCount)
         if ProcessInfo.processInfo.environment["OBSERVER_FAILOVER_VERBOSE"] != nil {
             print("subscriber statuses: \(subscriberLog.values)\npublisher statuses: \(publisherLog.values)")
@@ -149,7 +152,10 @@ final class NATSFailoverTests: XCTestCase {
         XCTAssertNil(restartError.value)
         XCTAssertEqual(publisher.flush(timeout: .seconds(60)), 0, "every publish stored")
         XCTAssertTrue(waitUntil(timeout: 60) { Set(received.values).count >= Self.eventCount })
-        usleep(2_500_000)
+        // Redeliveries come after the redelivery wait: none may reach the observers within 2.5 s.
+        XCTAssertFalse(
+            received.wait(forCount: Self.eventCount + 1, timeout: 2.5),
+            "a redelivered copy reached the observers: \(received.count) values for \(Self.eventCount) events")
         let account = DeliveryAccount(received.values, expected: Self.eventCount)
         print(
             "single server, 10 s outage: \(account); \(imported.duplicateCount) redelivered copies dropped, "

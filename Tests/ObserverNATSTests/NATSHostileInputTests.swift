@@ -293,9 +293,11 @@ final class NATSHostileInputTests: XCTestCase {
             let bridge = try NATSBridge(options: try NATSTestEnvironment.options(), status: log.event)
             try bridge.import(NATSTestEnvironment.uniqueSubject(), into: Event<Int>())
             bridge.close()
-            XCTAssertTrue(waitUntil { log.count { $0 == .closed } == 1 })
-            usleep(50_000)
-            XCTAssertEqual(log.count { $0 == .disconnected }, 0, "\(log.values)")
+            XCTAssertTrue(log.statuses.wait(timeout: 10) { $0.contains(.closed) }, "no .closed: \(log.values)")
+            // Nor later: no .disconnected arrives within 50 ms after .closed.
+            XCTAssertFalse(
+                log.statuses.wait(timeout: 0.05) { $0.contains(.disconnected) }, "a .disconnected: \(log.values)")
+            XCTAssertEqual(log.count { $0 == .closed }, 1, "\(log.values)")
         }
     }
 }

@@ -229,7 +229,16 @@ final class NATSJetStreamTests: XCTestCase {
         let imported = try bridge.import(
             "live.values", into: remote, delivery: .atLeastOnce(stream: stream, durable: "watched"))
         // Idle for ten heartbeat intervals: heartbeats arrive, none is a message or a stall.
-        usleep(2_000_000)
+        XCTAssertFalse(
+            log.statuses.wait(timeout: 2) { statuses in
+                statuses.contains {
+                    switch $0 {
+                    case .consumerStalled, .malformed: true
+                    default: false
+                    }
+                }
+            }, "a heartbeat was taken for a message or a stall: \(log.values)")
+        XCTAssertEqual(received.values, [])
         XCTAssertEqual(imported.malformedCount, 0)
         XCTAssertEqual(imported.deliveredCount, 0)
         XCTAssertFalse(log.values.contains { if case .consumerStalled = $0 { true } else { false } })

@@ -66,15 +66,25 @@ final class NATSMirrorRecoveryTests: XCTestCase {
         let admin = try JetStreamAdmin(url: server.url)
         var options = NATSOptions(servers: [server.url])
         options.reconnectWait = .milliseconds(50)
+        let log = StatusLog()
         let (watching, reading) = try makeBridgePair(
-            stoppingAfterwards: server, publisherOptions: options, subscriberOptions: options)
+            stoppingAfterwards: server, publisherOptions: options, publisherStatus: log.event,
+            subscriberOptions: options)
         let here = ObservableValue(1)
         let mirror = try watching.mirror(here, bucket: "interim", key: "level")
         let config = try XCTUnwrap(admin.request("STREAM.INFO.KV_interim")?["config"] as? [String: Any])
         XCTAssertEqual(admin.request("STREAM.DELETE.KV_interim")?["success"] as? Bool, true)
         here.value = 9
-        // Republished while no stream stores it, never given up: neither refused nor lost.
-        usleep(3_000_000)
+        // Republished while no stream stores it, never given up: neither refused nor lost, for 3 s.
+        XCTAssertFalse(
+            log.statuses.wait(timeout: 3) { statuses in
+                statuses.contains {
+                    switch $0 {
+                    case .refused, .unconfirmed, .publishFailed: true
+                    default: false
+                    }
+                }
+            }, "the write was given up: \(log.values)")
         XCTAssertEqual(watching.pendingPublishes, 1)
         XCTAssertEqual(watching.refusedPublishes, 0)
         let created = admin.request("STREAM.CREATE.KV_interim", config)

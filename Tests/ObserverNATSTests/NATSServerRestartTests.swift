@@ -27,19 +27,17 @@ final class NATSServerRestartTests: XCTestCase {
     ) throws {
         let restartError = LockedValue<Error?>(nil)
         let sender = Thread {
-            var restarter: Thread?
+            var restarter: JoinableThread?
             for value in 1...Self.eventCount {
                 if value == Self.killAt {
                     server.kill9()
-                    let thread = Thread {
+                    restarter = JoinableThread {
                         usleep(100_000)
                         do { try server.restart() } catch { restartError.value = error }
                     }
-                    thread.start()
-                    restarter = thread
                 }
                 if value == Self.eventCount - 1_000 {
-                    while !(restarter?.isFinished ?? true) { usleep(1_000) }
+                    restarter?.join()
                     _ = waitUntil(timeout: 30) {
                         [publisherLog, subscriberLog].allSatisfy { log in
                             log.values.contains { if case .reconnected = $0 { true } else { false } }
@@ -113,8 +111,11 @@ final class NATSServerRestartTests: XCTestCase {
 
         try sendAcrossAKill(local, server: server, publisherLog: publisherLog, subscriberLog: subscriberLog)
         XCTAssertTrue(waitUntil(timeout: 60) { received.count >= Self.eventCount })
-        // Redeliveries of messages whose acknowledgment the kill lost come after the redelivery wait.
-        usleep(2_500_000)
+        // Redeliveries of messages whose acknowledgment the kill lost come after the redelivery wait:
+        // none may reach the observers within 2.5 s.
+        XCTAssertFalse(
+            received.wait(forCount: Self.eventCount + 1, timeout: 2.5),
+            "a redelivered copy reached the observers: \(received.count) values for \(Self.eventCount) events")
         let values = received.values
         XCTAssertEqual(values.count, Self.eventCount, "delivered to observers")
         XCTAssertEqual(Set(values).count, Self.eventCount, "each event exactly once")

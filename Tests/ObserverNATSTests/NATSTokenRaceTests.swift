@@ -9,28 +9,31 @@ import XCTest
 /// later sends are not published, and `isActive` turns false only then.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 final class NATSTokenRaceTests: XCTestCase {
-    /// An import whose handler takes `handlerSleep` seconds, running: `handlerEnded` is set when
-    /// it returns. `inHandler` runs in the handler once it has started, before its sleep.
+    /// An import whose handler is running: it returns once `release` is signalled (30 s at
+    /// most), and `handlerEnded` is set then. `inHandler` runs in the handler once it has
+    /// started, before it waits for `release`.
     struct RunningHandler {
         let bridge: NATSBridge
         let imported: NATSImport
         let handlerEnded: LockedValue<Date?>
+        let release: DispatchSemaphore
         let token: Subscription
     }
 
     func makeRunningHandler(
-        handlerSleep: TimeInterval, inHandler: @escaping @Sendable (NATSImport, NATSBridge?) -> Void = { _, _ in }
+        inHandler: @escaping @Sendable (NATSImport, NATSBridge?) -> Void = { _, _ in }
     ) throws -> RunningHandler {
         let subject = NATSTestEnvironment.uniqueSubject()
         let bridge = try NATSBridge(options: try NATSTestEnvironment.options { $0.echo = true })
         let remote = Event<Int>()
         let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
         let ended = LockedValue<Date?>(nil)
         let handle = LockedValue<NATSImport?>(nil)
         let token = remote.subscribe { [weak bridge] _ in
             started.signal()
             if let imported = handle.value { inHandler(imported, bridge) }
-            usleep(UInt32(handlerSleep * 1_000_000))
+            _ = release.wait(timeout: .now() + 30)
             ended.value = Date()
         }
         let imported = try bridge.import(subject, into: remote)
@@ -39,23 +42,28 @@ final class NATSTokenRaceTests: XCTestCase {
         try bridge.export(local, to: subject)
         local.send(1)
         XCTAssertEqual(started.wait(timeout: .now() + 10), .success, "the import's handler runs")
-        return RunningHandler(bridge: bridge, imported: imported, handlerEnded: ended, token: token)
+        return RunningHandler(bridge: bridge, imported: imported, handlerEnded: ended, release: release, token: token)
     }
 
     func testTwoCancelsOfAnImportBothReturnOnlyOnceItsHandlerHasReturned() throws {
-        let setup = try makeRunningHandler(handlerSleep: 1)
+        let setup = try makeRunningHandler()
         defer {
+            setup.release.signal()
             setup.token.cancel()
             setup.bridge.close()
         }
         let results = Received<(stopped: Bool, returned: Date)>()
-        let threads = (0..<2).map { index in
+        let calling = DispatchSemaphore(value: 0)
+        let threads = (0..<2).map { _ in
             JoinableThread {
-                if index == 1 { usleep(200_000) }
+                calling.signal()
                 let stopped = setup.imported.cancel()
                 results.append((stopped, Date()))
             }
         }
+        for _ in threads { XCTAssertEqual(calling.wait(timeout: .now() + 10), .success, "a cancelling thread runs") }
+        XCTAssertFalse(results.wait(forCount: 1, timeout: 0.2), "a cancel returned while the handler ran")
+        setup.release.signal()
         threads.forEach { $0.join() }
         let handlerEnded = try XCTUnwrap(setup.handlerEnded.value, "the handler returned before both cancels")
         XCTAssertEqual(results.values.filter(\.stopped).count, 1, "one cancel stopped the import")
@@ -67,28 +75,35 @@ final class NATSTokenRaceTests: XCTestCase {
     }
 
     func testACancelDuringCloseReturnsOnlyOnceTheImportsHandlerHasReturned() throws {
-        let setup = try makeRunningHandler(handlerSleep: 1)
-        defer { setup.token.cancel() }
+        let setup = try makeRunningHandler()
+        defer {
+            setup.release.signal()
+            setup.token.cancel()
+        }
         let closed = JoinableThread { setup.bridge.close() }
         XCTAssertTrue(waitUntil { setup.bridge.isClosed })
-        usleep(100_000)
-        let stopped = setup.imported.cancel()
-        let returned = Date()
+        let results = Received<(stopped: Bool, returned: Date)>()
+        let canceller = JoinableThread { results.append((setup.imported.cancel(), Date())) }
+        XCTAssertFalse(results.wait(forCount: 1, timeout: 0.1), "the cancel returned while the handler ran")
+        setup.release.signal()
+        canceller.join()
+        let result = try XCTUnwrap(results.values.first)
         let handlerEnded = try XCTUnwrap(setup.handlerEnded.value, "the cancel returned while the handler ran")
-        XCTAssertGreaterThanOrEqual(returned, handlerEnded)
-        XCTAssertFalse(stopped, "the close stopped it")
+        XCTAssertGreaterThanOrEqual(result.returned, handlerEnded)
+        XCTAssertFalse(result.stopped, "the close stopped it")
         closed.join()
     }
 
     func testACancelFromTheImportsOwnHandlerReturnsAtOnceAndAnotherCancelWaitsForTheHandler() throws {
         let ownCancel = LockedValue<(stopped: Bool, seconds: TimeInterval)?>(nil)
-        let setup = try makeRunningHandler(handlerSleep: 0.8) { imported, _ in
+        let setup = try makeRunningHandler { imported, _ in
             // The handler cannot wait for itself: its cancel stops the import and returns.
             let start = Date()
             let stopped = imported.cancel()
             ownCancel.value = (stopped, Date().timeIntervalSince(start))
         }
         defer {
+            setup.release.signal()
             setup.token.cancel()
             setup.bridge.close()
         }
@@ -97,19 +112,35 @@ final class NATSTokenRaceTests: XCTestCase {
         XCTAssertTrue(own.stopped)
         XCTAssertLessThan(own.seconds, 0.5, "the handler's own cancel did not wait for itself")
         XCTAssertNil(setup.handlerEnded.value)
-        XCTAssertFalse(setup.imported.cancel(), "stopped already, by its handler")
-        let returned = Date()
+        let results = Received<(stopped: Bool, returned: Date)>()
+        let canceller = JoinableThread { results.append((setup.imported.cancel(), Date())) }
+        XCTAssertFalse(results.wait(forCount: 1, timeout: 0.2), "a cancel from outside returned while the handler ran")
+        setup.release.signal()
+        canceller.join()
+        let result = try XCTUnwrap(results.values.first)
+        XCTAssertFalse(result.stopped, "stopped already, by its handler")
         let handlerEnded = try XCTUnwrap(
             setup.handlerEnded.value, "a cancel from outside returned while the handler ran")
-        XCTAssertGreaterThanOrEqual(returned, handlerEnded)
+        XCTAssertGreaterThanOrEqual(result.returned, handlerEnded)
         // A cancel from the handler while a close waits for that handler: it returns at once.
         let handlerCancel = LockedValue<Bool?>(nil)
-        let second = try makeRunningHandler(handlerSleep: 0.3) { imported, bridge in
+        let handlerCancelled = DispatchSemaphore(value: 0)
+        let second = try makeRunningHandler { imported, bridge in
             _ = waitUntil { bridge?.isClosed ?? true }
             handlerCancel.value = imported.cancel()
+            handlerCancelled.signal()
         }
-        defer { second.token.cancel() }
-        XCTAssertEqual(second.bridge.close(timeout: .seconds(5)), 0)
+        defer {
+            second.release.signal()
+            second.token.cancel()
+        }
+        let closes = Received<Int>()
+        let closer = JoinableThread { closes.append(second.bridge.close(timeout: .seconds(5))) }
+        XCTAssertEqual(handlerCancelled.wait(timeout: .now() + 10), .success, "the handler's cancel returned")
+        XCTAssertFalse(closes.wait(forCount: 1, timeout: 0.3), "the close returned while the handler ran")
+        second.release.signal()
+        closer.join()
+        XCTAssertEqual(closes.values, [0])
         XCTAssertNotNil(second.handlerEnded.value, "the close waited for the handler")
         XCTAssertEqual(handlerCancel.value, false, "the close stopped the import; the handler's cancel returned")
     }
@@ -120,27 +151,36 @@ final class NATSTokenRaceTests: XCTestCase {
         let here = ObservableValue(0)
         let mirror = try first.mirror(here, bucket: "observer-tests", key: key)
         let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
         let ended = LockedValue<Date?>(nil)
-        // Runs on the mirror's watcher thread, which sets the value from the bucket.
+        // Runs on the mirror's watcher thread, which sets the value from the bucket; returns once
+        // `release` is signalled (30 s at most).
         let token = here.subscribe { value in
             guard value == 7 else { return }
             started.signal()
-            usleep(1_000_000)
+            _ = release.wait(timeout: .now() + 30)
             ended.value = Date()
         }
-        defer { token.cancel() }
+        defer {
+            release.signal()
+            token.cancel()
+        }
         let there = ObservableValue(0)
         try second.mirror(there, bucket: "observer-tests", key: key)
         there.value = 7
         XCTAssertEqual(started.wait(timeout: .now() + 10), .success, "the bucket's value is set")
         let results = Received<(stopped: Bool, returned: Date)>()
-        let threads = (0..<2).map { index in
+        let calling = DispatchSemaphore(value: 0)
+        let threads = (0..<2).map { _ in
             JoinableThread {
-                if index == 1 { usleep(200_000) }
+                calling.signal()
                 let stopped = mirror.cancel()
                 results.append((stopped, Date()))
             }
         }
+        for _ in threads { XCTAssertEqual(calling.wait(timeout: .now() + 10), .success, "a cancelling thread runs") }
+        XCTAssertFalse(results.wait(forCount: 1, timeout: 0.2), "a cancel returned while the handler ran")
+        release.signal()
         threads.forEach { $0.join() }
         let handlerEnded = try XCTUnwrap(ended.value, "the handler returned before both cancels")
         XCTAssertEqual(results.values.filter(\.stopped).count, 1, "one cancel stopped the mirror")

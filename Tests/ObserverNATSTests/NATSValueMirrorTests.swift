@@ -21,7 +21,7 @@ final class NATSValueMirrorTests: XCTestCase {
 
         // A late joiner starts from the bucket's value before `mirror` returns.
         XCTAssertTrue(waitUntil { hereMirror.publishedCount == 2 })
-        usleep(100_000)
+        XCTAssertEqual(first.flush(timeout: .seconds(10)), 0, "the bucket stored 11")
         let there = ObservableValue(0)
         let seenThere = Received<Int>()
         let token = there.subscribe { seenThere.append($0) }
@@ -59,7 +59,11 @@ final class NATSValueMirrorTests: XCTestCase {
         writerB.start()
         XCTAssertTrue(waitUntil { writerA.isFinished && writerB.isFinished })
         XCTAssertTrue(waitUntil(timeout: 15) { a.value == b.value }, "a \(a.value) b \(b.value)")
-        usleep(300_000)
+        // And they stay there: neither changes within 300 ms.
+        let changes = Received<Int>()
+        let tokens = [a, b].map { value in value.subscribe { changes.append($0) } }
+        defer { tokens.forEach { $0.cancel() } }
+        XCTAssertFalse(changes.wait(forCount: 1, timeout: 0.3), "changed after they agreed: \(changes.values)")
         XCTAssertEqual(a.value, b.value)
         XCTAssertTrue([200, 1200].contains(a.value), "\(a.value) is one writer's last value")
     }
@@ -90,7 +94,11 @@ final class NATSValueMirrorTests: XCTestCase {
         a.value = 1
         XCTAssertTrue(waitUntil { mirrorA.publishedCount == 2 && mirrorB.publishedCount == 1 })
         XCTAssertTrue(waitUntil(timeout: 5) { a.value == 1 && b.value == 1 }, "a \(a.value) b \(b.value)")
-        usleep(300_000)
+        // And they stay there: neither changes within 300 ms.
+        let changes = Received<Int>()
+        let tokens = [a, b].map { value in value.subscribe { changes.append($0) } }
+        defer { tokens.forEach { $0.cancel() } }
+        XCTAssertFalse(changes.wait(forCount: 1, timeout: 0.3), "changed after they agreed: \(changes.values)")
         XCTAssertEqual(a.value, 1, "the bucket's last revision is a's 1")
         XCTAssertEqual(b.value, 1)
         XCTAssertEqual(seenA.values, [1, 2, 1], "2 arrived during 1's round; 1 is applied again after it")
@@ -105,9 +113,15 @@ final class NATSValueMirrorTests: XCTestCase {
         try second.mirror(b, bucket: "observer-tests", key: key)
         XCTAssertEqual(b.value, "start")
         mirrorA.cancel()
+        let changesOfA = Received<String>()
+        let token = a.subscribe { changesOfA.append($0) }
+        defer { token.cancel() }
         a.value = "not written"
         b.value = "not applied"
-        usleep(300_000)
+        // b's value reaches the bucket; nothing takes it to a within 300 ms.
+        XCTAssertEqual(second.flush(timeout: .seconds(10)), 0)
+        XCTAssertFalse(
+            changesOfA.wait(forCount: 2, timeout: 0.3), "a changed after its mirror's cancel: \(changesOfA.values)")
         XCTAssertEqual(a.value, "not written")
         XCTAssertEqual(mirrorA.publishedCount, 1)
         XCTAssertThrowsError(try first.mirror(a, bucket: "bad bucket", key: "k")) {

@@ -134,10 +134,17 @@ final class SensorDisplay: SensorReadingObserver, @unchecked Sendable {
 final class KeyedBusyThread: KeyedObservableThread, @unchecked Sendable {
     // @unchecked: `sent` is behind a lock.
     let sent = KeyedTestCount()
+    /// Signalled once the first send has returned.
+    let firstSent = DispatchSemaphore(value: 0)
     override func main() {
+        var first = true
         while isExecuting {
             withKeyedObservers(key: 1) { (_, observer: KeyedCountObserver) in observer.counted(1) }
             sent.increment()
+            if first {
+                first = false
+                firstSent.signal()
+            }
         }
     }
 }
@@ -242,12 +249,7 @@ final class KeyedObservableClassTests: XCTestCase {
         thread.addKeyedObserver(key: 1, stable)
         thread.start()
         // Churn only once the thread sends (it may start late on a loaded machine).
-        let started = DispatchTime.now().uptimeNanoseconds
-        while thread.sent.value == 0
-            && DispatchTime.now().uptimeNanoseconds - started < 10_000_000_000
-        {
-            usleep(100)
-        }
+        XCTAssertEqual(thread.firstSent.wait(timeout: .now() + 10), .success, "the thread sends")
         for _ in 0..<2_000 {
             let transient = KeyedCountRecorder()
             thread.addKeyedObserver(keys: [1, 2], transient)

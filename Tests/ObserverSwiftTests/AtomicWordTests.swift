@@ -83,7 +83,7 @@ final class AtomicWordTests: XCTestCase {
         XCTAssertEqual(MemoryLayout<Value>.size, 56, "seven words: an empty ObservableValue<Int> fits 96-byte blocks")
         typealias Extras = ValueExtras.Words
         XCTAssertEqual(MemoryLayout<Extras>.offset(of: \.room), Extras.roomOffset)
-        XCTAssertEqual(MemoryLayout<Extras>.offset(of: \.observation), Extras.observationOffset)
+        XCTAssertEqual(MemoryLayout<Extras>.offset(of: \.attached), Extras.attachedOffset)
         typealias Room = HandOffLock.WaitingRoom.Words
         XCTAssertEqual(MemoryLayout<Room>.offset(of: \.waiters), Room.waitersOffset)
         XCTAssertEqual(MemoryLayout<Room>.offset(of: \.condition), Room.conditionOffset)
@@ -245,9 +245,9 @@ final class AtomicWordTests: XCTestCase {
         #if canImport(Observation)
             if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
                 XCTAssertFalse(value.madeExtras.isArmed)
-                XCTAssertNil(extrasWords.pointee.observation.plainValue)
+                XCTAssertNil(extrasWords.pointee.attached.plainValue)
                 _ = value.value
-                XCTAssertNotNil(extrasWords.pointee.observation.plainValue, "the first read made the observation")
+                XCTAssertNotNil(extrasWords.pointee.attached.plainValue, "the first read made the observation")
                 XCTAssertTrue(value.madeExtras.isArmed)
             }
         #endif

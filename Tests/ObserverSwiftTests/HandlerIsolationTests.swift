@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ObserverSwiftTesting
 import ObserverTestSupport
 import XCTest
 
@@ -83,14 +84,6 @@ actor Tally {
     /// runs on the sending thread, before `send` returns.
     func bindWithoutSelf(to event: Event<Int>, _ received: Received<Int>) -> Subscription {
         event.subscribe { value in received.append(value) }
-    }
-
-    func waitUntil(_ condition: @Sendable (isolated Tally) -> Bool) async -> Bool {
-        for _ in 0..<10_000 {
-            if condition(self) { return true }
-            try? await Task.sleep(nanoseconds: 1_000_000)
-        }
-        return condition(self)
     }
 }
 
@@ -271,7 +264,7 @@ final class HandlerIsolationTests: XCTestCase {
         tokens.forEach { $0.cancel() }
     }
 
-    func testAnActorMethodClosureUsingSelfRunsOnTheActorInOrder() async {
+    func testAnActorMethodClosureUsingSelfRunsOnTheActorInOrder() async throws {
         let event = Event<Int>()
         let value = ObservableValue(0)
         let tally = Tally()
@@ -286,8 +279,8 @@ final class HandlerIsolationTests: XCTestCase {
             }
         }
         for index in 1...100 { value.value = index }
-        let complete = await tally.waitUntil { $0.values.count >= 10_101 && $0.targetValues.count >= 10_000 }
-        XCTAssertTrue(complete)
+        // Every delivery queued for the actor has run.
+        try await settleDeliveries(timeout: .seconds(10))
         let values = await tally.values
         let targetValues = await tally.targetValues
         XCTAssertEqual(values.count, 10_101, "every send once, and the replayed value")
@@ -312,18 +305,15 @@ final class HandlerIsolationTests: XCTestCase {
         token.cancel()
     }
 
-    func testAGlobalActorClosureRunsOnItsActorInOrder() async {
+    func testAGlobalActorClosureRunsOnItsActorInOrder() async throws {
         let event = Event<Int>()
         let token = await RenderLog.shared.bind(to: event)
         DispatchQueue.concurrentPerform(iterations: 2) { sender in
             for index in 1...2_000 { event.send(sender * 10_000 + index) }
         }
-        var values: [Int] = []
-        for _ in 0..<10_000 {
-            values = await RenderLog.shared.values
-            if values.count >= 4_000 { break }
-            try? await Task.sleep(nanoseconds: 1_000_000)
-        }
+        // Every delivery queued for the global actor has run.
+        try await settleDeliveries(timeout: .seconds(10))
+        let values = await RenderLog.shared.values
         XCTAssertEqual(values.count, 4_000)
         for sender in 0..<2 {
             XCTAssertEqual(values.filter { $0 / 10_000 == sender }, (1...2_000).map { sender * 10_000 + $0 })

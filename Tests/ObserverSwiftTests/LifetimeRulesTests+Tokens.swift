@@ -1,4 +1,5 @@
 import Dispatch
+import ObserverSwiftTesting
 import ObserverTestSupport
 import XCTest
 
@@ -27,9 +28,10 @@ extension LifetimeRulesTests {
         XCTAssertEqual(LifetimeTracker.alive.load(ordering: .relaxed), baseline + 1, "only the test's own tracker")
     }
 
-    func testDeallocatedActorEndsItsSubscriptionAndDropsWhatIsQueued() {
+    func testDeallocatedActorEndsItsSubscriptionAndDropsWhatIsQueued() async throws {
         let event = Event<Int>()
-        var recorder: GatedRecorder? = GatedRecorder()
+        let deallocated = DispatchSemaphore(value: 0)
+        var recorder: GatedRecorder? = GatedRecorder(deallocated: deallocated)
         let entered = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let token = event.subscribe(isolatedTo: recorder!) { recorder, value in recorder.record(value) }
@@ -42,14 +44,10 @@ extension LifetimeRulesTests {
         recorder = nil
         release.signal()
         // The task and the mailbox's job let go of the actor: it deallocates,
-        // the subscription ends, and the queued values are dropped.
-        let deadline = DispatchTime.now().uptimeNanoseconds + 5_000_000_000
-        while (token.isActive || ObserverCore.statistics.queuedActorDeliveries > queuedBefore)
-            && DispatchTime.now().uptimeNanoseconds < deadline
-        {
-            event.send(0)
-            usleep(1_000)
-        }
+        // the subscription ends, and the mailbox drops the queued values.
+        XCTAssertEqual(deallocated.wait(timeout: .now() + 5), .success, "the actor deallocated")
+        event.send(0)
+        try await settleDeliveries()
         XCTAssertFalse(token.isActive, "the actor's deallocation ended the subscription")
         XCTAssertEqual(event.subscribersCount, 0)
         XCTAssertEqual(ObserverCore.statistics.queuedActorDeliveries, queuedBefore, "nothing left queued")

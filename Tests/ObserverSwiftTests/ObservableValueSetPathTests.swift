@@ -112,16 +112,19 @@ final class ObservableValueSetPathTests: XCTestCase {
         let level = ObservableValue(0)
         let recorder = Received<Int>()
         let roundStarted = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
         _ = level.subscribe { value in
             if value == 1 {
                 roundStarted.signal()
-                Thread.sleep(forTimeInterval: 0.05)
+                _ = release.wait(timeout: .now() + 30)
             }
             recorder.append(value)
         }
         let first = JoinableThread { level.value = 1 }
-        roundStarted.wait()
+        XCTAssertEqual(roundStarted.wait(timeout: .now() + 10), .success, "the round of 1 started")
         let second = JoinableThread { level.value = 2 }
+        XCTAssertFalse(second.join(timeout: 0.05), "the set of 2 returned during the round of 1")
+        release.signal()
         first.join()
         second.join()
         XCTAssertEqual(recorder.values, [1, 2])

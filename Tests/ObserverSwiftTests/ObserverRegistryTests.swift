@@ -552,12 +552,6 @@ final class ObserverRegistryTests: XCTestCase {
     }
 }
 
-/// Hands a value to another thread whose use of it the test controls.
-final class UncheckedBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
-}
-
 /// Adds are recorded and stored in the protocol lists by the next
 /// `withObservers`: what that changes and what it must not.
 final class ObserverRegistryDeferredAddTests: XCTestCase {

@@ -1,4 +1,5 @@
 import Foundation
+import ObserverTestSupport
 import XCTest
 
 @testable import ObserverSwift

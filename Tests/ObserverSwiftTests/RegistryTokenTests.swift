@@ -82,15 +82,23 @@ final class RegistryTokenTests: XCTestCase {
         let queue = DispatchQueue(label: "registry-token.wait")
         let token = registry.addObserver(observer, delivery: .queue(queue))
         let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
         let finished = HeapAtomicWord<Bool>(false)
         registry.withObservers { (o: AlphaObserver) in
             entered.signal()
-            Thread.sleep(forTimeInterval: 0.05)
+            _ = release.wait(timeout: .now() + 30)
             o.alpha(1)
             finished.store(true, ordering: .releasing)
         }
-        entered.wait()
-        try token.cancelAndWait()
+        XCTAssertEqual(entered.wait(timeout: .now() + 10), .success, "the queued delivery started")
+        let failure = Locked<String?>(nil)
+        let canceller = JoinableThread {
+            do { try token.cancelAndWait() } catch { failure.withLock { $0 = "\(error)" } }
+        }
+        XCTAssertFalse(canceller.join(timeout: 0.05), "cancelAndWait returned while the delivery ran")
+        release.signal()
+        canceller.join()
+        XCTAssertNil(failure.withLock { $0 })
         XCTAssertTrue(
             finished.load(ordering: .acquiring), "the started delivery finished before cancelAndWait returned")
         registry.withObservers { (o: AlphaObserver) in o.alpha(2) }

@@ -4,6 +4,16 @@ public protocol AlphaObserver: AnyObject {
     func alpha(_ value: Int)
 }
 
+/// A second observer protocol, for sources that notify several.
+public protocol BetaObserver: AnyObject {
+    func beta(_ value: Int)
+}
+
+/// A protocol that is not class-bound: observers of it are found too.
+public protocol LooseObserver {
+    func loose(_ value: Int)
+}
+
 /// Records every call it receives, thread-safely; subclasses conform to the
 /// tests' observer protocols.
 open class RecordingObserver: @unchecked Sendable {
@@ -22,4 +32,16 @@ open class RecordingObserver: @unchecked Sendable {
 /// An ``AlphaObserver`` and nothing else.
 public final class AlphaOnly: RecordingObserver, AlphaObserver, @unchecked Sendable {
     public func alpha(_ value: Int) { record("alpha \(value)") }
+}
+
+/// A ``BetaObserver`` and nothing else.
+public final class BetaOnly: RecordingObserver, BetaObserver, @unchecked Sendable {
+    public func beta(_ value: Int) { record("beta \(value)") }
+}
+
+/// An observer of all three protocols.
+public final class AlphaAndBeta: RecordingObserver, AlphaObserver, BetaObserver, LooseObserver, @unchecked Sendable {
+    public func alpha(_ value: Int) { record("alpha \(value)") }
+    public func beta(_ value: Int) { record("beta \(value)") }
+    public func loose(_ value: Int) { record("loose \(value)") }
 }

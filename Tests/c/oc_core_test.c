@@ -1159,8 +1159,38 @@ struct retired_object {
 };
 
 static unsigned long retired_releases;  /* atomic */
-static int reader_inside;               /* atomic */
-static int reader_may_leave;            /* atomic */
+static pthread_mutex_t reader_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t reader_changed = PTHREAD_COND_INITIALIZER;
+static int reader_inside;               /* guarded by reader_lock */
+static int reader_may_leave;            /* guarded by reader_lock */
+
+/* Sets *flag and wakes the threads waiting for it. */
+static void
+set_reader_flag(int *flag)
+{
+	pthread_mutex_lock(&reader_lock);
+	*flag = 1;
+	pthread_cond_broadcast(&reader_changed);
+	pthread_mutex_unlock(&reader_lock);
+}
+
+/* Waits until *flag is set, 10 s at most; returns whether it was. */
+static int
+wait_for_reader_flag(int *flag)
+{
+	struct timespec deadline;
+	int set;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 10;
+	pthread_mutex_lock(&reader_lock);
+	while (!*flag
+	    && pthread_cond_timedwait(&reader_changed, &reader_lock, &deadline) == 0)
+		;
+	set = *flag;
+	pthread_mutex_unlock(&reader_lock);
+	return set;
+}
 
 static void
 release_retired_object(void *context)
@@ -1178,9 +1208,8 @@ parked_reader(void *unused)
 	oc_reader_t *reader = oc_read_begin();
 
 	(void)unused;
-	__atomic_store_n(&reader_inside, 1, __ATOMIC_SEQ_CST);
-	while (!__atomic_load_n(&reader_may_leave, __ATOMIC_SEQ_CST))
-		usleep(100);
+	set_reader_flag(&reader_inside);
+	CHECK(wait_for_reader_flag(&reader_may_leave));
 	oc_read_end(reader);
 	return NULL;
 }
@@ -1199,8 +1228,7 @@ test_retire_in_place(void)
 	reader_inside = 0;
 	reader_may_leave = 0;
 	CHECK(pthread_create(&reader, NULL, parked_reader, NULL) == 0);
-	while (!__atomic_load_n(&reader_inside, __ATOMIC_SEQ_CST))
-		usleep(100);
+	CHECK(wait_for_reader_flag(&reader_inside));
 	oc_debug_fail_allocations(1000);
 	oc_retire(object->record, release_retired_object, object, sizeof *object);
 	oc_debug_fail_allocations(0);
@@ -1208,7 +1236,7 @@ test_retire_in_place(void)
 	for (polls = 0; polls < 100; polls++)
 		oc_reclaim_poll();
 	CHECK(__atomic_load_n(&retired_releases, __ATOMIC_SEQ_CST) == 0);
-	__atomic_store_n(&reader_may_leave, 1, __ATOMIC_SEQ_CST);
+	set_reader_flag(&reader_may_leave);
 	CHECK(pthread_join(reader, NULL) == 0);
 	CHECK(oc_reclaim_barrier() == OC_OK);
 	CHECK(retired_releases == 1);

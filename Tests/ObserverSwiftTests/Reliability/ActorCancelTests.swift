@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ObserverSwiftTesting
 import XCTest
 
 @_spi(EngineDiagnostics) @testable import ObserverSwift
@@ -79,26 +80,24 @@ final class ActorCancelTests: XCTestCase {
         return release
     }
 
-    /// What `recorder` received once no actor mailbox holds more than
-    /// `queuedBaseline` items and the actor has finished the job that took
-    /// the last of them (10 s at most).
-    func received(by recorder: BufferedRecorder, queuedBaseline: Int) -> [Int] {
-        let deadline = DispatchTime.now() + 10
-        while ObserverCore.statistics.queuedActorDeliveries > queuedBaseline, DispatchTime.now() < deadline {
-            usleep(200)
-        }
-        XCTAssertLessThanOrEqual(ObserverCore.statistics.queuedActorDeliveries, queuedBaseline, "the mailboxes drained")
-        let result = Locked<[Int]>([])
+    /// What `recorder` received once every actor delivery queued so far has
+    /// run and no actor mailbox holds anything (`settleDeliveries`, 10 s at
+    /// most).
+    func received(by recorder: BufferedRecorder) -> [Int] {
+        let result = Locked<(numbers: [Int], failure: String?)>(([], nil))
         let done = DispatchSemaphore(value: 0)
         Task {
-            // Runs after the job that took the last item: a job delivers in
-            // one turn of the actor.
+            var failure: String?
+            do { try await settleDeliveries(timeout: .seconds(10)) } catch { failure = "\(error)" }
             let numbers = await recorder.numbers
-            result.withLock { $0 = numbers }
+            result.withLock { $0 = (numbers, failure) }
             done.signal()
         }
-        XCTAssertEqual(done.wait(timeout: .now() + 10), .success, "reading the recorder")
-        return result.withLock { $0 }
+        XCTAssertEqual(done.wait(timeout: .now() + 20), .success, "reading the recorder")
+        let (numbers, failure) = result.withLock { $0 }
+        XCTAssertNil(failure, "the mailboxes drained")
+        XCTAssertEqual(ObserverCore.statistics.queuedActorDeliveries, 0, "the mailboxes drained")
+        return numbers
     }
 
     /// What the subscription delivers when it is not cancelled: the values
@@ -128,13 +127,12 @@ final class ActorCancelTests: XCTestCase {
                     for form in forms() {
                         let label = Self.label(form.name, policy, limit, sends)
                         let recorder = BufferedRecorder()
-                        let queuedBaseline = ObserverCore.statistics.queuedActorDeliveries
                         let release = occupy(recorder)
                         let token = form.subscribe(recorder, limit, policy)
                         for number in 1...sends { form.send(number) }
                         let cancelled = token.cancel()
                         release.signal()
-                        let numbers = received(by: recorder, queuedBaseline: queuedBaseline)
+                        let numbers = received(by: recorder)
                         if cancelled {
                             XCTAssertEqual(numbers, [], "\(label): delivered after cancel() returned true")
                         } else {
@@ -166,12 +164,11 @@ final class ActorCancelTests: XCTestCase {
                     for form in forms() {
                         let label = Self.label(form.name, policy, limit, sends)
                         let recorder = BufferedRecorder()
-                        let queuedBaseline = ObserverCore.statistics.queuedActorDeliveries
                         let release = occupy(recorder)
                         let token = form.subscribe(recorder, limit, policy)
                         for number in 1...sends { form.send(number) }
                         release.signal()
-                        let numbers = received(by: recorder, queuedBaseline: queuedBaseline)
+                        let numbers = received(by: recorder)
                         XCTAssertEqual(
                             numbers,
                             expectedWithoutCancel(replayed: form.replayed, sends: sends, limit: limit, policy: policy),
@@ -240,7 +237,6 @@ final class ActorCancelTests: XCTestCase {
             let event = Event<Int>()
             let value = ObservableValue(0)
             let send: @Sendable (Int) -> Void
-            let queuedBaseline = ObserverCore.statistics.queuedActorDeliveries
             let token: Subscription
             if replays {
                 send = { value.value = $0 }
@@ -276,13 +272,14 @@ final class ActorCancelTests: XCTestCase {
                 while token.isActive, DispatchTime.now() < deadline {
                     number += 1
                     send(9_000_000 + number)
-                    usleep(50)
+                    // Its delivery (or its drop) has happened before the next send.
+                    _ = received(by: recorder)
                 }
                 XCTAssertFalse(token.isActive, "\(label): the limit ended the subscription")
             }
             // The recorder records nothing itself: reading it only waits
             // for the actor's last job.
-            _ = received(by: recorder, queuedBaseline: queuedBaseline)
+            _ = received(by: recorder)
             let delivered = ledger.delivered
             XCTAssertEqual(ledger.afterCancel, 0, "\(label): delivered after cancel() returned true")
             if let limit {

@@ -10,6 +10,14 @@ import XCTest
 actor GatedRecorder {
     private(set) var values: [Int] = []
     private(set) var pings = 0
+    /// Signalled by `deinit`, when given.
+    private let deallocated: DispatchSemaphore?
+
+    init(deallocated: DispatchSemaphore? = nil) {
+        self.deallocated = deallocated
+    }
+
+    deinit { deallocated?.signal() }
 
     func record(_ value: Int) { values.append(value) }
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import ObserverSwiftTesting
+import ObserverTestSupport
 import XCTest
 
 @_spi(EngineDiagnostics) @testable import ObserverSwift
@@ -86,15 +87,23 @@ final class QueuedDeliveryCancellationTests: XCTestCase {
         for kind in queuedKinds() {
             let queue = DispatchQueue(label: "started")
             let started = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
             let finished = Locked(false)
             let token = kind.subscribe(queue) { _ in
                 started.signal()
-                Thread.sleep(forTimeInterval: 0.1)
+                _ = release.wait(timeout: .now() + 30)
                 finished.withLock { $0 = true }
             }
             kind.send(1)
-            started.wait()
-            try token.cancelAndWait()
+            XCTAssertEqual(started.wait(timeout: .now() + 10), .success, "\(kind.name): the delivery started")
+            let failure = Locked<String?>(nil)
+            let canceller = JoinableThread {
+                do { try token.cancelAndWait() } catch { failure.withLock { $0 = "\(error)" } }
+            }
+            XCTAssertFalse(canceller.join(timeout: 0.1), "\(kind.name): cancelAndWait returned while the handler ran")
+            release.signal()
+            canceller.join()
+            XCTAssertNil(failure.withLock { $0 }, kind.name)
             XCTAssertTrue(finished.withLock { $0 }, "\(kind.name): cancelAndWait returned while the handler ran")
             queue.sync {}
             withExtendedLifetime(kind.keep) {}
@@ -171,17 +180,25 @@ final class QueuedDeliveryCancellationTests: XCTestCase {
         let event = Event<Int>()
         let sink = Sink()
         let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
         let finished = Locked(false)
         let insideOutcome = Locked<[String]>([])
         let token = event.subscribe(isolatedTo: sink) { sink, value in
             sink.record(value)
             started.signal()
-            Thread.sleep(forTimeInterval: 0.1)
+            _ = release.wait(timeout: .now() + 30)
             finished.withLock { $0 = true }
         }
         event.send(1)
-        started.wait()
-        try token.cancelAndWait()
+        XCTAssertEqual(started.wait(timeout: .now() + 10), .success, "the actor delivery started")
+        let failure = Locked<String?>(nil)
+        let canceller = JoinableThread {
+            do { try token.cancelAndWait() } catch { failure.withLock { $0 = "\(error)" } }
+        }
+        XCTAssertFalse(canceller.join(timeout: 0.1), "cancelAndWait returned while the actor handler ran")
+        release.signal()
+        canceller.join()
+        XCTAssertNil(failure.withLock { $0 })
         XCTAssertTrue(finished.withLock { $0 }, "cancelAndWait returned while the actor handler ran")
 
         let inside = event.subscribe(isolatedTo: sink) { _, _ in

@@ -83,6 +83,8 @@ final class WaitInsideReplayTests: XCTestCase {
     /// for the turn the replay holds.
     func testReplayThatWaitsWhileASenderSetsTheValueDoesNotDeadlock() {
         let value = ObservableValue(0)
+        let setToFive = DispatchSemaphore(value: 0)
+        let watcher = value.subscribe { if $0 == 5 { setToFive.signal() } }
         let trigger = Event<Int>()
         let replayStarted = DispatchSemaphore(value: 0)
         let senderInHandler = DispatchSemaphore(value: 0)
@@ -111,12 +113,9 @@ final class WaitInsideReplayTests: XCTestCase {
             }
         }
         XCTAssertEqual(outcome.withLock { $0 }, "threw")
-        let settled = DispatchSemaphore(value: 0)
-        Thread {
-            while value.value != 5 { Thread.sleep(forTimeInterval: 0.001) }
-            settled.signal()
-        }.start()
-        XCTAssertEqual(settled.wait(timeout: .now() + 10), .success, "the sender's set must go through")
+        XCTAssertEqual(setToFive.wait(timeout: .now() + 10), .success, "the sender's set must go through")
+        XCTAssertEqual(value.value, 5)
         setter.cancel()
+        watcher.cancel()
     }
 }

@@ -3,27 +3,8 @@ import ObserverTestSupport
 
 @testable import ObserverSwift
 
-// Protocols and observers of the protocol-typed observer tests (with
-// ObserverTestSupport's `AlphaObserver`, `RecordingObserver` and `AlphaOnly`).
-
-protocol BetaObserver: AnyObject {
-    func beta(_ value: Int)
-}
-
-/// A protocol that is not class-bound: observers of it are found too.
-protocol LooseObserver {
-    func loose(_ value: Int)
-}
-
-final class BetaOnly: RecordingObserver, BetaObserver, @unchecked Sendable {
-    func beta(_ value: Int) { record("beta \(value)") }
-}
-
-final class AlphaAndBeta: RecordingObserver, AlphaObserver, BetaObserver, LooseObserver, @unchecked Sendable {
-    func alpha(_ value: Int) { record("alpha \(value)") }
-    func beta(_ value: Int) { record("beta \(value)") }
-    func loose(_ value: Int) { record("loose \(value)") }
-}
+// Observers of the protocol-typed observer tests (with ObserverTestSupport's protocols,
+// `RecordingObserver` and its observers).
 
 final class Neither: RecordingObserver, @unchecked Sendable {}
 
@@ -54,18 +35,4 @@ final class TransientAlpha: AlphaObserver, @unchecked Sendable {
     }
     deinit { ledger.died(self) }
     func alpha(_ value: Int) { ledger.called(self) }
-}
-
-/// Runs `body` on `count` new threads at once and waits for all of them.
-func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-    let group = DispatchGroup()
-    for index in 0..<count {
-        group.enter()
-        let thread = Thread {
-            body(index)
-            group.leave()
-        }
-        thread.start()
-    }
-    group.wait()
 }

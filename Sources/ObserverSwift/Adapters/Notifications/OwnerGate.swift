@@ -18,40 +18,35 @@ final class OwnerGate: @unchecked Sendable {
         init(_ owner: AnyObject) { self.owner = owner }
     }
 
-    /// First stored property: `slot`'s word (see `AtomicWord`).
-    var slotWord = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
-    /// nil until bound; then a +1 `WeakOwner`, released in deinit.
-    private var slot: AtomicWord<UnsafeMutableRawPointer?> { AtomicWords.first(self) }
+    /// First stored property: the word of ``owner`` (see `AtomicWord`).
+    var slotWord = LazyObjectStorage(nil)
+
+    /// nil until bound; then the `WeakOwner`, kept until deinit.
+    private var owner: LazyObjectWord<WeakOwner> { LazyObjectWord.first(of: self) }
 
     init() {}
 
     deinit {
-        if let bound = slot.load(ordering: .acquiring) {
-            Unmanaged<WeakOwner>.fromOpaque(bound).release()
-        }
+        owner.release()
     }
 
     /// Binds the gate to `owner` unless it is already bound; returns whether
     /// this call bound it.
     @discardableResult
     func bind(to owner: AnyObject) -> Bool {
-        let candidate = Unmanaged.passRetained(WeakOwner(owner)).toOpaque()
+        let candidate = Unmanaged.passRetained(WeakOwner(owner))
         // Release on success publishes the fully initialised box to readers'
         // acquiring loads; acquire on failure is not needed (we only drop ours).
-        let (exchanged, _) = slot.compareExchange(expected: nil, desired: candidate, ordering: .releasing)
-        if !exchanged {
-            Unmanaged<WeakOwner>.fromOpaque(candidate).release()
+        guard self.owner.publish(candidate, ordering: .releasing) == nil else {
+            candidate.release()
+            return false
         }
-        return exchanged
+        return true
     }
-
-    /// Whether the gate is bound to an owner.
-    var isBound: Bool { slot.load(ordering: .acquiring) != nil }
 
     /// True once the bound owner has been deallocated; false when unbound.
     var ownerIsGone: Bool {
         // Acquire pairs with the releasing exchange in `bind(to:)`.
-        guard let bound = slot.load(ordering: .acquiring) else { return false }
-        return Unmanaged<WeakOwner>.fromOpaque(bound)._withUnsafeGuaranteedRef { $0.owner == nil }
+        owner.withExisting { $0.owner == nil } ?? false
     }
 }

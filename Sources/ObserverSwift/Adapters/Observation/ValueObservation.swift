@@ -4,7 +4,8 @@
     /// What Swift's Observation sees of an ``ObservableValue``: reads of
     /// `value` register access here, and sets announce the mutation here.
     ///
-    /// Made by the first read of `value` (see ``ValueExtras``) where
+    /// The value's ``ValueAccessWatcher``, made by the first read of `value`
+    /// (``ObservableValue/registerAccess()``) where
     /// Observation exists: macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1
     /// and later, and the other platforms whose toolchain has the module.
     /// A set calls the registrar only once it exists: Observation's tracking
@@ -15,7 +16,7 @@
     /// whether one was.
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @usableFromInline
-    final class ValueObservation: Observation.Observable, @unchecked Sendable {
+    final class ValueObservation: ValueAccessWatcher, Observation.Observable, @unchecked Sendable {
         // @unchecked: the registrar is thread-safe.
 
         /// Non-generic, so its key path is a constant instantiated once per
@@ -29,21 +30,20 @@
         var value: Void { () }
 
         @usableFromInline
-        init() {}
+        override init() {}
 
-        /// Called by every read of `value`, before it reads the storage.
         @usableFromInline
-        func access() {
+        override func access() {
             registrar.access(self, keyPath: \.value)
         }
 
         @usableFromInline
-        func willSet() {
+        override func willSet() {
             registrar.willSet(self, keyPath: \.value)
         }
 
         @usableFromInline
-        func didSet() {
+        override func didSet() {
             registrar.didSet(self, keyPath: \.value)
         }
     }

@@ -28,51 +28,7 @@ extension Event {
         let reader = SectionReader.current
         reader.begin()
         var remaining = values.makeIterator()
-        var next = remaining.next()
-        while let value = next {
-            triggers.increment(by: reader)
-            // Loaded per value: a handler (or another thread) may subscribe
-            // or cancel. Loaded inside the section, so a sole handler found
-            // is not released before it ends, and its address is not reused.
-            guard let loaded = observers.word.load(ordering: .acquiring) else {
-                next = remaining.next()
-                continue
-            }
-            if EventObservers<Value>.Sole.isTagged(loaded) {
-                // One plain closure and no list: call it for as long as the
-                // word still holds it, which is what a send of each value
-                // would call.
-                EventObservers<Value>.Sole.fromTagged(loaded)._withUnsafeGuaranteedRef { sole in
-                    sole.closure.call(value)
-                    next = remaining.next()
-                    while let value = next, observers.word.load(ordering: .acquiring) == loaded {
-                        triggers.increment(by: reader)
-                        sole.closure.call(value)
-                        next = remaining.next()
-                    }
-                }
-                continue
-            }
-            let slots = Unmanaged<Slots>.fromOpaque(loaded)
-            slots._withUnsafeGuaranteedRef { slots in
-                if let sole = slots.soleVisibleHandler(of: Value.self) {
-                    // One plain closure subscription in the list: call its
-                    // closure directly for as long as the list holds that
-                    // cell alone.
-                    let handler = sole.cell.pointee.handler
-                    handler(value)
-                    next = remaining.next()
-                    while let value = next, slots.stillHasOnly(sole) {
-                        triggers.increment(by: reader)
-                        handler(value)
-                        next = remaining.next()
-                    }
-                } else {
-                    Slots.sendInSection(value, to: slots.pointer) { $0.receive((), value) }
-                    next = remaining.next()
-                }
-            }
-        }
+        observers.send(each: &remaining, inSectionOf: reader)
         reader.end()
     }
 }

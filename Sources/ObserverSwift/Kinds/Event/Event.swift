@@ -46,7 +46,7 @@ public final class Event<Value> {
 
     /// The subscriptions and the trigger count, on `words`.
     @inlinable
-    var observers: EventObservers<Value> { EventObservers(in: self, at: 0) }
+    var observers: EventObservers<Value> { EventObservers(keptFirstBy: self) }
 
     @inlinable
     var triggers: TriggerCounter { observers.triggers }

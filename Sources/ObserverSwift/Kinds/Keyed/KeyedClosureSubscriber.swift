@@ -1,6 +1,7 @@
-/// `subscribe(keys:)` with a synchronous, unlimited handler of key and value:
-/// the keyed hot path, holding nothing but the closure. (`subscribe(key:)`'s
-/// handler of the value alone is a `ClosureSubscriber`.)
+/// A synchronous, unlimited handler of key and value subscribed to a
+/// ``KeySelection`` (`forKeys(_:)`): the keyed hot path for
+/// several keys, holding nothing but the closure. (One key's plain handler
+/// of the value alone goes into a cell: `KeyedSlotLists.subscribe(_:forKey:)`.)
 final class KeyedClosureSubscriber<Key: Hashable, Value>: EventSubscriber<Key, Value>, @unchecked Sendable {
     let handler: (Key, Value) -> Void
 

@@ -48,11 +48,11 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// `AtomicWord`). Nothing else: an event with no subscriber is 24 bytes
     /// (a 32-byte heap block); its keymap is made by the first subscribe.
     @usableFromInline
-    var listsStorage = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
+    var listsStorage = LazyObjectStorage(nil)
 
     /// The keyed lists (retained), or nil before the first subscribe.
     @usableFromInline
-    var listsWord: LazyObjectWord<Lists> { LazyObjectWord(AtomicWords.first(self)) }
+    var listsWord: LazyObjectWord<Lists> { LazyObjectWord.first(of: self) }
 
     /// Creates an event with no subscribers.
     public init() {}
@@ -190,7 +190,6 @@ public final class KeyedEvent<Key: Hashable, Value> {
     func subscribeClosure(
         _ keys: some Sequence<Key>, delivery: Delivery, limit: Int?, _ handler: @escaping (Key, Value) -> Void
     ) -> Subscription {
-        if let limit, limit <= 0 { return Subscription.inactive }
         let registration = KeyedRegistration<Key>(engine: lists)
         let box = QueuedOrLimitedSubscriber(
             expiry: registration, delivery: delivery, limit: limit ?? Int.max, handler: handler)
@@ -202,7 +201,6 @@ public final class KeyedEvent<Key: Hashable, Value> {
         _ target: Target, _ keys: some Sequence<Key>, delivery: Delivery, limit: Int?,
         _ handler: @escaping (Target, Key, Value) -> Void
     ) -> Subscription {
-        if let limit, limit <= 0 { return Subscription.inactive }
         let registration = KeyedRegistration<Key>(engine: lists)
         let box = TargetSubscriber(
             target: target, expiry: registration, delivery: delivery, limit: limit ?? Int.max, handler: handler)
@@ -216,7 +214,6 @@ public final class KeyedEvent<Key: Hashable, Value> {
         _ target: Target, forKey key: Key, delivery: Delivery, limit: Int?,
         _ handler: @escaping (Target, Value) -> Void
     ) -> Subscription {
-        if let limit, limit <= 0 { return Subscription.inactive }
         let registration = KeyedRegistration<Key>(engine: lists)
         let box = KeyTargetSubscriber(
             target: target, expiry: registration, delivery: delivery, limit: limit ?? Int.max, handler: handler)

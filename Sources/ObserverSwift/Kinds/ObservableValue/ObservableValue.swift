@@ -1,10 +1,6 @@
 import Dispatch
 import Foundation
 
-#if canImport(Observation)
-    import Observation
-#endif
-
 /// A value that notifies its subscribers whenever it is set: SwiftEvents'
 /// `Observable<T>` and the minimal `Observable<T>(value:)` recipe, on the
 /// lock-free core. (It is not called `Observable` so that a file can import
@@ -57,8 +53,7 @@ public final class ObservableValue<Value> {
 
     init(value: Value, isDuplicate: @escaping (Value, Value) -> Bool) {
         copies = (value, value)
-        let extras = Unmanaged.passRetained(TypedValueExtras<Value>(isDuplicate: isDuplicate))
-        words.extras = AtomicWordStorage(extras.toOpaque())
+        words = ObservableValueWords(extras: TypedValueExtras<Value>(isDuplicate: isDuplicate))
     }
 
     deinit {
@@ -71,46 +66,23 @@ public final class ObservableValue<Value> {
 
     /// The observers: one slot list in the core, as for every observer kind.
     @inlinable
-    var observers: EventObservers<Value> { EventObservers(in: self, at: ObservableValueWords.observersOffset) }
+    var observers: EventObservers<Value> { ObservableValueWords.observers(of: self) }
 
     @inlinable
-    var turn: NotificationTurn {
-        NotificationTurn(word: AtomicWords.word(self, at: ObservableValueWords.turnOffset), extrasWord: extrasWord)
-    }
+    var turn: NotificationTurn { ObservableValueWords.turn(of: self) }
 
     /// The stored value: written by the thread holding the turn, read by
     /// any thread without waiting for it.
     @inlinable
-    var storage: ValueStorage<Value> {
-        let start = UnsafeMutableRawPointer(_getUnsafePointerToStoredProperties(self))
-        return ValueStorage(
-            current: AtomicWords.word(self, at: ObservableValueWords.currentOffset),
-            readers: AtomicWords.word(self, at: ObservableValueWords.readersOffset),
-            copies: (start + Self.copiesOffset).assumingMemoryBound(to: Value.self))
-    }
+    var storage: ValueStorage<Value> { ObservableValueWords.storage(of: self) }
 
-    /// Where `copies` starts, from the start of the stored properties: after
-    /// the words, at `Value`'s alignment. Swift lays a class's stored
-    /// properties out in declaration order from the end of the object's
-    /// header, each at its alignment; `AtomicWordTests` checks the copies
-    /// read through this offset against the property.
+    /// The extras' word (retained), nil before their first use.
     @inlinable
-    static var copiesOffset: Int {
-        let header = 2 * MemoryLayout<UnsafeRawPointer>.size
-        let end = header + MemoryLayout<ObservableValueWords>.size
-        let alignment = MemoryLayout<Value>.alignment
-        return (end + alignment - 1) / alignment * alignment - header
-    }
-
-    /// The extras' reference (retained), nil before their first use.
-    @inlinable
-    var extrasWord: AtomicWord<UnsafeMutableRawPointer?> {
-        AtomicWords.word(self, at: ObservableValueWords.extrasOffset)
-    }
+    var extrasWord: AtomicWord<UnsafeMutableRawPointer?> { extras.word }
 
     /// The extras, made on first use and kept until the value is deallocated.
     @inlinable
-    var extras: LazyObjectWord<TypedValueExtras<Value>> { LazyObjectWord(extrasWord) }
+    var extras: LazyObjectWord<TypedValueExtras<Value>> { ObservableValueWords.extras(of: self) }
 
     /// Calls `body` with the extras borrowed (no retain), or returns nil
     /// when nothing needed them yet.
@@ -136,31 +108,6 @@ public final class ObservableValue<Value> {
         set {
             assign(newValue)
         }
-    }
-
-    /// Makes ``value`` visible to Swift's Observation (`withObservationTracking`,
-    /// SwiftUI): a read registers access, and sets announce the mutation
-    /// from then on (see ``ValueObservation``). Where Observation does not
-    /// exist, nothing.
-    @inlinable @inline(__always)
-    func registerAccess() {
-        #if canImport(Observation)
-            let registered = withExistingExtras { extras -> Bool in
-                guard extras.isArmed else { return false }
-                extras.registerAccess()
-                return true
-            }
-            if registered != true { registerFirstAccess() }
-        #endif
-    }
-
-    @usableFromInline
-    func registerFirstAccess() {
-        #if canImport(Observation)
-            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
-                madeExtras.registerAccess()
-            }
-        #endif
     }
 
     // MARK: The set path
@@ -236,7 +183,7 @@ public final class ObservableValue<Value> {
         if extras.existing == nil {
             // No extras: nobody waits for the turn, and no handler set the
             // value during the round.
-            NotificationTurn.releaseWithoutExtras(AtomicWords.word(self, at: ObservableValueWords.turnOffset))
+            NotificationTurn.releaseWithoutExtras(ObservableValueWords.turnWord(of: self))
         } else {
             // A handler's set made the extras to queue its value there, or
             // another thread made them (a read, a setter that waits).
@@ -355,43 +302,8 @@ public final class ObservableValue<Value> {
     }
 }
 
-/// The words an ``ObservableValue`` keeps first (see `AtomicWord`): 56
-/// bytes, then the storage's two copies; with an `Int` value the object is
-/// 88 bytes (a 96-byte heap block). Everything else is made on first use:
-/// the slot list (first subscribe), the trigger counter's padded lines
-/// (first send from a second thread) and the ``ValueExtras`` (first read,
-/// first contended or reentrant set; at `init` for a value that skips
-/// duplicates).
-@usableFromInline
-struct ObservableValueWords {
-    @usableFromInline var observers = EventObserverWords()
-    /// The turn's claim word (see ``NotificationTurn``).
-    @usableFromInline var turn = AtomicWordStorage<UInt>(0)
-    /// ``ValueStorage``'s `current` and `readers`.
-    @usableFromInline var current = AtomicWordStorage<Int>(0)
-    @usableFromInline var readers = AtomicWordStorage<UInt>(0)
-    /// The ``TypedValueExtras`` (retained), nil before their first use.
-    @usableFromInline var extras = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
-    @usableFromInline init() {}
-
-    @inlinable static var observersOffset: Int { 0 }
-    @inlinable static var turnOffset: Int { MemoryLayout<EventObserverWords>.stride }
-    @inlinable static var currentOffset: Int { turnOffset + MemoryLayout<UInt>.stride }
-    @inlinable static var readersOffset: Int { currentOffset + MemoryLayout<Int>.stride }
-    @inlinable static var extrasOffset: Int { readersOffset + MemoryLayout<UInt>.stride }
-}
-
 extension ObservableValue: @unchecked Sendable where Value: Sendable {}
 
-#if canImport(Observation)
-    /// `withObservationTracking { _ = value.value } onChange: { ... }` fires when
-    /// the value is set, so Observation-based code (SwiftUI views, `@Observable`
-    /// models reading it) sees ObserverSwift values change. Where Observation
-    /// exists: macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, and every
-    /// other platform whose toolchain has the module.
-    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-    extension ObservableValue: Observation.Observable {}
-#endif
 // @unchecked: the storage has one writer (the turn's holder) and lock-free
 // readers (see `ValueStorage`); the extras' `pending` and `roundValue` are
 // touched only by the thread holding the turn; every other word is atomic;

@@ -1,119 +1,84 @@
 import Foundation
 
-/// The parts of an ``ObservableValue`` that most values never use, made the
-/// first time one is needed and kept until the value is deallocated: the
-/// duplicate check (made with the value when it skips duplicates), what
-/// Swift's Observation sees (the first read of `value`), the setters
-/// waiting for the turn (the first setter that has to wait), and the values
-/// handlers set during a round (the first such set). A value none of them
-/// touched keeps only a nil word for them.
-///
-/// This base holds what needs no `Value`: the waiters and the observation,
-/// in words the turn reaches without knowing the value's type. The value
-/// makes a ``TypedValueExtras``.
+/// What an ``ObservableValue`` tells about its reads and sets once
+/// something watches them: the value's ``ValueExtras`` keep one, made by
+/// the first read that needs it. This class tells nobody; Swift's
+/// Observation gets its subclass from `Adapters/Observation`, which makes
+/// it (`ObservableValue.registerAccess()`).
 @usableFromInline
-class ValueExtras: @unchecked Sendable {
-    // @unchecked: `words` are atomic; the condition and the registrar are
-    // thread-safe; the subclass's fields are touched only by the thread
-    // holding the turn.
-
-    /// First stored property: the words of the turn's waiting room (first:
-    /// ``NotificationTurn`` finds them there) and the observation's
-    /// reference (see `AtomicWord`).
-    @usableFromInline
-    var words = Words()
-
-    @usableFromInline
-    struct Words {
-        @usableFromInline var room = HandOffLock.WaitingRoom.Words()
-        @usableFromInline var observation = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
-        @usableFromInline init() {}
-
-        @inlinable static var roomOffset: Int { 0 }
-        @inlinable static var observationOffset: Int { MemoryLayout<HandOffLock.WaitingRoom.Words>.stride }
-    }
-
-    /// The setters waiting for the turn (in `NotificationTurn.wait(by:in:)`).
-    @usableFromInline
-    final var room: HandOffLock.WaitingRoom { HandOffLock.WaitingRoom(in: self, at: Words.roomOffset) }
-
-    /// The value's ``ValueObservation`` (retained), nil until `value` is
-    /// first read where Observation exists. Never cleared.
-    @usableFromInline
-    final var observationWord: AtomicWord<UnsafeMutableRawPointer?> {
-        AtomicWords.word(self, at: Words.observationOffset)
-    }
+class ValueAccessWatcher: @unchecked Sendable {
+    // @unchecked: no state here; a subclass states its own reason.
 
     @usableFromInline
     init() {}
 
-    deinit {
-        room.release()
-        #if canImport(Observation)
-            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
-                LazyObjectWord<ValueObservation>(observationWord).release()
-            }
-        #endif
-    }
+    /// Called by every read of `value`, before it reads the storage.
+    @usableFromInline
+    func access() {}
 
-    // MARK: Observation
+    /// Called by a set before it stores the new value.
+    @usableFromInline
+    func willSet() {}
+
+    /// Called by a set after it stored the new value.
+    @usableFromInline
+    func didSet() {}
+}
+
+/// The parts of an ``ObservableValue`` that most values never use, made the
+/// first time one is needed and kept until the value is deallocated: the
+/// duplicate check (made with the value when it skips duplicates), the
+/// watcher of its accesses (the first read of `value` where Swift's
+/// Observation exists), the setters waiting for the turn (the first setter
+/// that has to wait), and the values handlers set during a round (the first
+/// such set). A value none of them touched keeps only a nil word for them.
+///
+/// This base holds what needs no `Value`: the turn's waiting room (it is
+/// a ``NotificationTurnRoom``) and the watcher, attached there. The value
+/// makes a ``TypedValueExtras``.
+@usableFromInline
+class ValueExtras: NotificationTurnRoom, @unchecked Sendable {
+    // @unchecked: the room's words and the watcher's are atomic; the
+    // watcher is thread-safe; the subclass's fields are touched only by the
+    // thread holding the turn.
+
+    /// The value's ``ValueAccessWatcher`` (retained), nil until one is
+    /// made. Never cleared.
+    @usableFromInline
+    final var watcher: LazyObjectWord<ValueAccessWatcher> { attached(as: ValueAccessWatcher.self) }
+
+    @usableFromInline
+    override init() {}
+
+    // MARK: The watcher
 
     /// Whether a set must announce itself (``announceWillSet()`` and
-    /// ``announceDidSet()``): true once `value` has been read where
-    /// Observation exists.
+    /// ``announceDidSet()``): true once a watcher is made.
     @inlinable
     final var isArmed: Bool {
         // Sequentially consistent, pairing with the publication in
-        // `registerAccess()`: a set that does not see it comes before it in
+        // `madeWatcher(_:)`: a set that does not see it comes before it in
         // the single total order, so before any tracking the read belongs to
         // could be installed.
-        observationWord.load(ordering: .sequentiallyConsistent) != nil
+        watcher.isMade(ordering: .sequentiallyConsistent)
     }
 
-    /// Registers a read of `value` with Observation (`withObservationTracking`,
-    /// SwiftUI), making the observation on the first read. Nothing where
-    /// Observation does not exist.
+    /// The watcher, made by `make` now if nobody made it yet.
     @usableFromInline
-    final func registerAccess() {
-        #if canImport(Observation)
-            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
-                madeObservation.access()
-            }
-        #endif
+    final func madeWatcher(_ make: () -> ValueAccessWatcher) -> ValueAccessWatcher {
+        // Sequentially consistent, pairing with `isArmed`.
+        watcher.made(publishing: .sequentiallyConsistent, make).takeUnretainedValue()
     }
 
     @usableFromInline
     final func announceWillSet() {
-        #if canImport(Observation)
-            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
-                existingObservation?.willSet()
-            }
-        #endif
+        watcher.existing?.takeUnretainedValue().willSet()
     }
 
     @usableFromInline
     final func announceDidSet() {
-        #if canImport(Observation)
-            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
-                existingObservation?.didSet()
-            }
-        #endif
+        watcher.existing?.takeUnretainedValue().didSet()
     }
-
-    #if canImport(Observation)
-        @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-        final var existingObservation: ValueObservation? {
-            LazyObjectWord<ValueObservation>(observationWord).existing?.takeUnretainedValue()
-        }
-
-        @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-        final var madeObservation: ValueObservation {
-            // Sequentially consistent, pairing with `isArmed`.
-            LazyObjectWord<ValueObservation>(observationWord).made(publishing: .sequentiallyConsistent) {
-                ValueObservation()
-            }.takeUnretainedValue()
-        }
-    #endif
 }
 
 /// The ``ValueExtras`` of an ``ObservableValue`` of `Value`.

@@ -126,6 +126,13 @@ struct FrameHeader: Equatable, Sendable {
     var publisher: UInt64
     var sequence: UInt64
 
+    /// A new publisher identity for a sender's frames: random, never 0.
+    static func newPublisher() -> UInt64 {
+        var publisher: UInt64 = 0
+        while publisher == 0 { publisher = UInt64.random(in: .min ... .max) }
+        return publisher
+    }
+
     func write(to frame: UnsafeMutableRawBufferPointer) {
         frame[0] = NATSCodec<Void>.formatVersion
         frame[1] = tag
@@ -165,43 +172,12 @@ struct BatchFrameHeader: Equatable, Sendable {
     var firstSequence: UInt64
     var count: Int
 
-    init(tag: UInt8, publisher: UInt64, firstSequence: UInt64, count: Int) {
-        self.tag = tag
-        self.publisher = publisher
-        self.firstSequence = firstSequence
-        self.count = count
-    }
-
     func write(to frame: UnsafeMutableRawBufferPointer) {
         frame[0] = Self.formatVersion
         frame[1] = tag
         frame.storeBytes(of: publisher.littleEndian, toByteOffset: 2, as: UInt64.self)
         frame.storeBytes(of: firstSequence.littleEndian, toByteOffset: 10, as: UInt64.self)
         frame.storeBytes(of: UInt32(truncatingIfNeeded: count).littleEndian, toByteOffset: 18, as: UInt32.self)
-    }
-
-    /// The header of `frame`, or nil when it is not a well-formed batch frame of this tag: at least
-    /// one event, at most ``maximumCount``, every length inside the frame and the events filling it
-    /// exactly, and every sequence number in ``FrameSequence/valid``.
-    init?(frame: UnsafeRawBufferPointer, expectedTag: UInt8) {
-        guard frame.count >= Self.size, frame[0] == Self.formatVersion, frame[1] == expectedTag else { return nil }
-        tag = frame[1]
-        publisher = UInt64(littleEndian: frame.loadUnaligned(fromByteOffset: 2, as: UInt64.self))
-        firstSequence = UInt64(littleEndian: frame.loadUnaligned(fromByteOffset: 10, as: UInt64.self))
-        count = Int(UInt32(littleEndian: frame.loadUnaligned(fromByteOffset: 18, as: UInt32.self)))
-        guard count >= 1, count <= Self.maximumCount, count <= (frame.count - Self.size) / Self.lengthSize,
-            FrameSequence.valid.contains(firstSequence),
-            UInt64(count - 1) <= FrameSequence.valid.upperBound - firstSequence
-        else { return nil }
-        var offset = Self.size
-        for _ in 0..<count {
-            guard frame.count - offset >= Self.lengthSize else { return nil }
-            let length = Int(UInt32(littleEndian: frame.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
-            offset += Self.lengthSize
-            guard length <= frame.count - offset else { return nil }
-            offset += length
-        }
-        guard offset == frame.count else { return nil }
     }
 
     /// Calls `body` with each event's sequence number and value, in order. `frame` is the one this
@@ -224,5 +200,33 @@ struct BatchFrameHeader: Equatable, Sendable {
     static func eventCount(of frame: UnsafeRawBufferPointer) -> Int {
         guard frame.count >= size, frame[0] == formatVersion else { return 1 }
         return BatchFrameHeader(frame: frame, expectedTag: frame[1])?.count ?? 1
+    }
+}
+
+/// Reading a header (an initializer of its own, so that the struct keeps its memberwise one).
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+extension BatchFrameHeader {
+    /// The header of `frame`, or nil when it is not a well-formed batch frame of this tag: at least
+    /// one event, at most ``maximumCount``, every length inside the frame and the events filling it
+    /// exactly, and every sequence number in ``FrameSequence/valid``.
+    init?(frame: UnsafeRawBufferPointer, expectedTag: UInt8) {
+        guard frame.count >= Self.size, frame[0] == Self.formatVersion, frame[1] == expectedTag else { return nil }
+        tag = frame[1]
+        publisher = UInt64(littleEndian: frame.loadUnaligned(fromByteOffset: 2, as: UInt64.self))
+        firstSequence = UInt64(littleEndian: frame.loadUnaligned(fromByteOffset: 10, as: UInt64.self))
+        count = Int(UInt32(littleEndian: frame.loadUnaligned(fromByteOffset: 18, as: UInt32.self)))
+        guard count >= 1, count <= Self.maximumCount, count <= (frame.count - Self.size) / Self.lengthSize,
+            FrameSequence.valid.contains(firstSequence),
+            UInt64(count - 1) <= FrameSequence.valid.upperBound - firstSequence
+        else { return nil }
+        var offset = Self.size
+        for _ in 0..<count {
+            guard frame.count - offset >= Self.lengthSize else { return nil }
+            let length = Int(UInt32(littleEndian: frame.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            offset += Self.lengthSize
+            guard length <= frame.count - offset else { return nil }
+            offset += length
+        }
+        guard offset == frame.count else { return nil }
     }
 }

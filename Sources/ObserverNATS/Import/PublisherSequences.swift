@@ -118,15 +118,8 @@ struct PublisherTable<State> {
     private mutating func insert(_ publisher: UInt64, _ state: State, now: UInt64) {
         if slotOf.count >= limits.capacity, oldest >= 0 { remove(oldest) }
         totalWeight += weight(state)
-        let slot: Int32
-        let entry = Slot(publisher: publisher, state: state, lastSeen: now, older: newest, newer: -1)
-        if let reused = freeSlots.popLast() {
-            slot = reused
-            slots[Int(slot)] = entry
-        } else {
-            slot = Int32(slots.count)
-            slots.append(entry)
-        }
+        let slot = slots.store(
+            Slot(publisher: publisher, state: state, lastSeen: now, older: newest, newer: -1), reusing: &freeSlots)
         if newest >= 0 { slots[Int(newest)].newer = slot }
         newest = slot
         if oldest < 0 { oldest = slot }
@@ -374,14 +367,7 @@ struct SequenceWindow {
         random ^= random << 17
         let node = Node(
             lower: sequence, upper: sequence, left: -1, right: -1, priority: UInt32(truncatingIfNeeded: random))
-        let index: Int32
-        if let reused = freeNodes.popLast() {
-            index = reused
-            nodes[Int(index)] = node
-        } else {
-            index = Int32(nodes.count)
-            nodes.append(node)
-        }
+        let index = nodes.store(node, reusing: &freeNodes)
         let (less, greater) = split(root, below: sequence)
         root = merge(merge(less, index), greater)
         return index
@@ -423,5 +409,19 @@ struct SequenceWindow {
             nodes[Int(greater)].left = merge(less, nodes[Int(greater)].left)
             return greater
         }
+    }
+}
+
+extension Array {
+    /// Stores `element` at the last index of `free` (taking it out), or appends it when `free` is
+    /// empty; returns its index. The publisher table's slots and the sequence window's nodes are
+    /// arrays whose removed elements' indices are reused this way.
+    mutating func store(_ element: Element, reusing free: inout [Int32]) -> Int32 {
+        if let reused = free.popLast() {
+            self[Int(reused)] = element
+            return reused
+        }
+        append(element)
+        return Int32(count - 1)
     }
 }

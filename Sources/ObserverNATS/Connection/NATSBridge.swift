@@ -378,40 +378,40 @@ public final class NATSBridge: Sendable {
     // MARK: Registration
 
     func register(_ export: NATSExport) throws(NATSError) {
-        let closed = state.withLock { state -> Bool in
-            if state.isClosed { return true }
-            state.exports[ObjectIdentifier(export)] = export
-            return false
-        }
-        if closed {
+        try register(export, in: \.exports) {
             export.stop()
             export.unregisterPublishers()
-            throw NATSError(.closed, "the bridge is closed")
         }
     }
 
     func register(_ mirror: NATSMirror) throws(NATSError) {
+        try register(mirror, in: \.mirrors) { mirror.mirrored.stop() }
+    }
+
+    /// Adds `token` to the bridge's tokens of its kind (`tokens`), which its close stops; on a
+    /// closed bridge, stops it with `stop` instead and throws ``NATSError/Kind/closed``.
+    private func register<Token: NATSToken>(
+        _ token: Token, in tokens: WritableKeyPath<BridgeState, [ObjectIdentifier: Token]>, stop: () -> Void
+    ) throws(NATSError) {
         let closed = state.withLock { state -> Bool in
             if state.isClosed { return true }
-            state.mirrors[ObjectIdentifier(mirror)] = mirror
+            state[keyPath: tokens][ObjectIdentifier(token)] = token
             return false
         }
         if closed {
-            mirror.mirrored.stop()
+            stop()
             throw NATSError(.closed, "the bridge is closed")
         }
     }
 
-    func unregister(_ mirror: NATSMirror) {
-        _ = state.withLock { $0.mirrors.removeValue(forKey: ObjectIdentifier(mirror)) }
-    }
+    func unregister(_ mirror: NATSMirror) { unregister(mirror, from: \.mirrors) }
+    func unregister(_ export: NATSExport) { unregister(export, from: \.exports) }
+    func unregister(_ imported: NATSImport) { unregister(imported, from: \.imports) }
 
-    func unregister(_ export: NATSExport) {
-        _ = state.withLock { $0.exports.removeValue(forKey: ObjectIdentifier(export)) }
-    }
-
-    func unregister(_ imported: NATSImport) {
-        _ = state.withLock { $0.imports.removeValue(forKey: ObjectIdentifier(imported)) }
+    private func unregister<Token: NATSToken>(
+        _ token: Token, from tokens: WritableKeyPath<BridgeState, [ObjectIdentifier: Token]>
+    ) {
+        _ = state.withLock { $0[keyPath: tokens].removeValue(forKey: ObjectIdentifier(token)) }
     }
 
     func checkOpen() throws(NATSError) {
@@ -552,16 +552,46 @@ public final class NATSBridge: Sendable {
 }
 
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+extension NATSBridge {
+    // MARK: Checking names
+
+    /// A key for an error message: its first 40 characters.
+    static func abbreviated(_ key: some Any) -> String {
+        let text = String(describing: key)
+        return text.count > 40 ? "\"\(text.prefix(40))…\" (\(text.count) characters)" : "\"\(text)\""
+    }
+
+    /// Refuses a stream or durable consumer name that breaks nats-server's rules for names (see
+    /// `NATSNames`), or one too long for the JetStream API subjects it goes
+    /// into (`$JS.API.STREAM.CREATE.<stream>`, `$JS.API.CONSUMER.DURABLE.CREATE.<stream>.<durable>`):
+    /// sent, such a subject makes the server close the connection, as any subject over
+    /// `NATSSubject.maximumProtocolSubjectBytes` does.
+    static func checkJetStreamNames(_ delivery: NATSDelivery, consumer: Bool) throws(NATSError) {
+        guard case .atLeastOnce(let stream, let durable, _) = delivery else { return }
+        try stream.checkSettings()
+        if consumer, !durable.isEmpty, let problem = NATSNames.assetNameProblem(durable) {
+            throw NATSError(
+                .invalidOption, "durable consumer name \(abbreviated(durable)) cannot be used: \(problem)")
+        }
+        let (subject, what) =
+            consumer
+            ? (
+                "$JS.API.CONSUMER.DURABLE.CREATE.\(stream.name).\(durable)",
+                "the JetStream subject of stream \(abbreviated(stream.name)) and consumer \(abbreviated(durable))"
+            )
+            : ("$JS.API.STREAM.CREATE.\(stream.name)", "the JetStream subject of stream \(abbreviated(stream.name))")
+        if let problem = NATSSubject.protocolLengthProblem(subject, what: what) {
+            throw NATSError(.invalidOption, problem)
+        }
+    }
+}
+
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 extension ConnectionCallbacks {
     /// Marks the thread cnats runs connection callbacks on with the connection's callbacks: cnats
     /// runs every connection's callbacks on one thread of its own, so each callback marks it
     /// again with its own.
-    static let callbackThreadKey: pthread_key_t = {
-        var key = pthread_key_t()
-        let result = pthread_key_create(&key, nil)
-        precondition(result == 0, "pthread_key_create failed: \(result)")
-        return key
-    }()
+    static let callbackThreadKey: pthread_key_t = makeThreadKey()
 
     static func markCallbackThread(_ closure: UnsafeMutableRawPointer?) {
         if pthread_getspecific(callbackThreadKey) != closure {

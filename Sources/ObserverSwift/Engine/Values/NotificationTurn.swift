@@ -8,8 +8,8 @@
 ///
 /// The turn is a ``HandOffLock`` whose claim an uncontended set fuses with
 /// its read-section entry (`oc_read_begin_claiming`). Its waiting room is
-/// in the value's extras (made by the first setter that has to wait): an
-/// object whose atomic words start with the room's words (see `AtomicWord`).
+/// a ``NotificationTurnRoom``: the value's extras (made by the first setter
+/// that has to wait) are one.
 ///
 /// A view of two words the value keeps (see `ObservableValueWords`): the
 /// claim word and the extras' reference. It holds nothing itself.
@@ -21,12 +21,12 @@ struct NotificationTurn {
 
     /// The value's extras (retained by the value), or nil before their first use.
     @usableFromInline
-    let extrasWord: AtomicWord<UnsafeMutableRawPointer?>
+    let extras: LazyObjectWord<NotificationTurnRoom>
 
     @inlinable @inline(__always)
     init(word: AtomicWord<UInt>, extrasWord: AtomicWord<UnsafeMutableRawPointer?>) {
         self.word = word.word
-        self.extrasWord = extrasWord
+        self.extras = LazyObjectWord(extrasWord)
     }
 
     @inlinable @inline(__always)
@@ -38,20 +38,14 @@ struct NotificationTurn {
         handOff.isHeld(by: thread)
     }
 
-    /// The waiting room of the extras at `address` (their words start with it).
-    @inlinable @inline(__always)
-    static func room(ofExtrasAt address: UnsafeMutableRawPointer) -> HandOffLock.WaitingRoom {
-        Unmanaged<AnyObject>.fromOpaque(address)._withUnsafeGuaranteedRef { HandOffLock.WaitingRoom(in: $0, at: 0) }
-    }
-
     /// Whether a new setter may try the fast claim: nobody waits (see
     /// ``HandOffLock/WaitingRoom/admitsFastClaim``).
     @inlinable
     var admitsFastClaim: Bool {
-        // Acquire: the extras' words, initialized before their publication,
-        // are read through the address loaded here. A plain move on x86.
-        guard let extras = extrasWord.load(ordering: .acquiring) else { return true }
-        return Self.room(ofExtrasAt: extras).admitsFastClaim
+        // Acquire (in `withExisting`): the extras' words, initialized before
+        // their publication, are read through the reference loaded there. A
+        // plain move on x86.
+        extras.withExisting { $0.room.admitsFastClaim } ?? true
     }
 
     /// Claims the turn if it is free and nobody waits; true when claimed.
@@ -65,8 +59,8 @@ struct NotificationTurn {
     /// extras, made now if needed); `thread` must not hold it already and
     /// must not be inside a read section.
     @usableFromInline
-    func wait(by thread: UInt, in extras: AnyObject) {
-        handOff.wait(by: thread, in: HandOffLock.WaitingRoom(in: extras, at: 0))
+    func wait(by thread: UInt, in extras: NotificationTurnRoom) {
+        handOff.wait(by: thread, in: extras.room)
     }
 
     /// Gives the turn up; wakes a waiting setter if there is one.
@@ -89,6 +83,50 @@ struct NotificationTurn {
     @usableFromInline
     func releaseToWaiter() {
         // Someone waits, so the extras exist.
-        handOff.handOver(in: Self.room(ofExtrasAt: extrasWord.load(ordering: .acquiring)!))
+        extras.withExisting { handOff.handOver(in: $0.room) }
+    }
+}
+
+/// What a ``NotificationTurn``'s setters wait in: the turn's waiting room,
+/// and one word for an object its subclass makes on first use (a value's
+/// extras keep the watcher of its accesses there). The turn finds the room
+/// through ``room``, whatever the subclass adds.
+@usableFromInline
+class NotificationTurnRoom: @unchecked Sendable {
+    // @unchecked: `words` are only accessed atomically; the room's condition
+    // is thread-safe.
+
+    /// First stored property (see `AtomicWord`): the room's words and the
+    /// attached object's reference.
+    @usableFromInline
+    var words = Words()
+
+    @usableFromInline
+    struct Words {
+        @usableFromInline var room = HandOffLock.WaitingRoom.Words()
+        @usableFromInline var attached = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
+        @usableFromInline init() {}
+
+        @inlinable static var roomOffset: Int { 0 }
+        @inlinable static var attachedOffset: Int { MemoryLayout<HandOffLock.WaitingRoom.Words>.stride }
+    }
+
+    /// The setters waiting for the turn (in ``NotificationTurn/wait(by:in:)``).
+    @usableFromInline
+    final var room: HandOffLock.WaitingRoom { HandOffLock.WaitingRoom(in: self, at: Words.roomOffset) }
+
+    /// The attached object (retained), nil until the subclass makes it;
+    /// never cleared. Every use must name the same `Object`.
+    @inlinable @inline(__always)
+    final func attached<Object: AnyObject>(as _: Object.Type) -> LazyObjectWord<Object> {
+        LazyObjectWord(AtomicWords.word(self, at: Words.attachedOffset))
+    }
+
+    @usableFromInline
+    init() {}
+
+    deinit {
+        room.release()
+        attached(as: AnyObject.self).release()
     }
 }

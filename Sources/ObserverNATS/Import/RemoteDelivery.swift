@@ -8,21 +8,11 @@ import Foundation
 /// from their own handler, where waiting for the handler would never end.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 enum RemoteDelivery {
-    static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        let result = pthread_key_create(&key, nil)
-        precondition(result == 0, "pthread_key_create failed: \(result)")
-        return key
-    }()
+    static let key: pthread_key_t = makeThreadKey()
 
     /// The mirror (``MirroredValueState``) setting a value from its bucket on this thread.
     /// A key of its own, so that `current` is only ever an `ImportedSubject`.
-    static let mirrorKey: pthread_key_t = {
-        var key = pthread_key_t()
-        let result = pthread_key_create(&key, nil)
-        precondition(result == 0, "pthread_key_create failed: \(result)")
-        return key
-    }()
+    static let mirrorKey: pthread_key_t = makeThreadKey()
 
     static var currentMirror: UnsafeMutableRawPointer? {
         pthread_getspecific(mirrorKey)
@@ -30,12 +20,7 @@ enum RemoteDelivery {
 
     /// The mirror whose watcher thread this is (set by the thread when it starts): a status it
     /// reports there may be observed by a handler that cancels the mirror or closes the bridge.
-    static let mirrorWatcherKey: pthread_key_t = {
-        var key = pthread_key_t()
-        let result = pthread_key_create(&key, nil)
-        precondition(result == 0, "pthread_key_create failed: \(result)")
-        return key
-    }()
+    static let mirrorWatcherKey: pthread_key_t = makeThreadKey()
 
     static var currentMirrorWatcher: UnsafeMutableRawPointer? {
         pthread_getspecific(mirrorWatcherKey)

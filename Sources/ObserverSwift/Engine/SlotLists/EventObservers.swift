@@ -55,6 +55,12 @@ struct EventObservers<Value> {
         word = AtomicWords.word(object, at: offset + EventObserverWords.slotsOffset)
     }
 
+    /// The observers whose words `owner` keeps as its first stored property.
+    @inlinable @inline(__always)
+    init(keptFirstBy owner: AnyObject) {
+        self.init(in: owner, at: 0)
+    }
+
     /// The word's address, as a sole handler records it.
     @usableFromInline
     var wordAddress: UnsafeMutableRawPointer { UnsafeMutableRawPointer(word.word) }
@@ -73,13 +79,10 @@ struct EventObservers<Value> {
             case .sole(let sole, _):
                 // Removed or moved meanwhile by a token: look again.
                 guard case .attached = sole.lockIfAttached() else { continue }
-                let taken = word.exchange(nil, ordering: .acquiringAndReleasing)
-                sole.detach()
                 // No send of the owner runs once its deinit has begun, so no
                 // reader can be calling the handler: its closure goes at once
                 // (its token may keep the object).
-                sole.dropHandler()
-                Sole.fromTagged(taken!).release()
+                Self.removeLocked(sole, from: word, readersDone: true)
             }
             break
         }
@@ -103,11 +106,11 @@ struct EventObservers<Value> {
     /// that section, so the object is alive when retained.
     var current: Current {
         guard let loaded = word.load(ordering: .acquiring) else { return .none }
-        if !Sole.isTagged(loaded) { return .list(Unmanaged.fromOpaque(loaded)) }
+        if !Self.isTagged(loaded) { return .list(Unmanaged.fromOpaque(loaded)) }
         return withReadSection {
             guard let loaded = word.load(ordering: .acquiring) else { return .none }
-            if !Sole.isTagged(loaded) { return .list(Unmanaged.fromOpaque(loaded)) }
-            let sole = Sole.fromTagged(loaded).takeUnretainedValue()
+            if !Self.isTagged(loaded) { return .list(Unmanaged.fromOpaque(loaded)) }
+            let sole = Self.sole(fromTagged: loaded).takeUnretainedValue()
             return .sole(sole, handler: sole.closure.handler)
         }
     }
@@ -118,7 +121,7 @@ struct EventObservers<Value> {
     func withExistingSlots<Result>(_ body: (Slots) -> Result) -> Result? {
         // Acquire: pairs with the release that published the list, so its
         // fields are visible. A plain move on x86.
-        guard let loaded = word.load(ordering: .acquiring), !Sole.isTagged(loaded) else { return nil }
+        guard let loaded = word.load(ordering: .acquiring), !Self.isTagged(loaded) else { return nil }
         return Unmanaged<Slots>.fromOpaque(loaded)._withUnsafeGuaranteedRef(body)
     }
 
@@ -136,7 +139,7 @@ struct EventObservers<Value> {
     @usableFromInline
     var madeSlots: Unmanaged<Slots> {
         // A list, once there, stays until the owner's deinit.
-        if let loaded = word.load(ordering: .acquiring), !Sole.isTagged(loaded) {
+        if let loaded = word.load(ordering: .acquiring), !Self.isTagged(loaded) {
             return Unmanaged.fromOpaque(loaded)
         }
         while true {
@@ -148,10 +151,9 @@ struct EventObservers<Value> {
             case .none:
                 let made = Unmanaged.passRetained(Slots())
                 // Acquire and release: the list is initialized before a
-                // sender sees it; a loser sees the winner's.
-                let published = word.compareExchange(
-                    expected: nil, desired: made.toOpaque(), ordering: .acquiringAndReleasing)
-                if published.exchanged { return made }
+                // sender sees it; a loser looks again at what won (a list or
+                // a sole handler).
+                guard LazyObjectWord<Slots>(word).publish(made) != nil else { return made }
                 made.release()
             }
         }
@@ -181,8 +183,61 @@ struct EventObservers<Value> {
         let made = Unmanaged.passRetained(slots)
         let taken = word.exchange(made.toOpaque(), ordering: .acquiringAndReleasing)
         sole.move(into: Subscription(list: slots, handle: handle))
-        Sole.retireFromWord(taken!)
+        Sole.retire(Self.sole(fromTagged: taken!))
         return made
+    }
+
+    // MARK: The word's encoding
+
+    /// The word's value for `handler`: its address with bit 0 set (a slot
+    /// list's address has bit 0 clear).
+    @inlinable @inline(__always)
+    static func tagged(_ handler: Unmanaged<Sole>) -> UnsafeMutableRawPointer {
+        handler.toOpaque() + 1
+    }
+
+    /// Whether a value of the word is a sole handler's (tagged) rather than
+    /// a slot list's.
+    @inlinable @inline(__always)
+    static func isTagged(_ loaded: UnsafeMutableRawPointer) -> Bool {
+        UInt(bitPattern: loaded) & 1 != 0
+    }
+
+    /// The handler a tagged value of the word names, unretained (the word
+    /// keeps it).
+    @inlinable @inline(__always)
+    static func sole(fromTagged loaded: UnsafeMutableRawPointer) -> Unmanaged<Sole> {
+        Unmanaged.fromOpaque(loaded - 1)
+    }
+
+    /// Takes `sole` out of `word`, which holds it: the one removal of a sole
+    /// handler (a cancel of its token, ``removeAll(where:)``, the owner's
+    /// ``release()``). The caller holds the handler's lock
+    /// (``SoleHandler/lockIfAttached()`` returned `.attached`), which this
+    /// ends as removed. `readersDone`: no send of the owner can be calling
+    /// the handler (its `deinit`), so its closure and the word's reference
+    /// go now; otherwise after a grace period.
+    static func removeLocked(_ sole: Sole, from word: AtomicWord<UnsafeMutableRawPointer?>, readersDone: Bool) {
+        let taken = word.exchange(nil, ordering: .acquiringAndReleasing)
+        precondition(
+            taken == tagged(Unmanaged.passUnretained(sole)),
+            "ObserverSwift: a sole handler's source word changed under its lock")
+        sole.detach()
+        if readersDone {
+            sole.dropHandler()
+            Unmanaged.passUnretained(sole).release()
+        } else {
+            Sole.retire(Unmanaged.passUnretained(sole))
+        }
+    }
+
+    /// Takes `sole` out of the observers word at `address` (its source's,
+    /// as the handler records it), holding its lock: see
+    /// ``removeLocked(_:from:readersDone:)``.
+    static func removeLocked(_ sole: Sole, fromWordAt address: UnsafeMutableRawPointer) {
+        let word = AtomicWord<UnsafeMutableRawPointer?>(
+            at: address.assumingMemoryBound(to: AtomicWordStorage<UnsafeMutableRawPointer?>.self))
+        removeLocked(sole, from: word, readersDone: false)
     }
 
     // MARK: Sending
@@ -194,7 +249,7 @@ struct EventObservers<Value> {
     func send(_ value: Value, as reader: SectionReader) {
         triggers.increment(by: reader)
         guard let loaded = word.load(ordering: .acquiring) else { return }
-        if Sole.isTagged(loaded) { return sendToSole(value, as: reader) }
+        if Self.isTagged(loaded) { return sendToSole(value, as: reader) }
         // A list stays in the word until the owner's deinit: the send goes
         // through its C list alone (a Swift reference to the slot list, even
         // borrowed, costs a retain and a release per send here).
@@ -226,12 +281,64 @@ struct EventObservers<Value> {
     @inlinable @inline(__always)
     func sendInSection(_ value: Value) {
         guard let loaded = word.load(ordering: .acquiring) else { return }
-        if Sole.isTagged(loaded) {
-            Sole.fromTagged(loaded)._withUnsafeGuaranteedRef { $0.closure.call(value) }
+        if Self.isTagged(loaded) {
+            Self.sole(fromTagged: loaded)._withUnsafeGuaranteedRef { $0.closure.call(value) }
             return
         }
         let list = Unmanaged<Slots>.fromOpaque(loaded)._withUnsafeGuaranteedRef { $0.pointer }
         Slots.sendInSection(value, to: list) { $0.receive((), value) }
+    }
+
+    /// Sends every value `values` yields, in order, inside the caller's read
+    /// section entered on `reader`: the deliveries of a ``send(_:as:)`` of
+    /// each value in turn (``Event/send(contentsOf:)``).
+    @inlinable
+    func send<Values: IteratorProtocol>(each values: inout Values, inSectionOf reader: SectionReader)
+    where Values.Element == Value {
+        var next = values.next()
+        while let value = next {
+            triggers.increment(by: reader)
+            // Loaded per value: a handler (or another thread) may subscribe
+            // or cancel. Loaded inside the section, so a sole handler found
+            // is not released before it ends, and its address is not reused.
+            guard let loaded = word.load(ordering: .acquiring) else {
+                next = values.next()
+                continue
+            }
+            if Self.isTagged(loaded) {
+                // One plain closure and no list: call it for as long as the
+                // word still holds it, which is what a send of each value
+                // would call.
+                Self.sole(fromTagged: loaded)._withUnsafeGuaranteedRef { sole in
+                    sole.closure.call(value)
+                    next = values.next()
+                    while let value = next, word.load(ordering: .acquiring) == loaded {
+                        triggers.increment(by: reader)
+                        sole.closure.call(value)
+                        next = values.next()
+                    }
+                }
+                continue
+            }
+            Unmanaged<Slots>.fromOpaque(loaded)._withUnsafeGuaranteedRef { slots in
+                if let sole = slots.soleVisibleHandler(of: Value.self) {
+                    // One plain closure subscription in the list: call its
+                    // closure directly for as long as the list holds that
+                    // cell alone.
+                    let handler = sole.cell.pointee.handler
+                    handler(value)
+                    next = values.next()
+                    while let value = next, slots.stillHasOnly(sole) {
+                        triggers.increment(by: reader)
+                        handler(value)
+                        next = values.next()
+                    }
+                } else {
+                    Slots.sendInSection(value, to: slots.pointer) { $0.receive((), value) }
+                    next = values.next()
+                }
+            }
+        }
     }
 
     // MARK: Subscribing
@@ -243,7 +350,6 @@ struct EventObservers<Value> {
         delivery: Delivery, limit: Int?, replaying current: Value? = nil,
         _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
-        if let limit, limit <= 0 { return Subscription.inactive }
         if case .synchronous = delivery.route, limit == nil, word.load(ordering: .relaxed) == nil,
             let subscription = subscribeSole(handler)
         {
@@ -275,7 +381,7 @@ struct EventObservers<Value> {
     @usableFromInline
     func subscribeSole(_ handler: @escaping (Value) -> Void) -> Subscription? {
         let sole = Sole(handler, attachedTo: wordAddress)
-        let tagged = Unmanaged.passRetained(sole).toOpaque() + 1
+        let tagged = Self.tagged(Unmanaged.passRetained(sole))
         // Release: the handler is initialized before a sender sees it.
         guard word.compareExchange(expected: nil, desired: tagged, ordering: .acquiringAndReleasing).exchanged else {
             Unmanaged.passUnretained(sole).release()
@@ -289,7 +395,6 @@ struct EventObservers<Value> {
         _ target: Target, delivery: Delivery, limit: Int?, replaying current: Value? = nil,
         _ handler: @escaping @Sendable (Target, Value) -> Void
     ) -> Subscription {
-        if let limit, limit <= 0 { return Subscription.inactive }
         return madeSlots._withUnsafeGuaranteedRef { slots in
             let box = EventTargetSubscriber(
                 target: target, expiry: Expiry(list: slots), delivery: delivery, limit: limit ?? Int.max,
@@ -334,9 +439,7 @@ struct EventObservers<Value> {
                 guard predicate(HandlerCell.asSubscriber) else { return 0 }
                 // Removed or moved meanwhile: look again.
                 guard case .attached = sole.lockIfAttached() else { continue }
-                let taken = word.exchange(nil, ordering: .acquiringAndReleasing)
-                sole.detach()
-                Sole.retireFromWord(taken!)
+                Self.removeLocked(sole, from: word, readersDone: false)
                 return 1
             }
         }
@@ -357,25 +460,7 @@ struct EventObservers<Value> {
     /// Subscriptions that can still deliver. Also frees slots of dead targets.
     var subscribersCount: Int {
         guard let loaded = word.load(ordering: .acquiring) else { return 0 }
-        if Sole.isTagged(loaded) { return 1 }
+        if Self.isTagged(loaded) { return 1 }
         return Unmanaged<Slots>.fromOpaque(loaded)._withUnsafeGuaranteedRef { $0.liveCount }
-    }
-}
-
-extension EventObservers where Value: Sendable {
-    /// The actor subscription and its mailbox (nil for an inactive token),
-    /// so a replaying subscription can put the current value first.
-    func subscribeActor<A: Actor>(
-        _ actor: A, limit: Int?, bufferingPolicy: ObserverBufferingPolicy,
-        handler: @escaping @Sendable (isolated A, Value) -> Void
-    ) -> (subscription: Subscription, mailbox: ActorMailbox<A, Value>?) {
-        if let limit, limit <= 0 { return (Subscription.inactive, nil) }
-        let mailbox = ActorMailbox(
-            actor: actor, limit: limit ?? Int.max, policy: bufferingPolicy, handler: handler)
-        let subscription = subscribeTarget(actor, delivery: .synchronous, limit: nil) { _, value in
-            mailbox.receive(value)
-        }
-        mailbox.attach(subscription)
-        return (subscription, mailbox)
     }
 }

@@ -8,7 +8,7 @@ import ObserverSwift
 /// A subscription token as ``NATSExport`` is: ``store(in:)-(SubscriptionBag)`` puts it in a
 /// `SubscriptionBag`, and ``subscription`` is a `Subscription` that cancels it.
 @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
-public final class NATSMirror: SubscriptionCanceller {
+public final class NATSMirror: NATSToken {
     let mirrored: MirroredValueState
     weak let bridge: NATSBridge?
 
@@ -43,7 +43,7 @@ public final class NATSMirror: SubscriptionCanceller {
 
     /// Whether the mirror still runs (neither cancelled nor stopped by its bridge's close):
     /// false once its stop has finished.
-    public var isActive: Bool { !mirrored.stopProgress.isFinished.load(ordering: .acquiring) }
+    public var isActive: Bool { !mirrored.stopProgress.hasFinished }
 
     /// A token that cancels this mirror: for a place that holds `Subscription`s.
     public var subscription: Subscription { Subscription(canceller: self) }
@@ -54,9 +54,6 @@ public final class NATSMirror: SubscriptionCanceller {
     /// Inserts a token of this mirror into `set`, cancelling the mirror when the token is
     /// released (see `Subscription.store(in:)`).
     public func store(in set: inout Set<Subscription>) { subscription.store(in: &set) }
-
-    package func cancelSubscription() -> Bool { cancel() }
-    package var isSubscriptionActive: Bool { isActive }
 }
 
 /// The watcher thread and the echo bookkeeping of one mirror.
@@ -113,9 +110,7 @@ final class MirroredValueState: @unchecked Sendable {
         self.bucket = bucket
         self.key = key
         self.status = status
-        var publisher: UInt64 = 0
-        while publisher == 0 { publisher = UInt64.random(in: .min ... .max) }
-        self.publisher = publisher
+        self.publisher = FrameHeader.newPublisher()
     }
 
     var marker: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
@@ -143,28 +138,25 @@ final class MirroredValueState: @unchecked Sendable {
     func stop() -> Bool {
         let onWatcherThread =
             RemoteDelivery.currentMirror == marker || RemoteDelivery.currentMirrorWatcher == marker
-        guard stopProgress.claim() else {
-            if !onWatcherThread {
-                stopProgress.waitUntilFinished()
-                waitUntilEnded()
+        func waitForStop() {
+            guard !onWatcherThread else { return }
+            stopProgress.waitUntilFinished()
+            waitUntilEnded()
+        }
+        return stopProgress.stopOnce(waitForStop: waitForStop) {
+            stopping.store(true, ordering: .releasing)
+            observer?.cancel()
+            watcherLock.withLock {
+                if let watcher { kvWatcher_Stop(watcher) }
             }
-            return false
+            if onWatcherThread {
+                // On the watcher thread, inside a handler: it tears down when it returns.
+                tearsDownItself.store(true, ordering: .releasing)
+            } else {
+                waitUntilEnded()
+                tearDown()
+            }
         }
-        stopping.store(true, ordering: .releasing)
-        observer?.cancel()
-        watcherLock.withLock {
-            if let watcher { kvWatcher_Stop(watcher) }
-        }
-        if onWatcherThread {
-            // On the watcher thread, inside a handler: it tears down when it returns.
-            tearsDownItself.store(true, ordering: .releasing)
-            stopProgress.finish()
-            return true
-        }
-        waitUntilEnded()
-        tearDown()
-        stopProgress.finish()
-        return true
     }
 
     /// Waits until the watcher thread has ended.

@@ -60,9 +60,7 @@ final class ExportedPublisher: @unchecked Sendable {
         self.tag = tag
         self.eventIdentity = eventIdentity
         self.status = status
-        var publisher: UInt64 = 0
-        while publisher == 0 { publisher = UInt64.random(in: .min ... .max) }
-        self.publisher = publisher
+        self.publisher = FrameHeader.newPublisher()
     }
 
     deinit {

@@ -272,19 +272,25 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
         PendingSweeps.register(self)
     }
 
-    /// Retries the queued removals without blocking: for a send that met a
-    /// box whose removal is still queued.
-    func retryPendingRemovalsFromSendPath() {
+    /// The queued removals, taken out of the queue, or nil when none is
+    /// queued.
+    private func takePendingRemovals() -> [KeyedSlot]? {
         // A plain load first: every subscribe and cancel comes here, and an
         // exchange is a locked instruction even when nothing is pending.
         // Relaxed: the exchange that follows orders what it finds.
         guard hasPendingRemovals.load(ordering: .relaxed),
             hasPendingRemovals.exchange(false, ordering: .acquiring)
-        else { return }
-        let pending = withPendingSlots { list in
+        else { return nil }
+        return withPendingSlots { list in
             defer { list.removeAll() }
             return list
         }
+    }
+
+    /// Retries the queued removals without blocking: for a send that met a
+    /// box whose removal is still queued.
+    func retryPendingRemovalsFromSendPath() {
+        guard let pending = takePendingRemovals() else { return }
         for slot in pending { removeFromSendPath(slot) }
     }
 
@@ -356,16 +362,7 @@ class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
 
     /// Runs removals a send had to queue.
     func performPendingRemovals() {
-        // A plain load first: every subscribe and cancel comes here, and an
-        // exchange is a locked instruction even when nothing is pending.
-        // Relaxed: the exchange that follows orders what it finds.
-        guard hasPendingRemovals.load(ordering: .relaxed),
-            hasPendingRemovals.exchange(false, ordering: .acquiring)
-        else { return }
-        let pending = withPendingSlots { list in
-            defer { list.removeAll() }
-            return list
-        }
+        guard let pending = takePendingRemovals() else { return }
         for slot in pending {
             _ = withIdentityProbe(slot) { oc_keymap_remove(pointer, slot.hash, $0, slot.handle) }
         }

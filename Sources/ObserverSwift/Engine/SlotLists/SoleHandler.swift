@@ -34,7 +34,7 @@ import CObserverCore
 /// Senders call its ``closure`` inside a read section that loaded the word. A
 /// handler taken out of the word drops its closure (the token may keep the
 /// object, never the closure's captures) and gives back the word's
-/// reference only after a grace period (``retireFromWord(_:)``), or at once
+/// reference only after a grace period (``retire(_:)``), or at once
 /// in its source's `deinit`, when no send of the source runs.
 @usableFromInline
 final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
@@ -92,30 +92,51 @@ final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
         case removed
     }
 
+    /// A value of the state word, decoded: the one reading of its bits.
+    private enum State {
+        /// Attached to the source word at this address, unlocked.
+        case attached(UnsafeMutableRawPointer)
+        /// Attached, and a holder has the lock: it ends with a new state.
+        case locked
+        /// Moved into a slot list as this subscription (the handler keeps
+        /// it until its own deinit).
+        case moved(Subscription)
+        case removed
+    }
+
+    /// The state now (acquire: pairs with the release that ended the
+    /// previous holder's section, so its stores, the source word's new
+    /// value and the moved subscription's fields, are visible), and its word.
+    private var current: (state: State, word: UInt) {
+        let word = state.load(ordering: .acquiring)
+        if word == 0 { return (.removed, word) }
+        if word & Self.movedBit != 0 {
+            let moved = UnsafeRawPointer(bitPattern: word & ~Self.movedBit)!
+            return (.moved(Unmanaged<Subscription>.fromOpaque(moved).takeUnretainedValue()), word)
+        }
+        if word & Self.lockedBit != 0 { return (.locked, word) }
+        return (.attached(UnsafeMutableRawPointer(bitPattern: word)!), word)
+    }
+
     /// Takes the lock if the handler is attached; waits while another
-    /// holder has it.
-    ///
-    /// Acquire (success and the loads): pairs with the release that ended
-    /// the previous holder's section, so its stores (the source word's new
-    /// value, the moved subscription's fields) are visible.
+    /// holder has it. Acquire on success, as the loads.
     func lockIfAttached() -> Place {
         var spins = 0
         while true {
-            let current = state.load(ordering: .acquiring)
-            if current == 0 { return .removed }
-            if current & Self.movedBit != 0 {
-                let moved = UnsafeRawPointer(bitPattern: current & ~Self.movedBit)!
-                // The handler keeps the subscription until its own deinit.
-                return .moved(Unmanaged<Subscription>.fromOpaque(moved).takeUnretainedValue())
-            }
-            if current & Self.lockedBit == 0 {
+            let (current, word) = self.current
+            switch current {
+            case .removed:
+                return .removed
+            case .moved(let subscription):
+                return .moved(subscription)
+            case .attached(let address):
                 let claimed = state.compareExchange(
-                    expected: current, desired: current | Self.lockedBit, ordering: .acquiring)
-                if claimed.exchanged { return .attached(UnsafeMutableRawPointer(bitPattern: current)!) }
-                continue
+                    expected: word, desired: word | Self.lockedBit, ordering: .acquiring)
+                if claimed.exchanged { return .attached(address) }
+            case .locked:
+                spins += 1
+                if spins > 64 { sched_yield() }
             }
-            spins += 1
-            if spins > 64 { sched_yield() }
         }
     }
 
@@ -143,13 +164,7 @@ final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
         case .attached(let address):
             // Attached: the source word at `address` holds this handler,
             // and the source cannot finish its deinit while we hold the lock.
-            let word = AtomicWord<UnsafeMutableRawPointer?>(
-                at: address.assumingMemoryBound(to: AtomicWordStorage<UnsafeMutableRawPointer?>.self))
-            let taken = word.exchange(nil, ordering: .acquiringAndReleasing)
-            precondition(
-                taken == Self.tagged(self), "ObserverSwift: a sole handler's source word changed under its lock")
-            detach()
-            Self.retireFromWord(taken!)
+            EventObservers<Value>.removeLocked(self, fromWordAt: address)
             return true
         }
     }
@@ -157,15 +172,13 @@ final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
     /// Same contract as ``Subscription/isActive``.
     override var isSubscriptionActive: Bool {
         while true {
-            let current = state.load(ordering: .acquiring)
-            if current == 0 { return false }
-            if current & Self.movedBit != 0 {
-                let moved = UnsafeRawPointer(bitPattern: current & ~Self.movedBit)!
-                return Unmanaged<Subscription>.fromOpaque(moved).takeUnretainedValue().isActive
+            switch current.state {
+            case .removed: return false
+            case .moved(let subscription): return subscription.isActive
+            case .attached: return true
+            // A holder is deciding: attached until it ends.
+            case .locked: sched_yield()
             }
-            // Attached, or a holder is deciding: attached until it ends.
-            if current & Self.lockedBit == 0 { return true }
-            sched_yield()
         }
     }
 
@@ -173,48 +186,26 @@ final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
     /// it, or moved into the list `list` holds now.
     func belongs(to word: UnsafeMutableRawPointer, list: AnySlotList?) -> Bool {
         while true {
-            let current = state.load(ordering: .acquiring)
-            if current == 0 { return false }
-            if current & Self.movedBit != 0 {
-                let moved = UnsafeRawPointer(bitPattern: current & ~Self.movedBit)!
-                return Unmanaged<Subscription>.fromOpaque(moved).takeUnretainedValue().slotList === list
+            switch current.state {
+            case .removed: return false
+            case .moved(let subscription): return subscription.slotList === list
+            case .attached(let address): return address == word
+            case .locked: sched_yield()
             }
-            if current & Self.lockedBit == 0 { return current == UInt(bitPattern: word) }
-            sched_yield()
         }
     }
 
-    // MARK: The source word's references
-
-    /// The word's value for `handler`: its address with bit 0 set.
-    @inlinable @inline(__always)
-    static func tagged(_ handler: SoleHandler) -> UnsafeMutableRawPointer {
-        Unmanaged.passUnretained(handler).toOpaque() + 1
-    }
-
-    /// Whether a source word's value is a tagged handler (a slot list's
-    /// address has bit 0 clear).
-    @inlinable @inline(__always)
-    static func isTagged(_ word: UnsafeMutableRawPointer) -> Bool {
-        UInt(bitPattern: word) & 1 != 0
-    }
-
-    /// The handler a tagged word's value names, unretained (the word keeps it).
-    @inlinable @inline(__always)
-    static func fromTagged(_ word: UnsafeMutableRawPointer) -> Unmanaged<SoleHandler> {
-        Unmanaged.fromOpaque(word - 1)
-    }
-
     /// Once every read section in progress has ended (a sender may still be
-    /// calling the handler `tagged` names), drops its closure and gives back
-    /// the word's reference. The word no longer holds it. The core's
+    /// calling `handler`), drops its closure and gives back the reference
+    /// its source's word held. The word no longer holds it. The core's
     /// bookkeeping goes in a block allocated for this retirement alone, so
     /// a handler carries none of it while it is in use.
-    static func retireFromWord(_ tagged: UnsafeMutableRawPointer) {
+    static func retire(_ handler: Unmanaged<SoleHandler>) {
         let record = UnsafeMutableRawPointer.allocate(
             byteCount: Int(OC_RETIREMENT_BYTES) + MemoryLayout<UnsafeMutableRawPointer>.stride,
             alignment: MemoryLayout<UnsafeMutableRawPointer>.alignment)
-        record.storeBytes(of: tagged - 1, toByteOffset: Int(OC_RETIREMENT_BYTES), as: UnsafeMutableRawPointer.self)
+        record.storeBytes(
+            of: handler.toOpaque(), toByteOffset: Int(OC_RETIREMENT_BYTES), as: UnsafeMutableRawPointer.self)
         oc_retire(record, releaseRetiredSoleHandler, record, MemoryLayout<SoleHandler>.size)
     }
 }
@@ -242,7 +233,7 @@ class SoleHandlerRetirement: SubscriptionRegistration, @unchecked Sendable {
     func dropHandler() {}
 }
 
-/// `oc_retire`'s release for ``SoleHandler/retireFromWord(_:)``: after the
+/// `oc_retire`'s release for ``SoleHandler/retire(_:)``: after the
 /// grace period, drops the closure, frees the record and gives back the
 /// word's reference.
 private let releaseRetiredSoleHandler: @convention(c) (UnsafeMutableRawPointer) -> Void = { record in

@@ -24,8 +24,21 @@ final class TokenStop: @unchecked Sendable {
         return true
     }
 
-    /// Whether a stop was claimed (it may still be under way).
-    var isClaimed: Bool { claimed.load(ordering: .acquiring) }
+    /// Whether the stop has finished: the token's `isActive` is false from then on.
+    var hasFinished: Bool { isFinished.load(ordering: .acquiring) }
+
+    /// The first caller runs `stop`, which makes the token stop, and this returns true. Every
+    /// other caller runs `waitForStop` (which waits with ``waitUntilFinished()`` where that may wait)
+    /// and gets false.
+    func stopOnce(waitForStop: () -> Void, _ stop: () -> Void) -> Bool {
+        guard claim() else {
+            waitForStop()
+            return false
+        }
+        stop()
+        finish()
+        return true
+    }
 
     /// The token has stopped: wakes every caller waiting for it.
     func finish() {

@@ -12,6 +12,10 @@
 /// would look up `Object`'s metadata on every use.
 @frozen @usableFromInline
 package struct LazyObjectWord<Object: AnyObject> {
+    /// The word's storage, as an owner declares it: among its words, or as
+    /// its first stored property (``first(of:)``).
+    package typealias Storage = LazyObjectStorage
+
     @usableFromInline
     let word: AtomicWord<UnsafeMutableRawPointer?>
 
@@ -20,12 +24,26 @@ package struct LazyObjectWord<Object: AnyObject> {
         self.word = word
     }
 
+    /// The word `owner` keeps as its first stored property, a ``Storage``.
+    @inlinable @inline(__always)
+    package static func first(of owner: AnyObject) -> Self {
+        Self(AtomicWords.first(owner))
+    }
+
     /// The object, unretained (the word keeps it), or nil before its first
     /// use. A plain move on x86.
     @inlinable @inline(__always)
     package var existing: Unmanaged<Object>? {
         guard let made = word.load(ordering: .acquiring) else { return nil }
         return Unmanaged<Object>.fromOpaque(made)
+    }
+
+    /// Whether the object was made, loaded with `ordering` (sequentially
+    /// consistent where the answer must be ordered with other words, as
+    /// the publication in ``made(publishing:_:)`` is).
+    @inlinable @inline(__always)
+    package func isMade(ordering: AtomicLoadOrdering) -> Bool {
+        word.load(ordering: ordering) != nil
     }
 
     /// Calls `body` with the object borrowed (no retain), or returns nil
@@ -49,9 +67,24 @@ package struct LazyObjectWord<Object: AnyObject> {
     ) -> Unmanaged<Object> {
         if let made = word.load(ordering: .acquiring) { return Unmanaged<Object>.fromOpaque(made) }
         let made = Unmanaged.passRetained(make())
-        let published = word.compareExchange(expected: nil, desired: made.toOpaque(), ordering: ordering)
-        if published.exchanged { return made }
-        made.release()
+        if let published = publish(made, ordering: ordering) {
+            made.release()
+            return published
+        }
+        return made
+    }
+
+    /// Publishes `object` (retained: the word keeps the reference when this
+    /// succeeds) unless the word holds one already: nil when this call
+    /// published it, else the object published first, unretained (the
+    /// caller still owns `object`'s reference). The engine's one publishing
+    /// exchange of an object word; `ordering` as in ``made(publishing:_:)``.
+    @inlinable @inline(__always)
+    package func publish(
+        _ object: Unmanaged<Object>, ordering: AtomicUpdateOrdering = .acquiringAndReleasing
+    ) -> Unmanaged<Object>? {
+        let published = word.compareExchange(expected: nil, desired: object.toOpaque(), ordering: ordering)
+        if published.exchanged { return nil }
         return Unmanaged<Object>.fromOpaque(published.original!)
     }
 
@@ -62,3 +95,7 @@ package struct LazyObjectWord<Object: AnyObject> {
         existing?.release()
     }
 }
+
+/// The storage of a ``LazyObjectWord``.
+@usableFromInline
+package typealias LazyObjectStorage = AtomicWordStorage<UnsafeMutableRawPointer?>
