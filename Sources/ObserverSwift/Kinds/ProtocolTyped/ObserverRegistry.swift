@@ -972,11 +972,18 @@ final class RegistryWriterState: RegistryLock, @unchecked Sendable {
 /// What an ``ObserverRegistry`` knows of one registered observer: one word
 /// (the index's 32 bits leave the reference's spare bits for the case), so
 /// an identity table's bucket is 16 bytes.
+///
+/// `stored` is the first case, so its case bits are 0: the word of a stored
+/// entry is the record's plain address, the only reference the registry
+/// keeps to it, which a leak checker (LeakSanitizer) and a debugger can
+/// follow. Declared after another case, it would carry the reference's top
+/// spare bit set, and LeakSanitizer would report every record a live table
+/// holds as leaked.
 enum RegistryEntry {
-    /// Added but not yet stored in the lists: `pending[index]`.
-    case pending(index: UInt32)
     /// Stored in the registry's list of all observers and in its views.
     case stored(RegisteredObserver)
+    /// Added but not yet stored in the lists: `pending[index]`.
+    case pending(index: UInt32)
 
     /// Pending adds a registry holds at most (then it stores them).
     static var maximumPendingCount: Int { Int(UInt32.max) }
