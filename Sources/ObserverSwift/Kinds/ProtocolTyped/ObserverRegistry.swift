@@ -60,15 +60,17 @@ import Foundation
 public final class ObserverRegistry: @unchecked Sendable {
     // @unchecked: the writer state is guarded by its own lock and published
     // by one atomic word; the lists are the internally synchronized C core;
-    // `viewHead` is atomic and the nodes it reaches are immutable.
+    // `views` is atomic and the nodes it reaches are immutable.
 
-    /// First stored property: the words of `viewHead`, `hasPendingAdds`,
+    /// First stored property: the words of `views`, `hasPendingAdds`,
     /// `storesAddsAtOnce` and the writer state (see `AtomicWord`).
     @usableFromInline
     var words = Words()
 
     @usableFromInline
     struct Words {
+        /// The views word (see ``RegistryViewsWord``): nil, a view node, or
+        /// the sole stored observer (then not a node's address).
         @usableFromInline var viewHead = AtomicWordStorage<Unmanaged<ProtocolViewNode>?>(nil)
         @usableFromInline var hasPendingAdds = AtomicWordStorage<Bool>(false)
         /// In the byte after `hasPendingAdds` (the word's padding otherwise).
@@ -82,21 +84,11 @@ public final class ObserverRegistry: @unchecked Sendable {
         static var writerStateOffset: Int { 2 * MemoryLayout<UInt>.stride }
     }
 
-    /// Head of the lock-free list of protocol views, newest first; or, with
-    /// bit 0 set (``soleStoredTag``), the registry's one stored observer
-    /// (``SoleStoredObserver``), which it calls without views. Load it
-    /// through ``viewWord`` unless the registry is known to have views.
+    /// The lock-free list of protocol views, newest first; or the
+    /// registry's one stored observer (``SoleStoredObserver``), which it
+    /// calls without views (see ``RegistryViewsWord``).
     @usableFromInline
-    var viewHead: AtomicWord<Unmanaged<ProtocolViewNode>?> { AtomicWords.word(self, at: Words.viewHeadOffset) }
-
-    /// The same word, untyped: a view node's address or a tagged
-    /// ``SoleStoredObserver``'s.
-    @usableFromInline
-    var viewWord: AtomicWord<UInt> { AtomicWords.word(self, at: Words.viewHeadOffset) }
-
-    /// Bit 0 of the view word: it holds a ``SoleStoredObserver``.
-    @inlinable
-    static var soleStoredTag: UInt { 1 }
+    var views: RegistryViewsWord<ProtocolViewNode> { RegistryViewsWord(in: self, at: Words.viewHeadOffset) }
     /// True while observers added are waiting to be stored in the lists. Set
     /// under the writer lock; a send that reads false (acquiring, pairing
     /// with the releasing stores) sees every observer whose `addObserver`
@@ -157,11 +149,7 @@ public final class ObserverRegistry: @unchecked Sendable {
 
     deinit {
         // No send runs any more: the sole stored observer is released at once.
-        let word = viewWord.load(ordering: .acquiring)
-        if word & Self.soleStoredTag != 0 {
-            Unmanaged<SoleStoredObserver>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~Self.soleStoredTag)!)
-                .release()
-        }
+        views.releaseSoleStored()
         writerStateWord.release()
     }
 
@@ -289,9 +277,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         defer { state.unlock() }
         sweepDeadObserversLocked(state, force: false)
         if state.table == nil, let stored = soleStoredLocked() {
-            guard stored.observer.address == UnsafeRawPointer(bitPattern: UInt(bitPattern: identifier)),
-                stored.generation == generation
-            else { return false }
+            guard stored.isRegistration(of: identifier, generation: generation) else { return false }
             // Probing may release the last reference and run a deinit that
             // changes the registry: the registration is taken out after.
             let wasAlive = stored.observer.isAlive
@@ -328,8 +314,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         state.lock()
         defer { state.unlock() }
         if state.table == nil, let stored = soleStoredLocked() {
-            return stored.observer.address == UnsafeRawPointer(bitPattern: UInt(bitPattern: identifier))
-                && stored.generation == generation && stored.observer.isAlive
+            return stored.isRegistration(of: identifier, generation: generation) && stored.observer.isAlive
         }
         guard let entries = state.table else {
             guard let sole = state.sole, state.isSole(identifier, generation) else { return false }
@@ -523,12 +508,8 @@ public final class ObserverRegistry: @unchecked Sendable {
         while true {
             let called = withReadSection { () -> Bool? in
                 // Loaded inside the section: the object stays allocated until it ends.
-                let word = viewWord.load(ordering: .acquiring)
-                guard word & Self.soleStoredTag != 0 else { return false }
-                let address = UnsafeRawPointer(bitPattern: word & ~Self.soleStoredTag)!
-                return Unmanaged<SoleStoredObserver>.fromOpaque(address)._withUnsafeGuaranteedRef {
-                    $0.call(body) ? true : nil
-                }
+                guard let called = views.withSoleStored({ $0.call(body) }) else { return false }
+                return called ? true : nil
             }
             if let called { return called }
             // Not decided for `P`: decide (or move to the lists), then look again.
@@ -561,10 +542,8 @@ public final class ObserverRegistry: @unchecked Sendable {
         let key = ObjectIdentifier(type)
         // Acquire: pairs with the release that published the node, so its
         // fields (and the view's list) are visible.
-        let word = viewWord.load(ordering: .acquiring)
-        // A sole stored observer: no views.
-        if word & Self.soleStoredTag != 0 { return nil }
-        var node = Unmanaged<ProtocolViewNode>(atomicAddress: word)
+        // Nil with a sole stored observer: no views.
+        var node = views.loadHead(ordering: .acquiring)
         while let current = node {
             let found = current._withUnsafeGuaranteedRef { $0.key == key ? $0.view : nil }
             if let found { return unsafeDowncast(found, to: ProtocolView<P>.self) }
@@ -618,8 +597,8 @@ public final class ObserverRegistry: @unchecked Sendable {
         // Linked at the head now (not before filling: a view made by a
         // callback during the filling was linked meanwhile). Release: a
         // reader that acquires the node sees the filled list.
-        node.next = viewHead.load(ordering: .relaxed)
-        viewHead.store(Unmanaged.passUnretained(node), ordering: .releasing)
+        node.next = views.loadHead(ordering: .relaxed)
+        views.publish(head: Unmanaged.passUnretained(node))
         return view
     }
 
@@ -657,19 +636,13 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// has an identity table). Lock held.
     @inline(__always)
     private func soleStoredLocked() -> SoleStoredObserver? {
-        let word = viewWord.load(ordering: .relaxed)
-        guard word & Self.soleStoredTag != 0 else { return nil }
-        return Unmanaged<SoleStoredObserver>.fromOpaque(UnsafeRawPointer(bitPattern: word & ~Self.soleStoredTag)!)
-            .takeUnretainedValue()
+        views.soleStored
     }
 
     /// Takes the sole stored observer out of the view word (its
     /// registration ends) and retires it. Lock held.
     private func unpublishSoleStoredLocked() {
-        let word = viewWord.load(ordering: .relaxed)
-        guard word & Self.soleStoredTag != 0 else { return }
-        viewWord.store(0, ordering: .releasing)
-        SoleStoredObserver.retire(UnsafeMutableRawPointer(bitPattern: word & ~Self.soleStoredTag)!)
+        views.retireSoleStored()
     }
 
     /// Moves the sole stored observer's registration into the identity
@@ -758,9 +731,8 @@ public final class ObserverRegistry: @unchecked Sendable {
             // takes no reference: no deinit runs here).
             state.sole = nil
             if !registration.observer.hasStartedDeinit {
-                let stored = SoleStoredObserver(registration.observer, generation: registration.generation)
-                let address = UInt(bitPattern: Unmanaged.passRetained(stored).toOpaque())
-                viewWord.store(address | Self.soleStoredTag, ordering: .releasing)
+                views.publish(
+                    soleStored: SoleStoredObserver(registration.observer, generation: registration.generation))
             }
         }
         if state.table == nil, let registration = state.soleRegistration {
@@ -929,7 +901,7 @@ final class RegistryWriterState: RegistryLock, @unchecked Sendable {
     var pending: [PendingObserver] = []
     /// Every view's node, in creation order (what an add casts into),
     /// including one being filled, not yet linked: this array owns the
-    /// nodes `viewHead` reaches (readers borrow them at +0).
+    /// nodes `views` reaches (readers borrow them at +0).
     @exclusivity(unchecked)
     var views: [ProtocolViewNode] = []
     /// The generation the next registration gets: a token cancels its own

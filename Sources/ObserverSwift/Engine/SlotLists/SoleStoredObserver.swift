@@ -1,18 +1,17 @@
 import CObserverCore
 
-/// The one observer of an ``ObserverRegistry`` that holds a single
+/// The one observer of a protocol registry (`ObserverRegistry`) that holds a single
 /// synchronous registration once a `withObservers` has stored it, with the
 /// one protocol it has been called through: what `withObservers` calls
 /// without a protocol view, a slot list or an identity table. A registry
 /// with one observer pays for itself, its writer state and this object.
 ///
-/// The registry publishes it in its view word, tagged with bit 0
-/// (``ObserverRegistry/soleStoredTag``), in place of the list of views.
-/// Senders load that word inside a read section and borrow the object; the
-/// registry's writers (under its writer lock) replace the word and retire
-/// the object (``retire(_:)``), which is released only after every read
-/// section in progress has ended. So a sender never meets freed memory,
-/// and a writer never waits for a sender.
+/// The registry publishes it in its views word (``RegistryViewsWord``), in
+/// place of the list of views. Senders load that word inside a read section
+/// and borrow the object; the registry's writers (under its writer lock)
+/// take it out of the word and retire it (``retire(_:)``): it is released
+/// only after every read section in progress has ended. So a sender never
+/// meets freed memory, and a writer never waits for a sender.
 ///
 /// The protocol is decided by the first `withObservers` (under the writer
 /// lock): `protocolKey` is written last, with a release, after `witness`,
@@ -22,7 +21,7 @@ import CObserverCore
 /// not one object reference followed by at most one witness table moves
 /// the registry to its lists (the object is retired then).
 @usableFromInline
-final class SoleStoredObserver: @unchecked Sendable {
+package final class SoleStoredObserver: @unchecked Sendable {
     // @unchecked: `protocolKey` is atomic; `witness` is written once before
     // `protocolKey` publishes it; the rest is immutable.
 
@@ -42,15 +41,16 @@ final class SoleStoredObserver: @unchecked Sendable {
     var witness: UInt = 0
 
     /// Which registration of the observer this is (see `ObserverRegistration`).
-    let generation: UInt64
+    package let generation: UInt64
 
     /// `witness` when the observer does not conform to the protocol: no
     /// witness table lives at address 1.
     @inlinable
     static var doesNotConform: UInt { 1 }
 
+    /// The identity of the protocol decided, 0 while none is.
     @usableFromInline
-    var protocolKey: AtomicWord<UInt> { AtomicWords.first(self) }
+    package var protocolKey: AtomicWord<UInt> { AtomicWords.first(self) }
 
     init(_ observer: UnownedObserver, generation: UInt64) {
         self.observer = observer
@@ -62,7 +62,7 @@ final class SoleStoredObserver: @unchecked Sendable {
     /// deallocating), false when it has not (the caller decides it under
     /// the writer lock). Inside a read section that loaded this object.
     @inlinable @inline(__always)
-    func call<P>(_ body: (P) -> Void) -> Bool {
+    package func call<P>(_ body: (P) -> Void) -> Bool {
         let key = protocolKey.load(ordering: .acquiring)
         guard key == UInt(bitPattern: ObjectIdentifier(P.self)) else { return false }
         let witness = witness
@@ -85,7 +85,7 @@ final class SoleStoredObserver: @unchecked Sendable {
     /// actor, or "does not conform". False (nothing decided) when this
     /// object cannot hold the answer: the registry then moves to its lists.
     /// Under the registry's writer lock, with `protocolKey` still 0.
-    func decide<P>(_ type: P.Type, for strong: AnyObject) -> Bool {
+    package func decide<P>(_ type: P.Type, for strong: AnyObject) -> Bool {
         guard MemoryLayout<P>.size == MemoryLayout<UInt>.size || MemoryLayout<P>.size == 2 * MemoryLayout<UInt>.size
         else { return false }
         switch ConformanceIsolation.of(strong, as: P.self) {
@@ -114,13 +114,20 @@ final class SoleStoredObserver: @unchecked Sendable {
         return true
     }
 
-    /// Gives back the word's reference to the object at `address` once every
-    /// read section in progress has ended. The word no longer holds it.
-    static func retire(_ address: UnsafeMutableRawPointer) {
+    /// Whether this is the registration `generation` of the observer whose
+    /// identity is `identifier`.
+    package func isRegistration(of identifier: ObjectIdentifier, generation: UInt64) -> Bool {
+        self.generation == generation && observer.address == UnsafeRawPointer(bitPattern: UInt(bitPattern: identifier))
+    }
+
+    /// Gives back `stored`, a reference a word no longer holds, once every
+    /// read section in progress has ended.
+    static func retire(_ stored: Unmanaged<SoleStoredObserver>) {
         let record = UnsafeMutableRawPointer.allocate(
             byteCount: Int(OC_RETIREMENT_BYTES) + MemoryLayout<UnsafeMutableRawPointer>.stride,
             alignment: MemoryLayout<UnsafeMutableRawPointer>.alignment)
-        record.storeBytes(of: address, toByteOffset: Int(OC_RETIREMENT_BYTES), as: UnsafeMutableRawPointer.self)
+        record.storeBytes(
+            of: stored.toOpaque(), toByteOffset: Int(OC_RETIREMENT_BYTES), as: UnsafeMutableRawPointer.self)
         oc_retire(record, releaseRetiredSoleStoredObserver, record, MemoryLayout<SoleStoredObserver>.size)
     }
 }
