@@ -2,10 +2,37 @@ import ObserverEngine
 
 /// Raw storage for one protocol-typed reference to an observer: the bytes of
 /// the `P` value the one-time cast produced, held without owning anything.
-/// Six words fit every class-bound existential of up to five protocols and
+/// Two words, kept in the box, fit a class, `AnyObject` and one class-bound
+/// protocol (the reference and its witness table).
+@usableFromInline
+typealias ConformingObserverStorage = (UInt, UInt)
+
+/// The same for wider casts, kept in the box's ``ConformingObserverDetails``:
+/// six words fit every class-bound existential of up to five protocols and
 /// an opaque existential (`any P`, `any P & Q` for non-class protocols).
 @usableFromInline
-typealias ConformingObserverStorage = (UInt, UInt, UInt, UInt, UInt, UInt)
+typealias WideConformingObserverStorage = (UInt, UInt, UInt, UInt, UInt, UInt)
+
+/// What a ``ConformingObserver`` holds beyond the common case (a
+/// synchronous observer, its conformance not isolated to a global actor
+/// other than the main actor, its cast at most two words): made only for
+/// such boxes, so that the common one stays a 96-byte chunk.
+@usableFromInline
+final class ConformingObserverDetails: @unchecked Sendable {
+    // @unchecked: immutable.
+    @usableFromInline let delivery: Delivery
+    /// Where every call runs when the conformance is isolated to a global
+    /// actor other than the main actor (then `delivery` is not used).
+    let globalActorQueue: GlobalActorQueue?
+    /// The cast's bytes when wider than ``ConformingObserverStorage``.
+    @usableFromInline let wideStorage: WideConformingObserverStorage
+
+    init(delivery: Delivery, globalActorQueue: GlobalActorQueue?, wideStorage: WideConformingObserverStorage) {
+        self.delivery = delivery
+        self.globalActorQueue = globalActorQueue
+        self.wideStorage = wideStorage
+    }
+}
 
 /// Set by a send that finds a deallocated observer, so the next writer of
 /// the registry removes that observer from every list.
@@ -37,7 +64,8 @@ final class DeadObserverFlag: @unchecked Sendable {
 /// conforms to `P`, with the conformance decided once, when the box was made.
 ///
 /// The box keeps the bytes of the cast value `observer as! P` without owning
-/// them. For every value the cast can produce from a class instance (the
+/// them (in itself when they are two words at most, in its details
+/// otherwise). For every value the cast can produce from a class instance (the
 /// class itself, `AnyObject`, an existential of any protocols) those bytes
 /// are the object reference in the first word followed by type metadata and
 /// witness tables, which are never reference counted. A send takes a strong
@@ -52,18 +80,20 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     // read by sending threads after the C core publishes it.
 
     /// First stored property: the expiry's words (see `AtomicWord`;
-    /// `Subscriber` declares no stored properties).
+    /// `Subscriber` declares no stored properties). Their 14 bytes leave
+    /// two, where the two flags below sit (declaration order is layout
+    /// order): a 88-byte object, a 96-byte chunk.
     var expiryWords = Expiry.Words()
-    /// The observer, held without owning it (see ``UnownedObserver``).
-    @usableFromInline let observer: UnownedObserver
-    @usableFromInline let storage: ConformingObserverStorage
-    /// False when the cast result cannot be rebuilt from `storage`.
+    /// False when the cast result cannot be rebuilt from the stored bytes.
     @usableFromInline let hasStoredCast: Bool
     @usableFromInline let isSynchronous: Bool
-    let delivery: Delivery
-    /// Where every call runs when the conformance is isolated to a global
-    /// actor other than the main actor (then `delivery` is not used).
-    let globalActorQueue: GlobalActorQueue?
+    /// The observer, held without owning it (see ``UnownedObserver``).
+    @usableFromInline let observer: UnownedObserver
+    /// The cast's bytes when they fit (see ``ConformingObserverStorage``).
+    @usableFromInline let storage: ConformingObserverStorage
+    /// Nil for the common box: synchronous, not isolated to a global actor
+    /// other than the main actor, its cast at most two words.
+    @usableFromInline let details: ConformingObserverDetails?
     /// The observer's identity (its address: `observer` keeps the allocation).
     var identifier: ObjectIdentifier { unsafeBitCast(observer.address, to: ObjectIdentifier.self) }
     let expiry: Expiry
@@ -112,10 +142,10 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
                 storage: (0, 0, 0, 0, 0, 0), hasStoredCast: false, delivery: delivery,
                 globalActorQueue: globalActorQueue, list: list, deadFlag: deadFlag)
         }
-        var storage: ConformingObserverStorage = (0, 0, 0, 0, 0, 0)
+        var storage: WideConformingObserverStorage = (0, 0, 0, 0, 0, 0)
         var hasStoredCast = false
         if MemoryLayout<P>.size >= MemoryLayout<UInt>.size,
-            MemoryLayout<P>.size <= MemoryLayout<ConformingObserverStorage>.size,
+            MemoryLayout<P>.size <= MemoryLayout<WideConformingObserverStorage>.size,
             MemoryLayout<P>.alignment <= MemoryLayout<UInt>.alignment
         {
             withUnsafeMutableBytes(of: &storage) { destination in
@@ -136,20 +166,23 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     }
 
     private init(
-        observer: UnownedObserver, storage: ConformingObserverStorage,
+        observer: UnownedObserver, storage: WideConformingObserverStorage,
         hasStoredCast: Bool, delivery: Delivery, globalActorQueue: GlobalActorQueue?,
         list: AnySlotList, deadFlag: DeadObserverFlag
     ) {
         self.observer = observer
-        self.storage = storage
+        self.storage = (storage.0, storage.1)
         self.hasStoredCast = hasStoredCast
         if case .synchronous = delivery.route, globalActorQueue == nil {
             isSynchronous = true
         } else {
             isSynchronous = false
         }
-        self.delivery = delivery
-        self.globalActorQueue = globalActorQueue
+        let isWide = MemoryLayout<P>.size > MemoryLayout<ConformingObserverStorage>.size
+        details =
+            isSynchronous && !(hasStoredCast && isWide)
+            ? nil
+            : ConformingObserverDetails(delivery: delivery, globalActorQueue: globalActorQueue, wideStorage: storage)
         self.expiry = Expiry(list: list)
         self.deadFlag = deadFlag
     }
@@ -188,7 +221,8 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     }
 
     @usableFromInline var isMainActorDelivery: Bool {
-        if globalActorQueue == nil, case .mainActor = delivery.route { return true }
+        guard let details else { return false }
+        if details.globalActorQueue == nil, case .mainActor = details.delivery.route { return true }
         return false
     }
 
@@ -205,7 +239,18 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     @inlinable @inline(__always)
     func call(_ body: (P) -> Void) -> Bool {
         guard hasStoredCast else { return castAndCall(body) }
-        var bytes = storage
+        // A constant once specialized: one of the two branches remains.
+        if MemoryLayout<P>.size <= MemoryLayout<ConformingObserverStorage>.size {
+            return call(body, rebuiltFrom: storage)
+        }
+        // A wide stored cast always has its details.
+        return call(body, rebuiltFrom: details.unsafelyUnwrapped.wideStorage)
+    }
+
+    /// Calls `body` with the `P` value whose bytes are `stored`.
+    @inlinable @inline(__always)
+    func call<Stored>(_ body: (P) -> Void, rebuiltFrom stored: Stored) -> Bool {
+        var bytes = stored
         return withUnsafeMutableBytes(of: &bytes) { raw in
             guard observer.retainIfAlive() else { return false }
             // The retain just taken becomes the reference owned by `typed`
@@ -234,7 +279,9 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     func deliverLater(_ body: @escaping (P) -> Void) {
         if !observer.isAlive { return observerDied() }
         let list = expiry.retainedList
-        if let globalActorQueue {
+        // Only a box with details is not synchronous.
+        let details = details.unsafelyUnwrapped
+        if let globalActorQueue = details.globalActorQueue {
             // The queue runs the call inside a read section.
             let call = UncheckedSendable { [self] in
                 if expiry.isSubscribed(in: list, of: self) { _ = self.call(body) }
@@ -243,7 +290,7 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
             return
         }
         let isSubscribed = { [self] in expiry.isSubscribed(in: list, of: self) }
-        delivery.run(ifSubscribed: isSubscribed) { [self] in _ = self.call(body) }
+        details.delivery.run(ifSubscribed: isSubscribed) { [self] in _ = self.call(body) }
     }
 
     /// Removes this box from its view without blocking and tells the

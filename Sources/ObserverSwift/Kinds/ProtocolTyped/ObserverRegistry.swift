@@ -30,7 +30,10 @@ import ObserverEngine
 /// Swift runtime, which answers the same on every thread (a plain cast of a
 /// conformance isolated to the main actor fails off the main actor), never
 /// by a cast per call: each protocol used gets its own list of conforming
-/// observers on the C core. A conformance isolated to the main actor is
+/// observers on the C core. A registry with one synchronous observer
+/// called through one protocol keeps it without lists: with its observer
+/// it takes 224 bytes once notified (mallinfo2, `make bench`'s
+/// `memory-per-source`). A conformance isolated to the main actor is
 /// called on the main actor; one isolated to another global actor on that
 /// actor's shared instance, in order (whatever the observer's delivery).
 /// An observer whose conformances to the protocols of a composition are
@@ -58,15 +61,17 @@ import ObserverEngine
 public final class ObserverRegistry: @unchecked Sendable {
     // @unchecked: the writer state is guarded by its own lock and published
     // by one atomic word; the lists are the internally synchronized C core;
-    // `viewHead` is atomic and the nodes it reaches are immutable.
+    // `views` is atomic and the nodes it reaches are immutable.
 
-    /// First stored property: the words of `viewHead`, `hasPendingAdds`,
+    /// First stored property: the words of `views`, `hasPendingAdds`,
     /// `storesAddsAtOnce` and the writer state (see `AtomicWord`).
     @usableFromInline
     var words = Words()
 
     @usableFromInline
     struct Words {
+        /// The views word (see ``RegistryViewsWord``): nil, a view node, or
+        /// the sole stored observer (then not a node's address).
         @usableFromInline var viewHead = AtomicWordStorage<Unmanaged<ProtocolViewNode>?>(nil)
         @usableFromInline var hasPendingAdds = AtomicWordStorage<Bool>(false)
         /// In the byte after `hasPendingAdds` (the word's padding otherwise).
@@ -80,9 +85,11 @@ public final class ObserverRegistry: @unchecked Sendable {
         static var writerStateOffset: Int { 2 * MemoryLayout<UInt>.stride }
     }
 
-    /// Head of the lock-free list of protocol views, newest first.
+    /// The lock-free list of protocol views, newest first; or the
+    /// registry's one stored observer (``SoleStoredObserver``), which it
+    /// calls without views (see ``RegistryViewsWord``).
     @usableFromInline
-    var viewHead: AtomicWord<Unmanaged<ProtocolViewNode>?> { AtomicWords.word(self, at: Words.viewHeadOffset) }
+    var views: RegistryViewsWord<ProtocolViewNode> { RegistryViewsWord(in: self, at: Words.viewHeadOffset) }
     /// True while observers added are waiting to be stored in the lists. Set
     /// under the writer lock; a send that reads false (acquiring, pairing
     /// with the releasing stores) sees every observer whose `addObserver`
@@ -124,7 +131,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         let state = made.takeUnretainedValue()
         state.lock()
         defer { state.unlock() }
-        var stored = 0
+        var stored = soleStoredLocked() == nil ? 0 : 1
         for case .stored in state.table?.storedValues ?? [] { stored += 1 }
         return stored
     }
@@ -142,6 +149,8 @@ public final class ObserverRegistry: @unchecked Sendable {
     }
 
     deinit {
+        // No send runs any more: the sole stored observer is released at once.
+        views.releaseSoleStored()
         writerStateWord.release()
     }
 
@@ -212,6 +221,11 @@ public final class ObserverRegistry: @unchecked Sendable {
         state.lock()
         defer { state.unlock() }
         sweepDeadObserversLocked(state, force: false)
+        if state.table == nil, defersAdds, let stored = soleStoredLocked() {
+            if stored.observer.refers(to: observer) { return nil }
+            // A second observer: the registry moves to its table (and lists).
+            moveSoleStoredToTableLocked(state)
+        }
         let generation = given ?? state.nextGeneration
         if defersAdds {
             if state.table == nil {
@@ -226,11 +240,16 @@ public final class ObserverRegistry: @unchecked Sendable {
                     return generation
                 }
             }
+            // A pending index is 32 bits (an entry is one word): at that many
+            // pending adds (over 128 GiB of them) they are stored first.
+            if state.pending.count >= RegistryEntry.maximumPendingCount {
+                storePendingLocked(state, keepingSoleStored: false)
+            }
             sweepBeforeGrowthLocked(state)
             let entries = entriesLocked(state)
             let identifier = ObjectIdentifier(observer)
             // One hash for the common case; a repeated add puts the entry back.
-            if let existing = entries.updateValue(.pending(index: state.pending.count), forKey: identifier) {
+            if let existing = entries.updateValue(.pending(at: state.pending.count), forKey: identifier) {
                 entries[identifier] = existing
                 return nil
             }
@@ -258,6 +277,14 @@ public final class ObserverRegistry: @unchecked Sendable {
         state.lock()
         defer { state.unlock() }
         sweepDeadObserversLocked(state, force: false)
+        if state.table == nil, let stored = soleStoredLocked() {
+            guard stored.isRegistration(of: identifier, generation: generation) else { return false }
+            // Probing may release the last reference and run a deinit that
+            // changes the registry: the registration is taken out after.
+            let wasAlive = stored.observer.isAlive
+            if soleStoredLocked() === stored { unpublishSoleStoredLocked() }
+            return wasAlive
+        }
         guard let entries = state.table else {
             guard let sole = state.sole, state.isSole(identifier, generation) else { return false }
             // Probing may release the last reference and run a deinit that
@@ -287,6 +314,9 @@ public final class ObserverRegistry: @unchecked Sendable {
         let state = made.takeUnretainedValue()
         state.lock()
         defer { state.unlock() }
+        if state.table == nil, let stored = soleStoredLocked() {
+            return stored.isRegistration(of: identifier, generation: generation) && stored.observer.isAlive
+        }
         guard let entries = state.table else {
             guard let sole = state.sole, state.isSole(identifier, generation) else { return false }
             return sole.isAlive
@@ -311,6 +341,11 @@ public final class ObserverRegistry: @unchecked Sendable {
         state.lock()
         defer { state.unlock() }
         sweepDeadObserversLocked(state, force: false)
+        if state.table == nil, let stored = soleStoredLocked() {
+            guard stored.observer.refers(to: observer) else { return false }
+            unpublishSoleStoredLocked()
+            return true
+        }
         guard let entries = state.table else {
             guard let sole = state.sole, sole.refers(to: observer) else { return false }
             state.sole = nil
@@ -329,6 +364,8 @@ public final class ObserverRegistry: @unchecked Sendable {
         let state = made.takeUnretainedValue()
         state.lock()
         defer { state.unlock() }
+        let hadStored = soleStoredLocked() != nil
+        if hadStored { unpublishSoleStoredLocked() }
         let sole = state.sole
         let removed = state.table
         state.sole = nil
@@ -336,7 +373,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         state.pending.removeAll()
         hasPendingAdds.store(false, ordering: .releasing)
         for case .stored(let record) in removed?.storedValues ?? [] { removeLocked(record) }
-        return (removed?.count ?? 0) + (sole == nil ? 0 : 1)
+        return (removed?.count ?? 0) + (sole == nil ? 0 : 1) + (hadStored ? 1 : 0)
     }
 
     // MARK: Inspecting
@@ -349,7 +386,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         state.lock()
         defer { state.unlock() }
         sweepDeadObserversLocked(state, force: true)
-        return state.entryCount
+        return entryCountLocked(state)
     }
 
     /// Whether no observer is registered, dead ones dropped first when a
@@ -361,7 +398,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         state.lock()
         defer { state.unlock() }
         sweepDeadObserversLocked(state, force: false)
-        return state.entryCount == 0
+        return entryCountLocked(state) == 0
     }
 
     /// Entries held, dead observers not yet dropped included (no sweep):
@@ -371,7 +408,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         let state = made.takeUnretainedValue()
         state.lock()
         defer { state.unlock() }
-        return state.entryCount
+        return entryCountLocked(state)
     }
 
     /// Whether the writer state was made (for tests: a registry no observer
@@ -384,6 +421,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         let state = made.takeUnretainedValue()
         state.lock()
         defer { state.unlock() }
+        if state.table == nil, let stored = soleStoredLocked() { return stored.observer.refers(to: observer) }
         guard let entries = state.table else { return state.sole?.refers(to: observer) ?? false }
         return entries[ObjectIdentifier(observer)] != nil
     }
@@ -430,7 +468,7 @@ public final class ObserverRegistry: @unchecked Sendable {
     @inlinable
     public func withObservers<P>(_ body: @escaping @Sendable (P) -> Void) {
         if hasPendingAdds.load(ordering: .acquiring) { storePendingAdds() }
-        (existingView(for: P.self) ?? madeViewIfObserved(for: P.self))?.send(body)
+        (existingView(for: P.self) ?? viewUnlessSoleStoredCalled(body))?.send(body)
     }
 
     /// Calls `body` on this thread, before returning, with every observer
@@ -445,7 +483,39 @@ public final class ObserverRegistry: @unchecked Sendable {
     @inlinable @inline(__always)
     package func withObserversCallableHere<P>(_ body: (P) -> Void) -> Int {
         if hasPendingAdds.load(ordering: .acquiring) { storePendingAdds() }
-        return (existingView(for: P.self) ?? madeViewIfObserved(for: P.self))?.sendHere(body) ?? 0
+        // The sole stored observer is synchronous: callable here.
+        return (existingView(for: P.self) ?? viewUnlessSoleStoredCalled(body))?.sendHere(body) ?? 0
+    }
+
+    /// A send's view of `P` when it found none: nil when the registry's sole
+    /// stored observer took the call (or does not conform to `P`), or when
+    /// no observer was ever added; otherwise the view, made now. Kept out of
+    /// line (specialized all the same), so that a send that finds its view
+    /// runs the code it ran before the registry had this form.
+    @inlinable @inline(never)
+    func viewUnlessSoleStoredCalled<P>(_ body: (P) -> Void) -> ProtocolView<P>? {
+        if callSoleStored(body) { return nil }
+        return madeViewIfObserved(for: P.self)
+    }
+
+    /// Calls `body` with the sole stored observer, if the registry holds
+    /// one (see ``SoleStoredObserver``): true when the call was made or the
+    /// observer does not conform to `P`, false when the registry has views
+    /// (or none at all) by now. Decides `P` first, under the writer lock,
+    /// when no protocol is decided yet; moves the registry to its lists (and
+    /// returns false) when the object cannot hold `P`'s answer.
+    @inlinable
+    func callSoleStored<P>(_ body: (P) -> Void) -> Bool {
+        while true {
+            let called = withReadSection { () -> Bool? in
+                // Loaded inside the section: the object stays allocated until it ends.
+                guard let called = views.withSoleStored({ $0.call(body) }) else { return false }
+                return called ? true : nil
+            }
+            if let called { return called }
+            // Not decided for `P`: decide (or move to the lists), then look again.
+            decideSoleStored(for: P.self)
+        }
     }
 
     /// Stores the observers added since the last call in every view.
@@ -456,7 +526,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         let state = made.takeUnretainedValue()
         state.lock()
         defer { state.unlock() }
-        storePendingLocked(state)
+        storePendingLocked(state, keepingSoleStored: true)
     }
 
     /// The view of observers conforming to `P`, made on first use (with the
@@ -473,7 +543,8 @@ public final class ObserverRegistry: @unchecked Sendable {
         let key = ObjectIdentifier(type)
         // Acquire: pairs with the release that published the node, so its
         // fields (and the view's list) are visible.
-        var node = viewHead.load(ordering: .acquiring)
+        // Nil with a sole stored observer: no views.
+        var node = views.loadHead(ordering: .acquiring)
         while let current = node {
             let found = current._withUnsafeGuaranteedRef { $0.key == key ? $0.view : nil }
             if let found { return unsafeDowncast(found, to: ProtocolView<P>.self) }
@@ -506,7 +577,8 @@ public final class ObserverRegistry: @unchecked Sendable {
             return unsafeDowncast(existing, to: ProtocolView<P>.self)
         }
         sweepDeadObserversLocked(state, force: false)
-        storePendingLocked(state)
+        storePendingLocked(state, keepingSoleStored: false)
+        moveSoleStoredToTableLocked(state)
         let view = ProtocolView<P>(deadFlag: deadFlagLocked(state))
         let node = ProtocolViewNode(key: key, view: view)
         // Known to writers before it is filled, so that an observer added by
@@ -526,9 +598,75 @@ public final class ObserverRegistry: @unchecked Sendable {
         // Linked at the head now (not before filling: a view made by a
         // callback during the filling was linked meanwhile). Release: a
         // reader that acquires the node sees the filled list.
-        node.next = viewHead.load(ordering: .relaxed)
-        viewHead.store(Unmanaged.passUnretained(node), ordering: .releasing)
+        node.next = views.loadHead(ordering: .relaxed)
+        views.publish(head: Unmanaged.passUnretained(node))
         return view
+    }
+
+    // MARK: The sole stored observer
+
+    /// Decides `P` for the sole stored observer, or moves the registry to
+    /// its table and lists when the observer cannot hold `P`'s answer (its
+    /// protocol is another one, or `P` needs a view). Takes the writer lock.
+    @usableFromInline
+    func decideSoleStored<P>(for type: P.Type) {
+        guard let made = writerStateWord.existing else { return }
+        let state = made.takeUnretainedValue()
+        state.lock()
+        defer { state.unlock() }
+        guard let stored = soleStoredLocked() else { return }
+        let decided = stored.protocolKey.load(ordering: .relaxed)
+        // Decided for `P` by a send that held the lock first: nothing to do.
+        if decided == UInt(bitPattern: ObjectIdentifier(P.self)) { return }
+        guard decided == 0 else {
+            // Decided for another protocol: the lists take over.
+            moveSoleStoredToTableLocked(state)
+            return
+        }
+        guard let strong = stored.observer.strongObserver() else {
+            // Deallocating: never called again, dropped now.
+            unpublishSoleStoredLocked()
+            return
+        }
+        if !stored.decide(P.self, for: strong) { moveSoleStoredToTableLocked(state) }
+        // Released last: a deinit may run and change the registry.
+        withExtendedLifetime(strong) {}
+    }
+
+    /// The sole stored observer, if the registry holds one (never while it
+    /// has an identity table). Lock held.
+    @inline(__always)
+    private func soleStoredLocked() -> SoleStoredObserver? {
+        views.soleStored
+    }
+
+    /// Takes the sole stored observer out of the view word (its
+    /// registration ends) and retires it. Lock held.
+    private func unpublishSoleStoredLocked() {
+        views.retireSoleStored()
+    }
+
+    /// Moves the sole stored observer's registration into the identity
+    /// table as a stored record (same generation), before a second
+    /// observer or a view needs the table. Lock held.
+    private func moveSoleStoredToTableLocked(_ state: RegistryWriterState) {
+        guard let stored = soleStoredLocked() else { return }
+        unpublishSoleStoredLocked()
+        let strong = stored.observer.strongObserver()
+        if let strong {
+            let table = state.table ?? IdentityTable()
+            state.table = table
+            let record = RegisteredObserver(strong, delivery: .synchronous, generation: stored.generation)
+            table[ObjectIdentifier(strong)] = .stored(record)
+            storeLocked(record, in: state)
+        }
+        // Released last, the registry consistent: a deinit may run and change it.
+        withExtendedLifetime(strong) {}
+    }
+
+    /// Registrations held, dead observers not yet dropped included. Lock held.
+    private func entryCountLocked(_ state: RegistryWriterState) -> Int {
+        state.entryCount + (soleStoredLocked() == nil ? 0 : 1)
     }
 
     // MARK: Writer internals (lock held)
@@ -562,7 +700,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         state.table = table
         if let sole = state.soleRegistration {
             state.sole = nil
-            table[sole.identifier] = .pending(index: state.pending.count)
+            table[sole.identifier] = .pending(at: state.pending.count)
             state.pending.append(sole)
         }
         return table
@@ -581,11 +719,23 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// Turns every pending observer still registered and alive into a stored
     /// one. Storing may run deinits that add or remove observers (this
     /// thread holds the recursive lock): it loops until nothing is pending.
-    private func storePendingLocked(_ state: RegistryWriterState) {
+    private func storePendingLocked(_ state: RegistryWriterState, keepingSoleStored: Bool) {
         // First make every pending entry consistent (no user code runs
         // here), then store, which may reclaim memory and so run deinits
         // that add or remove observers. The strong references taken to make
         // the records are released last, for the same reason.
+        if keepingSoleStored, state.table == nil, state.views.isEmpty, defersAdds,
+            let registration = state.soleRegistration
+        {
+            // One synchronous observer and no views: stored as the registry's
+            // sole stored observer, which sends call without views (probing
+            // takes no reference: no deinit runs here).
+            state.sole = nil
+            if !registration.observer.hasStartedDeinit {
+                views.publish(
+                    soleStored: SoleStoredObserver(registration.observer, generation: registration.generation))
+            }
+        }
         if state.table == nil, let registration = state.soleRegistration {
             // The inline registration goes straight into a new table as a
             // stored record (no pending array is made for it).
@@ -644,8 +794,8 @@ public final class ObserverRegistry: @unchecked Sendable {
             // Never stored anywhere: take it out of `pending` (the last one
             // moves into its place).
             let last = state.pending.removeLast()
-            if index < state.pending.count {
-                state.pending[index] = last
+            if Int(index) < state.pending.count {
+                state.pending[Int(index)] = last
                 state.table?[last.identifier] = .pending(index: index)
             }
             if state.pending.isEmpty { hasPendingAdds.store(false, ordering: .releasing) }
@@ -666,6 +816,11 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// otherwise only when a send has reported one since the last sweep.
     @inline(__always)
     private func sweepDeadObserversLocked(_ state: RegistryWriterState, force: Bool) {
+        // A sole stored observer is probed by every writer (no send reports
+        // its death: it has no view).
+        if state.table == nil, let stored = soleStoredLocked(), stored.observer.hasStartedDeinit {
+            unpublishSoleStoredLocked()
+        }
         // The plain load first: most writers find no death reported.
         guard force || (state.deadFlag?.isSet.load(ordering: .relaxed) == true && state.deadFlag!.take()) else {
             return
@@ -747,7 +902,7 @@ final class RegistryWriterState: RegistryLock, @unchecked Sendable {
     var pending: [PendingObserver] = []
     /// Every view's node, in creation order (what an add casts into),
     /// including one being filled, not yet linked: this array owns the
-    /// nodes `viewHead` reaches (readers borrow them at +0).
+    /// nodes `views` reaches (readers borrow them at +0).
     @exclusivity(unchecked)
     var views: [ProtocolViewNode] = []
     /// The generation the next registration gets: a token cancels its own
@@ -787,23 +942,38 @@ final class RegistryWriterState: RegistryLock, @unchecked Sendable {
     }
 }
 
-/// What an ``ObserverRegistry`` knows of one registered observer.
+/// What an ``ObserverRegistry`` knows of one registered observer: one word
+/// (the index's 32 bits leave the reference's spare bits for the case), so
+/// an identity table's bucket is 16 bytes.
+///
+/// `stored` is the first case, so its case bits are 0: the word of a stored
+/// entry is the record's plain address, the only reference the registry
+/// keeps to it, which a leak checker (LeakSanitizer) and a debugger can
+/// follow. Declared after another case, it would carry the reference's top
+/// spare bit set, and LeakSanitizer would report every record a live table
+/// holds as leaked.
 enum RegistryEntry {
-    /// Added but not yet stored in the lists: `pending[index]`.
-    case pending(index: Int)
     /// Stored in the registry's list of all observers and in its views.
     case stored(RegisteredObserver)
+    /// Added but not yet stored in the lists: `pending[index]`.
+    case pending(index: UInt32)
+
+    /// Pending adds a registry holds at most (then it stores them).
+    static var maximumPendingCount: Int { Int(UInt32.max) }
+
+    /// `.pending(index:)` for an index below ``maximumPendingCount``.
+    static func pending(at index: Int) -> RegistryEntry { .pending(index: UInt32(truncatingIfNeeded: index)) }
 
     func isAlive(in pending: [PendingObserver]) -> Bool {
         switch self {
-        case .pending(let index): pending[index].observer.isAlive
+        case .pending(let index): pending[Int(index)].observer.isAlive
         case .stored(let record): record.observer.isAlive
         }
     }
 
     func generation(in pending: [PendingObserver]) -> UInt64 {
         switch self {
-        case .pending(let index): pending[index].generation
+        case .pending(let index): pending[Int(index)].generation
         case .stored(let record): record.generation
         }
     }

@@ -1,0 +1,396 @@
+import Dispatch
+import Foundation
+import ObserverTestSupport
+import XCTest
+
+@_spi(EngineDiagnostics) @testable import ObserverSwift
+
+/// A registry stays small. With one synchronous observer it keeps it, once
+/// a send has stored it, as its sole stored observer: no view, no slot list, no
+/// identity table, and the first protocol it is called through decided
+/// once. A second observer, a second protocol, an isolated conformance or a
+/// cast that is not one reference and one witness table moves the registry
+/// to its lists. These tests cover the memory it saves, the calls it makes
+/// (and does not make), every move to the lists, and senders racing the
+/// writers that make and end it; and, in the lists, the one-word table
+/// entry and the box without details.
+final class RegistrySoleStoredTests: XCTestCase {
+    /// Counts its Alpha and Beta calls.
+    final class CountingAlphaBeta: AlphaObserver, BetaObserver, Sendable {
+        let alphaCalls = HeapAtomicWord<Int>(0)
+        let betaCalls = HeapAtomicWord<Int>(0)
+        func alpha(_ value: Int) { alphaCalls.wrappingAdd(1, ordering: .relaxed) }
+        func beta(_ value: Int) { betaCalls.wrappingAdd(1, ordering: .relaxed) }
+    }
+
+    /// What the allocation test's observer writes (no capture in its closures).
+    nonisolated(unsafe) static var heapBytesSeenInCall: Int? = nil
+
+    /// An observer that reads the heap's bytes in use while it is called.
+    final class HeapReadingObserver: AlphaObserver, Sendable {
+        func alpha(_ value: Int) { RegistrySoleStoredTests.heapBytesSeenInCall = HeapBytes.inUse() }
+    }
+
+    func testARegistryWithOneObserverStaysSmallOnceASendHasStoredIt() throws {
+        final class Observer: AlphaObserver, Sendable {
+            func alpha(_ value: Int) {}
+        }
+        let observer = Observer()
+        let bytes = try SourceMemoryTests.bytesEach(100_000) {
+            let registry = ObserverRegistry()
+            registry.addObserver(observer)
+            registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
+            return registry
+        }
+        guard let bytes else { throw XCTSkip("mallinfo2 cannot be read here") }
+        // The registry (48), its writer state (112) and the sole stored observer (64).
+        XCTAssertLessThanOrEqual(bytes, 256, "an ObserverRegistry with one observer after one withObservers")
+        withExtendedLifetime(observer) {}
+    }
+
+    func testAnIdentityTableEntryIsOneWord() {
+        // A bucket is the key and the entry: 16 bytes (24 with a tagged entry).
+        XCTAssertEqual(MemoryLayout<RegistryEntry>.size, MemoryLayout<UInt>.size)
+        XCTAssertEqual(MemoryLayout<RegistryEntry>.stride, MemoryLayout<UInt>.stride)
+    }
+
+    /// The identity table is the only holder of a stored record: its entry's
+    /// word must be the record's address as it is, or a leak checker cannot
+    /// follow it and reports every record of a live registry as leaked
+    /// (LeakSanitizer: `Direct leak of 81 byte(s)` made by
+    /// `ObserverRegistry.insert`).
+    func testAStoredEntryIsItsRecordsPlainAddress() {
+        final class Observer: Sendable {}
+        let observer = Observer()
+        let record = RegisteredObserver(observer, delivery: .synchronous, generation: 1)
+        let entry = RegistryEntry.stored(record)
+        let word = withUnsafeBytes(of: entry) { $0.load(as: UInt.self) }
+        XCTAssertEqual(
+            String(word, radix: 16), String(UInt(bitPattern: ObjectIdentifier(record)), radix: 16),
+            "a stored entry's word is its record's address, no case bits set")
+        withExtendedLifetime((entry, observer)) {}
+    }
+
+    /// A protocol view's box for the common observer (synchronous, one
+    /// class-bound protocol) is an 88-byte object, a 96-byte glibc chunk:
+    /// delivery, global-actor queue and wide casts live in details made only
+    /// for the boxes that need them.
+    func testACommonProtocolBoxIsANinetySixByteChunk() throws {
+        #if os(Linux)
+            typealias UsableSize = @convention(c) (UnsafeMutableRawPointer?) -> Int
+            guard !ReliabilityEnvironment.isSanitized,
+                let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_usable_size")
+            else { throw XCTSkip("malloc_usable_size is not glibc's here") }
+            let usableSize = unsafeBitCast(symbol, to: UsableSize.self)
+            let registry = ObserverRegistry()
+            let observers = (0..<2).map { AlphaOnly("\($0)") }
+            let queued = AlphaAndBeta("queued")
+            for observer in observers { registry.addObserver(observer) }
+            registry.addObserver(queued, delivery: .queue(DispatchQueue(label: "box-size")))
+            var boxes: [ConformingObserver<any AlphaObserver>] = []
+            registry.view(for: (any AlphaObserver).self).conforming.forEach { boxes.append($0) }
+            XCTAssertEqual(boxes.count, 3)
+            for box in boxes {
+                let bytes = usableSize(Unmanaged.passUnretained(box).toOpaque())
+                if box.isSynchronous {
+                    XCTAssertNil(box.details)
+                    XCTAssertLessThanOrEqual(bytes, 88, "a common box's usable bytes (a 96-byte chunk)")
+                } else {
+                    XCTAssertNotNil(box.details, "a queued observer's box keeps its delivery in its details")
+                }
+            }
+            var wide: [ConformingObserver<any AlphaObserver & BetaObserver>] = []
+            registry.view(for: (any AlphaObserver & BetaObserver).self).conforming.forEach { wide.append($0) }
+            XCTAssertEqual(wide.count, 1)
+            XCTAssertTrue(wide.first?.hasStoredCast ?? false)
+            XCTAssertNotNil(wide.first?.details, "a composition's cast is kept in the details")
+            withExtendedLifetime((observers, queued)) {}
+        #else
+            throw XCTSkip("measured with glibc's malloc_usable_size")
+        #endif
+    }
+
+    func testOneObserverIsCalledWithoutAViewAndItsProtocolIsDecidedOnce() {
+        let registry = ObserverRegistry()
+        let alpha = AlphaOnly("alpha")
+        let token = registry.addObserver(alpha)
+        registry.withObserversHere { (observer: AlphaObserver) in observer.alpha(1) }
+        registry.withObservers { (observer: AlphaObserver) in observer.alpha(2) }
+        XCTAssertEqual(alpha.recorded, ["alpha 1", "alpha 2"])
+        XCTAssertNil(registry.existingView(for: (any AlphaObserver).self), "no view was made")
+        XCTAssertEqual(registry.storedCount, 1)
+        XCTAssertEqual(registry.entryCount, 1)
+        XCTAssertTrue(registry.contains(alpha))
+        XCTAssertFalse(registry.addObserver(alpha).isActive, "a repeated add is a no-op")
+        XCTAssertTrue(token.isActive)
+        XCTAssertEqual(registry.observerCount, 1)
+        XCTAssertTrue(token.cancel())
+        XCTAssertFalse(token.isActive)
+        registry.withObservers { (observer: AlphaObserver) in observer.alpha(3) }
+        XCTAssertEqual(alpha.recorded, ["alpha 1", "alpha 2"])
+        XCTAssertEqual(registry.observerCount, 0)
+        // Added again, it is stored again (a new registration, a new token).
+        let again = registry.addObserver(alpha)
+        registry.withObservers { (observer: AlphaObserver) in observer.alpha(4) }
+        XCTAssertEqual(alpha.recorded, ["alpha 1", "alpha 2", "alpha 4"])
+        XCTAssertFalse(token.cancel(), "the old token does not end the new registration")
+        XCTAssertTrue(again.isActive)
+        XCTAssertTrue(registry.removeObserver(alpha))
+        XCTAssertFalse(again.isActive)
+    }
+
+    /// Bytes allocated and alive while the observer runs, and left behind,
+    /// over 1 000 calls after the first: both 0. Work an earlier test left on
+    /// other threads may allocate or free during one measurement, so up to
+    /// five are taken; an allocation made by every call would show in each.
+    func testLaterCallsAllocateNothing() throws {
+        guard HeapBytes.inUse() != nil else { throw XCTSkip("mallinfo2 cannot be read here") }
+        // Sole stored, then (second registry) the lists.
+        for observers in [1, 2] {
+            let registry = ObserverRegistry()
+            let reading = HeapReadingObserver()
+            let others = (1..<observers).map { _ in HeapReadingObserver() }
+            registry.addObserver(reading)
+            for other in others { registry.addObserver(other) }
+            // The first calls decide the protocol (and may allocate).
+            for _ in 0..<3 { registry.withObservers { (observer: AlphaObserver) in observer.alpha(0) } }
+            var measured: (callsWithBytesAllocated: Int, bytesLeft: Int) = (0, 0)
+            for _ in 0..<5 {
+                var seen: [Int] = []
+                seen.reserveCapacity(1_000)
+                try ObserverCore.reclaimNow()
+                let before = HeapBytes.inUse()!
+                for _ in 0..<1_000 {
+                    Self.heapBytesSeenInCall = nil
+                    let start = HeapBytes.inUse()!
+                    registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
+                    seen.append((Self.heapBytesSeenInCall ?? -1) - start)
+                }
+                try ObserverCore.reclaimNow()
+                measured = (seen.filter { $0 != 0 }.count, HeapBytes.inUse()! - before)
+                if measured == (0, 0) { break }
+            }
+            XCTAssertEqual(
+                measured.callsWithBytesAllocated, 0, "calls with bytes allocated during them (\(observers) observers)")
+            XCTAssertEqual(measured.bytesLeft, 0, "bytes left by 1 000 calls (\(observers) observers)")
+            withExtendedLifetime((reading, others)) {}
+        }
+    }
+
+    func testAnObserverThatDoesNotConformIsNotCalledAndMakesNoView() {
+        let registry = ObserverRegistry()
+        let beta = BetaOnly("beta")
+        registry.addObserver(beta)
+        for _ in 0..<2 {
+            registry.withObservers { (_: AlphaObserver) in XCTFail("a non-conforming observer was called") }
+        }
+        XCTAssertNil(registry.existingView(for: (any AlphaObserver).self))
+        XCTAssertEqual(registry.storedCount, 1)
+        XCTAssertEqual(registry.observerCount, 1)
+    }
+
+    func testASecondProtocolMovesTheObserverToTheListsWithItsToken() {
+        let registry = ObserverRegistry()
+        let both = AlphaAndBeta("both")
+        let token = registry.addObserver(both)
+        registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
+        registry.withObservers { (observer: BetaObserver) in observer.beta(2) }
+        registry.withObservers { (observer: AlphaObserver) in observer.alpha(3) }
+        registry.withObservers { (observer: LooseObserver) in observer.loose(4) }
+        registry.withObservers { (observer: any AlphaObserver & BetaObserver) in observer.alpha(5) }
+        registry.withObservers { (observer: AlphaAndBeta) in observer.beta(6) }
+        XCTAssertEqual(both.recorded, ["alpha 1", "beta 2", "alpha 3", "loose 4", "alpha 5", "beta 6"])
+        XCTAssertNotNil(registry.existingView(for: (any AlphaObserver).self), "the lists took over")
+        XCTAssertEqual(registry.storedCount, 1)
+        XCTAssertTrue(token.isActive)
+        XCTAssertTrue(token.cancel(), "the token still ends the registration")
+        registry.withObservers { (observer: AlphaObserver) in observer.alpha(7) }
+        XCTAssertEqual(both.recorded.count, 6)
+    }
+
+    func testCastsThatAreNotOneReferenceAndOneWitnessTableGoToTheLists() {
+        for index in 0..<3 {
+            let registry = ObserverRegistry()
+            let both = AlphaAndBeta("both")
+            registry.addObserver(both)
+            switch index {
+            case 0: registry.withObservers { (observer: any AlphaObserver & BetaObserver) in observer.alpha(1) }
+            case 1: registry.withObservers { (observer: LooseObserver) in observer.loose(1) }
+            default: registry.withObservers { (observer: AlphaAndBeta) in observer.beta(1) }
+            }
+            XCTAssertEqual(both.callCount, 1)
+            registry.withObservers { (observer: AlphaObserver) in observer.alpha(2) }
+            XCTAssertEqual(both.callCount, 2)
+        }
+    }
+
+    func testASecondObserverMovesTheFirstToTheListsInOrder() {
+        let registry = ObserverRegistry()
+        let first = AlphaOnly("first")
+        let second = AlphaOnly("second")
+        let order = SharedVariable<[String]>([])
+        let firstToken = registry.addObserver(first)
+        registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
+        registry.addObserver(second)
+        XCTAssertEqual(registry.entryCount, 2)
+        registry.withObservers { (observer: AlphaObserver) in
+            order.update { $0.append((observer as! AlphaOnly).name) }
+        }
+        XCTAssertEqual(order.value, ["first", "second"], "the first registered is called first")
+        XCTAssertTrue(firstToken.cancel())
+        registry.withObservers { (observer: AlphaObserver) in observer.alpha(2) }
+        XCTAssertEqual(first.recorded, ["alpha 1"])
+        XCTAssertEqual(second.recorded, ["alpha 2"])
+    }
+
+    func testAnObserverMayRemoveItselfOrAddAnotherWhileCalled() {
+        final class SelfRemoving: AlphaObserver, @unchecked Sendable {
+            weak var registry: ObserverRegistry?
+            var calls = 0
+            func alpha(_ value: Int) {
+                calls += 1
+                registry?.removeObserver(self)
+            }
+        }
+        let registry = ObserverRegistry()
+        let removing = SelfRemoving()
+        removing.registry = registry
+        registry.addObserver(removing)
+        registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
+        registry.withObservers { (observer: AlphaObserver) in observer.alpha(2) }
+        XCTAssertEqual(removing.calls, 1)
+        XCTAssertEqual(registry.observerCount, 0)
+
+        final class Adding: AlphaObserver, @unchecked Sendable {
+            weak var registry: ObserverRegistry?
+            let added = AlphaOnly("added")
+            func alpha(_ value: Int) { registry?.addObserver(added) }
+        }
+        let adding = Adding()
+        adding.registry = registry
+        registry.addObserver(adding)
+        registry.withObservers { (observer: AlphaObserver) in observer.alpha(3) }
+        XCTAssertEqual(adding.added.recorded, [], "an observer added during a call is not called by it")
+        registry.withObservers { (observer: AlphaObserver) in observer.alpha(4) }
+        XCTAssertEqual(adding.added.recorded, ["alpha 4"])
+    }
+
+    func testADeallocatedSoleObserverIsNeverCalledAndIsDropped() {
+        let registry = ObserverRegistry()
+        var alpha: AlphaOnly? = AlphaOnly("alpha")
+        weak let gone = alpha
+        let token = registry.addObserver(alpha!)
+        registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
+        alpha = nil
+        XCTAssertNil(gone)
+        registry.withObservers { (_: AlphaObserver) in XCTFail("a deallocated observer was called") }
+        XCTAssertFalse(token.isActive)
+        XCTAssertEqual(registry.entryCount, 1, "not swept yet")
+        XCTAssertEqual(registry.observerCount, 0, "counting swept it")
+        XCTAssertEqual(registry.entryCount, 0)
+        XCTAssertFalse(token.cancel())
+    }
+
+    func testAnObserverIsolatedToTheMainActorGoesToTheLists() {
+        let registry = ObserverRegistry()
+        let screen = MainActor.assumeIsolated { DownloadScreen() }
+        registry.addObserver(screen)
+        registry.withObservers { (observer: DownloadObserving) in observer.downloaded(1) }
+        let drained = expectation(description: "main queue drained")
+        DispatchQueue.main.async { drained.fulfill() }
+        waitUntilFulfilled([drained], timeout: 30)
+        XCTAssertNotNil(
+            registry.existingView(for: (any DownloadObserving).self), "an isolated conformance needs the lists")
+        XCTAssertEqual(MainActor.assumeIsolated { screen.shown }, [1])
+        XCTAssertEqual(MainActor.assumeIsolated { screen.calledOffTheMainActor }, 0)
+    }
+
+    /// Two threads make the first calls through one protocol at once: the
+    /// one that waits for the lock finds the protocol decided and keeps the
+    /// sole stored form. Every call reaches the observer exactly once.
+    func testTwoFirstCallsThroughOneProtocolKeepTheSoleStoredForm() {
+        for _ in 0..<200 {
+            let registry = ObserverRegistry()
+            let observer = CountingAlphaBeta()
+            registry.addObserver(observer)
+            let calls = 20
+            runOnThreads(2) { _ in
+                for value in 0..<calls {
+                    registry.withObservers { (observer: AlphaObserver) in observer.alpha(value) }
+                }
+            }
+            XCTAssertEqual(observer.alphaCalls.load(ordering: .relaxed), 2 * calls)
+            XCTAssertNil(registry.existingView(for: (any AlphaObserver).self), "no move to the lists")
+        }
+    }
+
+    /// Two threads call through two protocols while the observer stays
+    /// registered: the first decides one protocol, the other moves the
+    /// registry to its lists meanwhile. Every call reaches it exactly once.
+    func testTwoProtocolsRacingTheMoveToTheListsLoseNoCall() {
+        for _ in 0..<200 {
+            let registry = ObserverRegistry()
+            let observer = CountingAlphaBeta()
+            registry.addObserver(observer)
+            let calls = 50
+            runOnThreads(2) { thread in
+                for value in 0..<calls {
+                    if thread == 0 {
+                        registry.withObservers { (observer: AlphaObserver) in observer.alpha(value) }
+                    } else {
+                        registry.withObservers { (observer: BetaObserver) in observer.beta(value) }
+                    }
+                }
+            }
+            XCTAssertEqual(observer.alphaCalls.load(ordering: .relaxed), calls)
+            XCTAssertEqual(observer.betaCalls.load(ordering: .relaxed), calls)
+        }
+    }
+
+    /// Senders call while another thread adds a short-lived observer,
+    /// stores it with a send of its own, and removes it (or lets it die),
+    /// over and over: the registry moves in and out of the sole stored form
+    /// under the senders. No observer is called after its deinit started,
+    /// and the churning thread's own send reaches the observer it added.
+    func testSendersRacingTheSoleStoredObserverComingAndGoing() {
+        let ledger = LivenessLedger()
+        let registry = ObserverRegistry()
+        let stop = HeapAtomicWord<Bool>(false)
+        let missed = HeapAtomicWord<Int>(0)
+        let rounds = 2_000
+        let deadline = Date().addingTimeInterval(60)
+        runOnThreads(3) { thread in
+            if thread == 0 {
+                for round in 0..<rounds where Date() < deadline {
+                    // Odd rounds: an observer that stays registered through
+                    // the churning thread's send, which must reach it. Even
+                    // rounds: one that is removed, or dies while registered.
+                    if round % 2 == 1 {
+                        let counter = CountingAlphaBeta()
+                        registry.addObserver(counter)
+                        registry.withObservers { (observer: AlphaObserver) in observer.alpha(round) }
+                        if counter.alphaCalls.load(ordering: .relaxed) == 0 {
+                            missed.wrappingAdd(1, ordering: .relaxed)
+                        }
+                        registry.removeObserver(counter)
+                    } else {
+                        let transient = TransientAlpha(ledger)
+                        registry.addObserver(transient)
+                        registry.withObservers { (observer: AlphaObserver) in observer.alpha(round) }
+                        if round % 4 == 0 { registry.removeObserver(transient) }
+                        // Otherwise `transient` dies here, registered: a dead sole observer.
+                    }
+                }
+                stop.store(true, ordering: .releasing)
+            } else {
+                while !stop.load(ordering: .acquiring) {
+                    registry.withObservers { (observer: AlphaObserver) in observer.alpha(thread) }
+                }
+            }
+        }
+        XCTAssertLessThan(Date(), deadline, "the churn finished in time")
+        XCTAssertEqual(ledger.callsOnDead.load(ordering: .relaxed), 0, "calls to observers whose deinit had started")
+        XCTAssertEqual(missed.load(ordering: .relaxed), 0, "sends that missed an observer registered before them")
+        XCTAssertEqual(registry.observerCount, 0)
+    }
+}
