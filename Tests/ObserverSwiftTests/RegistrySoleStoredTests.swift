@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ObserverEngine
 import ObserverTestSupport
 import XCTest
 
