@@ -204,10 +204,18 @@ tsan-selfcheck: deps
 
 # The whole suite under AddressSanitizer + LeakSanitizer. Only XCTest's own
 # leaks are suppressed, by allocating function (see .ci/lsan-xctest.supp).
+# The log is build-c/asan.log; a failed run ends with .ci/leak-digest's
+# summary of each report (the allocating lines of our code).
 asan: deps c-test-asan
 	$(SWIFT) build --build-tests $(ASAN_FLAGS)
-	LSAN_OPTIONS="suppressions=$(LSAN_SUPPRESSIONS) $(LSAN_OPTIONS)" ASAN_OPTIONS="detect_leaks=1 $(ASAN_OPTIONS)" \
-		$(WITH_NATS_SERVER) $(SWIFT) test --skip-build $(ASAN_FLAGS)
+	@mkdir -p build-c
+	@LSAN_OPTIONS="suppressions=$(LSAN_SUPPRESSIONS) $(LSAN_OPTIONS)" ASAN_OPTIONS="detect_leaks=1 $(ASAN_OPTIONS)" \
+		$(WITH_NATS_SERVER) $(SWIFT) test --skip-build $(ASAN_FLAGS) > build-c/asan.log 2>&1; status=$$?; \
+	cat build-c/asan.log; \
+	if [ $$status -ne 0 ]; then \
+		echo "asan: FAILED (exit $$status); the reports, shortest form (full log: build-c/asan.log):"; \
+		.ci/leak-digest build-c/asan.log; exit $$status; \
+	fi
 
 # Shows that the LSan suppressions are targeted: runs a test that leaks on
 # purpose and succeeds only if LeakSanitizer reports those leaks.

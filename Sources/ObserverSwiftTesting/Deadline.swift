@@ -37,35 +37,56 @@ extension Duration {
 /// waits for has happened, and returns then; throws `failure()` if
 /// `deadline` passes first. The work `start` began is not stopped: a late
 /// `done` is ignored.
+///
+/// The deadline is a timer that whichever outcome comes first cancels, and
+/// `failure` (with what it captures, such as a recorder) is released then:
+/// a wait that ended leaves nothing pending until its deadline.
 func wait(
     until deadline: Deadline, orFail failure: @escaping @Sendable () -> ObserverTestFailure,
     start: (_ done: @escaping @Sendable () -> Void) -> Void
 ) async throws {
     let once = OneShot()
     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-        once.set(continuation)
-        DispatchQueue.global().asyncAfter(deadline: deadline.time) { once.fail(failure) }
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.setEventHandler { once.fail() }
+        timer.schedule(deadline: deadline.time)
+        once.set(OneShot.Pending(continuation: continuation, failure: failure, timer: timer))
+        timer.resume()
         start { once.succeed() }
     }
 }
 
-/// A continuation resumed by whichever comes first.
+/// A continuation resumed by whichever comes first: `succeed()` or the
+/// deadline's timer. The first ends the wait, cancels the timer and drops
+/// the failure; the second finds nothing to do.
 private final class OneShot: Sendable {
-    private let slot = Locked<CheckedContinuation<Void, any Error>?>(nil)
-
-    func set(_ continuation: CheckedContinuation<Void, any Error>) {
-        slot.withLock { $0 = continuation }
+    struct Pending: @unchecked Sendable {
+        // @unchecked: `timer` is a DispatchSource, whose methods are thread-safe.
+        let continuation: CheckedContinuation<Void, any Error>
+        let failure: @Sendable () -> ObserverTestFailure
+        let timer: any DispatchSourceTimer
     }
 
-    func succeed() { take()?.resume() }
+    private let slot = Locked<Pending?>(nil)
 
-    /// Throws `failure()` unless the wait ended already (then `failure` is not called).
-    func fail(_ failure: () -> ObserverTestFailure) {
-        guard let taken = take() else { return }
-        taken.resume(throwing: failure())
+    func set(_ pending: Pending) {
+        slot.withLock { $0 = pending }
     }
 
-    private func take() -> CheckedContinuation<Void, any Error>? {
+    func succeed() {
+        guard let pending = take() else { return }
+        pending.timer.cancel()
+        pending.continuation.resume()
+    }
+
+    /// Throws the failure unless the wait ended already (then it is not called).
+    func fail() {
+        guard let pending = take() else { return }
+        pending.timer.cancel()
+        pending.continuation.resume(throwing: pending.failure())
+    }
+
+    private func take() -> Pending? {
         slot.withLock { slot in
             defer { slot = nil }
             return slot

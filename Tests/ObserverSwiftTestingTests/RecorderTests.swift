@@ -44,6 +44,24 @@ final class RecorderTests: XCTestCase {
         XCTAssertEqual(received, 7)
     }
 
+    func testAWaitThatEndedKeepsNothingAliveUntilItsDeadline() async throws {
+        let saved = Event<Int>()
+        weak var released: Recorder<Int>?
+        do {
+            let recorder = saved.record()
+            released = recorder
+            saved.send(1)
+            let ready = try await recorder.next(timeout: .seconds(600))
+            XCTAssertEqual(ready, 1)
+            let sender = JoinableThread { saved.send(2) }
+            let later = try await recorder.next(timeout: .seconds(600))
+            sender.join()
+            XCTAssertEqual(later, 2)
+            try await recorder.expectNoMoreValues(within: .milliseconds(10))
+        }
+        XCTAssertNil(released, "a read that returned holds its recorder until its 600 s deadline")
+    }
+
     func testNextTimesOutNamingTheSourceWhatWasExpectedAndWhatArrived() async {
         let saved = Event<Int>()
         let recorder = saved.record()
