@@ -557,8 +557,8 @@ package final class KeyedSlotLists<Box: Subscriber>: AnyKeyedSlotLists, @uncheck
 }
 
 /// Inside a read section: calls `body` with each ``Subscriber`` box of a
-/// keyed list visible now, borrowed, skipping ``HandlerCell``s. Not the
-/// send path.
+/// list (an event's, or a key's in a keymap) visible now, borrowed,
+/// skipping ``HandlerCell``s. Not the send path.
 package func forEachVisibleSubscriber(in list: OpaquePointer, _ body: (Subscriber) -> Void) {
     let view = oc_list_view(list)
     var index: UInt32 = 0

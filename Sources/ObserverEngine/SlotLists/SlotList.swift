@@ -204,16 +204,7 @@ package class AnySlotList: PendingRemovalsHolder, SlotListWordsOwner, @unchecked
     /// read section (cells skipped). Not a send path (see
     /// ``SlotList/send(as:_:)``).
     package func forEachBox(_ body: (Subscriber) -> Void) {
-        withReadSection {
-            let view = oc_list_view(pointer)
-            var index: UInt32 = 0
-            while index < view.count {
-                if let context = oc_view_context(view, index), !HandlerCell.isCell(context) {
-                    Unmanaged<Subscriber>.fromOpaque(context)._withUnsafeGuaranteedRef { body($0) }
-                }
-                index &+= 1
-            }
-        }
+        withReadSection { forEachVisibleSubscriber(in: pointer, body) }
     }
 
     /// Subscriptions that can still deliver (every cell, and the boxes whose

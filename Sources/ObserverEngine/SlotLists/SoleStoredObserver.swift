@@ -100,7 +100,7 @@ package final class SoleStoredObserver: @unchecked Sendable {
                 withExtendedLifetime(typed) {}
                 // The first word must be the observer itself (then the value
                 // owns exactly that one reference), as for a protocol view's box.
-                guard words.0 == UInt(bitPattern: observer.address), words.1 != Self.doesNotConform else {
+                guard observer.isReference(words.0), words.1 != Self.doesNotConform else {
                     return false
                 }
                 witness = words.1
@@ -117,25 +117,20 @@ package final class SoleStoredObserver: @unchecked Sendable {
     /// Whether this is the registration `generation` of the observer whose
     /// identity is `identifier`.
     package func isRegistration(of identifier: ObjectIdentifier, generation: UInt64) -> Bool {
-        self.generation == generation && observer.address == UnsafeRawPointer(bitPattern: UInt(bitPattern: identifier))
+        self.generation == generation && observer.identifier == identifier
     }
 
     /// Gives back `stored`, a reference a word no longer holds, once every
     /// read section in progress has ended.
     static func retire(_ stored: Unmanaged<SoleStoredObserver>) {
-        let record = UnsafeMutableRawPointer.allocate(
-            byteCount: Int(OC_RETIREMENT_BYTES) + MemoryLayout<UnsafeMutableRawPointer>.stride,
-            alignment: MemoryLayout<UnsafeMutableRawPointer>.alignment)
-        record.storeBytes(
-            of: stored.toOpaque(), toByteOffset: Int(OC_RETIREMENT_BYTES), as: UnsafeMutableRawPointer.self)
-        oc_retire(record, releaseRetiredSoleStoredObserver, record, MemoryLayout<SoleStoredObserver>.size)
+        RetiredReference.retire(
+            stored.toOpaque(), objectSize: MemoryLayout<SoleStoredObserver>.size,
+            release: releaseRetiredSoleStoredObserver)
     }
 }
 
 /// `oc_retire`'s release for ``SoleStoredObserver/retire(_:)``: frees the
 /// record and gives back the word's reference.
 private let releaseRetiredSoleStoredObserver: @convention(c) (UnsafeMutableRawPointer) -> Void = { record in
-    let address = record.load(fromByteOffset: Int(OC_RETIREMENT_BYTES), as: UnsafeMutableRawPointer.self)
-    record.deallocate()
-    Unmanaged<SoleStoredObserver>.fromOpaque(address).release()
+    Unmanaged<SoleStoredObserver>.fromOpaque(RetiredReference.take(from: record)).release()
 }
