@@ -115,13 +115,9 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
             registration: KeyedObserverRegistration(
                 registry: UnownedObserver(self), key: key, identifier: ObjectIdentifier(observer),
                 generation: generation))
-        if _slowPath(SubscriptionTracking.isOn) {
-            TrackedSubscription(
-                .registryObserver, of: Self.self, delivery: delivery, fileID: fileID, line: line,
-                detail: "key \(key), observer \(type(of: observer))", countsDeliveries: false
-            ).attachRetained(subscription)
-        }
-        return subscription
+        return TrackedSubscription.trackingRegistryObserver(
+            subscription, of: Self.self, delivery: delivery, fileID: fileID, line: line,
+            detail: "key \(key), observer \(type(of: observer))")
     }
 
     /// ``addObserver(_:key:delivery:fileID:line:)`` without a token: whether `observer`
