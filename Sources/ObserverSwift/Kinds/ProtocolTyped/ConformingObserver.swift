@@ -95,7 +95,7 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     /// other than the main actor, its cast at most two words.
     @usableFromInline let details: ConformingObserverDetails?
     /// The observer's identity (its address: `observer` keeps the allocation).
-    var identifier: ObjectIdentifier { unsafeBitCast(observer.address, to: ObjectIdentifier.self) }
+    var identifier: ObjectIdentifier { observer.identifier }
     let expiry: Expiry
     @usableFromInline let deadFlag: DeadObserverFlag
 
@@ -128,11 +128,11 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
         case .none, .severalGlobalActors: return nil
         case .nonisolated, .unknown: break
         case .mainActor: delivery = .onMainActor
-        case .otherGlobalActor(let metadata):
-            guard let queue = GlobalActorQueue.queue(forGlobalActorMetadata: metadata) else { return nil }
+        case .otherGlobalActor(let actorType):
+            guard let queue = GlobalActorQueue.queue(for: actorType) else { return nil }
             globalActorQueue = queue
         }
-        let isIsolated = isolation != .nonisolated && isolation != .unknown
+        let isIsolated = isolation.isIsolated
         guard let typed = strong as? P else {
             // Only an isolated conformance gets here (the cast ran off its
             // actor): it is cast again where it is called, on its actor.
@@ -155,7 +155,7 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
             }
             // The first word must be the observer itself: then the value
             // owns exactly that one reference (see the type's comment).
-            hasStoredCast = storage.0 == UInt(bitPattern: registered.address)
+            hasStoredCast = registered.observer.isReference(storage.0)
         }
         return withExtendedLifetime(typed) {
             ConformingObserver(
@@ -191,9 +191,7 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     override var isExpired: Bool { expiry.isExpired(of: self) }
     override var hasTarget: Bool { true }
     // `observer` keeps the allocation (see RegisteredObserver.isTarget).
-    override func isTarget(_ object: AnyObject) -> Bool {
-        UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()) == observer.address
-    }
+    override func isTarget(_ object: AnyObject) -> Bool { observer.refers(to: object) }
 
     override func checkLiveness() -> Bool {
         if expiry.isExpired(of: self) { return false }
