@@ -9,17 +9,17 @@ package struct RegistryWords<ViewNode: AnyObject> {
     @usableFromInline package var viewHead = AtomicWordStorage<Unmanaged<ViewNode>?>(nil)
     @usableFromInline package var hasPendingAdds = AtomicWordStorage<Bool>(false)
     /// In the byte after `hasPendingAdds` (the word's padding otherwise).
-    package var storesAddsAtOnce = AtomicWordStorage<Bool>(false)
+    @usableFromInline package var storesAddsAtOnce = AtomicWordStorage<Bool>(false)
     /// After those two bytes, at the next word: the writer state's
     /// publish-once word (see ``LazyObjectWord``).
-    package var writerState = LazyObjectStorage(nil)
+    @usableFromInline package var writerState = LazyObjectStorage(nil)
 
     @inlinable package init() {}
 
     @inlinable package static var viewHeadOffset: Int { 0 }
     @inlinable package static var hasPendingAddsOffset: Int { MemoryLayout<UInt>.stride }
-    package static var storesAddsAtOnceOffset: Int { hasPendingAddsOffset + MemoryLayout<UInt8>.stride }
-    package static var writerStateOffset: Int { 2 * MemoryLayout<UInt>.stride }
+    @inlinable package static var storesAddsAtOnceOffset: Int { hasPendingAddsOffset + MemoryLayout<UInt8>.stride }
+    @inlinable package static var writerStateOffset: Int { 2 * MemoryLayout<UInt>.stride }
 
     /// `registry`'s views word.
     @inlinable @inline(__always)
@@ -34,11 +34,13 @@ package struct RegistryWords<ViewNode: AnyObject> {
     }
 
     /// `registry`'s word that says its adds are stored at once.
+    @inlinable @inline(__always)
     package static func storesAddsAtOnce(of registry: AnyObject) -> AtomicWord<Bool> {
         AtomicWords.word(registry, at: storesAddsAtOnceOffset)
     }
 
     /// `registry`'s writer state, published once.
+    @inlinable @inline(__always)
     package static func writerState<State: AnyObject>(of registry: AnyObject, as _: State.Type) -> LazyObjectWord<State>
     {
         LazyObjectWord(AtomicWords.word(registry, at: writerStateOffset))

@@ -67,15 +67,7 @@ package final class SoleStoredObserver: @unchecked Sendable {
         guard key == UInt(bitPattern: ObjectIdentifier(P.self)) else { return false }
         let witness = witness
         if witness == Self.doesNotConform { return true }
-        guard observer.retainIfAlive() else { return true }
-        // The retain just taken becomes the reference owned by `typed`
-        // (its first word is the observer's address); destroying `typed`
-        // after the call releases it.
-        var words = (UInt(bitPattern: observer.address), witness)
-        let typed = withUnsafeMutableBytes(of: &words) { raw in
-            raw.baseAddress!.withMemoryRebound(to: P.self, capacity: 1) { $0.move() }
-        }
-        body(typed)
+        _ = observer.withCast(from: (observer.castReference, witness), as: P.self, body)
         return true
     }
 
@@ -94,15 +86,7 @@ package final class SoleStoredObserver: @unchecked Sendable {
         case .nonisolated, .unknown:
             if let typed = strong as? P {
                 var words: (UInt, UInt) = (0, 0)
-                withUnsafeMutableBytes(of: &words) { destination in
-                    withUnsafeBytes(of: typed) { destination.copyMemory(from: $0) }
-                }
-                withExtendedLifetime(typed) {}
-                // The first word must be the observer itself (then the value
-                // owns exactly that one reference), as for a protocol view's box.
-                guard observer.isReference(words.0), words.1 != Self.doesNotConform else {
-                    return false
-                }
+                guard observer.store(cast: typed, into: &words), words.1 != Self.doesNotConform else { return false }
                 witness = words.1
             } else {
                 witness = Self.doesNotConform

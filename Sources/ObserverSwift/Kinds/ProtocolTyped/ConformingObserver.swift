@@ -143,26 +143,11 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
                 globalActorQueue: globalActorQueue, list: list, deadFlag: deadFlag)
         }
         var storage: WideConformingObserverStorage = (0, 0, 0, 0, 0, 0)
-        var hasStoredCast = false
-        if MemoryLayout<P>.size >= MemoryLayout<UInt>.size,
-            MemoryLayout<P>.size <= MemoryLayout<WideConformingObserverStorage>.size,
-            MemoryLayout<P>.alignment <= MemoryLayout<UInt>.alignment
-        {
-            withUnsafeMutableBytes(of: &storage) { destination in
-                withUnsafeBytes(of: typed) { source in
-                    destination.copyMemory(from: source)
-                }
-            }
-            // The first word must be the observer itself: then the value
-            // owns exactly that one reference (see the type's comment).
-            hasStoredCast = registered.observer.isReference(storage.0)
-        }
-        return withExtendedLifetime(typed) {
-            ConformingObserver(
-                observer: registered.observer, storage: storage,
-                hasStoredCast: hasStoredCast, delivery: delivery,
-                globalActorQueue: globalActorQueue, list: list, deadFlag: deadFlag)
-        }
+        let hasStoredCast = registered.observer.store(cast: typed, into: &storage)
+        return ConformingObserver(
+            observer: registered.observer, storage: storage,
+            hasStoredCast: hasStoredCast, delivery: delivery,
+            globalActorQueue: globalActorQueue, list: list, deadFlag: deadFlag)
     }
 
     private init(
@@ -248,16 +233,7 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     /// Calls `body` with the `P` value whose bytes are `stored`.
     @inlinable @inline(__always)
     func call<Stored>(_ body: (P) -> Void, rebuiltFrom stored: Stored) -> Bool {
-        var bytes = stored
-        return withUnsafeMutableBytes(of: &bytes) { raw in
-            guard observer.retainIfAlive() else { return false }
-            // The retain just taken becomes the reference owned by `typed`
-            // (its first word is the observer's address); destroying `typed` after the
-            // call releases it.
-            let typed = raw.baseAddress!.withMemoryRebound(to: P.self, capacity: 1) { $0.move() }
-            body(typed)
-            return true
-        }
+        observer.withCast(from: stored, as: P.self, body)
     }
 
     /// The slow path for casts that cannot be stored: `as?` on every call.
