@@ -1012,18 +1012,13 @@ final class ObserverRegistration: SubscriptionRegistration, @unchecked Sendable 
         self.generation = generation
     }
 
-    /// Calls `body` with the registry, or returns nil once its deinit has
-    /// started (the call holds it strongly meanwhile).
-    private func withRegistry<Result>(_ body: (ObserverRegistry) -> Result) -> Result? {
-        guard let strong = registry.strongObserver() else { return nil }
-        return body(unsafeDowncast(strong, to: ObserverRegistry.self))
-    }
-
     override func cancelSubscription() -> Bool {
-        withRegistry { $0.cancelRegistration(of: identifier, generation: generation) } ?? false
+        registry.withLive(ObserverRegistry.self) { $0.cancelRegistration(of: identifier, generation: generation) }
+            ?? false
     }
 
     override var isSubscriptionActive: Bool {
-        withRegistry { $0.isRegistrationActive(of: identifier, generation: generation) } ?? false
+        registry.withLive(ObserverRegistry.self) { $0.isRegistrationActive(of: identifier, generation: generation) }
+            ?? false
     }
 }
