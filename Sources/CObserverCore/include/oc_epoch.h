@@ -29,7 +29,7 @@
 #include <ck_epoch.h>
 #endif
 
-OC_DECLS_BEGIN
+OC__DECLS_BEGIN
 
 /* ------------------------------------------------------------------------ */
 /* Read sections (the send path)                                            */
@@ -416,6 +416,6 @@ typedef struct oc_stats {
 
 oc_stats_t oc_stats(void);
 
-OC_DECLS_END
+OC__DECLS_END
 
 #endif /* OC_EPOCH_H */

@@ -43,7 +43,7 @@
 
 #include "oc_list.h"
 
-OC_DECLS_BEGIN
+OC__DECLS_BEGIN
 
 typedef struct oc_keymap oc_keymap_t;
 
@@ -301,6 +301,6 @@ size_t oc_keymap_key_count(const oc_keymap_t *OC_NULLABLE map);
  */
 uint64_t oc_keymap_live_keys(void);
 
-OC_DECLS_END
+OC__DECLS_END
 
 #endif /* OC_KEYMAP_H */

@@ -34,7 +34,7 @@
 
 #include "oc_epoch.h"
 
-OC_DECLS_BEGIN
+OC__DECLS_BEGIN
 
 /* ------------------------------------------------------------------------ */
 /* Handles                                                                  */
@@ -332,6 +332,6 @@ size_t oc_list_count(const oc_list_t *OC_NULLABLE list);
  */
 bool oc_list_contains(oc_list_t *OC_NULLABLE list, oc_handle_t handle);
 
-OC_DECLS_END
+OC__DECLS_END
 
 #endif /* OC_LIST_H */

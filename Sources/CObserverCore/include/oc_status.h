@@ -25,15 +25,15 @@
 #endif
 
 /*
- * Open and close every header's declarations: C linkage for C++, and the
- * nullability default above.
+ * Open and close every header's declarations (internal to the headers): C
+ * linkage for C++, and the nullability default above.
  */
 #ifdef __cplusplus
-#define OC_DECLS_BEGIN extern "C" { OC_ASSUME_NONNULL_BEGIN
-#define OC_DECLS_END OC_ASSUME_NONNULL_END }
+#define OC__DECLS_BEGIN extern "C" { OC_ASSUME_NONNULL_BEGIN
+#define OC__DECLS_END OC_ASSUME_NONNULL_END }
 #else
-#define OC_DECLS_BEGIN OC_ASSUME_NONNULL_BEGIN
-#define OC_DECLS_END OC_ASSUME_NONNULL_END
+#define OC__DECLS_BEGIN OC_ASSUME_NONNULL_BEGIN
+#define OC__DECLS_END OC_ASSUME_NONNULL_END
 #endif
 
 /*
@@ -54,7 +54,7 @@
 #endif
 #endif
 
-OC_DECLS_BEGIN
+OC__DECLS_BEGIN
 
 typedef enum oc_status {
 	OC_OK = 0,
@@ -96,6 +96,6 @@ void oc__check_failed(const char *what);
 #define OC_DEBUG_CHECK(condition, what) ((void)0)
 #endif
 
-OC_DECLS_END
+OC__DECLS_END
 
 #endif /* OC_STATUS_H */

@@ -10,7 +10,7 @@
 
 #include "CObserverCore.h"
 
-OC_DECLS_BEGIN
+OC__DECLS_BEGIN
 
 /*
  * oc_debug_fail_allocations: makes the next `count` core allocations fail,
@@ -92,6 +92,6 @@ uint64_t oc_testing_list_resizes(void);
  */
 size_t oc_keymap_table_bytes(oc_keymap_t *OC_NULLABLE map);
 
-OC_DECLS_END
+OC__DECLS_END
 
 #endif /* OC_TESTING_H */
