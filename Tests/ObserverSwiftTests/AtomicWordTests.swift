@@ -99,14 +99,10 @@ final class AtomicWordTests: XCTestCase {
         XCTAssertEqual(MemoryLayout<Ending>.offset(of: \.index), Ending.indexOffset)
         XCTAssertEqual(MemoryLayout<Ending>.offset(of: \.expired), Ending.expiredOffset)
         XCTAssertEqual(MemoryLayout<Ending>.offset(of: \.removed), Ending.removedOffset)
-        typealias List = AnySlotList.Words
+        typealias List = SlotListWords
         XCTAssertEqual(MemoryLayout<List>.offset(of: \.needsSweep), List.needsSweepOffset)
         XCTAssertEqual(MemoryLayout<List>.offset(of: \.holdsTargets), List.holdsTargetsOffset)
         XCTAssertEqual(MemoryLayout<List>.offset(of: \.sweepCursor), List.sweepCursorOffset)
-        typealias Lists = AnyKeyedSlotLists.Words
-        XCTAssertEqual(MemoryLayout<Lists>.offset(of: \.hasPendingRemovals), Lists.hasPendingRemovalsOffset)
-        XCTAssertEqual(MemoryLayout<Lists>.offset(of: \.holdsTargets), Lists.holdsTargetsOffset)
-        XCTAssertEqual(MemoryLayout<Lists>.offset(of: \.sweepCursor), Lists.sweepCursorOffset)
         typealias Keyed = KeyedRegistration<Int>.Words
         XCTAssertEqual(MemoryLayout<Keyed>.offset(of: \.ended), Keyed.endedOffset)
         XCTAssertEqual(MemoryLayout<Keyed>.offset(of: \.expired), Keyed.expiredOffset)
@@ -278,10 +274,10 @@ final class AtomicWordTests: XCTestCase {
     func testKeyedHostsKeepTheirWordsFirst() {
         let keyed = KeyedEvent<Int, Int>()
         let token = keyed.subscribe(key: 1) { _ in }
-        XCTAssertFalse(keyed.lists.words.hasPendingRemovals.plainValue)
-        keyed.lists.hasPendingRemovals.store(true, ordering: .relaxed)
-        XCTAssertTrue(keyed.lists.words.hasPendingRemovals.plainValue)
-        keyed.lists.hasPendingRemovals.store(false, ordering: .relaxed)
+        XCTAssertFalse(keyed.lists.words.needsSweep.plainValue)
+        keyed.lists.needsSweep.store(true, ordering: .relaxed)
+        XCTAssertTrue(keyed.lists.words.needsSweep.plainValue)
+        keyed.lists.needsSweep.store(false, ordering: .relaxed)
         XCTAssertEqual(keyed.subscribersCount(forKey: 1), 1, "the map pointer, after the word, is intact")
 
         let registration = KeyedRegistration<Int>(engine: keyed.lists)

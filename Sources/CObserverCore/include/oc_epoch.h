@@ -29,11 +29,7 @@
 #include <ck_epoch.h>
 #endif
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-OC_ASSUME_NONNULL_BEGIN
+OC__DECLS_BEGIN
 
 /* ------------------------------------------------------------------------ */
 /* Read sections (the send path)                                            */
@@ -420,10 +416,6 @@ typedef struct oc_stats {
 
 oc_stats_t oc_stats(void);
 
-OC_ASSUME_NONNULL_END
-
-#ifdef __cplusplus
-}
-#endif
+OC__DECLS_END
 
 #endif /* OC_EPOCH_H */

@@ -43,11 +43,7 @@
 
 #include "oc_list.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-OC_ASSUME_NONNULL_BEGIN
+OC__DECLS_BEGIN
 
 typedef struct oc_keymap oc_keymap_t;
 
@@ -305,10 +301,6 @@ size_t oc_keymap_key_count(const oc_keymap_t *OC_NULLABLE map);
  */
 uint64_t oc_keymap_live_keys(void);
 
-OC_ASSUME_NONNULL_END
-
-#ifdef __cplusplus
-}
-#endif
+OC__DECLS_END
 
 #endif /* OC_KEYMAP_H */

@@ -34,11 +34,7 @@
 
 #include "oc_epoch.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-OC_ASSUME_NONNULL_BEGIN
+OC__DECLS_BEGIN
 
 /* ------------------------------------------------------------------------ */
 /* Handles                                                                  */
@@ -336,10 +332,6 @@ size_t oc_list_count(const oc_list_t *OC_NULLABLE list);
  */
 bool oc_list_contains(oc_list_t *OC_NULLABLE list, oc_handle_t handle);
 
-OC_ASSUME_NONNULL_END
-
-#ifdef __cplusplus
-}
-#endif
+OC__DECLS_END
 
 #endif /* OC_LIST_H */

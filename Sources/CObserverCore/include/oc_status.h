@@ -25,6 +25,18 @@
 #endif
 
 /*
+ * Open and close every header's declarations (internal to the headers): C
+ * linkage for C++, and the nullability default above.
+ */
+#ifdef __cplusplus
+#define OC__DECLS_BEGIN extern "C" { OC_ASSUME_NONNULL_BEGIN
+#define OC__DECLS_END OC_ASSUME_NONNULL_END }
+#else
+#define OC__DECLS_BEGIN OC_ASSUME_NONNULL_BEGIN
+#define OC__DECLS_END OC_ASSUME_NONNULL_END
+#endif
+
+/*
  * Debug-build consistency checks (in the spirit of swift-collections'):
  * misuse that the release send path does not pay to detect (a view taken
  * outside a read section, a NULL list on the send path, oc_read_end on the
@@ -42,11 +54,7 @@
 #endif
 #endif
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-OC_ASSUME_NONNULL_BEGIN
+OC__DECLS_BEGIN
 
 typedef enum oc_status {
 	OC_OK = 0,
@@ -88,10 +96,6 @@ void oc__check_failed(const char *what);
 #define OC_DEBUG_CHECK(condition, what) ((void)0)
 #endif
 
-OC_ASSUME_NONNULL_END
-
-#ifdef __cplusplus
-}
-#endif
+OC__DECLS_END
 
 #endif /* OC_STATUS_H */

@@ -10,11 +10,7 @@
 
 #include "CObserverCore.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-OC_ASSUME_NONNULL_BEGIN
+OC__DECLS_BEGIN
 
 /*
  * oc_debug_fail_allocations: makes the next `count` core allocations fail,
@@ -96,10 +92,6 @@ uint64_t oc_testing_list_resizes(void);
  */
 size_t oc_keymap_table_bytes(oc_keymap_t *OC_NULLABLE map);
 
-OC_ASSUME_NONNULL_END
-
-#ifdef __cplusplus
-}
-#endif
+OC__DECLS_END
 
 #endif /* OC_TESTING_H */

@@ -16,9 +16,9 @@ package enum ConformanceIsolation: Equatable {
     /// (none to another global actor).
     case mainActor
     /// Conforms, and at least one conformance is isolated to a global actor
-    /// other than the main actor: the metadata of that global actor's type
-    /// (the first one found; see ``globalActor(of:)``).
-    case otherGlobalActor(UnsafeRawPointer)
+    /// other than the main actor: that global actor's type (the first one
+    /// found).
+    case otherGlobalActor(GlobalActorType)
     /// Conforms, with conformances isolated to two different global actors
     /// (`P` is a composition): no one actor can make every call.
     case severalGlobalActors
@@ -28,6 +28,17 @@ package enum ConformanceIsolation: Equatable {
     /// is an existential whose layout is not read here (a parameterized
     /// protocol): decide by the cast alone.
     case unknown
+
+    /// Whether a conformance is isolated to a global actor (or to two):
+    /// calls to the observer must run on that actor. Inlinable, so that a
+    /// registry's add decides it without a call into the engine.
+    @inlinable
+    package var isIsolated: Bool {
+        switch self {
+        case .mainActor, .otherGlobalActor, .severalGlobalActors: true
+        case .nonisolated, .none, .unknown: false
+        }
+    }
 
     /// Kind 0x303 (MetadataKind::Existential) in the Swift ABI.
     private static let existentialKind: UInt = 0x303
@@ -63,10 +74,11 @@ package enum ConformanceIsolation: Equatable {
             guard let isolation else { continue }
             switch result {
             case .nonisolated:
-                result = isolation == mainActorType ? .mainActor : .otherGlobalActor(isolation)
+                result =
+                    isolation == mainActorType ? .mainActor : .otherGlobalActor(GlobalActorType(metadata: isolation))
             case .mainActor where isolation == mainActorType:
                 break
-            case .otherGlobalActor(let found) where found == isolation:
+            case .otherGlobalActor(let found) where found.metadata == isolation:
                 break
             default:
                 result = .severalGlobalActors
@@ -74,12 +86,25 @@ package enum ConformanceIsolation: Equatable {
         }
         return result
     }
+}
 
-    /// The shared instance of the global actor whose type's metadata
-    /// `.otherGlobalActor` carries; nil when that type is not a
-    /// `GlobalActor` (never for metadata the runtime reported).
-    package static func globalActor(of metadata: UnsafeRawPointer) -> (any Actor)? {
-        let type = unsafeBitCast(metadata, to: Any.Type.self)
+/// The type of a global actor an object's conformance is isolated to, as
+/// the runtime reports it: equal for the same actor type, usable as a key.
+package struct GlobalActorType: Hashable, @unchecked Sendable {
+    // @unchecked: type metadata is immutable and lives as long as the process.
+
+    /// The type's metadata.
+    fileprivate let metadata: UnsafeRawPointer
+
+    fileprivate init(metadata: UnsafeRawPointer) { self.metadata = metadata }
+
+    /// The type, for a check that it is a given one (`== JobWorker.self`).
+    package var type: Any.Type { unsafeBitCast(metadata, to: Any.Type.self) }
+
+    /// The global actor's shared instance; nil when the type is not a
+    /// `GlobalActor` (never for a type the runtime reported). Reading it may
+    /// run the actor's initializer, which is the program's code.
+    package var shared: (any Actor)? {
         guard let globalActorType = type as? any GlobalActor.Type else { return nil }
         return globalActorType.shared
     }

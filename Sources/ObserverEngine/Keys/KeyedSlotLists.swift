@@ -21,26 +21,14 @@ import Foundation
 /// Every removal must go through this type (never `oc_list_*` on a key's
 /// list directly): the map counts each key's boxes to know when it empties.
 @usableFromInline
-package class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
+package class AnyKeyedSlotLists: PendingRemovalsHolder, SlotListWordsOwner, @unchecked Sendable {
     // @unchecked: the C map is internally synchronized (writers take its
     // mutex, readers use epoch sections); `pendingSlots` is only touched
     // under `pendingRemovalsLock`; the rest are atomic words.
 
-    /// First stored property: the words of `hasPendingRemovals`,
-    /// `holdsTargets` and `sweepCursor` (see `AtomicWord`). Eight bytes, so
+    /// First stored property (see ``SlotListWordsOwner``). Eight bytes, so
     /// that an engine is 40 bytes (a 48-byte heap block).
-    package var words = Words()
-
-    package struct Words {
-        package var hasPendingRemovals = AtomicWordStorage<Bool>(false)
-        package var holdsTargets = AtomicWordStorage<Bool>(false)
-        package var sweepCursor = AtomicWordStorage<UInt32>(0)
-
-        // Two bytes, then a 4-byte word at its alignment.
-        package static var hasPendingRemovalsOffset: Int { 0 }
-        package static var holdsTargetsOffset: Int { MemoryLayout<UInt8>.stride }
-        package static var sweepCursorOffset: Int { MemoryLayout<UInt32>.stride }
-    }
+    package var words = SlotListWords()
 
     @usableFromInline
     package let pointer: OpaquePointer
@@ -52,17 +40,6 @@ package class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
     /// only when a send meets a busy writer lock, so an engine carries no
     /// lock of its own for it (an empty array allocates nothing).
     private var pendingSlots: [KeyedSlot] = []
-    package var hasPendingRemovals: AtomicWord<Bool> {
-        AtomicWords.word(self, at: Words.hasPendingRemovalsOffset)
-    }
-
-    /// Set by the first add of a box made for a target: from then on
-    /// writers sweep dead targets step by step (``sweepDeadTargetsStep()``).
-    package var holdsTargets: AtomicWord<Bool> { AtomicWords.word(self, at: Words.holdsTargetsOffset) }
-
-    /// Where the next ``sweepDeadTargetsStep()`` starts in the C map's table
-    /// (a table of more than 2³² slots would only restart the walk early).
-    package var sweepCursor: AtomicWord<UInt32> { AtomicWords.word(self, at: Words.sweepCursorOffset) }
 
     /// The lock of every engine's `pendingSlots`.
     private static let pendingRemovalsLock = NSLock()
@@ -270,7 +247,7 @@ package class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
         let status = withIdentityProbe(slot) { oc_keymap_try_remove(pointer, slot.hash, $0, slot.handle) }
         guard status == OC_EBUSY else { return }
         withPendingSlots { $0.append(slot) }
-        hasPendingRemovals.store(true, ordering: .releasing)
+        needsSweep.store(true, ordering: .releasing)
         PendingSweeps.register(self)
     }
 
@@ -280,8 +257,8 @@ package class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
         // A plain load first: every subscribe and cancel comes here, and an
         // exchange is a locked instruction even when nothing is pending.
         // Relaxed: the exchange that follows orders what it finds.
-        guard hasPendingRemovals.load(ordering: .relaxed),
-            hasPendingRemovals.exchange(false, ordering: .acquiring)
+        guard needsSweep.load(ordering: .relaxed),
+            needsSweep.exchange(false, ordering: .acquiring)
         else { return nil }
         return withPendingSlots { list in
             defer { list.removeAll() }
@@ -459,27 +436,10 @@ package class AnyKeyedSlotLists: PendingRemovalsHolder, @unchecked Sendable {
 
     private func withPredicate(
         _ predicate: ((Subscriber) -> Bool)?,
-        _ body: (
-            (@convention(c) (UnsafeMutableRawPointer, UnsafeMutableRawPointer?) -> Bool)?,
-            UnsafeMutableRawPointer?
-        ) -> Void
+        _ body: (RemovalPredicate.Callback?, UnsafeMutableRawPointer?) -> Void
     ) {
         guard let predicate else { return body(nil, nil) }
-        withoutActuallyEscaping(predicate) { predicate in
-            let box = RemovalPredicate(predicate)
-            withExtendedLifetime(box) {
-                body(
-                    { context, argument in
-                        guard let argument else { return false }
-                        let predicate = Unmanaged<RemovalPredicate>.fromOpaque(argument).takeUnretainedValue()
-                        // A cell is a subscription with no target that never expires.
-                        if HandlerCell.isCell(context) { return predicate.body(HandlerCell.asSubscriber) }
-                        let box = Unmanaged<Subscriber>.fromOpaque(context).takeUnretainedValue()
-                        return predicate.body(box)
-                    },
-                    Unmanaged.passUnretained(box).toOpaque())
-            }
-        }
+        RemovalPredicate.withCallback(predicate) { callback, argument in body(callback, argument) }
     }
 }
 
@@ -597,8 +557,8 @@ package final class KeyedSlotLists<Box: Subscriber>: AnyKeyedSlotLists, @uncheck
 }
 
 /// Inside a read section: calls `body` with each ``Subscriber`` box of a
-/// keyed list visible now, borrowed, skipping ``HandlerCell``s. Not the
-/// send path.
+/// list (an event's, or a key's in a keymap) visible now, borrowed,
+/// skipping ``HandlerCell``s. Not the send path.
 package func forEachVisibleSubscriber(in list: OpaquePointer, _ body: (Subscriber) -> Void) {
     let view = oc_list_view(list)
     var index: UInt32 = 0

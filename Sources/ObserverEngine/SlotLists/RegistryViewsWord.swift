@@ -28,6 +28,14 @@ package struct RegistryViewsWord<Node: AnyObject> {
     @inlinable
     static var soleStoredTag: UInt { 1 }
 
+    /// The sole stored observer a loaded word holds, or nil when it holds
+    /// none (nothing, or a view node).
+    @inlinable @inline(__always)
+    static func soleStored(in loaded: UInt) -> Unmanaged<SoleStoredObserver>? {
+        guard loaded & soleStoredTag != 0 else { return nil }
+        return Unmanaged(atomicAddress: loaded & ~soleStoredTag)
+    }
+
     // MARK: The list of views
 
     /// The newest view node, or nil when the word holds none (no view was
@@ -55,10 +63,7 @@ package struct RegistryViewsWord<Node: AnyObject> {
     @inlinable @inline(__always)
     package func withSoleStored<Result>(_ body: (SoleStoredObserver) -> Result) -> Result? {
         // Acquire: pairs with the release in `publish(soleStored:)`.
-        let loaded = word.load(ordering: .acquiring)
-        guard loaded & Self.soleStoredTag != 0,
-            let stored = Unmanaged<SoleStoredObserver>(atomicAddress: loaded & ~Self.soleStoredTag)
-        else { return nil }
+        guard let stored = Self.soleStored(in: word.load(ordering: .acquiring)) else { return nil }
         // A closure literal, not `body` passed on: so the optimizer
         // specializes a sender's closure through this call (callgrind, a
         // registry's send to its one observer: 148 instructions, 190 with
@@ -69,9 +74,7 @@ package struct RegistryViewsWord<Node: AnyObject> {
     /// The sole stored observer, unretained (the word keeps it), or nil.
     /// Writers, under the owner's writer lock.
     package var soleStored: SoleStoredObserver? {
-        let loaded = word.load(ordering: .relaxed)
-        guard loaded & Self.soleStoredTag != 0 else { return nil }
-        return Unmanaged<SoleStoredObserver>(atomicAddress: loaded & ~Self.soleStoredTag)?.takeUnretainedValue()
+        Self.soleStored(in: word.load(ordering: .relaxed))?.takeUnretainedValue()
     }
 
     /// Publishes `stored`, retained by the word, in place of nothing.
@@ -85,10 +88,7 @@ package struct RegistryViewsWord<Node: AnyObject> {
     /// back the word's reference once every read section in progress has
     /// ended. Does nothing when the word holds none. Writers.
     package func retireSoleStored() {
-        let loaded = word.load(ordering: .relaxed)
-        guard loaded & Self.soleStoredTag != 0,
-            let stored = Unmanaged<SoleStoredObserver>(atomicAddress: loaded & ~Self.soleStoredTag)
-        else { return }
+        guard let stored = Self.soleStored(in: word.load(ordering: .relaxed)) else { return }
         word.store(0, ordering: .releasing)
         SoleStoredObserver.retire(stored)
     }
@@ -96,10 +96,7 @@ package struct RegistryViewsWord<Node: AnyObject> {
     /// Gives back the word's reference to the sole stored observer at once,
     /// if it holds one: for the owner's `deinit`, when no sender runs.
     package func releaseSoleStored() {
-        let loaded = word.load(ordering: .acquiring)
-        guard loaded & Self.soleStoredTag != 0,
-            let stored = Unmanaged<SoleStoredObserver>(atomicAddress: loaded & ~Self.soleStoredTag)
-        else { return }
+        guard let stored = Self.soleStored(in: word.load(ordering: .acquiring)) else { return }
         word.store(0, ordering: .relaxed)
         stored.release()
     }

@@ -16,41 +16,15 @@ import CObserverCore
 /// walks below skip cells where they look for targets or expired boxes, and
 /// count them as live.
 @usableFromInline
-package class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
+package class AnySlotList: PendingRemovalsHolder, SlotListWordsOwner, @unchecked Sendable {
     // @unchecked: the C list is internally synchronized (writers take its
     // writer lock, readers use epoch sections); `needsSweep` is atomic.
 
-    /// First stored property: the words of `needsSweep`, `holdsTargets` and
-    /// `sweepCursor` (see `AtomicWord`).
-    package var words = Words()
-
-    package struct Words {
-        package var needsSweep = AtomicWordStorage<Bool>(false)
-        package var holdsTargets = AtomicWordStorage<Bool>(false)
-        package var sweepCursor = AtomicWordStorage<UInt32>(0)
-
-        // Two bytes, then a 4-byte word at its alignment.
-        package static var needsSweepOffset: Int { 0 }
-        package static var holdsTargetsOffset: Int { MemoryLayout<UInt8>.stride }
-        package static var sweepCursorOffset: Int { MemoryLayout<UInt32>.stride }
-    }
+    /// First stored property (see ``SlotListWordsOwner``).
+    package var words = SlotListWords()
 
     @usableFromInline
     package let pointer: OpaquePointer
-
-    /// Set when an expired box could not be removed at once (its list's
-    /// writer lock was busy on the send path). The next writer call, count
-    /// or `ObserverCore.reclaimNow()` sweeps; a send that meets the box
-    /// retries its removal without blocking.
-    package var needsSweep: AtomicWord<Bool> { AtomicWords.word(self, at: Words.needsSweepOffset) }
-
-    /// Set by the first add of a box made for a target (a weak target, a
-    /// binding): from then on writers sweep dead targets step by step
-    /// (``sweepDeadTargetsStep()``). Lists that never held one pay a load.
-    package var holdsTargets: AtomicWord<Bool> { AtomicWords.word(self, at: Words.holdsTargetsOffset) }
-
-    /// Where the next ``sweepDeadTargetsStep()`` starts.
-    package var sweepCursor: AtomicWord<UInt32> { AtomicWords.word(self, at: Words.sweepCursorOffset) }
 
     /// Slots one ``sweepDeadTargetsStep()`` examines. Each subscribe and each
     /// cancel takes one step, and adds at most one box: with S slots in use, a
@@ -195,23 +169,8 @@ package class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
 
     @discardableResult
     private func removeAllWithoutSweeping(where predicate: (Subscriber) -> Bool) -> Int {
-        withoutActuallyEscaping(predicate) { predicate in
-            let box = RemovalPredicate(predicate)
-            return withExtendedLifetime(box) {
-                Int(
-                    oc_list_remove_if(
-                        pointer,
-                        { context, argument in
-                            guard let argument else { return false }
-                            let predicate = Unmanaged<RemovalPredicate>.fromOpaque(argument).takeUnretainedValue()
-                            if HandlerCell.isCell(context) { return predicate.body(HandlerCell.asSubscriber) }
-                            let box = Unmanaged<Subscriber>.fromOpaque(context).takeUnretainedValue()
-                            return predicate.body(box)
-                        },
-                        Unmanaged.passUnretained(box).toOpaque()
-                    )
-                )
-            }
+        RemovalPredicate.withCallback(predicate) { callback, argument in
+            Int(oc_list_remove_if(pointer, callback, argument))
         }
     }
 
@@ -245,16 +204,7 @@ package class AnySlotList: PendingRemovalsHolder, @unchecked Sendable {
     /// read section (cells skipped). Not a send path (see
     /// ``SlotList/send(as:_:)``).
     package func forEachBox(_ body: (Subscriber) -> Void) {
-        withReadSection {
-            let view = oc_list_view(pointer)
-            var index: UInt32 = 0
-            while index < view.count {
-                if let context = oc_view_context(view, index), !HandlerCell.isCell(context) {
-                    Unmanaged<Subscriber>.fromOpaque(context)._withUnsafeGuaranteedRef { body($0) }
-                }
-                index &+= 1
-            }
-        }
+        withReadSection { forEachVisibleSubscriber(in: pointer, body) }
     }
 
     /// Subscriptions that can still deliver (every cell, and the boxes whose
@@ -429,6 +379,33 @@ package struct SoleVisibleHandler<Value> {
 package final class RemovalPredicate {
     package let body: (Subscriber) -> Bool
     package init(_ body: @escaping (Subscriber) -> Bool) { self.body = body }
+
+    /// The C form of a removal predicate: a callback over slot contexts,
+    /// and the argument to pass it.
+    package typealias Callback = @convention(c) (UnsafeMutableRawPointer, UnsafeMutableRawPointer?) -> Bool
+
+    /// Calls `body` with a C callback and its argument that ask `predicate`
+    /// about each slot's box, both valid only during `body`. A cell is
+    /// asked as ``HandlerCell/asSubscriber`` (a subscription with no target
+    /// that never expires).
+    package static func withCallback<Result>(
+        _ predicate: (Subscriber) -> Bool, _ body: (Callback, UnsafeMutableRawPointer) -> Result
+    ) -> Result {
+        withoutActuallyEscaping(predicate) { predicate in
+            let box = RemovalPredicate(predicate)
+            return withExtendedLifetime(box) {
+                body(
+                    { context, argument in
+                        guard let argument else { return false }
+                        let predicate = Unmanaged<RemovalPredicate>.fromOpaque(argument).takeUnretainedValue()
+                        if HandlerCell.isCell(context) { return predicate.body(HandlerCell.asSubscriber) }
+                        let box = Unmanaged<Subscriber>.fromOpaque(context).takeUnretainedValue()
+                        return predicate.body(box)
+                    },
+                    Unmanaged.passUnretained(box).toOpaque())
+            }
+        }
+    }
 }
 
 /// The core's release callback: balances `passRetained` in `AnySlotList.addBox`,

@@ -201,12 +201,8 @@ package final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendab
     /// bookkeeping goes in a block allocated for this retirement alone, so
     /// a handler carries none of it while it is in use.
     package static func retire(_ handler: Unmanaged<SoleHandler>) {
-        let record = UnsafeMutableRawPointer.allocate(
-            byteCount: Int(OC_RETIREMENT_BYTES) + MemoryLayout<UnsafeMutableRawPointer>.stride,
-            alignment: MemoryLayout<UnsafeMutableRawPointer>.alignment)
-        record.storeBytes(
-            of: handler.toOpaque(), toByteOffset: Int(OC_RETIREMENT_BYTES), as: UnsafeMutableRawPointer.self)
-        oc_retire(record, releaseRetiredSoleHandler, record, MemoryLayout<SoleHandler>.size)
+        RetiredReference.retire(
+            handler.toOpaque(), objectSize: MemoryLayout<SoleHandler>.size, release: releaseRetiredSoleHandler)
     }
 }
 
@@ -237,9 +233,7 @@ package class SoleHandlerRetirement: SubscriptionRegistration, @unchecked Sendab
 /// grace period, drops the closure, frees the record and gives back the
 /// word's reference.
 private let releaseRetiredSoleHandler: @convention(c) (UnsafeMutableRawPointer) -> Void = { record in
-    let address = record.load(fromByteOffset: Int(OC_RETIREMENT_BYTES), as: UnsafeMutableRawPointer.self)
-    record.deallocate()
-    let handler = Unmanaged<SoleHandlerRetirement>.fromOpaque(address)
+    let handler = Unmanaged<SoleHandlerRetirement>.fromOpaque(RetiredReference.take(from: record))
     handler._withUnsafeGuaranteedRef { $0.dropHandler() }
     handler.release()
 }

@@ -67,15 +67,7 @@ package final class SoleStoredObserver: @unchecked Sendable {
         guard key == UInt(bitPattern: ObjectIdentifier(P.self)) else { return false }
         let witness = witness
         if witness == Self.doesNotConform { return true }
-        guard observer.retainIfAlive() else { return true }
-        // The retain just taken becomes the reference owned by `typed`
-        // (its first word is the observer's address); destroying `typed`
-        // after the call releases it.
-        var words = (UInt(bitPattern: observer.address), witness)
-        let typed = withUnsafeMutableBytes(of: &words) { raw in
-            raw.baseAddress!.withMemoryRebound(to: P.self, capacity: 1) { $0.move() }
-        }
-        body(typed)
+        _ = observer.withCast(from: (observer.castReference, witness), as: P.self, body)
         return true
     }
 
@@ -94,15 +86,7 @@ package final class SoleStoredObserver: @unchecked Sendable {
         case .nonisolated, .unknown:
             if let typed = strong as? P {
                 var words: (UInt, UInt) = (0, 0)
-                withUnsafeMutableBytes(of: &words) { destination in
-                    withUnsafeBytes(of: typed) { destination.copyMemory(from: $0) }
-                }
-                withExtendedLifetime(typed) {}
-                // The first word must be the observer itself (then the value
-                // owns exactly that one reference), as for a protocol view's box.
-                guard words.0 == UInt(bitPattern: observer.address), words.1 != Self.doesNotConform else {
-                    return false
-                }
+                guard observer.store(cast: typed, into: &words), words.1 != Self.doesNotConform else { return false }
                 witness = words.1
             } else {
                 witness = Self.doesNotConform
@@ -117,25 +101,20 @@ package final class SoleStoredObserver: @unchecked Sendable {
     /// Whether this is the registration `generation` of the observer whose
     /// identity is `identifier`.
     package func isRegistration(of identifier: ObjectIdentifier, generation: UInt64) -> Bool {
-        self.generation == generation && observer.address == UnsafeRawPointer(bitPattern: UInt(bitPattern: identifier))
+        self.generation == generation && observer.identifier == identifier
     }
 
     /// Gives back `stored`, a reference a word no longer holds, once every
     /// read section in progress has ended.
     static func retire(_ stored: Unmanaged<SoleStoredObserver>) {
-        let record = UnsafeMutableRawPointer.allocate(
-            byteCount: Int(OC_RETIREMENT_BYTES) + MemoryLayout<UnsafeMutableRawPointer>.stride,
-            alignment: MemoryLayout<UnsafeMutableRawPointer>.alignment)
-        record.storeBytes(
-            of: stored.toOpaque(), toByteOffset: Int(OC_RETIREMENT_BYTES), as: UnsafeMutableRawPointer.self)
-        oc_retire(record, releaseRetiredSoleStoredObserver, record, MemoryLayout<SoleStoredObserver>.size)
+        RetiredReference.retire(
+            stored.toOpaque(), objectSize: MemoryLayout<SoleStoredObserver>.size,
+            release: releaseRetiredSoleStoredObserver)
     }
 }
 
 /// `oc_retire`'s release for ``SoleStoredObserver/retire(_:)``: frees the
 /// record and gives back the word's reference.
 private let releaseRetiredSoleStoredObserver: @convention(c) (UnsafeMutableRawPointer) -> Void = { record in
-    let address = record.load(fromByteOffset: Int(OC_RETIREMENT_BYTES), as: UnsafeMutableRawPointer.self)
-    record.deallocate()
-    Unmanaged<SoleStoredObserver>.fromOpaque(address).release()
+    Unmanaged<SoleStoredObserver>.fromOpaque(RetiredReference.take(from: record)).release()
 }

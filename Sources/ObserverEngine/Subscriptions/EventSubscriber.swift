@@ -64,34 +64,33 @@ where Ending.Key == Key {
     }
 }
 
-/// A keyed handler bound to a target it does not keep alive: stops (and
-/// removes itself, from every key) once the target is deallocated; the
-/// handler receives the live target, the key and the value (a
-/// ``KeySelection``'s).
+/// A handler bound to a target it does not keep alive: stops (and removes
+/// itself, from every key) once the target is deallocated. What every
+/// weak-target box shares; each subclass stores its handler as the caller
+/// passed it and calls it without an adapter: a ``KeySelection``'s (which
+/// takes the key) in ``TargetSubscriber``, one key's in
+/// ``KeyTargetSubscriber``, an `Event`'s (or an `ObservableValue`'s) in
+/// ``EventTargetSubscriber``. Each subclass fixes `Ending`, so that every
+/// field's offset, its handler's included, is a constant.
 @usableFromInline
-package final class TargetSubscriber<Target: AnyObject, Key, Value, Ending: SubscriptionExpiry & ~Copyable>:
+package class WeakTargetSubscriber<Target: AnyObject, Key, Value, Ending: SubscriptionExpiry & ~Copyable>:
     EventSubscriber<Key, Value>, @unchecked Sendable
 where Ending.Key == Key {
     /// First stored property: the words of an `Expiry` (see `AtomicWord`;
     /// `Subscriber` and `EventSubscriber` declare no stored properties).
-    /// Concrete whatever `Ending` is, so every field's offset is a constant.
+    /// A keyed registration keeps its own words and leaves these unused.
     package var expiryWords = Expiry.Words()
     /// The target, taken strong for each call only while it lives (the
     /// runtime's try-retain on native Swift objects; see `UnownedObserver`).
     package let target: UnownedObserver
-    package let handler: (Target, Key, Value) -> Void
     package let delivery: Delivery
     package let limit: DeliveryLimit
     package let expiry: Ending
 
     /// - Parameter limit: `Int.max` for no limit.
     @usableFromInline
-    package init(
-        target: Target, expiry: consuming Ending, delivery: Delivery, limit: Int,
-        handler: @escaping (Target, Key, Value) -> Void
-    ) {
+    package init(target: Target, expiry: consuming Ending, delivery: Delivery, limit: Int) {
         self.target = UnownedObserver(target)
-        self.handler = handler
         self.delivery = delivery
         self.limit = DeliveryLimit(limit)
         self.expiry = expiry
@@ -115,49 +114,69 @@ where Ending.Key == Key {
         return true
     }
 
-    package override func receive(_ key: Key, _ value: Value) {
+    /// One delivery of `key`'s value: with the target taken strong, `call`
+    /// on the sending thread, or the handler call `deferredCall` makes, on
+    /// the delivery's queue or actor. A gone target ends the subscription; a
+    /// spent limit delivers nothing.
+    @inline(__always)
+    package final func deliver(
+        forKey key: Key, calling call: (Target) -> Void, deferred deferredCall: () -> (Target) -> Void
+    ) {
         let delivered = target.withLive(Target.self) { target -> Bool in
-            deliver(to: target, key, value)
+            guard limit.admit(expiry, of: self) else { return true }
+            if case .synchronous = delivery.route {
+                call(target)
+            } else {
+                deferDelivery(forKey: key, deferredCall())
+            }
             return true
         }
         if delivered == nil { expiry.expire(of: self) }
     }
 
-    @inline(__always)
-    private func deliver(to target: Target, _ key: Key, _ value: Value) {
-        guard limit.admit(expiry, of: self) else { return }
-        if case .synchronous = delivery.route { return handler(target, key, value) }
-        deferDelivery(key, value)
-    }
-
-    /// A queued or main-actor delivery. Out of line, so that the synchronous
-    /// path never looks up `Ending`'s associated types.
+    /// A queued or main-actor delivery, out of line. Re-checks the target
+    /// where the handler runs: it may be gone by the time the queue gets to
+    /// it.
     @inline(never)
-    private func deferDelivery(_ key: Key, _ value: Value) {
-        // Re-check the target where the handler runs: it may be gone by the
-        // time the queue gets to it.
+    private final func deferDelivery(forKey key: Key, _ call: @escaping (Target) -> Void) {
         let scope = expiry.scope(forKey: key)
         let isSubscribed = { [self] in expiry.isSubscribed(in: scope, of: self) }
         delivery.run(ifSubscribed: isSubscribed) { [self] in
-            _ = self.target.withLive(Target.self) { target in self.handler(target, key, value) }
+            _ = self.target.withLive(Target.self, call)
         }
     }
 }
 
-/// An `Event`'s (or an `ObservableValue`'s) weak-target subscription: a
-/// ``TargetSubscriber`` whose handler takes no key, stored as the caller
-/// passed it, so a send calls the user's `(Target, Value)` closure directly
-/// (no adapter closure between the box and it).
+/// A ``KeySelection``'s weak-target subscription: the handler receives the
+/// live target, the key and the value.
+package final class TargetSubscriber<Target: AnyObject, Key: Hashable, Value>:
+    WeakTargetSubscriber<Target, Key, Value, KeyedRegistration<Key>>, @unchecked Sendable
+{
+    package let handler: (Target, Key, Value) -> Void
+
+    /// - Parameter limit: `Int.max` for no limit.
+    package init(
+        target: Target, expiry: KeyedRegistration<Key>, delivery: Delivery, limit: Int,
+        handler: @escaping (Target, Key, Value) -> Void
+    ) {
+        self.handler = handler
+        super.init(target: target, expiry: expiry, delivery: delivery, limit: limit)
+    }
+
+    package override func receive(_ key: Key, _ value: Value) {
+        deliver(
+            forKey: key, calling: { handler($0, key, value) }, deferred: { [handler] in { handler($0, key, value) } })
+    }
+}
+
+/// An `Event`'s (or an `ObservableValue`'s) weak-target subscription: the
+/// handler takes no key, so a send calls the user's `(Target, Value)`
+/// closure directly.
 @usableFromInline
-package final class EventTargetSubscriber<Target: AnyObject, Value>: EventSubscriber<Void, Value>, @unchecked Sendable {
-    /// First stored property: the words of an `Expiry` (see `AtomicWord`).
-    package var expiryWords = Expiry.Words()
-    /// The target, taken strong for each call only while it lives.
-    package let target: UnownedObserver
+package final class EventTargetSubscriber<Target: AnyObject, Value>:
+    WeakTargetSubscriber<Target, Void, Value, Expiry>, @unchecked Sendable
+{
     package let handler: (Target, Value) -> Void
-    package let delivery: Delivery
-    package let limit: DeliveryLimit
-    package let expiry: Expiry
 
     /// - Parameter limit: `Int.max` for no limit.
     @usableFromInline
@@ -165,129 +184,34 @@ package final class EventTargetSubscriber<Target: AnyObject, Value>: EventSubscr
         target: Target, expiry: consuming Expiry, delivery: Delivery, limit: Int,
         handler: @escaping (Target, Value) -> Void
     ) {
-        self.target = UnownedObserver(target)
         self.handler = handler
-        self.delivery = delivery
-        self.limit = DeliveryLimit(limit)
-        self.expiry = expiry
-    }
-
-    package override var hasTarget: Bool { true }
-    package override var expiresWithTarget: Bool { true }
-    package override func expireIfTargetIsGone() {
-        if !expiry.isExpired(of: self) && target.hasStartedDeinit { expiry.expire(of: self) }
-    }
-    package override func isTarget(_ object: AnyObject) -> Bool { target.refers(to: object) && target.isAlive }
-    package override func didAdd(handle: SlotHandle) { expiry.didAdd(handle: handle, of: self) }
-    package override var isExpired: Bool { expiry.isExpired(of: self) }
-
-    package override func checkLiveness() -> Bool {
-        if expiry.isExpired(of: self) || limit.isSpent { return false }
-        if !target.isAlive {
-            expiry.expire(of: self)
-            return false
-        }
-        return true
+        super.init(target: target, expiry: expiry, delivery: delivery, limit: limit)
     }
 
     package override func receive(_ key: Void, _ value: Value) {
-        let delivered = target.withLive(Target.self) { target -> Bool in
-            deliver(to: target, value)
-            return true
-        }
-        if delivered == nil { expiry.expire(of: self) }
-    }
-
-    @inline(__always)
-    private func deliver(to target: Target, _ value: Value) {
-        guard limit.admit(expiry, of: self) else { return }
-        if case .synchronous = delivery.route { return handler(target, value) }
-        deferDelivery(value)
-    }
-
-    /// A queued or main-actor delivery, out of line.
-    @inline(never)
-    private func deferDelivery(_ value: Value) {
-        // Re-check the target where the handler runs: it may be gone by the
-        // time the queue gets to it.
-        let list = expiry.retainedList
-        let isSubscribed = { [self] in expiry.isSubscribed(in: list, of: self) }
-        delivery.run(ifSubscribed: isSubscribed) { [self] in
-            _ = self.target.withLive(Target.self) { target in self.handler(target, value) }
-        }
+        deliver(forKey: key, calling: { handler($0, value) }, deferred: { [handler] in { handler($0, value) } })
     }
 }
 
-/// One key's weak-target subscription (`subscribe(target, key:)`): a
-/// ``TargetSubscriber`` whose handler takes no key, stored as the caller
-/// passed it, so a send calls the user's `(Target, Value)` closure directly.
-package final class KeyTargetSubscriber<Target: AnyObject, Key: Hashable, Value>: EventSubscriber<Key, Value>,
-    @unchecked Sendable
+/// One key's weak-target subscription (`subscribe(target, key:)`): the
+/// handler takes no key, so a send calls the user's `(Target, Value)`
+/// closure directly.
+package final class KeyTargetSubscriber<Target: AnyObject, Key: Hashable, Value>:
+    WeakTargetSubscriber<Target, Key, Value, KeyedRegistration<Key>>, @unchecked Sendable
 {
-    /// First stored property: unused words (see ``TargetSubscriber``), so
-    /// that the fields' offsets match the other boxes'.
-    package var expiryWords = Expiry.Words()
-    /// The target, taken strong for each call only while it lives.
-    package let target: UnownedObserver
     package let handler: (Target, Value) -> Void
-    package let delivery: Delivery
-    package let limit: DeliveryLimit
-    package let expiry: KeyedRegistration<Key>
 
     /// - Parameter limit: `Int.max` for no limit.
     package init(
         target: Target, expiry: KeyedRegistration<Key>, delivery: Delivery, limit: Int,
         handler: @escaping (Target, Value) -> Void
     ) {
-        self.target = UnownedObserver(target)
         self.handler = handler
-        self.delivery = delivery
-        self.limit = DeliveryLimit(limit)
-        self.expiry = expiry
-    }
-
-    package override var hasTarget: Bool { true }
-    package override var expiresWithTarget: Bool { true }
-    package override func expireIfTargetIsGone() {
-        if !expiry.isExpired(of: self) && target.hasStartedDeinit { expiry.expire(of: self) }
-    }
-    package override func isTarget(_ object: AnyObject) -> Bool { target.refers(to: object) && target.isAlive }
-    package override func didAdd(handle: SlotHandle) { expiry.didAdd(handle: handle, of: self) }
-    package override var isExpired: Bool { expiry.isExpired(of: self) }
-
-    package override func checkLiveness() -> Bool {
-        if expiry.isExpired(of: self) || limit.isSpent { return false }
-        if !target.isAlive {
-            expiry.expire(of: self)
-            return false
-        }
-        return true
+        super.init(target: target, expiry: expiry, delivery: delivery, limit: limit)
     }
 
     package override func receive(_ key: Key, _ value: Value) {
-        let delivered = target.withLive(Target.self) { target -> Bool in
-            deliver(to: target, key, value)
-            return true
-        }
-        if delivered == nil { expiry.expire(of: self) }
-    }
-
-    @inline(__always)
-    private func deliver(to target: Target, _ key: Key, _ value: Value) {
-        guard limit.admit(expiry, of: self) else { return }
-        if case .synchronous = delivery.route { return handler(target, value) }
-        deferDelivery(key, value)
-    }
-
-    /// A queued or main-actor delivery, out of line.
-    @inline(never)
-    private func deferDelivery(_ key: Key, _ value: Value) {
-        // Re-check the target where the handler runs: it may be gone by the
-        // time the queue gets to it.
-        let isSubscribed = { [self] in expiry.isSubscribed(in: key, of: self) }
-        delivery.run(ifSubscribed: isSubscribed) { [self] in
-            _ = self.target.withLive(Target.self) { target in self.handler(target, value) }
-        }
+        deliver(forKey: key, calling: { handler($0, value) }, deferred: { [handler] in { handler($0, value) } })
     }
 }
 

@@ -52,20 +52,6 @@ public struct LiveSubscription: Sendable, Hashable, CustomStringConvertible {
     /// `deliveries`): a handler that never returns shows here.
     public let runningDeliveries: Int?
 
-    package init(
-        kind: Kind, sourceType: String, delivery: String, fileID: String?, line: Int?, detail: String?,
-        deliveries: Int?, runningDeliveries: Int?
-    ) {
-        self.kind = kind
-        self.sourceType = sourceType
-        self.delivery = delivery
-        self.fileID = fileID
-        self.line = line
-        self.detail = detail
-        self.deliveries = deliveries
-        self.runningDeliveries = runningDeliveries
-    }
-
     /// `file:line` of the call that made it, or `unknown site`.
     public var site: String {
         guard let fileID, let line else { return "unknown site" }

@@ -1,11 +1,9 @@
 /// How a subscription that can end on its own (a spent `limit:`, a
 /// deallocated target) ends, for the boxes `Event` and `KeyedEvent` share
-/// (`QueuedOrLimitedSubscriber`, `TargetSubscriber`; the weak-target boxes
-/// `EventTargetSubscriber` and `KeyTargetSubscriber` each use one of them
-/// directly). An `Event`'s box is
-/// stored once, in one list: ``Expiry`` removes that slot. A `KeyedEvent`'s
-/// box is stored once under each of its keys: its ``KeyedRegistration``
-/// removes every one of them.
+/// (`QueuedOrLimitedSubscriber`, `WeakTargetSubscriber`, whose subclasses
+/// each fix one of them). An `Event`'s box is stored once, in one list:
+/// ``Expiry`` removes that slot. A `KeyedEvent`'s box is stored once under
+/// each of its keys: its ``KeyedRegistration`` removes every one of them.
 ///
 /// Every call names the box (`of: self`): an ``Expiry`` keeps its atomic
 /// words in its box (`Expiry.Words`, the box's first stored property; see

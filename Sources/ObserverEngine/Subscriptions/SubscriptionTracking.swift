@@ -224,6 +224,33 @@ package final class TrackedSubscription: @unchecked Sendable {
         attach(subscription, retained: true)
     }
 
+    /// Lists `subscription`, a registry's token for `observer`, when
+    /// tracking is on; returns it. The registry's kinds (`ObserverRegistry`,
+    /// `KeyedObserverRegistry`) all list theirs this way: their protocol
+    /// calls are not counted.
+    @inlinable @inline(__always)
+    package static func trackingRegistryObserver(
+        _ subscription: Subscription, of sourceType: Any.Type, delivery: Delivery, fileID: StaticString, line: UInt,
+        detail: @autoclosure () -> String
+    ) -> Subscription {
+        if _slowPath(SubscriptionTracking.isOn) {
+            trackRegistryObserver(
+                subscription, of: sourceType, delivery: delivery, fileID: fileID, line: line, detail: detail())
+        }
+        return subscription
+    }
+
+    @usableFromInline
+    package static func trackRegistryObserver(
+        _ subscription: Subscription, of sourceType: Any.Type, delivery: Delivery, fileID: StaticString, line: UInt,
+        detail: String
+    ) {
+        TrackedSubscription(
+            .registryObserver, of: sourceType, delivery: delivery, fileID: fileID, line: line, detail: detail,
+            countsDeliveries: false
+        ).attachRetained(subscription)
+    }
+
     private func attach(_ subscription: Subscription, retained: Bool) -> Subscription {
         guard subscription.isActive else { return subscription }
         isRetainedByTable = retained

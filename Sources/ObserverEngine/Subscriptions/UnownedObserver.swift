@@ -77,6 +77,16 @@ package struct UnownedObserver: @unchecked Sendable {
         return body(strong)
     }
 
+    /// The observer's identity: its address, which no other object takes
+    /// while this value exists. Readable after the observer's deallocation.
+    @inlinable
+    package var identifier: ObjectIdentifier { unsafeBitCast(address, to: ObjectIdentifier.self) }
+
+    /// Whether `word` is a reference to the observer (its address), as the
+    /// first word of the observer's cast to a class-bound existential is.
+    @inlinable
+    package func isReference(_ word: UInt) -> Bool { word == UInt(bitPattern: address) }
+
     /// Whether `object` is this observer. Exact even after the observer's
     /// deallocation: its memory stays allocated while this value exists, so
     /// no other object can be at its address.

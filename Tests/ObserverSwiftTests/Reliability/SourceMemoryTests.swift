@@ -161,7 +161,7 @@ final class SourceMemoryTests: XCTestCase {
         }
         setter.start()
         let deadline = Date(timeIntervalSinceNow: 10)
-        while contended.extrasWord.load(ordering: .acquiring) == nil
+        while !contended.extras.isMade(ordering: .acquiring)
             || contended.madeExtras.room.waiters.load(ordering: .relaxed) == 0, Date() < deadline
         {
             usleep(1000)

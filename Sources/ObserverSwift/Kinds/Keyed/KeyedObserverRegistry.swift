@@ -115,13 +115,9 @@ public final class KeyedObserverRegistry: @unchecked Sendable {
             registration: KeyedObserverRegistration(
                 registry: UnownedObserver(self), key: key, identifier: ObjectIdentifier(observer),
                 generation: generation))
-        if _slowPath(SubscriptionTracking.isOn) {
-            TrackedSubscription(
-                .registryObserver, of: Self.self, delivery: delivery, fileID: fileID, line: line,
-                detail: "key \(key), observer \(type(of: observer))", countsDeliveries: false
-            ).attachRetained(subscription)
-        }
-        return subscription
+        return TrackedSubscription.trackingRegistryObserver(
+            subscription, of: Self.self, delivery: delivery, fileID: fileID, line: line,
+            detail: "key \(key), observer \(type(of: observer))")
     }
 
     /// ``addObserver(_:key:delivery:fileID:line:)`` without a token: whether `observer`
@@ -360,18 +356,15 @@ final class KeyedObserverRegistration<Key: Hashable & Sendable>: SubscriptionReg
         self.generation = generation
     }
 
-    /// Calls `body` with the registry, or returns nil once its deinit has
-    /// started (the call holds it strongly meanwhile).
-    private func withRegistry<Result>(_ body: (KeyedObserverRegistry) -> Result) -> Result? {
-        guard let strong = registry.strongObserver() else { return nil }
-        return body(unsafeDowncast(strong, to: KeyedObserverRegistry.self))
-    }
-
     override func cancelSubscription() -> Bool {
-        withRegistry { $0.cancelRegistration(key: key, of: identifier, generation: generation) } ?? false
+        registry.withLive(KeyedObserverRegistry.self) {
+            $0.cancelRegistration(key: key, of: identifier, generation: generation)
+        } ?? false
     }
 
     override var isSubscriptionActive: Bool {
-        withRegistry { $0.isRegistrationActive(key: key, of: identifier, generation: generation) } ?? false
+        registry.withLive(KeyedObserverRegistry.self) {
+            $0.isRegistrationActive(key: key, of: identifier, generation: generation)
+        } ?? false
     }
 }

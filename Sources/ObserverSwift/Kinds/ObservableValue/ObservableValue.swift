@@ -77,10 +77,6 @@ public final class ObservableValue<Value> {
     @inlinable
     var storage: ValueStorage<Value> { ObservableValueWords.storage(of: self) }
 
-    /// The extras' word (retained), nil before their first use.
-    @inlinable
-    var extrasWord: AtomicWord<UnsafeMutableRawPointer?> { extras.word }
-
     /// The extras, made on first use and kept until the value is deallocated.
     @inlinable
     var extras: LazyObjectWord<TypedValueExtras<Value>> { ObservableValueWords.extras(of: self) }

@@ -95,7 +95,7 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     /// other than the main actor, its cast at most two words.
     @usableFromInline let details: ConformingObserverDetails?
     /// The observer's identity (its address: `observer` keeps the allocation).
-    var identifier: ObjectIdentifier { unsafeBitCast(observer.address, to: ObjectIdentifier.self) }
+    var identifier: ObjectIdentifier { observer.identifier }
     let expiry: Expiry
     @usableFromInline let deadFlag: DeadObserverFlag
 
@@ -128,11 +128,11 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
         case .none, .severalGlobalActors: return nil
         case .nonisolated, .unknown: break
         case .mainActor: delivery = .onMainActor
-        case .otherGlobalActor(let metadata):
-            guard let queue = GlobalActorQueue.queue(forGlobalActorMetadata: metadata) else { return nil }
+        case .otherGlobalActor(let actorType):
+            guard let queue = GlobalActorQueue.queue(for: actorType) else { return nil }
             globalActorQueue = queue
         }
-        let isIsolated = isolation != .nonisolated && isolation != .unknown
+        let isIsolated = isolation.isIsolated
         guard let typed = strong as? P else {
             // Only an isolated conformance gets here (the cast ran off its
             // actor): it is cast again where it is called, on its actor.
@@ -143,26 +143,11 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
                 globalActorQueue: globalActorQueue, list: list, deadFlag: deadFlag)
         }
         var storage: WideConformingObserverStorage = (0, 0, 0, 0, 0, 0)
-        var hasStoredCast = false
-        if MemoryLayout<P>.size >= MemoryLayout<UInt>.size,
-            MemoryLayout<P>.size <= MemoryLayout<WideConformingObserverStorage>.size,
-            MemoryLayout<P>.alignment <= MemoryLayout<UInt>.alignment
-        {
-            withUnsafeMutableBytes(of: &storage) { destination in
-                withUnsafeBytes(of: typed) { source in
-                    destination.copyMemory(from: source)
-                }
-            }
-            // The first word must be the observer itself: then the value
-            // owns exactly that one reference (see the type's comment).
-            hasStoredCast = storage.0 == UInt(bitPattern: registered.address)
-        }
-        return withExtendedLifetime(typed) {
-            ConformingObserver(
-                observer: registered.observer, storage: storage,
-                hasStoredCast: hasStoredCast, delivery: delivery,
-                globalActorQueue: globalActorQueue, list: list, deadFlag: deadFlag)
-        }
+        let hasStoredCast = registered.observer.store(cast: typed, into: &storage)
+        return ConformingObserver(
+            observer: registered.observer, storage: storage,
+            hasStoredCast: hasStoredCast, delivery: delivery,
+            globalActorQueue: globalActorQueue, list: list, deadFlag: deadFlag)
     }
 
     private init(
@@ -191,9 +176,7 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     override var isExpired: Bool { expiry.isExpired(of: self) }
     override var hasTarget: Bool { true }
     // `observer` keeps the allocation (see RegisteredObserver.isTarget).
-    override func isTarget(_ object: AnyObject) -> Bool {
-        UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()) == observer.address
-    }
+    override func isTarget(_ object: AnyObject) -> Bool { observer.refers(to: object) }
 
     override func checkLiveness() -> Bool {
         if expiry.isExpired(of: self) { return false }
@@ -250,16 +233,7 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     /// Calls `body` with the `P` value whose bytes are `stored`.
     @inlinable @inline(__always)
     func call<Stored>(_ body: (P) -> Void, rebuiltFrom stored: Stored) -> Bool {
-        var bytes = stored
-        return withUnsafeMutableBytes(of: &bytes) { raw in
-            guard observer.retainIfAlive() else { return false }
-            // The retain just taken becomes the reference owned by `typed`
-            // (its first word is the observer's address); destroying `typed` after the
-            // call releases it.
-            let typed = raw.baseAddress!.withMemoryRebound(to: P.self, capacity: 1) { $0.move() }
-            body(typed)
-            return true
-        }
+        observer.withCast(from: stored, as: P.self, body)
     }
 
     /// The slow path for casts that cannot be stored: `as?` on every call.

@@ -21,21 +21,19 @@ final class GlobalActorQueue: Sendable {
 
     private let enqueueCall: @Sendable (Call) -> Void
 
-    /// The queue of each global actor used so far, by the address of its
-    /// type's metadata. A queue lives as long as the process, as its actor
+    /// The queue of each global actor used so far, by its type. A queue lives as long as the process, as its actor
     /// does; there are as many as the program has global actors.
-    private static let queues = Locked<[UInt: GlobalActorQueue]>([:])
+    private static let queues = Locked<[GlobalActorType: GlobalActorQueue]>([:])
 
-    /// The queue of the global actor whose type's metadata the runtime gave
+    /// The queue of the global actor whose type the runtime gave
     /// (``ConformanceIsolation/otherGlobalActor(_:)``); nil when that type is
-    /// not a `GlobalActor`. Every call with the same metadata returns the
-    /// same queue.
-    static func queue(forGlobalActorMetadata metadata: UnsafeRawPointer) -> GlobalActorQueue? {
-        let key = UInt(bitPattern: metadata)
+    /// not a `GlobalActor`. Every call with the same type returns the same
+    /// queue.
+    static func queue(for key: GlobalActorType) -> GlobalActorQueue? {
         if let existing = queues.withLock({ $0[key] }) { return existing }
         // Made outside the lock: reading the actor's `shared` may run its
         // initializer, which is the program's code.
-        guard let actor = ConformanceIsolation.globalActor(of: metadata) else { return nil }
+        guard let actor = key.shared else { return nil }
         let made = GlobalActorQueue(enqueueCall: mailbox(on: actor))
         return queues.withLock { queues in
             if let existing = queues[key] { return existing }

@@ -64,38 +64,23 @@ public final class ObserverRegistry: @unchecked Sendable {
     // `views` is atomic and the nodes it reaches are immutable.
 
     /// First stored property: the words of `views`, `hasPendingAdds`,
-    /// `storesAddsAtOnce` and the writer state (see `AtomicWord`).
+    /// `storesAddsAtOnce` and the writer state (see ``RegistryWords``).
     @usableFromInline
-    var words = Words()
+    var words = RegistryWords<ProtocolViewNode>()
 
-    @usableFromInline
-    struct Words {
-        /// The views word (see ``RegistryViewsWord``): nil, a view node, or
-        /// the sole stored observer (then not a node's address).
-        @usableFromInline var viewHead = AtomicWordStorage<Unmanaged<ProtocolViewNode>?>(nil)
-        @usableFromInline var hasPendingAdds = AtomicWordStorage<Bool>(false)
-        /// In the byte after `hasPendingAdds` (the word's padding otherwise).
-        var storesAddsAtOnce = AtomicWordStorage<Bool>(false)
-        var writerState = AtomicWordStorage<UnsafeMutableRawPointer?>(nil)
-        @usableFromInline init() {}
-        @inlinable static var viewHeadOffset: Int { 0 }
-        @inlinable static var hasPendingAddsOffset: Int { MemoryLayout<UInt>.stride }
-        static var storesAddsAtOnceOffset: Int { hasPendingAddsOffset + MemoryLayout<UInt8>.stride }
-        /// After those two bytes, at the next word.
-        static var writerStateOffset: Int { 2 * MemoryLayout<UInt>.stride }
-    }
+    typealias Words = RegistryWords<ProtocolViewNode>
 
     /// The lock-free list of protocol views, newest first; or the
     /// registry's one stored observer (``SoleStoredObserver``), which it
     /// calls without views (see ``RegistryViewsWord``).
     @usableFromInline
-    var views: RegistryViewsWord<ProtocolViewNode> { RegistryViewsWord(in: self, at: Words.viewHeadOffset) }
+    var views: RegistryViewsWord<ProtocolViewNode> { RegistryWords.views(of: self) }
     /// True while observers added are waiting to be stored in the lists. Set
     /// under the writer lock; a send that reads false (acquiring, pairing
     /// with the releasing stores) sees every observer whose `addObserver`
     /// returned before in the lists.
     @usableFromInline
-    var hasPendingAdds: AtomicWord<Bool> { AtomicWords.word(self, at: Words.hasPendingAddsOffset) }
+    var hasPendingAdds: AtomicWord<Bool> { RegistryWords<ProtocolViewNode>.hasPendingAdds(of: self) }
 
     /// The writer state (lock, identity table, pending adds, views), made
     /// by the first writer that has something to record: a registry no
@@ -105,7 +90,7 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// make one each and the loser uses the winner's. It lives as long as
     /// the registry: once loaded, it can be used without retaining it.
     private var writerStateWord: LazyObjectWord<RegistryWriterState> {
-        LazyObjectWord(AtomicWords.word(self, at: Words.writerStateOffset))
+        Words.writerState(of: self, as: RegistryWriterState.self)
     }
 
     /// The writer state, made now if no writer made it yet.
@@ -121,7 +106,7 @@ public final class ObserverRegistry: @unchecked Sendable {
     /// whose sends reach it inside a read section (its adds are stored at
     /// once). Set by `init`, before the registry is shared.
     private var defersAdds: Bool {
-        !AtomicWords.word(self, at: Words.storesAddsAtOnceOffset, as: Bool.self).load(ordering: .relaxed)
+        !Words.storesAddsAtOnce(of: self).load(ordering: .relaxed)
     }
 
     /// Observers stored in the lists, dead ones not yet swept included (for
@@ -186,13 +171,9 @@ public final class ObserverRegistry: @unchecked Sendable {
         let subscription = Subscription(
             registration: ObserverRegistration(
                 registry: UnownedObserver(self), identifier: ObjectIdentifier(observer), generation: generation))
-        if _slowPath(SubscriptionTracking.isOn) {
-            TrackedSubscription(
-                .registryObserver, of: Self.self, delivery: delivery, fileID: fileID, line: line,
-                detail: "observer \(type(of: observer))", countsDeliveries: false
-            ).attachRetained(subscription)
-        }
-        return subscription
+        return TrackedSubscription.trackingRegistryObserver(
+            subscription, of: Self.self, delivery: delivery, fileID: fileID, line: line,
+            detail: "observer \(type(of: observer))")
     }
 
     /// ``addObserver(_:delivery:fileID:line:)`` without a token: whether `observer` was
@@ -928,7 +909,7 @@ final class RegistryWriterState: RegistryLock, @unchecked Sendable {
     /// Whether the inline registration is that one.
     func isSole(_ identifier: ObjectIdentifier, _ generation: UInt64) -> Bool {
         guard let sole else { return false }
-        return sole.address == UnsafeRawPointer(bitPattern: UInt(bitPattern: identifier))
+        return sole.identifier == identifier
             && generation == nextGeneration &- 1
     }
 
@@ -1006,7 +987,7 @@ struct PendingObserver {
     }
 
     /// The observer's identity (its address: `observer` keeps the allocation).
-    var identifier: ObjectIdentifier { unsafeBitCast(observer.address, to: ObjectIdentifier.self) }
+    var identifier: ObjectIdentifier { observer.identifier }
 
     /// A strong reference to the observer, or nil once it is deallocating.
     func strongObserver() -> AnyObject? { observer.strongObserver() }
@@ -1031,18 +1012,13 @@ final class ObserverRegistration: SubscriptionRegistration, @unchecked Sendable 
         self.generation = generation
     }
 
-    /// Calls `body` with the registry, or returns nil once its deinit has
-    /// started (the call holds it strongly meanwhile).
-    private func withRegistry<Result>(_ body: (ObserverRegistry) -> Result) -> Result? {
-        guard let strong = registry.strongObserver() else { return nil }
-        return body(unsafeDowncast(strong, to: ObserverRegistry.self))
-    }
-
     override func cancelSubscription() -> Bool {
-        withRegistry { $0.cancelRegistration(of: identifier, generation: generation) } ?? false
+        registry.withLive(ObserverRegistry.self) { $0.cancelRegistration(of: identifier, generation: generation) }
+            ?? false
     }
 
     override var isSubscriptionActive: Bool {
-        withRegistry { $0.isRegistrationActive(of: identifier, generation: generation) } ?? false
+        registry.withLive(ObserverRegistry.self) { $0.isRegistrationActive(of: identifier, generation: generation) }
+            ?? false
     }
 }

@@ -13,7 +13,6 @@ final class RegisteredObserver {
 
     /// The observer, held without owning it (see ``UnownedObserver``).
     let observer: UnownedObserver
-    var address: UnsafeRawPointer { observer.address }
     let delivery: Delivery
     /// Which registration of the observer this is (see `ObserverRegistration`).
     let generation: UInt64

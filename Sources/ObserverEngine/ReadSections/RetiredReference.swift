@@ -1,0 +1,29 @@
+import CObserverCore
+
+/// One object reference given back after a grace period: `oc_retire`'s
+/// record for it is a block allocated for this retirement alone (the core's
+/// bookkeeping, then the reference), so the object carries none of it while
+/// it is in use.
+enum RetiredReference {
+    /// Once every read section in progress has ended, calls `release` with
+    /// the record; `release` gets the reference back with ``take(from:)``.
+    /// `objectSize` is what the core's statistics count as retired.
+    static func retire(
+        _ reference: UnsafeMutableRawPointer, objectSize: Int,
+        release: @convention(c) (UnsafeMutableRawPointer) -> Void
+    ) {
+        let record = UnsafeMutableRawPointer.allocate(
+            byteCount: Int(OC_RETIREMENT_BYTES) + MemoryLayout<UnsafeMutableRawPointer>.stride,
+            alignment: MemoryLayout<UnsafeMutableRawPointer>.alignment)
+        record.storeBytes(of: reference, toByteOffset: Int(OC_RETIREMENT_BYTES), as: UnsafeMutableRawPointer.self)
+        oc_retire(record, release, record, objectSize)
+    }
+
+    /// In a `release` passed to ``retire(_:objectSize:release:)``: frees the
+    /// record and returns the reference it held.
+    static func take(from record: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
+        let reference = record.load(fromByteOffset: Int(OC_RETIREMENT_BYTES), as: UnsafeMutableRawPointer.self)
+        record.deallocate()
+        return reference
+    }
+}
