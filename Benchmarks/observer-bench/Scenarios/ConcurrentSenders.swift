@@ -36,7 +36,9 @@ extension Scenario {
             // Sends per thread so that each run takes about one repetition's time
             // (calibrating also warms every run up).
             let sends = runs.map { run in
-                calibrateSends(target: context.settings.repetitionNanoseconds) { sends in
+                calibrateSends(
+                    target: context.settings.repetitionNanoseconds, minimumSends: minimumDeliveries / size
+                ) { sends in
                     measureSenders(run.subject, observers: size, senders: run.senders, sends: sends, counters: counters)
                         .elapsed
                 }
@@ -205,7 +207,8 @@ struct ChurnSubject {
 /// Runs `senders` (at most 4) threads each sending values 1...sends (tagged
 /// with the thread in the two low bits) while, if the subject churns, another thread
 /// subscribes and cancels at `churnChangesPerSecond`. Returns the wall time from the
-/// common start to the last sender's end, and verifies every delivery.
+/// first sender's first send to the last sender's last, the senders' CPU time, and
+/// the churn pairs made; verifies every delivery.
 func measureSenders(
     _ subject: ChurnSubject, observers: Int, senders: Int, sends: Int, counters: PerThreadCounters
 ) -> (elapsed: UInt64, cpu: UInt64, churnPairs: Int) {
@@ -231,23 +234,32 @@ func measureSenders(
                 if deadline < now { deadline = now &+ period }
             }
         } : nil
-    let cpu = UnsafeMutablePointer<UInt64>.allocate(capacity: senders * PerThreadCounters.stride)
-    defer { cpu.deallocate() }
+    // Per sender, a line apart: CPU time, and the wall clock at its first
+    // and after its last send.
+    let times = UnsafeMutablePointer<UInt64>.allocate(capacity: senders * PerThreadCounters.stride)
+    defer { times.deallocate() }
     let threads = (0..<senders).map { thread in
         BenchThread {
             line.arriveAndWait()
             let cpuStart = threadCPUNanoseconds()
+            let start = monotonicNanoseconds()
             for index in stride(from: 1, through: sends, by: 1) {
                 subject.send(index << 2 | thread)
             }
-            cpu[thread * PerThreadCounters.stride] = threadCPUNanoseconds() &- cpuStart
+            let end = monotonicNanoseconds()
+            let slot = times + thread * PerThreadCounters.stride
+            slot[0] = threadCPUNanoseconds() &- cpuStart
+            slot[1] = start
+            slot[2] = end
         }
     }
     line.release(workers: senders + (churn == nil ? 0 : 1))
-    let start = monotonicNanoseconds()
     for thread in threads { thread.join() }
-    let elapsed = monotonicNanoseconds() &- start
     line.stop.store(true, ordering: .relaxed)
+    // From the first sender's first send to the last sender's last: thread
+    // creation, the start line and the joins are not timed.
+    let slots = (0..<senders).map { times + $0 * PerThreadCounters.stride }
+    let elapsed = slots.map { $0[2] }.max()! &- slots.map { $0[1] }.min()!
     churn?.join()
     for thread in 0..<senders {
         // Sender t sent 4i + t for i in 1...sends to every stable observer.
@@ -256,9 +268,13 @@ func measureSenders(
             counters.stable(thread) &- before[thread], equals: perObserver &* observers,
             "\(subject.name): deliveries of sender \(thread) with \(senders) sender(s)")
     }
-    let cpuTotal = (0..<senders).reduce(UInt64(0)) { $0 &+ cpu[$1 * PerThreadCounters.stride] }
+    let cpuTotal = slots.reduce(UInt64(0)) { $0 &+ $1[0] }
     return (elapsed, cpuTotal, churnPairs)
 }
+
+/// Deliveries a timed run makes at least (per sender): far more than a
+/// thread's first sends, which run with cold caches.
+let minimumDeliveries = 1 << 16
 
 /// Observer changes (subscribes and cancels) per second by the churn thread.
 let churnChangesPerSecond = 10_000
@@ -283,12 +299,14 @@ let churnChangesPerSecond = 10_000
     }
 #endif
 
-/// Sends per run so that one run takes about `target` ns (warms up too).
-func calibrateSends(target: UInt64, _ run: (Int) -> UInt64) -> Int {
+/// Sends per run so that one run takes about `target` ns (warms up too),
+/// and at least `minimumSends`: a short run that a descheduling stretched
+/// to `target / 4` would otherwise set the count from one preemption.
+func calibrateSends(target: UInt64, minimumSends: Int = 16, _ run: (Int) -> UInt64) -> Int {
     var sends = 16
     while true {
         let elapsed = run(sends)
-        if elapsed >= target / 4 || sends >= 1 << 40 {
+        if (elapsed >= target / 4 && sends >= minimumSends) || sends >= 1 << 40 {
             return max(1, Int(Double(target) / (Double(max(elapsed, 1)) / Double(sends))))
         }
         sends *= elapsed < target / 64 ? 8 : 2
