@@ -256,9 +256,29 @@ package struct ContendedCounts {
     }
 
     /// Counts one send by the thread `me`: a plain load and store of its
-    /// own line (relaxed: its only writer).
+    /// own line (relaxed: its only writer). A thread found in the first
+    /// table's claimed slots counts inline; the others (claiming a slot,
+    /// or in a later table) through ``countLine(of:)``.
+    @inline(__always)
     package func increment(by me: UInt) {
-        let count = countLine(of: me)
+        var slot = 0
+        while slot < Self.slotCount {
+            let identity = identity(ofSlot: slot).load(ordering: .relaxed)
+            if identity == me { return Self.addOne(to: count(ofSlot: slot)) }
+            // Slots are claimed in order: a free one ends the claimed ones.
+            if identity == 0 { break }
+            slot &+= 1
+        }
+        incrementClaiming(by: me)
+    }
+
+    @inline(never)
+    private func incrementClaiming(by me: UInt) {
+        Self.addOne(to: countLine(of: me))
+    }
+
+    @inline(__always)
+    private static func addOne(to count: AtomicWord<Int>) {
         count.store(count.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
     }
 
