@@ -12,9 +12,16 @@ extension Scenario {
     /// (`churnChangesPerSecond` changes, a subscribe or a cancel each, paced
     /// by absolute deadlines so the rate does not depend on scheduling),
     /// against one sender alone with the same churn. Figures are wall time /
-    /// all deliveries (aggregate). LOCKED is measured the same way beside
-    /// it, and RAW with a list of its own per sender (nothing shared, no
-    /// churn) gives the machine's own scaling of 2 and 4 busy threads.
+    /// all deliveries (aggregate), the wall time running from the first
+    /// sender's first send to the last sender's last: creating, starting
+    /// and joining the threads is not timed, and a run makes at least
+    /// `minimumDeliveries` per sender, so that one descheduling during
+    /// calibration cannot shrink a run to a few dozen cold sends. LOCKED is
+    /// measured the same way beside it, and RAW with a list of its own per
+    /// sender (nothing shared, no churn) gives the machine's own scaling of
+    /// 2 and 4 busy threads in the same run. The senders' CPU time per
+    /// delivery, 2 senders against 1, is printed beside: 1.00× when they
+    /// contend on nothing, whatever else the machine runs.
     /// Target: what 2 senders gain over one (deliveries per second) is at
     /// least 0.95 of what the machine's RAW gains with 2 threads; the 4
     /// sender figures are reported beside it (a machine with more cores
