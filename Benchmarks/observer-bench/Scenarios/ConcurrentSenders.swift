@@ -18,10 +18,14 @@ extension Scenario {
     /// `minimumDeliveries` per sender, so that one descheduling during
     /// calibration cannot shrink a run to a few dozen cold sends. LOCKED is
     /// measured the same way beside it, and RAW with a list of its own per
-    /// sender (nothing shared, no churn) gives the machine's own scaling of
-    /// 2 and 4 busy threads in the same run. The senders' CPU time per
-    /// delivery, 2 senders against 1, is printed beside: 1.00× when they
-    /// contend on nothing, whatever else the machine runs.
+    /// sender (nothing shared) gives the machine's own scaling of 2 and 4
+    /// busy threads in the same run, twice: alone, and beside the same
+    /// churn thread at the same rate (churning an `Event` no sender uses).
+    /// The target compares with the second: when the machine has no core
+    /// to spare for the churn thread (2 cores, 2 senders) its wake-ups take
+    /// time from the senders, RAW's as much as the subjects'. The senders'
+    /// CPU time per delivery, 2 senders against 1, is printed beside: 1.00×
+    /// when they contend on nothing, whatever else the machine runs.
     /// Target: what 2 senders gain over one (deliveries per second) is at
     /// least 0.95 of what the machine's RAW gains with 2 threads; the 4
     /// sender figures are reported beside it (a machine with more cores
@@ -36,9 +40,10 @@ extension Scenario {
             let counters = PerThreadCounters()
             let subjects = [ChurnSubject.event(size, counters), ChurnSubject.locked(size, counters)]
             let raw = ChurnSubject.raw(size, counters)
-            let rawPerSender = ChurnSubject.rawPerSender(size, counters)
+            let rawPerSender = ChurnSubject.rawPerSender(size, counters, churns: false)
+            let rawPerSenderChurned = ChurnSubject.rawPerSender(size, counters, churns: true)
             let runs: [(subject: ChurnSubject, senders: Int)] =
-                [(raw, 1)] + senderCounts.map { (rawPerSender, $0) }
+                [(raw, 1)] + senderCounts.map { (rawPerSender, $0) } + senderCounts.map { (rawPerSenderChurned, $0) }
                 + subjects.flatMap { subject in senderCounts.map { (subject, $0) } }
             // Sends per thread so that each run takes about one repetition's time
             // (calibrating also warms every run up).
@@ -66,7 +71,7 @@ extension Scenario {
                     cpuSamples[index].append(Double(result.cpu) / Double(deliveries))
                 }
             }
-            for subject in subjects + [rawPerSender] { subject.tearDown() }
+            for subject in subjects + [rawPerSender, rawPerSenderChurned] { subject.tearDown() }
             for (index, run) in runs.enumerated() {
                 let name =
                     run.subject.name + ", \(run.senders) sender\(run.senders > 1 ? "s" : "")"
@@ -94,9 +99,10 @@ extension Scenario {
             }
             let eventScaling = scaling(Contender.eventClosureName)
             let lockedScaling = scaling("LOCKED")
-            let machineScaling = scaling(rawPerSender.name, 2, churns: false)
+            let machineScaling = scaling(rawPerSender.name, 2)
+            let idleMachineScaling = scaling(rawPerSender.name, 2, churns: false)
             let eventScaling4 = scaling(Contender.eventClosureName, 4)
-            let machineScaling4 = scaling(rawPerSender.name, 4, churns: false)
+            let machineScaling4 = scaling(rawPerSender.name, 4)
             // Compared as printed: the two gains with two decimals each.
             let shareOfMachine =
                 printedFixed(eventScaling, digits: 2) / printedFixed(machineScaling, digits: 2)
@@ -113,7 +119,8 @@ extension Scenario {
                     target: "2 senders ÷ 1 ≥ 0.95 of the machine's RAW, a list per sender (N=\(sizeLabel(size)))",
                     measured:
                         "\(formatFixed(shareOfMachine, digits: 2)) of the machine's: Event \(formatFixed(eventScaling, digits: 2))×, "
-                        + "machine \(formatFixed(machineScaling, digits: 2))×; 4 senders: Event "
+                        + "machine \(formatFixed(machineScaling, digits: 2))× "
+                        + "(\(formatFixed(idleMachineScaling, digits: 2))× with no churn thread); 4 senders: Event "
                         + "\(formatFixed(eventScaling4, digits: 2))×, machine \(formatFixed(machineScaling4, digits: 2))×; "
                         + "1 sender \(formatFigure(throughput(Contender.eventClosureName, 1))) M/s, "
                         + "2 senders \(formatFigure(throughput(Contender.eventClosureName, 2))) M/s "
@@ -191,14 +198,21 @@ struct ChurnSubject {
     /// looping over the array's buffer and borrowing the list, so that no
     /// reference count is written: nothing is shared, and one, two and four
     /// of them measure how busy threads scale on the machine.
-    static func rawPerSender(_ size: Int, _ counters: PerThreadCounters) -> ChurnSubject {
+    ///
+    /// With `churns`, a churn thread runs beside them as beside the
+    /// subjects, subscribing and cancelling on an `Event` no sender uses:
+    /// the machine's scaling with the same third thread taking its share
+    /// of the cores.
+    static func rawPerSender(_ size: Int, _ counters: PerThreadCounters, churns: Bool) -> ChurnSubject {
         let lists = (0..<4).map { _ in RawObservers((0..<size).map { _ in handler(counters, base: 0) }) }
         let borrowed = lists.map { Unmanaged.passUnretained($0) }
+        let churned = Event<Int>()
+        let churnHandler = handler(counters, base: 4 * PerThreadCounters.stride)
         return ChurnSubject(
-            name: "RAW (buffer, a list per sender)", churns: false,
+            name: "RAW (buffer, a list per sender)", churns: churns,
             send: { value in borrowed[value & 3]._withUnsafeGuaranteedRef { $0.sendThroughBuffer(value) } },
-            churnOnce: {},
-            tearDown: { withExtendedLifetime(lists) {} })
+            churnOnce: { churned.subscribe(churnHandler).cancel() },
+            tearDown: { withExtendedLifetime((lists, churned)) {} })
     }
 
     /// RAW is not thread-safe: one sender, no churn; the reference.
