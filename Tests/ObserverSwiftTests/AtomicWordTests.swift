@@ -71,10 +71,13 @@ final class AtomicWordTests: XCTestCase {
         XCTAssertEqual(MemoryLayout<Trigger>.offset(of: \.owned), Trigger.ownedOffset)
         XCTAssertEqual(MemoryLayout<Event<Int>.Words>.offset(of: \.triggers), Event<Int>.Words.triggersOffset)
         XCTAssertEqual(MemoryLayout<Event<Int>.Words>.offset(of: \.slots), Event<Int>.Words.slotsOffset)
-        // Two senders write the block's `owned` and `shared`: never one cache line.
-        XCTAssertGreaterThanOrEqual(ContendedCounts.ownedOffset - ContendedCounts.baseOffset, 64 - 8)
-        XCTAssertGreaterThanOrEqual(ContendedCounts.sharedOffset - ContendedCounts.ownedOffset, 64)
-        XCTAssertGreaterThanOrEqual(ContendedCounts.byteCount - ContendedCounts.sharedOffset, 64)
+        // Each sender writes its slot's count line alone: the header (next,
+        // base, identities) fills the first line, every count has its own.
+        XCTAssertEqual(ContendedCounts.identitiesOffset + ContendedCounts.slotCount * 8, ContendedCounts.lineSize)
+        for slot in 0..<ContendedCounts.slotCount {
+            XCTAssertEqual(ContendedCounts.countOffset(ofSlot: slot), ContendedCounts.lineSize * (slot + 1))
+        }
+        XCTAssertEqual(ContendedCounts.byteCount, ContendedCounts.lineSize * (ContendedCounts.slotCount + 1))
         typealias Value = ObservableValueWords
         XCTAssertEqual(MemoryLayout<Value>.offset(of: \.observers), Value.observersOffset)
         XCTAssertEqual(MemoryLayout<Value>.offset(of: \.turn), Value.turnOffset)

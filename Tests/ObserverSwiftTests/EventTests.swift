@@ -45,6 +45,103 @@ final class EventTests: XCTestCase {
         XCTAssertEqual(event.triggersCount, 2)
     }
 
+    /// No cache line is written by two senders: with the owner and four
+    /// other threads alive at once, each thread's send changes bytes of the
+    /// counter's block on lines no other thread's send changes.
+    func testEachSendingThreadCountsOnACacheLineOfItsOwn() throws {
+        let event = Event<Int>()
+        event.send(0)  // this thread owns the counter
+        let threads = 4
+        let go = (0..<threads).map { _ in DispatchSemaphore(value: 0) }
+        let sent = DispatchSemaphore(value: 0)
+        let finished = (0..<threads).map { thread in
+            spawnThread {
+                // Three sends, one per turn, alive throughout: distinct identities.
+                for _ in 0..<3 {
+                    go[thread].wait()
+                    event.send(thread)
+                    sent.signal()
+                }
+            }
+        }
+        func send(from thread: Int) {
+            if thread == threads {
+                event.send(0)
+            } else {
+                go[thread].signal()
+                XCTAssertEqual(sent.wait(timeout: .now() + 10), .success, "thread \(thread) did not send")
+            }
+        }
+        // First turn: every thread claims its place (the first moves counting to the block).
+        for thread in 0...threads { send(from: thread) }
+        let block = try XCTUnwrap(ContendedCounts(word: event.triggers.owner.load(ordering: .acquiring)))
+        let bytes = UnsafeRawBufferPointer(start: block.address, count: ContendedCounts.byteCount)
+        var linesWritten: [Set<Int>] = []
+        for thread in 0...threads {
+            let before = Array(bytes)
+            send(from: thread)
+            let after = Array(bytes)
+            linesWritten.append(Set(before.indices.filter { before[$0] != after[$0] }.map { $0 / 64 }))
+        }
+        for thread in 0...threads {
+            XCTAssertFalse(linesWritten[thread].isEmpty, "thread \(thread)'s send wrote nothing in the block")
+            for other in 0..<thread {
+                XCTAssertTrue(
+                    linesWritten[thread].isDisjoint(with: linesWritten[other]),
+                    "threads \(other) and \(thread) both write line(s) "
+                        + "\(linesWritten[thread].intersection(linesWritten[other]).sorted()) per send")
+            }
+        }
+        for thread in 0..<threads { send(from: thread) }
+        for done in finished { XCTAssertEqual(done.wait(timeout: .now() + 10), .success) }
+        XCTAssertEqual(event.triggersCount, 3 * (threads + 1))
+    }
+
+    /// Many senders at once, more than one table of slots, beside a thread
+    /// that subscribes and cancels and one that reads the count: every
+    /// delivery arrives, the count read while they run never decreases nor
+    /// exceeds the sends, and once they are joined it equals the sends.
+    func testTriggersCountStaysExactUnderManySendersAndChurn() {
+        let event = Event<Int>()
+        let senders = 2 * ContendedCounts.slotCount + 1
+        let sends = 20_000
+        let received = (0..<senders).map { _ in AtomicCounter() }
+        let token = event.subscribe { value in received[value].increment() }
+        let stop = HeapAtomicWord<Bool>(false)
+        let churn = spawnThread {
+            while !stop.load(ordering: .relaxed) { event.subscribe { _ in }.cancel() }
+        }
+        let reads = HeapAtomicWord<Int>(0)
+        let readFailures = HeapAtomicWord<Int>(0)
+        let reader = spawnThread {
+            var last = 0
+            while !stop.load(ordering: .relaxed) {
+                let now = event.triggersCount
+                if now < last || now > senders * sends { readFailures.wrappingAdd(1, ordering: .relaxed) }
+                last = now
+                reads.wrappingAdd(1, ordering: .relaxed)
+            }
+        }
+        let start = DispatchSemaphore(value: 0)
+        let finished = (0..<senders).map { sender in
+            spawnThread {
+                start.wait()
+                for _ in 0..<sends { event.send(sender) }
+            }
+        }
+        for _ in 0..<senders { start.signal() }
+        for done in finished { XCTAssertEqual(done.wait(timeout: .now() + 120), .success, "a sender did not finish") }
+        stop.store(true, ordering: .relaxed)
+        XCTAssertEqual(churn.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(reader.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(event.triggersCount, senders * sends)
+        XCTAssertEqual(received.map(\.value), Array(repeating: sends, count: senders))
+        XCTAssertEqual(
+            readFailures.load(ordering: .relaxed), 0, "a count read while sending went back or past the sends")
+        XCTAssertGreaterThan(reads.load(ordering: .relaxed), 0)
+        token.cancel()
+    }
+
     func testTargetIsHeldWeaklyAndItsSlotIsReclaimedAfterDeallocation() throws {
         let event = Event<Int>()
         var screen: Screen? = Screen()

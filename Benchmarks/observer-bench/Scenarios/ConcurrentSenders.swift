@@ -12,9 +12,20 @@ extension Scenario {
     /// (`churnChangesPerSecond` changes, a subscribe or a cancel each, paced
     /// by absolute deadlines so the rate does not depend on scheduling),
     /// against one sender alone with the same churn. Figures are wall time /
-    /// all deliveries (aggregate). LOCKED is measured the same way beside
-    /// it, and RAW with a list of its own per sender (nothing shared, no
-    /// churn) gives the machine's own scaling of 2 and 4 busy threads.
+    /// all deliveries (aggregate), the wall time running from the first
+    /// sender's first send to the last sender's last: creating, starting
+    /// and joining the threads is not timed, and a run makes at least
+    /// `minimumDeliveries` per sender, so that one descheduling during
+    /// calibration cannot shrink a run to a few dozen cold sends. LOCKED is
+    /// measured the same way beside it, and RAW with a list of its own per
+    /// sender (nothing shared) gives the machine's own scaling of 2 and 4
+    /// busy threads in the same run, twice: alone, and beside the same
+    /// churn thread at the same rate (churning an `Event` no sender uses).
+    /// The target compares with the second: when the machine has no core
+    /// to spare for the churn thread (2 cores, 2 senders) its wake-ups take
+    /// time from the senders, RAW's as much as the subjects'. The senders'
+    /// CPU time per delivery, 2 senders against 1, is printed beside: 1.00×
+    /// when they contend on nothing, whatever else the machine runs.
     /// Target: what 2 senders gain over one (deliveries per second) is at
     /// least 0.95 of what the machine's RAW gains with 2 threads; the 4
     /// sender figures are reported beside it (a machine with more cores
@@ -29,14 +40,17 @@ extension Scenario {
             let counters = PerThreadCounters()
             let subjects = [ChurnSubject.event(size, counters), ChurnSubject.locked(size, counters)]
             let raw = ChurnSubject.raw(size, counters)
-            let rawPerSender = ChurnSubject.rawPerSender(size, counters)
+            let rawPerSender = ChurnSubject.rawPerSender(size, counters, churns: false)
+            let rawPerSenderChurned = ChurnSubject.rawPerSender(size, counters, churns: true)
             let runs: [(subject: ChurnSubject, senders: Int)] =
-                [(raw, 1)] + senderCounts.map { (rawPerSender, $0) }
+                [(raw, 1)] + senderCounts.map { (rawPerSender, $0) } + senderCounts.map { (rawPerSenderChurned, $0) }
                 + subjects.flatMap { subject in senderCounts.map { (subject, $0) } }
             // Sends per thread so that each run takes about one repetition's time
             // (calibrating also warms every run up).
             let sends = runs.map { run in
-                calibrateSends(target: context.settings.repetitionNanoseconds) { sends in
+                calibrateSends(
+                    target: context.settings.repetitionNanoseconds, minimumSends: minimumDeliveries / size
+                ) { sends in
                     measureSenders(run.subject, observers: size, senders: run.senders, sends: sends, counters: counters)
                         .elapsed
                 }
@@ -57,7 +71,7 @@ extension Scenario {
                     cpuSamples[index].append(Double(result.cpu) / Double(deliveries))
                 }
             }
-            for subject in subjects + [rawPerSender] { subject.tearDown() }
+            for subject in subjects + [rawPerSender, rawPerSenderChurned] { subject.tearDown() }
             for (index, run) in runs.enumerated() {
                 let name =
                     run.subject.name + ", \(run.senders) sender\(run.senders > 1 ? "s" : "")"
@@ -85,9 +99,10 @@ extension Scenario {
             }
             let eventScaling = scaling(Contender.eventClosureName)
             let lockedScaling = scaling("LOCKED")
-            let machineScaling = scaling(rawPerSender.name, 2, churns: false)
+            let machineScaling = scaling(rawPerSender.name, 2)
+            let idleMachineScaling = scaling(rawPerSender.name, 2, churns: false)
             let eventScaling4 = scaling(Contender.eventClosureName, 4)
-            let machineScaling4 = scaling(rawPerSender.name, 4, churns: false)
+            let machineScaling4 = scaling(rawPerSender.name, 4)
             // Compared as printed: the two gains with two decimals each.
             let shareOfMachine =
                 printedFixed(eventScaling, digits: 2) / printedFixed(machineScaling, digits: 2)
@@ -104,7 +119,8 @@ extension Scenario {
                     target: "2 senders ÷ 1 ≥ 0.95 of the machine's RAW, a list per sender (N=\(sizeLabel(size)))",
                     measured:
                         "\(formatFixed(shareOfMachine, digits: 2)) of the machine's: Event \(formatFixed(eventScaling, digits: 2))×, "
-                        + "machine \(formatFixed(machineScaling, digits: 2))×; 4 senders: Event "
+                        + "machine \(formatFixed(machineScaling, digits: 2))× "
+                        + "(\(formatFixed(idleMachineScaling, digits: 2))× with no churn thread); 4 senders: Event "
                         + "\(formatFixed(eventScaling4, digits: 2))×, machine \(formatFixed(machineScaling4, digits: 2))×; "
                         + "1 sender \(formatFigure(throughput(Contender.eventClosureName, 1))) M/s, "
                         + "2 senders \(formatFigure(throughput(Contender.eventClosureName, 2))) M/s "
@@ -182,14 +198,21 @@ struct ChurnSubject {
     /// looping over the array's buffer and borrowing the list, so that no
     /// reference count is written: nothing is shared, and one, two and four
     /// of them measure how busy threads scale on the machine.
-    static func rawPerSender(_ size: Int, _ counters: PerThreadCounters) -> ChurnSubject {
+    ///
+    /// With `churns`, a churn thread runs beside them as beside the
+    /// subjects, subscribing and cancelling on an `Event` no sender uses:
+    /// the machine's scaling with the same third thread taking its share
+    /// of the cores.
+    static func rawPerSender(_ size: Int, _ counters: PerThreadCounters, churns: Bool) -> ChurnSubject {
         let lists = (0..<4).map { _ in RawObservers((0..<size).map { _ in handler(counters, base: 0) }) }
         let borrowed = lists.map { Unmanaged.passUnretained($0) }
+        let churned = Event<Int>()
+        let churnHandler = handler(counters, base: 4 * PerThreadCounters.stride)
         return ChurnSubject(
-            name: "RAW (buffer, a list per sender)", churns: false,
+            name: "RAW (buffer, a list per sender)", churns: churns,
             send: { value in borrowed[value & 3]._withUnsafeGuaranteedRef { $0.sendThroughBuffer(value) } },
-            churnOnce: {},
-            tearDown: { withExtendedLifetime(lists) {} })
+            churnOnce: { churned.subscribe(churnHandler).cancel() },
+            tearDown: { withExtendedLifetime((lists, churned)) {} })
     }
 
     /// RAW is not thread-safe: one sender, no churn; the reference.
@@ -205,7 +228,8 @@ struct ChurnSubject {
 /// Runs `senders` (at most 4) threads each sending values 1...sends (tagged
 /// with the thread in the two low bits) while, if the subject churns, another thread
 /// subscribes and cancels at `churnChangesPerSecond`. Returns the wall time from the
-/// common start to the last sender's end, and verifies every delivery.
+/// first sender's first send to the last sender's last, the senders' CPU time, and
+/// the churn pairs made; verifies every delivery.
 func measureSenders(
     _ subject: ChurnSubject, observers: Int, senders: Int, sends: Int, counters: PerThreadCounters
 ) -> (elapsed: UInt64, cpu: UInt64, churnPairs: Int) {
@@ -231,23 +255,32 @@ func measureSenders(
                 if deadline < now { deadline = now &+ period }
             }
         } : nil
-    let cpu = UnsafeMutablePointer<UInt64>.allocate(capacity: senders * PerThreadCounters.stride)
-    defer { cpu.deallocate() }
+    // Per sender, a line apart: CPU time, and the wall clock at its first
+    // and after its last send.
+    let times = UnsafeMutablePointer<UInt64>.allocate(capacity: senders * PerThreadCounters.stride)
+    defer { times.deallocate() }
     let threads = (0..<senders).map { thread in
         BenchThread {
             line.arriveAndWait()
             let cpuStart = threadCPUNanoseconds()
+            let start = monotonicNanoseconds()
             for index in stride(from: 1, through: sends, by: 1) {
                 subject.send(index << 2 | thread)
             }
-            cpu[thread * PerThreadCounters.stride] = threadCPUNanoseconds() &- cpuStart
+            let end = monotonicNanoseconds()
+            let slot = times + thread * PerThreadCounters.stride
+            slot[0] = threadCPUNanoseconds() &- cpuStart
+            slot[1] = start
+            slot[2] = end
         }
     }
     line.release(workers: senders + (churn == nil ? 0 : 1))
-    let start = monotonicNanoseconds()
     for thread in threads { thread.join() }
-    let elapsed = monotonicNanoseconds() &- start
     line.stop.store(true, ordering: .relaxed)
+    // From the first sender's first send to the last sender's last: thread
+    // creation, the start line and the joins are not timed.
+    let slots = (0..<senders).map { times + $0 * PerThreadCounters.stride }
+    let elapsed = slots.map { $0[2] }.max()! &- slots.map { $0[1] }.min()!
     churn?.join()
     for thread in 0..<senders {
         // Sender t sent 4i + t for i in 1...sends to every stable observer.
@@ -256,9 +289,13 @@ func measureSenders(
             counters.stable(thread) &- before[thread], equals: perObserver &* observers,
             "\(subject.name): deliveries of sender \(thread) with \(senders) sender(s)")
     }
-    let cpuTotal = (0..<senders).reduce(UInt64(0)) { $0 &+ cpu[$1 * PerThreadCounters.stride] }
+    let cpuTotal = slots.reduce(UInt64(0)) { $0 &+ $1[0] }
     return (elapsed, cpuTotal, churnPairs)
 }
+
+/// Deliveries a timed run makes at least (per sender): far more than a
+/// thread's first sends, which run with cold caches.
+let minimumDeliveries = 1 << 16
 
 /// Observer changes (subscribes and cancels) per second by the churn thread.
 let churnChangesPerSecond = 10_000
@@ -283,12 +320,14 @@ let churnChangesPerSecond = 10_000
     }
 #endif
 
-/// Sends per run so that one run takes about `target` ns (warms up too).
-func calibrateSends(target: UInt64, _ run: (Int) -> UInt64) -> Int {
+/// Sends per run so that one run takes about `target` ns (warms up too),
+/// and at least `minimumSends`: a short run that a descheduling stretched
+/// to `target / 4` would otherwise set the count from one preemption.
+func calibrateSends(target: UInt64, minimumSends: Int = 16, _ run: (Int) -> UInt64) -> Int {
     var sends = 16
     while true {
         let elapsed = run(sends)
-        if elapsed >= target / 4 || sends >= 1 << 40 {
+        if (elapsed >= target / 4 && sends >= minimumSends) || sends >= 1 << 40 {
             return max(1, Int(Double(target) / (Double(max(elapsed, 1)) / Double(sends))))
         }
         sends *= elapsed < target / 64 ? 8 : 2

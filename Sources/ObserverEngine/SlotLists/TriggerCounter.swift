@@ -12,10 +12,10 @@
 /// owner's own words, next to what every send reads (`owner`, the owner's
 /// other fields): harmless, nobody else reads that line. The first send
 /// from another thread (or a `reset()`) moves counting to a
-/// ``ContendedCounts`` block of three cache lines, allocated then and freed
-/// with the owner: the owner's increments go to the block's `owned` line,
-/// every other thread adds to its `shared` line, and the owner's words are
-/// only read from then on, so two senders never write one cache line.
+/// ``ContendedCounts`` block, allocated then and freed with the owner,
+/// where every sending thread counts on a cache line of its own (the
+/// first thread's slot is the owner's), and the owner's words are only
+/// read from then on: no cache line is written by two senders.
 /// `owner` then holds the block's address with its low bit set (addresses
 /// of records and blocks are aligned, so a thread identity never has it);
 /// the owner's fast path compares `owner` with its identity exactly as
@@ -98,8 +98,9 @@ package struct TriggerCounter {
         }
     }
 
-    /// Publishes a block owned by `current` (the owner's identity, or 0)
-    /// unless another thread did first; returns the owner word now.
+    /// Publishes a block whose first slot is `current`'s (the owner's
+    /// identity, or 0: free) unless another thread did first; returns the
+    /// owner word now.
     private func moveToBlock(from current: UInt) -> UInt {
         let counts = ContendedCounts.allocate(owner: current)
         // Release: the block's words are initialized before its address is
@@ -111,7 +112,11 @@ package struct TriggerCounter {
         return move.original
     }
 
-    /// Sends counted since creation or the last `reset()`.
+    /// Sends counted since creation or the last `reset()`: exact once the
+    /// counting threads are quiet (their sends happen before this read).
+    /// While threads send, it reads each thread's count once, one after
+    /// the other, with no lock: a value between the total when the read
+    /// began and the total when it ended, not one instant's total.
     package var value: Int {
         let inline = owned.load(ordering: .relaxed)
         guard let counts = ContendedCounts(word: owner.load(ordering: .acquiring)) else { return inline }
@@ -135,18 +140,40 @@ package struct TriggerCounter {
 }
 
 /// The padded words a ``TriggerCounter`` counts in once a second thread
-/// sends: three 64-byte lines, 64-byte aligned, so that `owned` (the
-/// owner's increments), `shared` (everyone else's) and the line read by
-/// every count (`owner`, `base`) never share a line.
+/// sends: a count of its own per sending thread, each on a 64-byte line
+/// that only that thread writes, summed when read.
+///
+/// A block is a table of ``slotCount`` slots, 64-byte aligned: its first
+/// line holds the next table's address (0 for none), the base
+/// (``TriggerCounter/reset()``'s) and the slots' thread identities; slot
+/// `k`'s count has line `k + 1` to itself. A thread counts in the slot that
+/// holds its identity; a thread not in the table claims the first free
+/// slot (compare-exchange of its identity from 0), and when every slot is
+/// taken it goes on to the next table, which the first thread to need it
+/// allocates and publishes (compare-exchange from 0). Every send reads the
+/// first line, which changes only when a thread claims a slot or the
+/// counter is reset; no two threads write one count line.
+///
+/// A slot's identity is its thread's reader (epoch record) address, which
+/// another thread reuses only after the first exited: the slot then passes
+/// to it, still with a single writer, ordered after the old one by the
+/// record's recycling. So slots are never given back, and the tables
+/// stay bounded by the most threads that ever lived at once.
 @usableFromInline
 package struct ContendedCounts {
     @usableFromInline package let address: UnsafeMutableRawPointer
 
-    package static let byteCount = 192
-    package static let ownerOffset = 0
+    /// Slots per table: the identities fill the first line beside the two
+    /// header words.
+    package static let slotCount = 6
+    package static let lineSize = 64
+    package static let byteCount = lineSize * (1 + slotCount)
+    package static let nextOffset = 0
     package static let baseOffset = 8
-    package static let ownedOffset = 64
-    package static let sharedOffset = 128
+    package static let identitiesOffset = 16
+
+    /// The byte offset of slot `slot`'s count: its own line.
+    package static func countOffset(ofSlot slot: Int) -> Int { lineSize * (1 + slot) }
 
     /// The block an owner word names, or nil when it names a thread (or nobody).
     @usableFromInline
@@ -159,15 +186,22 @@ package struct ContendedCounts {
         self.address = address
     }
 
-    /// A zeroed block whose owner is `owner` (0: the next thread to count).
+    /// A zeroed table whose first slot belongs to `owner` (0: free).
     package static func allocate(owner: UInt) -> ContendedCounts {
-        let address = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: 64)
+        let address = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: lineSize)
         address.initializeMemory(as: UInt8.self, repeating: 0, count: byteCount)
-        address.storeBytes(of: owner, toByteOffset: ownerOffset, as: UInt.self)
+        address.storeBytes(of: owner, toByteOffset: identitiesOffset, as: UInt.self)
         return ContendedCounts(address: address)
     }
 
-    package func deallocate() { address.deallocate() }
+    /// Frees this table and the tables after it.
+    package func deallocate() {
+        var table: ContendedCounts? = self
+        while let current = table {
+            table = current.next
+            current.address.deallocate()
+        }
+    }
 
     /// The owner word that names this block.
     package var word: UInt { UInt(bitPattern: address) | 1 }
@@ -175,25 +209,89 @@ package struct ContendedCounts {
     private func word<Value>(at offset: Int) -> AtomicWord<Value> {
         AtomicWord(at: (address + offset).assumingMemoryBound(to: AtomicWordStorage<Value>.self))
     }
-    package var owner: AtomicWord<UInt> { word(at: Self.ownerOffset) }
+    private var nextWord: AtomicWord<UInt> { word(at: Self.nextOffset) }
     package var base: AtomicWord<Int> { word(at: Self.baseOffset) }
-    package var owned: AtomicWord<Int> { word(at: Self.ownedOffset) }
-    package var shared: AtomicWord<Int> { word(at: Self.sharedOffset) }
+    package func identity(ofSlot slot: Int) -> AtomicWord<UInt> {
+        word(at: Self.identitiesOffset + slot * MemoryLayout<UInt>.stride)
+    }
+    package func count(ofSlot slot: Int) -> AtomicWord<Int> { word(at: Self.countOffset(ofSlot: slot)) }
 
-    package func increment(by me: UInt) {
-        let current = owner.load(ordering: .relaxed)
-        if current == me
-            || (current == 0 && owner.compareExchange(expected: 0, desired: me, ordering: .relaxed).exchanged)
-        {
-            // Relaxed: the block's owner is the only writer of `owned`.
-            owned.store(owned.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
-        } else {
-            shared.wrappingAdd(1, ordering: .relaxed)
+    /// The table after this one, if a thread needed it. Acquire: its words,
+    /// zeroed before its publication (release), are read through it.
+    private var next: ContendedCounts? {
+        let next = nextWord.load(ordering: .acquiring)
+        return next == 0 ? nil : ContendedCounts(address: UnsafeMutableRawPointer(bitPattern: next)!)
+    }
+
+    /// The count line of the thread `me` (its identity), claiming a slot
+    /// for it (and allocating a table) if it has none.
+    package func countLine(of me: UInt) -> AtomicWord<Int> {
+        var table = self
+        while true {
+            for slot in 0..<Self.slotCount {
+                let identity = table.identity(ofSlot: slot)
+                var current = identity.load(ordering: .relaxed)
+                if current == 0 {
+                    // Relaxed: the claim only elects the slot's single writer.
+                    current = identity.compareExchange(expected: 0, desired: me, ordering: .relaxed).original
+                    if current == 0 { return table.count(ofSlot: slot) }
+                }
+                if current == me { return table.count(ofSlot: slot) }
+            }
+            table = table.next ?? table.appendTable()
         }
     }
 
-    /// Counted in the block.
-    package var sum: Int { owned.load(ordering: .relaxed) &+ shared.load(ordering: .relaxed) }
+    /// Publishes an empty table after this one unless another thread did
+    /// first; returns the table there now.
+    private func appendTable() -> ContendedCounts {
+        let table = ContendedCounts.allocate(owner: 0)
+        // Release: the table's zeroed words before its address; acquire on
+        // failure, to read the winner's.
+        let append = nextWord.compareExchange(
+            expected: 0, desired: UInt(bitPattern: table.address), ordering: .acquiringAndReleasing)
+        if append.exchanged { return table }
+        table.deallocate()
+        return ContendedCounts(address: UnsafeMutableRawPointer(bitPattern: append.original)!)
+    }
+
+    /// Counts one send by the thread `me`: a plain load and store of its
+    /// own line (relaxed: its only writer). A thread found in the first
+    /// table's claimed slots counts inline; the others (claiming a slot,
+    /// or in a later table) through ``countLine(of:)``.
+    @inline(__always)
+    package func increment(by me: UInt) {
+        var slot = 0
+        while slot < Self.slotCount {
+            let identity = identity(ofSlot: slot).load(ordering: .relaxed)
+            if identity == me { return Self.addOne(to: count(ofSlot: slot)) }
+            // Slots are claimed in order: a free one ends the claimed ones.
+            if identity == 0 { break }
+            slot &+= 1
+        }
+        incrementClaiming(by: me)
+    }
+
+    @inline(never)
+    private func incrementClaiming(by me: UInt) {
+        Self.addOne(to: countLine(of: me))
+    }
+
+    @inline(__always)
+    private static func addOne(to count: AtomicWord<Int>) {
+        count.store(count.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+    }
+
+    /// Counted in the block: every slot's count, each read once.
+    package var sum: Int {
+        var sum = 0
+        var table: ContendedCounts? = self
+        while let current = table {
+            for slot in 0..<Self.slotCount { sum &+= current.count(ofSlot: slot).load(ordering: .relaxed) }
+            table = current.next
+        }
+        return sum
+    }
 
     /// Counted in the block, less the base.
     package var total: Int { sum &- base.load(ordering: .relaxed) }

@@ -107,7 +107,11 @@ public final class Event<Value> {
     /// limit not spent. Reading it also frees slots of dead targets.
     public var subscribersCount: Int { observers.subscribersCount }
 
-    /// How many times ``send(_:)`` was called.
+    /// How many times ``send(_:)`` was called: exact once the sending
+    /// threads are done (joined, or otherwise ordered before this read).
+    /// While threads send, each counts on its own cache line and this reads
+    /// them one after the other: a value between the count when the read
+    /// began and the count when it ended.
     public var triggersCount: Int { triggers.value }
 
     /// Sets ``triggersCount`` back to zero.

@@ -78,7 +78,9 @@ extension ObservableValue: ObserverSource {
     public var subscribersCount: Int { observers.subscribersCount }
 
     /// How many times the subscribers were notified (sets skipped as
-    /// duplicates are not counted; replays are not counted).
+    /// duplicates are not counted; replays are not counted). Exact once
+    /// the setting threads are done; read while they set, a value between
+    /// the count when the read began and the count when it ended.
     public var triggersCount: Int { observers.triggers.value }
 
     /// Sets ``triggersCount`` back to zero.
