@@ -12,9 +12,8 @@ enum RetiredReference {
         _ reference: UnsafeMutableRawPointer, objectSize: Int,
         release: @convention(c) (UnsafeMutableRawPointer) -> Void
     ) {
-        let record = UnsafeMutableRawPointer.allocate(
-            byteCount: Int(OC_RETIREMENT_BYTES) + MemoryLayout<UnsafeMutableRawPointer>.stride,
-            alignment: MemoryLayout<UnsafeMutableRawPointer>.alignment)
+        let record = HeapBlock.allocate(
+            byteCount: Int(OC_RETIREMENT_BYTES) + MemoryLayout<UnsafeMutableRawPointer>.stride)
         record.storeBytes(of: reference, toByteOffset: Int(OC_RETIREMENT_BYTES), as: UnsafeMutableRawPointer.self)
         oc_retire(record, release, record, objectSize)
     }
@@ -23,7 +22,7 @@ enum RetiredReference {
     /// record and returns the reference it held.
     static func take(from record: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
         let reference = record.load(fromByteOffset: Int(OC_RETIREMENT_BYTES), as: UnsafeMutableRawPointer.self)
-        record.deallocate()
+        HeapBlock.free(record)
         return reference
     }
 }

@@ -4,7 +4,7 @@
 /// `Event`'s list stores these beside ``Subscriber`` boxes; the slot list's
 /// walks, sends and release callback tell them apart by that bit.
 ///
-/// A cell is a ``HandlerCellContents``, 24 bytes (a 32-byte heap block,
+/// A cell is a ``HandlerCellContents``, 24 bytes in a ``HeapBlock`` (32 on the heap,
 /// where an object holding the same closure takes 48): first the class that
 /// destroys it (a ``HandlerCellKind`` metatype, so that the core's release
 /// callback, which knows no `Value`, can deinitialize the closure as its own
@@ -20,7 +20,8 @@ package enum HandlerCell {
     /// A new cell holding `handler`, as a slot context (tagged).
     @inlinable
     package static func make<Value>(_ handler: @escaping (Value) -> Void) -> UnsafeMutableRawPointer {
-        let cell = UnsafeMutablePointer<HandlerCellContents<Value>>.allocate(capacity: 1)
+        let cell = HeapBlock.allocate(byteCount: MemoryLayout<HandlerCellContents<Value>>.size)
+            .bindMemory(to: HandlerCellContents<Value>.self, capacity: 1)
         cell.initialize(to: HandlerCellContents(kind: TypedHandlerCellKind<(Value) -> Void>.self, handler: handler))
         return UnsafeMutableRawPointer(cell) + 1
     }
@@ -99,6 +100,6 @@ package final class TypedHandlerCellKind<Handler>: HandlerCellKind {
         // its offset (after the metatype, whatever the closure's type).
         (cell + MemoryLayout<HandlerCellKind.Type>.stride).assumingMemoryBound(to: Handler.self)
             .deinitialize(count: 1)
-        cell.deallocate()
+        HeapBlock.free(cell)
     }
 }
