@@ -29,6 +29,9 @@ import Foundation
 ///   takes no barrier: its deliveries may still be running);
 /// - every actor subscription (`subscribe(isolatedTo:)`, tracked or not):
 ///   the values waiting in its mailbox and the delivery running on its actor;
+/// - every tracked handler running when a round starts, wherever it runs:
+///   the round repeats until it has returned, since what it sends on (to
+///   the main actor, a queue, an actor) may come after the round looked;
 /// - then one grace period: every send running on any thread has ended, and
 ///   every handler cancelled so far has been released, with its captures
 ///   (`ObserverCore.reclaimNow()`).
@@ -68,8 +71,18 @@ public func settleDeliveries(timeout: Duration = .seconds(5)) async throws {
                 start: { done in queue.async(flags: .barrier) { done() } })
         }
         try await waitForActorMailboxes(until: deadline, timeout)
-        if progress() == before && ObserverCore.statistics.queuedActorDeliveries == 0 { break }
-        if deadline.hasPassed { throw stillPending("deliveries that keep sending more", timeout) }
+        let after = progress()
+        if after == before && after.isQuiet { break }
+        if deadline.hasPassed {
+            throw stillPending(
+                after.running > 0 ? "sends still running a handler" : "deliveries that keep sending more", timeout)
+        }
+        // Only a handler still running (it may send more when it returns):
+        // check again shortly rather than spin.
+        if after == before {
+            await Task.yield()
+            try await Task.sleep(nanoseconds: 100_000)
+        }
     }
     let sends: @Sendable () -> ObserverTestFailure = { stillPending("sends still running a handler", timeout) }
     try await wait(
@@ -97,12 +110,34 @@ private func waitForActorMailboxes(until deadline: Deadline, _ timeout: Duration
     }
 }
 
-/// Deliveries counted so far and values waiting for actors: unchanged over
-/// a round means the round ran nothing new.
-private func progress() -> [Int] {
-    var total = 0
-    for record in SubscriptionTracking.records { total &+= record.deliveries }
-    return [total, ObserverCore.statistics.queuedActorDeliveries]
+/// What a round of ``settleDeliveries(timeout:)`` compares: unchanged over
+/// a round, and quiet at its end, means nothing ran in it and nothing is
+/// left that could run. A handler counts when it starts, so one that was
+/// already running when the round began shows only in `running`: it may
+/// still send (to the main actor, a queue) after the round looked there.
+private struct Progress: Equatable {
+    /// Tracked deliveries started so far.
+    var started = 0
+    /// Tracked handlers running now.
+    var running = 0
+    /// Main-actor deliveries enqueued that have not started.
+    var mainActorQueued = 0
+    /// Values waiting in actor mailboxes.
+    var actorQueued = 0
+
+    /// Nothing running and nothing waiting to run.
+    var isQuiet: Bool { running == 0 && mainActorQueued == 0 && actorQueued == 0 }
+}
+
+private func progress() -> Progress {
+    var progress = Progress()
+    for record in SubscriptionTracking.records {
+        progress.started &+= record.deliveries
+        progress.running &+= record.running
+    }
+    progress.mainActorQueued = SubscriptionTracking.queuedMainActorDeliveries
+    progress.actorQueued = ObserverCore.statistics.queuedActorDeliveries
+    return progress
 }
 
 /// The failure of a settle that timed out waiting for `what`.

@@ -96,6 +96,34 @@ final class SettleTests: XCTestCase {
         for token in tokens { token.cancel() }
     }
 
+    /// A queued handler that has started before the call, and sends to the
+    /// main actor while the call waits for its queue (the main actor busy):
+    /// the main-actor delivery it queues, and what that one sends on, have
+    /// run too.
+    func testAHandlerRunningWhenItStartsIsSettledWithWhatItSends() async throws {
+        ObserverCore.isTrackingSubscriptions = true
+        let first = Event<Int>()
+        let second = Event<Int>()
+        let third = Event<Int>()
+        let received = Received<Int>()
+        let started = DispatchSemaphore(value: 0)
+        let tokens = [
+            first.subscribe(delivery: .queue(DispatchQueue(label: "hop 1"))) { value in
+                started.signal()
+                spin(milliseconds: 50)  // still running while the call looks at the main actor
+                DispatchQueue.main.async { spin(milliseconds: 200) }  // and the main actor busy
+                second.send(value + 1)
+            },
+            second.subscribe { @MainActor value in third.send(value + 1) },
+            third.subscribe(delivery: .queue(DispatchQueue(label: "hop 3"))) { received.append($0) },
+        ]
+        first.send(1)
+        XCTAssertEqual(started.wait(timeout: .now() + 10), .success)
+        try await settleDeliveries()
+        XCTAssertEqual(received.values, [3], "what a handler running at the start sent on was not settled")
+        for token in tokens { token.cancel() }
+    }
+
     func testCancelledHandlersAreReleasedWhenItReturns() async throws {
         let saved = Event<Int>()
         let released = SharedVariable(false)

@@ -268,8 +268,10 @@ package final class TrackedSubscription: @unchecked Sendable {
 
     /// Deliveries that reached the handler so far.
     package var deliveries: Int { deliveryCount.load(ordering: .relaxed) }
-    /// Deliveries running the handler right now.
-    package var running: Int { runningCount.load(ordering: .relaxed) }
+    /// Deliveries running the handler right now. Acquire, paired with the
+    /// release in ``endDelivery()``: a reader that sees a handler returned
+    /// also sees what it did before returning (a delivery it enqueued).
+    package var running: Int { runningCount.load(ordering: .acquiring) }
 
     /// Counts a delivery around `body`, the handler's call.
     @usableFromInline
@@ -289,7 +291,7 @@ package final class TrackedSubscription: @unchecked Sendable {
     /// The handler of a delivery ``beginDelivery()`` counted returned.
     @usableFromInline
     package func endDelivery() {
-        runningCount.wrappingSubtract(1, ordering: .relaxed)
+        runningCount.wrappingSubtract(1, ordering: .releasing)
     }
 
     /// `handler`, counting its deliveries; the result holds this record.
