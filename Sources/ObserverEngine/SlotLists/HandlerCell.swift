@@ -22,7 +22,7 @@ package enum HandlerCell {
     package static func make<Value>(_ handler: @escaping (Value) -> Void) -> UnsafeMutableRawPointer {
         let cell = HeapBlock.allocate(byteCount: MemoryLayout<HandlerCellContents<Value>>.size)
             .bindMemory(to: HandlerCellContents<Value>.self, capacity: 1)
-        cell.initialize(to: HandlerCellContents(kind: TypedHandlerCellKind<(Value) -> Void>.self, handler: handler))
+        cell.initialize(to: HandlerCellContents(kind: TypedHandlerCellKind<Value>.self, handler: handler))
         return UnsafeMutableRawPointer(cell) + 1
     }
 
@@ -89,16 +89,17 @@ package class HandlerCellKind {
     package class func destroy(_ cell: UnsafeMutableRawPointer) {}
 }
 
-/// Generic over the closure's type itself (`(Value) -> Void`), so that the
-/// release finds that type's metadata in its own class's generic arguments:
-/// a type built from `Value` there (the cell's contents, the closure type)
-/// would be looked up in the runtime's metadata caches on every release.
+/// Generic over the closure's parameter, for ``HandlerCell/make(_:)``'s
+/// kind field. The release needs no type: every closure, whatever its
+/// parameters, is a function and a context reference, which a release
+/// gives back, so the cell's closure is deinitialized as `() -> Void`
+/// (no metadata lookup, no value witness call: one `swift_release`).
 @usableFromInline
-package final class TypedHandlerCellKind<Handler>: HandlerCellKind {
+package final class TypedHandlerCellKind<Value>: HandlerCellKind {
     package override class func destroy(_ cell: UnsafeMutableRawPointer) {
         // The closure, the contents' one field that needs deinitializing, at
-        // its offset (after the metatype, whatever the closure's type).
-        (cell + MemoryLayout<HandlerCellKind.Type>.stride).assumingMemoryBound(to: Handler.self)
+        // its offset (after the metatype, whatever `Value` is).
+        (cell + MemoryLayout<HandlerCellKind.Type>.stride).bindMemory(to: (() -> Void).self, capacity: 1)
             .deinitialize(count: 1)
         HeapBlock.free(cell)
     }
