@@ -57,10 +57,10 @@ struct FreshTestProcess {
         ProcessInfo.processInfo.environment[Self.environmentVariable] == filter
     }
 
-    /// Starts the bundle again running only this test, waits at most
-    /// `timeout` seconds for it (then kills it and throws), and returns its
-    /// exit status and output.
-    func run(timeout: TimeInterval) throws -> Outcome {
+    /// Starts the bundle again running only this test, with this process's
+    /// environment and `environment` over it, waits at most `timeout`
+    /// seconds for it (then kills it and throws), and returns how it ended.
+    func run(timeout: TimeInterval, environment extra: [String: String] = [:]) throws -> Outcome {
         #if os(Linux)
             let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
             let outputURL = FileManager.default.temporaryDirectory
@@ -76,6 +76,7 @@ struct FreshTestProcess {
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = [filter]
             var environment = ProcessInfo.processInfo.environment
+            environment.merge(extra) { _, new in new }
             environment[Self.environmentVariable] = filter
             process.environment = environment
             process.standardInput = FileHandle.nullDevice
