@@ -204,9 +204,12 @@ enum HeapBytes {
             guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallinfo2") else { return nil }
             let mallinfo2 = unsafeBitCast(symbol, to: MallInfo2.self)
             // struct mallinfo2: ten size_t fields; uordblks is the 8th, hblkhd the 5th.
-            var fields = [Int](repeating: 0, count: 10)
-            fields.withUnsafeMutableBytes { _ = mallinfo2($0.baseAddress!) }
-            return fields[7] + fields[4]
+            // On the stack: reading the heap allocates nothing from it.
+            return withUnsafeTemporaryAllocation(of: Int.self, capacity: 10) { fields in
+                fields.initialize(repeating: 0)
+                _ = mallinfo2(UnsafeMutableRawPointer(fields.baseAddress!))
+                return fields[7] + fields[4]
+            }
         #else
             return nil
         #endif
