@@ -51,21 +51,34 @@ final class NATSValueMirrorTests: XCTestCase {
         let key = uniqueKey()
         let a = ObservableValue(0)
         let b = ObservableValue(0)
-        try first.mirror(a, bucket: "observer-tests", key: key)
-        try second.mirror(b, bucket: "observer-tests", key: key)
+        let mirrorA = try first.mirror(a, bucket: "observer-tests", key: key)
+        let mirrorB = try second.mirror(b, bucket: "observer-tests", key: key)
         let writerA = Thread { for value in 1...200 { a.value = value } }
         let writerB = Thread { for value in 1001...1200 { b.value = value } }
         writerA.start()
         writerB.start()
         XCTAssertTrue(waitUntil { writerA.isFinished && writerB.isFinished })
-        XCTAssertTrue(waitUntil(timeout: 15) { a.value == b.value }, "a \(a.value) b \(b.value)")
+        // Every write stored, so the bucket's last revision is final; a mirror made now
+        // starts from it. (The two values may agree for a moment on another one while
+        // entries are still arriving: agreement alone is not the end.)
+        XCTAssertEqual(first.flush(timeout: .seconds(10)), 0)
+        XCTAssertEqual(second.flush(timeout: .seconds(10)), 0)
+        let last = ObservableValue(-1)
+        let lastMirror = try first.mirror(last, bucket: "observer-tests", key: key)
+        lastMirror.cancel()
+        let lastRevision = lastMirror.revision
+        XCTAssertGreaterThan(lastRevision, 0)
+        XCTAssertTrue(
+            waitUntil(timeout: 15) { mirrorA.revision >= lastRevision && mirrorB.revision >= lastRevision },
+            "the mirrors took in revisions \(mirrorA.revision) and \(mirrorB.revision) of \(lastRevision)")
+        XCTAssertTrue([200, 1200].contains(last.value), "the bucket's last value \(last.value) is one writer's last")
+        XCTAssertEqual(a.value, last.value, "a ends on the bucket's last value")
+        XCTAssertEqual(b.value, last.value, "b ends on the bucket's last value")
         // And they stay there: neither changes within 300 ms.
         let changes = Received<Int>()
         let tokens = [a, b].map { value in value.subscribe { changes.append($0) } }
         defer { tokens.forEach { $0.cancel() } }
         XCTAssertFalse(changes.wait(forCount: 1, timeout: 0.3), "changed after they agreed: \(changes.values)")
-        XCTAssertEqual(a.value, b.value)
-        XCTAssertTrue([200, 1200].contains(a.value), "\(a.value) is one writer's last value")
     }
 
     /// The watcher takes another writer's entry while a local set's round is

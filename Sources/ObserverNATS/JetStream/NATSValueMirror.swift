@@ -27,6 +27,11 @@ public final class NATSMirror: NATSToken {
     public var publishedCount: Int { mirrored.published.load(ordering: .relaxed) }
     /// Entries of the bucket that were not frames of the value's type.
     public var malformedCount: Int { mirrored.malformed.load(ordering: .relaxed) }
+    /// The bucket revision of the newest entry of the key this mirror has taken in (applied
+    /// to the value, or passed over as its own write), 0 before the first. Once it reaches
+    /// the revision of the bucket's last write, the value holds what that write left: a test,
+    /// or code that waits for a mirror to catch up, compares it with another mirror's.
+    public var revision: UInt64 { mirrored.revision.load(ordering: .acquiring) }
 
     /// Stops mirroring: local changes are no longer written, and no bucket
     /// change is applied after this returns (unless called from a handler of
@@ -72,6 +77,9 @@ final class MirroredValueState: @unchecked Sendable {
     let applied = HeapAtomicWord<Int>(0)
     let published = HeapAtomicWord<Int>(0)
     let malformed = HeapAtomicWord<Int>(0)
+    /// The newest entry's revision, stored (release) after the entry was applied or passed
+    /// over, so that a reader that sees it also sees the value it left.
+    let revision = HeapAtomicWord<UInt64>(0)
     let stopping = HeapAtomicWord<Bool>(false)
     let stopProgress = TokenStop()
     let tearsDownItself = HeapAtomicWord<Bool>(false)
@@ -382,6 +390,7 @@ extension NATSBridge {
                 apply(entry)
                 sawValue = true
             }
+            state.revision.store(kvEntry_Revision(entry), ordering: .releasing)
             kvEntry_Destroy(entry)
         }
 
@@ -449,6 +458,7 @@ extension NATSBridge {
                 if kvEntry_Operation(entry) == kvOp_Put && !state.stopping.load(ordering: .acquiring) {
                     apply(entry)
                 }
+                state.revision.store(kvEntry_Revision(entry), ordering: .releasing)
                 kvEntry_Destroy(entry)
             }
             // Cancelled from a handler on this thread: nobody waits, so tear down here.
