@@ -73,10 +73,12 @@ final class RegistrySoleStoredTests: XCTestCase {
     }
 
     /// A protocol view's box for the common observer (synchronous, one
-    /// class-bound protocol) is an 88-byte object, a 96-byte glibc chunk:
-    /// delivery, global-actor queue and wide casts live in details made only
-    /// for the boxes that need them.
-    func testACommonProtocolBoxIsANinetySixByteChunk() throws {
+    /// class-bound protocol) is a 72-byte object, an 80-byte glibc chunk:
+    /// the cast's first word is the observer's address, which the box holds
+    /// once; delivery, global-actor queue and wide casts live in details
+    /// made only for the boxes that need them, and the common boxes share
+    /// their view's.
+    func testACommonProtocolBoxIsAnEightyByteChunk() throws {
         #if os(Linux)
             typealias UsableSize = @convention(c) (UnsafeMutableRawPointer?) -> Int
             guard !ReliabilityEnvironment.isSanitized,
@@ -89,31 +91,77 @@ final class RegistrySoleStoredTests: XCTestCase {
             for observer in observers { registry.addObserver(observer) }
             registry.addObserver(queued, delivery: .queue(DispatchQueue(label: "box-size")))
             var boxes: [ConformingObserver<any AlphaObserver>] = []
-            registry.view(for: (any AlphaObserver).self).conforming.forEach { boxes.append($0) }
+            let view = registry.view(for: (any AlphaObserver).self)
+            view.conforming.forEach { boxes.append($0) }
             XCTAssertEqual(boxes.count, 33)
             // glibc may hand out a chunk bigger than the request when what
             // would be left of a free chunk is too small to split off, so
             // one box can read 104 usable bytes whatever its size: the
             // smallest of 32 boxes is the size of the box. A box needing
-            // more than 88 bytes reads more in every chunk it gets.
+            // more than 72 bytes reads more in every chunk it gets.
             var commonBoxBytes: [Int] = []
             for box in boxes {
                 if box.isSynchronous {
-                    XCTAssertNil(box.details)
+                    XCTAssertTrue(box.details === view.commonDetails, "a common box shares its view's details")
                     commonBoxBytes.append(usableSize(Unmanaged.passUnretained(box).toOpaque()))
                 } else {
-                    XCTAssertNotNil(box.details, "a queued observer's box keeps its delivery in its details")
+                    XCTAssertFalse(
+                        box.details === view.commonDetails,
+                        "a queued observer's box keeps its delivery in its own details")
+                    XCTAssertTrue(box.details.delivery.queue != nil)
                 }
             }
             XCTAssertEqual(commonBoxBytes.count, 32)
             XCTAssertLessThanOrEqual(
-                commonBoxBytes.min() ?? .max, 88, "a common box's usable bytes (a 96-byte chunk): \(commonBoxBytes)")
+                commonBoxBytes.min() ?? .max, 72, "a common box's usable bytes (an 80-byte chunk): \(commonBoxBytes)")
             var wide: [ConformingObserver<any AlphaObserver & BetaObserver>] = []
-            registry.view(for: (any AlphaObserver & BetaObserver).self).conforming.forEach { wide.append($0) }
+            let wideView = registry.view(for: (any AlphaObserver & BetaObserver).self)
+            wideView.conforming.forEach { wide.append($0) }
             XCTAssertEqual(wide.count, 1)
             XCTAssertTrue(wide.first?.hasStoredCast ?? false)
-            XCTAssertNotNil(wide.first?.details, "a composition's cast is kept in the details")
+            XCTAssertFalse(
+                wide.first?.details === wideView.commonDetails, "a composition's cast is kept in the box's own details")
             withExtendedLifetime((observers, queued)) {}
+        #else
+            throw XCTSkip("measured with glibc's malloc_usable_size")
+        #endif
+    }
+
+    /// The registry's record of an observer stored in one protocol view is
+    /// a 72-byte object, an 80-byte glibc chunk (its one view and handle
+    /// inline); a second view moves both into an array, and removing the
+    /// observer takes it out of every view.
+    func testARecordInOneViewIsAnEightyByteChunk() throws {
+        #if os(Linux)
+            typealias UsableSize = @convention(c) (UnsafeMutableRawPointer?) -> Int
+            guard !ReliabilityEnvironment.isSanitized,
+                let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_usable_size")
+            else { throw XCTSkip("malloc_usable_size is not glibc's here") }
+            let usableSize = unsafeBitCast(symbol, to: UsableSize.self)
+            let registry = ObserverRegistry()
+            let observers = (0..<32).map { AlphaAndBeta("\($0)") }
+            for observer in observers { registry.addObserver(observer) }
+            registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
+            // As with the boxes, the smallest of 32 is the record's size.
+            var recordBytes: [Int] = []
+            for observer in observers {
+                guard let entry = registry.entry(for: observer), case .stored(let record) = entry else {
+                    return XCTFail("\(observer) has no stored record")
+                }
+                recordBytes.append(usableSize(Unmanaged.passUnretained(record).toOpaque()))
+            }
+            XCTAssertLessThanOrEqual(
+                recordBytes.min() ?? .max, 72, "a record's usable bytes (an 80-byte chunk): \(recordBytes)")
+            // A second view: every observer is in both; a removal leaves neither.
+            registry.withObservers { (observer: BetaObserver) in observer.beta(2) }
+            XCTAssertTrue(registry.removeObserver(observers[0]))
+            registry.withObservers { (observer: AlphaObserver) in observer.alpha(3) }
+            registry.withObservers { (observer: BetaObserver) in observer.beta(4) }
+            XCTAssertEqual(observers[0].recorded, ["alpha 1", "beta 2"])
+            XCTAssertEqual(observers[1].recorded, ["alpha 1", "beta 2", "alpha 3", "beta 4"])
+            XCTAssertEqual(registry.view(for: (any AlphaObserver).self).slots.storedCount, 31)
+            XCTAssertEqual(registry.view(for: (any BetaObserver).self).slots.storedCount, 31)
+            withExtendedLifetime(observers) {}
         #else
             throw XCTSkip("measured with glibc's malloc_usable_size")
         #endif

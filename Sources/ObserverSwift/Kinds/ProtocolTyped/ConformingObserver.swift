@@ -1,36 +1,52 @@
 import ObserverEngine
 
-/// Raw storage for one protocol-typed reference to an observer: the bytes of
-/// the `P` value the one-time cast produced, held without owning anything.
-/// Two words, kept in the box, fit a class, `AnyObject` and one class-bound
-/// protocol (the reference and its witness table).
+/// The bytes of a protocol-typed reference to an observer beyond its first
+/// word (the observer's address, which the box's ``UnownedObserver``
+/// holds): for a class-bound protocol, its witness table; 0 for a class or
+/// `AnyObject`. Held without owning anything: witness tables are never
+/// reference counted.
 @usableFromInline
-typealias ConformingObserverStorage = (UInt, UInt)
+typealias ConformingObserverWitness = UInt
 
-/// The same for wider casts, kept in the box's ``ConformingObserverDetails``:
-/// six words fit every class-bound existential of up to five protocols and
-/// an opaque existential (`any P`, `any P & Q` for non-class protocols).
+/// The bytes of a protocol-typed reference to an observer that needs more
+/// than the address and one witness word, kept in the box's
+/// ``ConformingObserverDetails``: six words fit every class-bound
+/// existential of up to five protocols and an opaque existential (`any P`,
+/// `any P & Q` for non-class protocols).
 @usableFromInline
 typealias WideConformingObserverStorage = (UInt, UInt, UInt, UInt, UInt, UInt)
 
-/// What a ``ConformingObserver`` holds beyond the common case (a
-/// synchronous observer, its conformance not isolated to a global actor
-/// other than the main actor, its cast at most two words): made only for
-/// such boxes, so that the common one stays a 96-byte chunk.
+/// What a ``ConformingObserver`` needs beyond its observer and its cast's
+/// witness word: where it delivers, and the flag that reports its death.
+/// The common box (a synchronous observer, its conformance not isolated to
+/// a global actor other than the main actor, its cast at most two words)
+/// shares its view's one instance (``ProtocolView/commonDetails``), so that
+/// it stays an 80-byte chunk; any other box has its own.
 @usableFromInline
 final class ConformingObserverDetails: @unchecked Sendable {
-    // @unchecked: immutable.
+    // @unchecked: immutable; the flag is internally synchronized.
     @usableFromInline let delivery: Delivery
     /// Where every call runs when the conformance is isolated to a global
     /// actor other than the main actor (then `delivery` is not used).
     let globalActorQueue: GlobalActorQueue?
-    /// The cast's bytes when wider than ``ConformingObserverStorage``.
+    /// The cast's bytes when wider than the address and one witness word.
     @usableFromInline let wideStorage: WideConformingObserverStorage
+    /// Set when a send finds the observer deallocated: the registry's flag.
+    @usableFromInline let deadFlag: DeadObserverFlag
 
-    init(delivery: Delivery, globalActorQueue: GlobalActorQueue?, wideStorage: WideConformingObserverStorage) {
+    init(
+        delivery: Delivery, globalActorQueue: GlobalActorQueue?, wideStorage: WideConformingObserverStorage,
+        deadFlag: DeadObserverFlag
+    ) {
         self.delivery = delivery
         self.globalActorQueue = globalActorQueue
         self.wideStorage = wideStorage
+        self.deadFlag = deadFlag
+    }
+
+    /// The details every common box of a view shares.
+    convenience init(commonTo deadFlag: DeadObserverFlag) {
+        self.init(delivery: .synchronous, globalActorQueue: nil, wideStorage: (0, 0, 0, 0, 0, 0), deadFlag: deadFlag)
     }
 }
 
@@ -64,15 +80,17 @@ final class DeadObserverFlag: @unchecked Sendable {
 /// conforms to `P`, with the conformance decided once, when the box was made.
 ///
 /// The box keeps the bytes of the cast value `observer as! P` without owning
-/// them (in itself when they are two words at most, in its details
-/// otherwise). For every value the cast can produce from a class instance (the
+/// them. For every value the cast can produce from a class instance (the
 /// class itself, `AnyObject`, an existential of any protocols) those bytes
 /// are the object reference in the first word followed by type metadata and
-/// witness tables, which are never reference counted. A send takes a strong
-/// reference with ``UnownedObserver/retainIfAlive()`` and moves it, together with the
-/// stored bytes, into a `P` value it then owns: no dynamic cast and a single
-/// retain/release pair per delivery. Casts whose result does not have that
-/// shape (checked when the box is made) fall back to `as?` on every call.
+/// witness tables, which are never reference counted. The first word is the
+/// observer's address, which ``observer`` holds already; the box keeps the
+/// second (``witness``), or, for a wider cast, all of them in its details. A
+/// send takes a strong reference with ``UnownedObserver/retainIfAlive()``
+/// and moves it, together with the stored bytes, into a `P` value it then
+/// owns: no dynamic cast and a single retain/release pair per delivery.
+/// Casts whose result does not have that shape (checked when the box is
+/// made) fall back to `as?` on every call.
 @usableFromInline
 final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     // @unchecked: every stored property is immutable after init or atomic
@@ -82,22 +100,24 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     /// First stored property: the expiry's words (see `AtomicWord`;
     /// `Subscriber` declares no stored properties). Their 14 bytes leave
     /// two, where the two flags below sit (declaration order is layout
-    /// order): a 88-byte object, a 96-byte chunk.
+    /// order): a 72-byte object, an 80-byte chunk.
     var expiryWords = Expiry.Words()
     /// False when the cast result cannot be rebuilt from the stored bytes.
     @usableFromInline let hasStoredCast: Bool
     @usableFromInline let isSynchronous: Bool
-    /// The observer, held without owning it (see ``UnownedObserver``).
+    /// The observer, held without owning it (see ``UnownedObserver``); its
+    /// address is the first word of the cast.
     @usableFromInline let observer: UnownedObserver
-    /// The cast's bytes when they fit (see ``ConformingObserverStorage``).
-    @usableFromInline let storage: ConformingObserverStorage
-    /// Nil for the common box: synchronous, not isolated to a global actor
-    /// other than the main actor, its cast at most two words.
-    @usableFromInline let details: ConformingObserverDetails?
+    /// The cast's second word when the cast is at most two words (see
+    /// ``ConformingObserverWitness``).
+    @usableFromInline let witness: ConformingObserverWitness
+    /// The view's shared details for the common box (synchronous, not
+    /// isolated to a global actor other than the main actor, its cast at
+    /// most two words); the box's own for any other.
+    @usableFromInline let details: ConformingObserverDetails
     /// The observer's identity (its address: `observer` keeps the allocation).
     var identifier: ObjectIdentifier { observer.identifier }
     let expiry: Expiry
-    @usableFromInline let deadFlag: DeadObserverFlag
 
     /// Decides once whether `observer` conforms to `P`; nil when it does
     /// not (or is dead).
@@ -118,7 +138,7 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     /// different global actors cannot all be called on one actor: such an
     /// observer is not stored for that composition.
     static func make(
-        for registered: RegisteredObserver, in list: AnySlotList, deadFlag: DeadObserverFlag
+        for registered: RegisteredObserver, in list: AnySlotList, commonDetails: ConformingObserverDetails
     ) -> ConformingObserver<P>? {
         guard let strong = registered.strongObserver() else { return nil }
         let isolation = ConformanceIsolation.of(strong, as: P.self)
@@ -140,37 +160,42 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
             return ConformingObserver(
                 observer: registered.observer,
                 storage: (0, 0, 0, 0, 0, 0), hasStoredCast: false, delivery: delivery,
-                globalActorQueue: globalActorQueue, list: list, deadFlag: deadFlag)
+                globalActorQueue: globalActorQueue, list: list, commonDetails: commonDetails)
         }
         var storage: WideConformingObserverStorage = (0, 0, 0, 0, 0, 0)
         let hasStoredCast = registered.observer.store(cast: typed, into: &storage)
         return ConformingObserver(
             observer: registered.observer, storage: storage,
             hasStoredCast: hasStoredCast, delivery: delivery,
-            globalActorQueue: globalActorQueue, list: list, deadFlag: deadFlag)
+            globalActorQueue: globalActorQueue, list: list, commonDetails: commonDetails)
     }
 
     private init(
         observer: UnownedObserver, storage: WideConformingObserverStorage,
         hasStoredCast: Bool, delivery: Delivery, globalActorQueue: GlobalActorQueue?,
-        list: AnySlotList, deadFlag: DeadObserverFlag
+        list: AnySlotList, commonDetails: ConformingObserverDetails
     ) {
         self.observer = observer
-        self.storage = (storage.0, storage.1)
+        self.witness = storage.1
         self.hasStoredCast = hasStoredCast
         if case .synchronous = delivery.route, globalActorQueue == nil {
             isSynchronous = true
         } else {
             isSynchronous = false
         }
-        let isWide = MemoryLayout<P>.size > MemoryLayout<ConformingObserverStorage>.size
         details =
-            isSynchronous && !(hasStoredCast && isWide)
-            ? nil
-            : ConformingObserverDetails(delivery: delivery, globalActorQueue: globalActorQueue, wideStorage: storage)
+            isSynchronous && !(hasStoredCast && Self.isWide)
+            ? commonDetails
+            : ConformingObserverDetails(
+                delivery: delivery, globalActorQueue: globalActorQueue, wideStorage: storage,
+                deadFlag: commonDetails.deadFlag)
         self.expiry = Expiry(list: list)
-        self.deadFlag = deadFlag
     }
+
+    /// Whether a `P` is wider than the address and one witness word (its
+    /// stored cast then lives in the details).
+    @inlinable
+    static var isWide: Bool { MemoryLayout<P>.size > MemoryLayout<(UInt, ConformingObserverWitness)>.size }
 
     override func didAdd(handle: SlotHandle) { expiry.didAdd(handle: handle, of: self) }
     override var isExpired: Bool { expiry.isExpired(of: self) }
@@ -204,7 +229,6 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     }
 
     @usableFromInline var isMainActorDelivery: Bool {
-        guard let details else { return false }
         if details.globalActorQueue == nil, case .mainActor = details.delivery.route { return true }
         return false
     }
@@ -223,11 +247,11 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     func call(_ body: (P) -> Void) -> Bool {
         guard hasStoredCast else { return castAndCall(body) }
         // A constant once specialized: one of the two branches remains.
-        if MemoryLayout<P>.size <= MemoryLayout<ConformingObserverStorage>.size {
-            return call(body, rebuiltFrom: storage)
+        if !Self.isWide {
+            return call(body, rebuiltFrom: (observer.castReference, witness))
         }
-        // A wide stored cast always has its details.
-        return call(body, rebuiltFrom: details.unsafelyUnwrapped.wideStorage)
+        // A wide stored cast is in the box's own details.
+        return call(body, rebuiltFrom: details.wideStorage)
     }
 
     /// Calls `body` with the `P` value whose bytes are `stored`.
@@ -253,8 +277,6 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     func deliverLater(_ body: @escaping (P) -> Void) {
         if !observer.isAlive { return observerDied() }
         let list = expiry.retainedList
-        // Only a box with details is not synchronous.
-        let details = details.unsafelyUnwrapped
         if let globalActorQueue = details.globalActorQueue {
             // The queue runs the call inside a read section.
             let call = UncheckedSendable { [self] in
@@ -272,6 +294,6 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     @usableFromInline
     func observerDied() {
         expiry.expire(of: self)
-        deadFlag.set()
+        details.deadFlag.set()
     }
 }

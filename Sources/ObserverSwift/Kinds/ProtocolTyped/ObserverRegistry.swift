@@ -121,6 +121,16 @@ public final class ObserverRegistry: @unchecked Sendable {
         return stored
     }
 
+    /// The identity table's entry of `observer`, if the registry has a
+    /// table (for tests).
+    func entry(for observer: AnyObject) -> RegistryEntry? {
+        guard let made = writerStateWord.existing else { return nil }
+        let state = made.takeUnretainedValue()
+        state.lock()
+        defer { state.unlock() }
+        return state.table?[ObjectIdentifier(observer)]
+    }
+
     /// Creates an empty registry. It allocates nothing more until its first
     /// observer is added.
     public init() {}

@@ -38,14 +38,19 @@ final class ProtocolView<P>: AnyProtocolView, @unchecked Sendable {
     @usableFromInline
     let conforming: SlotList<ConformingObserver<P>>
 
+    /// The details every common box of this view shares (see
+    /// ``ConformingObserverDetails``).
+    let commonDetails: ConformingObserverDetails
+
     init(deadFlag: DeadObserverFlag) {
         let conforming = SlotList<ConformingObserver<P>>()
         self.conforming = conforming
+        self.commonDetails = ConformingObserverDetails(commonTo: deadFlag)
         super.init(slots: conforming, deadFlag: deadFlag)
     }
 
     override func addIfConforming(_ observer: RegisteredObserver) -> SlotHandle? {
-        guard let box = ConformingObserver<P>.make(for: observer, in: conforming, deadFlag: deadFlag) else {
+        guard let box = ConformingObserver<P>.make(for: observer, in: conforming, commonDetails: commonDetails) else {
             return nil
         }
         if !box.isSynchronous { holdsObserversCalledElsewhere.store(true, ordering: .releasing) }
