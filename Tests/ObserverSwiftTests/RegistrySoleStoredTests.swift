@@ -49,10 +49,15 @@ final class RegistrySoleStoredTests: XCTestCase {
         withExtendedLifetime(observer) {}
     }
 
-    func testAnIdentityTableEntryIsOneWord() {
-        // A bucket is the key and the entry: 16 bytes (24 with a tagged entry).
+    func testAnIdentityTableEntryIsOneWordThatIsNeverZero() {
+        // A bucket is the entry alone: 8 bytes (16 with a tagged entry),
+        // and a zero word marks an empty one.
         XCTAssertEqual(MemoryLayout<RegistryEntry>.size, MemoryLayout<UInt>.size)
         XCTAssertEqual(MemoryLayout<RegistryEntry>.stride, MemoryLayout<UInt>.stride)
+        for index: UInt32 in [0, 1, .max] {
+            let word = withUnsafeBytes(of: RegistryEntry.pending(index: index)) { $0.load(as: UInt.self) }
+            XCTAssertNotEqual(word, 0, "the pending entry of index \(index) is not an empty bucket's word")
+        }
     }
 
     /// The identity table is the only holder of a stored record: its entry's

@@ -1,20 +1,44 @@
-/// A hash map from object identity to `Value`: open addressing with linear
-/// probing, a multiplicative hash of the address (no seeded hashing: the
-/// keys are addresses of live objects, not input an attacker picks) and
-/// backward-shift deletion, so lookups, inserts and removals cost a few
-/// nanoseconds whatever the size, and removals leave no tombstones.
-///
-/// Storage is two raw buffers of one capacity (a power of two): `keys`, 0
-/// for an empty bucket, and `values`, initialized exactly where the key is
-/// not 0. No copy-on-write and no bounds checks on the add and remove paths:
-/// every index is masked. Kept at most half full. Not thread-safe: its owner
-/// guards it.
+/// A value an ``IdentityTable`` stores: one word whose bits are never all
+/// zero (a class reference, an enum whose cases carry one), which knows the
+/// object identity it is stored under, so the table keeps no key of its own
+/// and marks an empty bucket with a zero word.
 @usableFromInline
-package final class IdentityTable<Value> {
-    /// 0 marks an empty bucket (no object lives at address 0).
+package protocol IdentityTableValue {
+    /// What a value's identity is read from besides the value itself (for
+    /// example the array a value indexes); `Void` when the value holds it.
+    associatedtype IdentityContext
+
+    /// The identity this value is stored under. The table asks it while
+    /// probing, so it must be the key the value was stored under for as
+    /// long as the value is in the table, read in the context the caller
+    /// passes.
+    func identity(in context: IdentityContext) -> ObjectIdentifier
+}
+
+/// A hash map from object identity to `Value`, one word per bucket: the key
+/// is not stored but read from the value (``IdentityTableValue``), and a
+/// bucket whose word is 0 is empty. Open
+/// addressing with linear probing, a multiplicative hash of the address (no
+/// seeded hashing: the keys are addresses of live objects, not input an
+/// attacker picks) and backward-shift deletion, so lookups, inserts and
+/// removals cost a few nanoseconds whatever the size, and removals leave no
+/// tombstones.
+///
+/// Storage is one raw buffer of a power-of-two capacity, `values`:
+/// initialized exactly where its word is not 0, and zero-filled elsewhere
+/// (a value is never all zero bits, and a moved-out bucket is zeroed). No
+/// copy-on-write and no bounds checks on the add and remove paths: every
+/// index is masked. Kept at most half full. Not thread-safe: its owner
+/// guards it.
+///
+/// Every member that probes takes the context the values' identities are
+/// read in; between two calls the owner keeps every stored value's identity
+/// what it was stored under.
+@usableFromInline
+package final class IdentityTable<Value: IdentityTableValue> {
     // Unchecked exclusivity: the owner guards the table and no member calls
-    // out while it accesses a stored property.
-    @usableFromInline @exclusivity(unchecked) package var keys: UnsafeMutablePointer<UInt>
+    // out while it accesses a stored property (`identity(in:)` reads the
+    // value and its context, never the table).
     @usableFromInline @exclusivity(unchecked) package var values: UnsafeMutablePointer<Value>
     @usableFromInline @exclusivity(unchecked) package var count = 0
     @usableFromInline @exclusivity(unchecked) package var mask: Int
@@ -22,31 +46,53 @@ package final class IdentityTable<Value> {
     @usableFromInline @exclusivity(unchecked) package var shift: UInt
 
     /// Two buckets to start with (one entry, kept at most half full): an
-    /// observable with one observer, the common case, pays 32 bytes of keys
-    /// and values; doubling takes larger tables to their size.
+    /// observable with one observer, the common case, pays 16 bytes;
+    /// doubling takes larger tables to their size.
     @inlinable
     package init() {
-        (keys, values, mask, shift) = Self.allocate(capacity: 2)
+        precondition(
+            MemoryLayout<Value>.size == MemoryLayout<UInt>.size, "IdentityTable: a value must be one word")
+        (values, mask, shift) = Self.allocate(capacity: 2)
     }
 
     deinit {
         deinitializeAll()
-        keys.deallocate()
         values.deallocate()
     }
 
     @inlinable
     package static func allocate(
         capacity: Int
-    ) -> (UnsafeMutablePointer<UInt>, UnsafeMutablePointer<Value>, Int, UInt) {
-        let keys = UnsafeMutablePointer<UInt>.allocate(capacity: capacity)
-        keys.initialize(repeating: 0, count: capacity)
+    ) -> (UnsafeMutablePointer<Value>, Int, UInt) {
         let values = UnsafeMutablePointer<Value>.allocate(capacity: capacity)
-        return (keys, values, capacity - 1, UInt(64 - capacity.trailingZeroBitCount))
+        // Zero words, the memory left bound to `Value` (stored, not
+        // initialized as another type).
+        let words = UnsafeMutableRawPointer(values)
+        for index in 0..<capacity {
+            words.storeBytes(of: 0, toByteOffset: index &* MemoryLayout<UInt>.stride, as: UInt.self)
+        }
+        return (values, capacity - 1, UInt(64 - capacity.trailingZeroBitCount))
     }
 
     @inlinable
     package var isEmpty: Bool { count == 0 }
+
+    /// Whether bucket `index` holds a value: its word is not 0.
+    @inlinable @inline(__always)
+    func isOccupied(_ index: Int) -> Bool {
+        UnsafeRawPointer(values + index).load(as: UInt.self) != 0
+    }
+
+    /// Marks bucket `index` empty (its value was moved out).
+    @inlinable @inline(__always)
+    func clear(_ index: Int) {
+        UnsafeMutableRawPointer(values + index).storeBytes(of: 0, as: UInt.self)
+    }
+
+    @inlinable @inline(__always)
+    func key(at index: Int, in context: Value.IdentityContext) -> UInt {
+        UInt(bitPattern: values[index].identity(in: context))
+    }
 
     @inlinable @inline(__always)
     package func home(of key: UInt) -> Int {
@@ -56,67 +102,56 @@ package final class IdentityTable<Value> {
     }
 
     @inlinable @inline(__always)
-    package func bucket(of key: UInt) -> (index: Int, found: Bool) {
+    package func bucket(of key: UInt, in context: Value.IdentityContext) -> (index: Int, found: Bool) {
         var index = home(of: key)
         while true {
-            let stored = keys[index]
-            if stored == key { return (index, true) }
-            if stored == 0 { return (index, false) }
+            if !isOccupied(index) { return (index, false) }
+            if self.key(at: index, in: context) == key { return (index, true) }
             index = (index &+ 1) & mask
         }
     }
 
+    /// The value stored for `identifier`, if any.
     @inlinable
-    package subscript(identifier: ObjectIdentifier) -> Value? {
-        get {
-            let (index, found) = bucket(of: UInt(bitPattern: identifier))
-            return found ? values[index] : nil
-        }
-        set {
-            if let newValue {
-                updateValue(newValue, forKey: identifier)
-            } else {
-                removeValue(forKey: identifier)
-            }
-        }
+    package func value(forKey identifier: ObjectIdentifier, in context: Value.IdentityContext) -> Value? {
+        let (index, found) = bucket(of: UInt(bitPattern: identifier), in: context)
+        return found ? values[index] : nil
     }
 
-    /// Stores `value`; returns the value it replaced, if any.
+    /// Stores `value` under its identity; returns the value it replaced, if
+    /// any.
     @inlinable @discardableResult
-    package func updateValue(_ value: Value, forKey identifier: ObjectIdentifier) -> Value? {
-        let key = UInt(bitPattern: identifier)
-        let (index, found) = bucket(of: key)
+    package func updateValue(_ value: Value, in context: Value.IdentityContext) -> Value? {
+        let key = UInt(bitPattern: value.identity(in: context))
+        let (index, found) = bucket(of: key, in: context)
         if found {
             let old = (values + index).move()
             (values + index).initialize(to: value)
             return old
         }
-        keys[index] = key
         (values + index).initialize(to: value)
+        assert(isOccupied(index), "IdentityTable: a value's bits are all zero")
         count &+= 1
-        if count &* 2 > mask &+ 1 { grow() }
+        if count &* 2 > mask &+ 1 { grow(in: context) }
         return nil
     }
 
     /// Removes the value stored for `identifier`; returns it, if any.
     @inlinable @discardableResult
-    package func removeValue(forKey identifier: ObjectIdentifier) -> Value? {
-        var (hole, found) = bucket(of: UInt(bitPattern: identifier))
+    package func removeValue(forKey identifier: ObjectIdentifier, in context: Value.IdentityContext) -> Value? {
+        var (hole, found) = bucket(of: UInt(bitPattern: identifier), in: context)
         guard found else { return nil }
         let removed = (values + hole).move()
-        keys[hole] = 0
+        clear(hole)
         count &-= 1
         // Backward shift: move later entries of the probe run into the hole
         // when the hole lies between their home and where they sit.
         var index = (hole &+ 1) & mask
-        while true {
-            let key = keys[index]
-            if key == 0 { break }
-            let home = home(of: key)
+        while isOccupied(index) {
+            let home = home(of: key(at: index, in: context))
             if (hole &- home) & mask < (index &- home) & mask {
-                keys[hole] = key
                 (values + hole).moveInitialize(from: values + index, count: 1)
-                keys[index] = 0
+                clear(index)
                 hole = index
             }
             index = (index &+ 1) & mask
@@ -132,13 +167,12 @@ package final class IdentityTable<Value> {
     @inlinable
     package var isFullForInsertion: Bool { (count &+ 1) &* 2 > mask &+ 1 }
 
-    /// Every stored identifier, in no particular order.
-    package var identifiers: [ObjectIdentifier] {
+    /// Every stored identity, in no particular order.
+    package func identifiers(in context: Value.IdentityContext) -> [ObjectIdentifier] {
         var result: [ObjectIdentifier] = []
         result.reserveCapacity(count)
-        for index in 0...mask where keys[index] != 0 {
-            // ObjectIdentifier is the object address; this undoes `UInt(bitPattern:)`.
-            result.append(unsafeBitCast(keys[index], to: ObjectIdentifier.self))
+        for index in 0...mask where isOccupied(index) {
+            result.append(values[index].identity(in: context))
         }
         return result
     }
@@ -147,42 +181,53 @@ package final class IdentityTable<Value> {
     package var storedValues: [Value] {
         var result: [Value] = []
         result.reserveCapacity(count)
-        for index in 0...mask where keys[index] != 0 {
+        for index in 0...mask where isOccupied(index) {
             result.append(values[index])
         }
         return result
     }
 
     private func deinitializeAll() {
-        for index in 0...mask where keys[index] != 0 {
+        for index in 0...mask where isOccupied(index) {
             (values + index).deinitialize(count: 1)
         }
     }
 
     /// Doubles the buckets.
     @inlinable
-    package func grow() {
-        let (oldKeys, oldValues, oldMask) = (keys, values, mask)
-        (keys, values, mask, shift) = Self.allocate(capacity: (oldMask &+ 1) &* 2)
-        for index in 0...oldMask where oldKeys[index] != 0 {
-            let (slot, _) = bucket(of: oldKeys[index])
-            keys[slot] = oldKeys[index]
+    package func grow(in context: Value.IdentityContext) {
+        let (oldValues, oldMask) = (values, mask)
+        (values, mask, shift) = Self.allocate(capacity: (oldMask &+ 1) &* 2)
+        for index in 0...oldMask where UnsafeRawPointer(oldValues + index).load(as: UInt.self) != 0 {
+            let key = UInt(bitPattern: oldValues[index].identity(in: context))
+            let (slot, _) = bucket(of: key, in: context)
             (values + slot).moveInitialize(from: oldValues + index, count: 1)
         }
-        oldKeys.deallocate()
         oldValues.deallocate()
     }
 
     #if DEBUG
-        /// Consistency check (debug builds): every stored key is reachable
-        /// from its home without crossing an empty bucket, and `count` is right.
-        package func checkConsistency() {
+        /// Consistency check (debug builds): every stored value is
+        /// reachable from its identity's home without crossing an empty
+        /// bucket, and `count` is right.
+        package func checkConsistency(in context: Value.IdentityContext) {
             var stored = 0
-            for index in 0...mask where keys[index] != 0 {
+            for index in 0...mask where isOccupied(index) {
                 stored += 1
-                precondition(bucket(of: keys[index]) == (index, true), "IdentityTable: unreachable key")
+                precondition(
+                    bucket(of: key(at: index, in: context), in: context) == (index, true),
+                    "IdentityTable: unreachable value")
             }
             precondition(stored == count, "IdentityTable: count \(count), stored \(stored)")
         }
     #endif
+}
+
+extension IdentityTable where Value.IdentityContext == Void {
+    /// The value stored for `identifier`, if any (values that hold their
+    /// identity).
+    @inlinable
+    package subscript(identifier: ObjectIdentifier) -> Value? {
+        value(forKey: identifier, in: ())
+    }
 }

@@ -128,8 +128,37 @@ public final class ObserverRegistry: @unchecked Sendable {
         let state = made.takeUnretainedValue()
         state.lock()
         defer { state.unlock() }
-        return state.table?[ObjectIdentifier(observer)]
+        return state.table?.value(forKey: ObjectIdentifier(observer), in: state)
     }
+
+    #if DEBUG
+        /// Consistency check (debug builds): the identity table is
+        /// consistent, every pending entry names the pending observer of its
+        /// identity, and every pending observer has its entry.
+        func checkConsistency() {
+            guard let made = writerStateWord.existing else { return }
+            let state = made.takeUnretainedValue()
+            state.lock()
+            defer { state.unlock() }
+            guard let table = state.table else {
+                precondition(state.pending.isEmpty, "ObserverRegistry: pending observers without a table")
+                return
+            }
+            table.checkConsistency(in: state)
+            var pendingEntries = 0
+            for case .pending(let index) in table.storedValues {
+                pendingEntries += 1
+                precondition(Int(index) < state.pending.count, "ObserverRegistry: a pending entry past the end")
+            }
+            precondition(pendingEntries == state.pending.count, "ObserverRegistry: pending observers without entries")
+            for (index, observer) in state.pending.enumerated() {
+                guard case .pending(let entryIndex) = table.value(forKey: observer.identifier, in: state) else {
+                    preconditionFailure("ObserverRegistry: a pending observer without its entry")
+                }
+                precondition(Int(entryIndex) == index, "ObserverRegistry: a pending entry names another index")
+            }
+        }
+    #endif
 
     /// Creates an empty registry. It allocates nothing more until its first
     /// observer is added.
@@ -238,24 +267,25 @@ public final class ObserverRegistry: @unchecked Sendable {
             }
             sweepBeforeGrowthLocked(state)
             let entries = entriesLocked(state)
-            let identifier = ObjectIdentifier(observer)
-            // One hash for the common case; a repeated add puts the entry back.
-            if let existing = entries.updateValue(.pending(at: state.pending.count), forKey: identifier) {
-                entries[identifier] = existing
+            // Appended first: the table reads a pending entry's identity
+            // from `pending`. One hash for the common case; a repeated add
+            // puts the entry back and drops the appended one.
+            state.pending.append(PendingObserver(observer, delivery: delivery, generation: generation))
+            if let existing = entries.updateValue(.pending(at: state.pending.count - 1), in: state) {
+                entries.updateValue(existing, in: state)
+                state.pending.removeLast()
                 return nil
             }
             state.nextGeneration &+= 1
-            state.pending.append(PendingObserver(observer, delivery: delivery, generation: generation))
             hasPendingAdds.store(true, ordering: .releasing)
             return generation
         }
         sweepBeforeGrowthLocked(state)
         let entries = entriesLocked(state)
-        let identifier = ObjectIdentifier(observer)
-        if entries[identifier] != nil { return nil }
+        if entries.value(forKey: ObjectIdentifier(observer), in: state) != nil { return nil }
         state.nextGeneration &+= 1
         let record = RegisteredObserver(observer, delivery: delivery, generation: generation)
-        entries[identifier] = .stored(record)
+        entries.updateValue(.stored(record), in: state)
         storeLocked(record, in: state)
         return generation
     }
@@ -287,14 +317,16 @@ public final class ObserverRegistry: @unchecked Sendable {
             }
             return wasAlive
         }
-        guard let entry = entries[identifier], entry.generation(in: state.pending) == generation else {
+        guard let entry = entries.value(forKey: identifier, in: state),
+            entry.generation(in: state.pending) == generation
+        else {
             return false
         }
         // A deallocated observer's registration had ended already (as an
         // expired subscription's): it is dropped, and this cancel removed
         // nothing.
         let wasAlive = entry.isAlive(in: state.pending)
-        entries.removeValue(forKey: identifier)
+        entries.removeValue(forKey: identifier, in: state)
         removeLocked(entry, in: state)
         return wasAlive
     }
@@ -312,7 +344,9 @@ public final class ObserverRegistry: @unchecked Sendable {
             guard let sole = state.sole, state.isSole(identifier, generation) else { return false }
             return sole.isAlive
         }
-        guard let entry = entries[identifier], entry.generation(in: state.pending) == generation else {
+        guard let entry = entries.value(forKey: identifier, in: state),
+            entry.generation(in: state.pending) == generation
+        else {
             return false
         }
         return entry.isAlive(in: state.pending)
@@ -343,7 +377,7 @@ public final class ObserverRegistry: @unchecked Sendable {
             hasPendingAdds.store(false, ordering: .releasing)
             return true
         }
-        guard let entry = entries.removeValue(forKey: ObjectIdentifier(observer)) else { return false }
+        guard let entry = entries.removeValue(forKey: ObjectIdentifier(observer), in: state) else { return false }
         removeLocked(entry, in: state)
         return true
     }
@@ -414,7 +448,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         defer { state.unlock() }
         if state.table == nil, let stored = soleStoredLocked() { return stored.observer.refers(to: observer) }
         guard let entries = state.table else { return state.sole?.refers(to: observer) ?? false }
-        return entries[ObjectIdentifier(observer)] != nil
+        return entries.value(forKey: ObjectIdentifier(observer), in: state) != nil
     }
 
     // MARK: Calling observers
@@ -648,7 +682,7 @@ public final class ObserverRegistry: @unchecked Sendable {
             let table = state.table ?? IdentityTable()
             state.table = table
             let record = RegisteredObserver(strong, delivery: .synchronous, generation: stored.generation)
-            table[ObjectIdentifier(strong)] = .stored(record)
+            table.updateValue(.stored(record), in: state)
             storeLocked(record, in: state)
         }
         // Released last, the registry consistent: a deinit may run and change it.
@@ -691,8 +725,9 @@ public final class ObserverRegistry: @unchecked Sendable {
         state.table = table
         if let sole = state.soleRegistration {
             state.sole = nil
-            table[sole.identifier] = .pending(at: state.pending.count)
+            // Appended first: the table reads its identity from `pending`.
             state.pending.append(sole)
+            table.updateValue(.pending(at: state.pending.count - 1), in: state)
         }
         return table
     }
@@ -739,10 +774,11 @@ public final class ObserverRegistry: @unchecked Sendable {
         }
         while !state.pending.isEmpty {
             if state.pending.count == 1 {
-                // The common case (an add, then a send): no arrays.
-                let observer = state.pending[0]
+                // The common case (an add, then a send): no arrays. The
+                // entry leaves `pending` once the table no longer reads it.
+                let made = makeRecordLocked(for: state.pending[0], in: state)
                 state.pending.removeAll(keepingCapacity: true)
-                guard let made = makeRecordLocked(for: observer, in: state) else { continue }
+                guard let made else { continue }
                 if !made.record.isRemoved { storeLocked(made.record, in: state) }
                 withExtendedLifetime(made.strong) {}
                 continue
@@ -771,11 +807,11 @@ public final class ObserverRegistry: @unchecked Sendable {
     ) -> (record: RegisteredObserver, strong: AnyObject)? {
         let entries = entriesLocked(state)
         guard let strong = observer.strongObserver() else {
-            entries.removeValue(forKey: observer.identifier)
+            entries.removeValue(forKey: observer.identifier, in: state)
             return nil
         }
         let record = RegisteredObserver(strong, delivery: observer.delivery, generation: observer.generation)
-        entries[observer.identifier] = .stored(record)
+        entries.updateValue(.stored(record), in: state)
         return (record, strong)
     }
 
@@ -783,12 +819,15 @@ public final class ObserverRegistry: @unchecked Sendable {
         switch entry {
         case .pending(let index):
             // Never stored anywhere: take it out of `pending` (the last one
-            // moves into its place).
-            let last = state.pending.removeLast()
-            if Int(index) < state.pending.count {
-                state.pending[Int(index)] = last
-                state.table?[last.identifier] = .pending(index: index)
+            // moves into its place). The table reads a pending entry's
+            // identity from `pending`: the last one is copied into the hole
+            // and its entry updated before it leaves the end.
+            let lastIndex = state.pending.count - 1
+            if Int(index) < lastIndex {
+                state.pending[Int(index)] = state.pending[lastIndex]
+                state.table?.updateValue(.pending(index: index), in: state)
             }
+            state.pending.removeLast()
             if state.pending.isEmpty { hasPendingAdds.store(false, ordering: .releasing) }
         case .stored(let record):
             removeLocked(record)
@@ -842,7 +881,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         sweepDeadObserversLocked(state)
         // The sweep may have run deinits; the table is read again.
         guard let entries = state.table else { return }
-        if entries.count &* 4 > entries.bucketCount { entries.grow() }
+        if entries.count &* 4 > entries.bucketCount { entries.grow(in: state) }
     }
 
     private func sweepDeadObserversLocked(_ state: RegistryWriterState) {
@@ -856,10 +895,12 @@ public final class ObserverRegistry: @unchecked Sendable {
         }
         // Entries are read again one by one: checking liveness and removing
         // may run deinits that change the registry (even replace the table).
-        for identifier in entries.identifiers {
-            guard let entry = state.table?[identifier], !entry.isAlive(in: state.pending) else { continue }
-            guard let current = state.table?[identifier], current.isSame(as: entry) else { continue }
-            state.table?.removeValue(forKey: identifier)
+        for identifier in entries.identifiers(in: state) {
+            guard let entry = state.table?.value(forKey: identifier, in: state), !entry.isAlive(in: state.pending)
+            else { continue }
+            guard let current = state.table?.value(forKey: identifier, in: state), current.isSame(as: entry)
+            else { continue }
+            state.table?.removeValue(forKey: identifier, in: state)
             removeLocked(current, in: state)
         }
     }
@@ -935,7 +976,8 @@ final class RegistryWriterState: RegistryLock, @unchecked Sendable {
 
 /// What an ``ObserverRegistry`` knows of one registered observer: one word
 /// (the index's 32 bits leave the reference's spare bits for the case), so
-/// an identity table's bucket is 16 bytes.
+/// an identity table's bucket is 8 bytes: the table reads the observer's
+/// identity from the record, or from the pending observer the index names.
 ///
 /// `stored` is the first case, so its case bits are 0: the word of a stored
 /// entry is the record's plain address, the only reference the registry
@@ -943,7 +985,7 @@ final class RegistryWriterState: RegistryLock, @unchecked Sendable {
 /// follow. Declared after another case, it would carry the reference's top
 /// spare bit set, and LeakSanitizer would report every record a live table
 /// holds as leaked.
-enum RegistryEntry {
+enum RegistryEntry: IdentityTableValue {
     /// Stored in the registry's list of all observers and in its views.
     case stored(RegisteredObserver)
     /// Added but not yet stored in the lists: `pending[index]`.
@@ -954,6 +996,14 @@ enum RegistryEntry {
 
     /// `.pending(index:)` for an index below ``maximumPendingCount``.
     static func pending(at index: Int) -> RegistryEntry { .pending(index: UInt32(truncatingIfNeeded: index)) }
+
+    /// The observer's identity: the table's key for this entry.
+    func identity(in state: RegistryWriterState) -> ObjectIdentifier {
+        switch self {
+        case .pending(let index): state.pending[Int(index)].identifier
+        case .stored(let record): record.observer.identifier
+        }
+    }
 
     func isAlive(in pending: [PendingObserver]) -> Bool {
         switch self {
