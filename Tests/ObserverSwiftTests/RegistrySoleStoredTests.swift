@@ -78,12 +78,12 @@ final class RegistrySoleStoredTests: XCTestCase {
     }
 
     /// A protocol view's box for the common observer (synchronous, one
-    /// class-bound protocol) is a 72-byte object, an 80-byte glibc chunk:
+    /// class-bound protocol) is a 56-byte object, a 64-byte glibc chunk:
     /// the cast's first word is the observer's address, which the box holds
-    /// once; delivery, global-actor queue and wide casts live in details
-    /// made only for the boxes that need them, and the common boxes share
-    /// their view's.
-    func testACommonProtocolBoxIsAnEightyByteChunk() throws {
+    /// once (as its unowned reference); its list, delivery, global-actor
+    /// queue and wide casts live in details, made only for the boxes that
+    /// need them, and the common boxes share their view's.
+    func testACommonProtocolBoxIsASixtyFourByteChunk() throws {
         #if os(Linux)
             typealias UsableSize = @convention(c) (UnsafeMutableRawPointer?) -> Int
             guard !ReliabilityEnvironment.isSanitized,
@@ -103,7 +103,7 @@ final class RegistrySoleStoredTests: XCTestCase {
             // would be left of a free chunk is too small to split off, so
             // one box can read 104 usable bytes whatever its size: the
             // smallest of 32 boxes is the size of the box. A box needing
-            // more than 72 bytes reads more in every chunk it gets.
+            // more than 56 bytes reads more in every chunk it gets.
             var commonBoxBytes: [Int] = []
             for box in boxes {
                 if box.isSynchronous {
@@ -118,7 +118,7 @@ final class RegistrySoleStoredTests: XCTestCase {
             }
             XCTAssertEqual(commonBoxBytes.count, 32)
             XCTAssertLessThanOrEqual(
-                commonBoxBytes.min() ?? .max, 72, "a common box's usable bytes (an 80-byte chunk): \(commonBoxBytes)")
+                commonBoxBytes.min() ?? .max, 56, "a common box's usable bytes (a 64-byte chunk): \(commonBoxBytes)")
             var wide: [ConformingObserver<any AlphaObserver & BetaObserver>] = []
             let wideView = registry.view(for: (any AlphaObserver & BetaObserver).self)
             wideView.conforming.forEach { wide.append($0) }
@@ -133,10 +133,10 @@ final class RegistrySoleStoredTests: XCTestCase {
     }
 
     /// The registry's record of an observer stored in one protocol view is
-    /// a 72-byte object, an 80-byte glibc chunk (its one view and handle
-    /// inline); a second view moves both into an array, and removing the
-    /// observer takes it out of every view.
-    func testARecordInOneViewIsAnEightyByteChunk() throws {
+    /// a 49-byte object, a 64-byte glibc chunk (it keeps that view's box,
+    /// which knows its list and handle); a second view moves both into an
+    /// array, and removing the observer takes it out of every view.
+    func testARecordInOneViewIsASixtyFourByteChunk() throws {
         #if os(Linux)
             typealias UsableSize = @convention(c) (UnsafeMutableRawPointer?) -> Int
             guard !ReliabilityEnvironment.isSanitized,
@@ -156,7 +156,7 @@ final class RegistrySoleStoredTests: XCTestCase {
                 recordBytes.append(usableSize(Unmanaged.passUnretained(record).toOpaque()))
             }
             XCTAssertLessThanOrEqual(
-                recordBytes.min() ?? .max, 72, "a record's usable bytes (an 80-byte chunk): \(recordBytes)")
+                recordBytes.min() ?? .max, 56, "a record's usable bytes (a 64-byte chunk): \(recordBytes)")
             // A second view: every observer is in both; a removal leaves neither.
             registry.withObservers { (observer: BetaObserver) in observer.beta(2) }
             XCTAssertTrue(registry.removeObserver(observers[0]))

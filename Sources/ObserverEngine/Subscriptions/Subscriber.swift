@@ -120,7 +120,7 @@ package struct Expiry: ~Copyable {
 
     /// The box's handle, or nil before `didAdd`. Sequentially consistent:
     /// `expire()`'s side of the Dekker pairing with `didAdd`.
-    private func storedHandle(of box: AnyObject) -> SlotHandle? {
+    package func storedHandle(of box: AnyObject) -> SlotHandle? {
         let sequence = sequence(of: box).load(ordering: .sequentiallyConsistent)
         if sequence == 0 { return nil }
         return SlotHandle(sequence: sequence, index: index(of: box).load(ordering: .relaxed))

@@ -10,6 +10,12 @@
 /// allocated while this value exists (the `unowned` reference keeps the
 /// allocation, not the object), so probing it is never a use after free and
 /// the address is never reused for another object meanwhile.
+///
+/// One word without Objective-C: there every object is a native Swift
+/// object, whose `unowned` reference is stored as its address, so the
+/// address is read from the reference's bits (never loaded as a reference,
+/// which would trap once the deinit has started). Where Objective-C exists,
+/// the address is stored beside the reference.
 /// ``retainIfAlive()`` takes a strong reference only if the object's deinit
 /// has not started, so a deinitializing observer is never called and one
 /// being called cannot be deinitialized under the call.
@@ -36,9 +42,9 @@ package struct UnownedObserver: @unchecked Sendable {
     /// Keeps the observer's allocation alive. Never loaded: loading an
     /// unowned reference to a deinitialized object traps.
     @usableFromInline package unowned let object: AnyObject
-    /// The observer's address: stable and unique while this value exists.
-    @usableFromInline package let address: UnsafeRawPointer
     #if canImport(ObjectiveC)
+        /// The observer's address.
+        @usableFromInline package let storedAddress: UnsafeRawPointer
         /// The probe where Objective-C reference counting may be in use.
         @usableFromInline package weak var probe: AnyObject?
     #endif
@@ -46,9 +52,24 @@ package struct UnownedObserver: @unchecked Sendable {
     @inlinable
     package init(_ object: AnyObject) {
         self.object = object
-        self.address = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
         #if canImport(ObjectiveC)
+            self.storedAddress = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
             self.probe = object
+        #else
+            assert(
+                address == UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()),
+                "UnownedObserver: an unowned reference is not stored as its object's address")
+        #endif
+    }
+
+    /// The observer's address: stable and unique while this value exists.
+    @inlinable
+    package var address: UnsafeRawPointer {
+        #if canImport(ObjectiveC)
+            return storedAddress
+        #else
+            // The reference's bits, not a load of the reference (see above).
+            return unsafeBitCast(self, to: UnsafeRawPointer.self)
         #endif
     }
 

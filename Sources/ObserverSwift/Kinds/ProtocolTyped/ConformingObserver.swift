@@ -33,20 +33,26 @@ final class ConformingObserverDetails: @unchecked Sendable {
     @usableFromInline let wideStorage: WideConformingObserverStorage
     /// Set when a send finds the observer deallocated: the registry's flag.
     @usableFromInline let deadFlag: DeadObserverFlag
+    /// How a box leaves its view's list, which is the same for every box
+    /// of the view (each keeps its own handle in its expiry words).
+    let expiry: Expiry
 
     init(
         delivery: Delivery, globalActorQueue: GlobalActorQueue?, wideStorage: WideConformingObserverStorage,
-        deadFlag: DeadObserverFlag
+        deadFlag: DeadObserverFlag, list: AnySlotList
     ) {
         self.delivery = delivery
         self.globalActorQueue = globalActorQueue
         self.wideStorage = wideStorage
         self.deadFlag = deadFlag
+        self.expiry = Expiry(list: list)
     }
 
-    /// The details every common box of a view shares.
-    convenience init(commonTo deadFlag: DeadObserverFlag) {
-        self.init(delivery: .synchronous, globalActorQueue: nil, wideStorage: (0, 0, 0, 0, 0, 0), deadFlag: deadFlag)
+    /// The details every common box of the view of `list` shares.
+    convenience init(commonTo deadFlag: DeadObserverFlag, list: AnySlotList) {
+        self.init(
+            delivery: .synchronous, globalActorQueue: nil, wideStorage: (0, 0, 0, 0, 0, 0), deadFlag: deadFlag,
+            list: list)
     }
 }
 
@@ -92,32 +98,7 @@ final class DeadObserverFlag: @unchecked Sendable {
 /// Casts whose result does not have that shape (checked when the box is
 /// made) fall back to `as?` on every call.
 @usableFromInline
-final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
-    // @unchecked: every stored property is immutable after init or atomic
-    // (the expiry); the box is created under the registry's writer lock and
-    // read by sending threads after the C core publishes it.
-
-    /// First stored property: the expiry's words (see `AtomicWord`;
-    /// `Subscriber` declares no stored properties). Their 14 bytes leave
-    /// two, where the two flags below sit (declaration order is layout
-    /// order): a 72-byte object, an 80-byte chunk.
-    var expiryWords = Expiry.Words()
-    /// False when the cast result cannot be rebuilt from the stored bytes.
-    @usableFromInline let hasStoredCast: Bool
-    @usableFromInline let isSynchronous: Bool
-    /// The observer, held without owning it (see ``UnownedObserver``); its
-    /// address is the first word of the cast.
-    @usableFromInline let observer: UnownedObserver
-    /// The cast's second word when the cast is at most two words (see
-    /// ``ConformingObserverWitness``).
-    @usableFromInline let witness: ConformingObserverWitness
-    /// The view's shared details for the common box (synchronous, not
-    /// isolated to a global actor other than the main actor, its cast at
-    /// most two words); the box's own for any other.
-    @usableFromInline let details: ConformingObserverDetails
-    /// The observer's identity (its address: `observer` keeps the allocation).
-    var identifier: ObjectIdentifier { observer.identifier }
-    let expiry: Expiry
+final class ConformingObserver<P>: AnyConformingObserver, @unchecked Sendable {
 
     /// Decides once whether `observer` conforms to `P`; nil when it does
     /// not (or is dead).
@@ -175,40 +156,27 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
         hasStoredCast: Bool, delivery: Delivery, globalActorQueue: GlobalActorQueue?,
         list: AnySlotList, commonDetails: ConformingObserverDetails
     ) {
-        self.observer = observer
-        self.witness = storage.1
-        self.hasStoredCast = hasStoredCast
+        let isSynchronous: Bool
         if case .synchronous = delivery.route, globalActorQueue == nil {
             isSynchronous = true
         } else {
             isSynchronous = false
         }
-        details =
+        let details =
             isSynchronous && !(hasStoredCast && Self.isWide)
             ? commonDetails
             : ConformingObserverDetails(
                 delivery: delivery, globalActorQueue: globalActorQueue, wideStorage: storage,
-                deadFlag: commonDetails.deadFlag)
-        self.expiry = Expiry(list: list)
+                deadFlag: commonDetails.deadFlag, list: list)
+        super.init(
+            observer: observer, witness: storage.1, hasStoredCast: hasStoredCast, isSynchronous: isSynchronous,
+            details: details)
     }
 
     /// Whether a `P` is wider than the address and one witness word (its
     /// stored cast then lives in the details).
     @inlinable
     static var isWide: Bool { MemoryLayout<P>.size > MemoryLayout<(UInt, ConformingObserverWitness)>.size }
-
-    override func didAdd(handle: SlotHandle) { expiry.didAdd(handle: handle, of: self) }
-    override var isExpired: Bool { expiry.isExpired(of: self) }
-    override var hasTarget: Bool { true }
-    // `observer` keeps the allocation (see RegisteredObserver.isTarget).
-    override func isTarget(_ object: AnyObject) -> Bool { observer.refers(to: object) }
-
-    override func checkLiveness() -> Bool {
-        if expiry.isExpired(of: self) { return false }
-        if observer.isAlive { return true }
-        observerDied()
-        return false
-    }
 
     /// The send path: calls `body` with the observer where its delivery says.
     @inlinable @inline(__always)
@@ -227,13 +195,6 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
     var mayBeCalledHere: Bool {
         isSynchronous || (isMainActorDelivery && mainActorDeliveryMayRunInline)
     }
-
-    @usableFromInline var isMainActorDelivery: Bool {
-        if details.globalActorQueue == nil, case .mainActor = details.delivery.route { return true }
-        return false
-    }
-
-    @usableFromInline var mainActorDeliveryMayRunInline: Bool { MainActorDeliveries.mayRunInline }
 
     /// Calls `body` on this thread unless the observer is deallocating.
     @inlinable @inline(__always)
@@ -288,6 +249,76 @@ final class ConformingObserver<P>: Subscriber, @unchecked Sendable {
         let isSubscribed = { [self] in expiry.isSubscribed(in: list, of: self) }
         details.delivery.run(ifSubscribed: isSubscribed) { [self] in _ = self.call(body) }
     }
+}
+
+/// What every ``ConformingObserver`` holds, whatever its protocol: the
+/// registry's record of an observer reaches the box of its first view
+/// through this class, which knows the box's list and handle.
+@usableFromInline
+class AnyConformingObserver: Subscriber, @unchecked Sendable {
+    // @unchecked: every stored property is immutable after init or atomic
+    // (the expiry); the box is created under the registry's writer lock and
+    // read by sending threads after the C core publishes it.
+
+    /// First stored property: the expiry's words (see `AtomicWord`;
+    /// `Subscriber` declares no stored properties). Their 14 bytes leave
+    /// two, where the two flags below sit (declaration order is layout
+    /// order): a 56-byte object, a 64-byte chunk.
+    var expiryWords = Expiry.Words()
+    /// False when the cast result cannot be rebuilt from the stored bytes.
+    @usableFromInline let hasStoredCast: Bool
+    @usableFromInline let isSynchronous: Bool
+    /// The observer, held without owning it (see ``UnownedObserver``); its
+    /// address is the first word of the cast.
+    @usableFromInline let observer: UnownedObserver
+    /// The cast's second word when the cast is at most two words (see
+    /// ``ConformingObserverWitness``).
+    @usableFromInline let witness: ConformingObserverWitness
+    /// The view's shared details for the common box (synchronous, not
+    /// isolated to a global actor other than the main actor, its cast at
+    /// most two words); the box's own for any other.
+    @usableFromInline let details: ConformingObserverDetails
+
+    init(
+        observer: UnownedObserver, witness: ConformingObserverWitness, hasStoredCast: Bool, isSynchronous: Bool,
+        details: ConformingObserverDetails
+    ) {
+        self.observer = observer
+        self.witness = witness
+        self.hasStoredCast = hasStoredCast
+        self.isSynchronous = isSynchronous
+        self.details = details
+    }
+
+    /// The observer's identity (its address: `observer` keeps the allocation).
+    var identifier: ObjectIdentifier { observer.identifier }
+    /// How it leaves its list (kept in the details, the same for a view's boxes).
+    var expiry: Expiry { _read { yield details.expiry } }
+
+    /// The list the box is stored in (strongly: writers and sends only).
+    var list: AnySlotList { expiry.retainedList }
+    /// Its handle in that list; nil before it was added.
+    var handle: SlotHandle? { expiry.storedHandle(of: self) }
+
+    override func didAdd(handle: SlotHandle) { expiry.didAdd(handle: handle, of: self) }
+    override var isExpired: Bool { expiry.isExpired(of: self) }
+    override var hasTarget: Bool { true }
+    // `observer` keeps the allocation (see RegisteredObserver.isTarget).
+    override func isTarget(_ object: AnyObject) -> Bool { observer.refers(to: object) }
+
+    override func checkLiveness() -> Bool {
+        if expiry.isExpired(of: self) { return false }
+        if observer.isAlive { return true }
+        observerDied()
+        return false
+    }
+
+    @usableFromInline var isMainActorDelivery: Bool {
+        if details.globalActorQueue == nil, case .mainActor = details.delivery.route { return true }
+        return false
+    }
+
+    @usableFromInline var mainActorDeliveryMayRunInline: Bool { MainActorDeliveries.mayRunInline }
 
     /// Removes this box from its view without blocking and tells the
     /// registry to drop the observer from its other lists.

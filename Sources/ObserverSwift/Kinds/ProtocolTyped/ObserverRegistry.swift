@@ -698,11 +698,11 @@ public final class ObserverRegistry: @unchecked Sendable {
 
     private func addLocked(_ record: RegisteredObserver, to view: AnyProtocolView) {
         guard !record.isRemoved, !record.isInView(view) else { return }
-        guard let handle = view.addIfConforming(record) else { return }
+        guard let box = view.addIfConforming(record) else { return }
         if record.isRemoved {
-            view.slots.remove(handle)
+            if let handle = box.handle { view.slots.remove(handle) }
         } else {
-            record.setViewHandle(handle, in: view)
+            record.recordStored(box, in: view)
         }
     }
 
@@ -837,8 +837,8 @@ public final class ObserverRegistry: @unchecked Sendable {
     private func removeLocked(_ record: RegisteredObserver) {
         guard !record.isRemoved else { return }
         record.isRemoved = true
-        record.takeViewHandles { view, handle in
-            view.slots.remove(handle)
+        record.takeViewHandles { list, handle in
+            list.remove(handle)
         }
     }
 

@@ -26,8 +26,9 @@ class AnyProtocolView: @unchecked Sendable {
     }
 
     /// Casts `observer` once and, when it conforms, stores it in this view.
-    /// Returns its handle, or nil when it does not conform (or is dead).
-    func addIfConforming(_ observer: RegisteredObserver) -> SlotHandle? { nil }
+    /// Returns the box stored (its handle recorded in it), or nil when it
+    /// does not conform (or is dead).
+    func addIfConforming(_ observer: RegisteredObserver) -> AnyConformingObserver? { nil }
 }
 
 /// The view of observers conforming to `P`: what `withObservers` for `P`
@@ -45,16 +46,17 @@ final class ProtocolView<P>: AnyProtocolView, @unchecked Sendable {
     init(deadFlag: DeadObserverFlag) {
         let conforming = SlotList<ConformingObserver<P>>()
         self.conforming = conforming
-        self.commonDetails = ConformingObserverDetails(commonTo: deadFlag)
+        self.commonDetails = ConformingObserverDetails(commonTo: deadFlag, list: conforming)
         super.init(slots: conforming, deadFlag: deadFlag)
     }
 
-    override func addIfConforming(_ observer: RegisteredObserver) -> SlotHandle? {
+    override func addIfConforming(_ observer: RegisteredObserver) -> AnyConformingObserver? {
         guard let box = ConformingObserver<P>.make(for: observer, in: conforming, commonDetails: commonDetails) else {
             return nil
         }
         if !box.isSynchronous { holdsObserversCalledElsewhere.store(true, ordering: .releasing) }
-        return conforming.add(box)
+        _ = conforming.add(box)
+        return box
     }
 
     /// Calls `body` with every conforming observer stored when the send

@@ -8,9 +8,8 @@ import ObserverEngine
 /// (and so its address) stays allocated while the record exists, but the
 /// observer itself may be deallocated at any time.
 ///
-/// A 72-byte object (an 80-byte chunk): the first view's handle is kept as
-/// its two fields, so that the removal flag fits the 4 bytes a
-/// `SlotHandle` would leave as padding.
+/// A 49-byte object (a 64-byte chunk): stored in one view, it keeps that
+/// view's box, which knows its list and handle.
 final class RegisteredObserver {
     // Every stored property is immutable or only touched under the owning
     // registry's writer lock.
@@ -21,15 +20,12 @@ final class RegisteredObserver {
     /// Which registration of the observer this is (see `ObserverRegistration`).
     let generation: UInt64
 
-    /// The protocol views it is stored in: nil (none), the one view (the
-    /// common case, one protocol used: its handle is inline, nothing more
-    /// is allocated), or a ``SeveralViews`` made for the second view, which
-    /// then holds every view and handle. A plain reference either way, so a
-    /// leak checker can follow it.
-    private var views: AnyObject?
-    /// The handle in the one view (unused once `views` is several).
-    private var firstHandleSequence: UInt64 = 0
-    private var firstHandleIndex: UInt32 = 0
+    /// Where it is stored: nil (in no view), the box of its one view (the
+    /// common case, one protocol used: nothing more is allocated), or a
+    /// ``SeveralViews`` made for the second view, which then holds every
+    /// list and handle. A plain reference either way, so a leak checker
+    /// can follow it.
+    private var stored: AnyObject?
     /// Set once removed, so that a view being built skips it.
     var isRemoved = false
 
@@ -44,50 +40,49 @@ final class RegisteredObserver {
 
     /// Whether it is stored in `view`.
     func isInView(_ view: AnyProtocolView) -> Bool {
-        guard let views else { return false }
-        if views === view { return true }
-        guard let several = views as? SeveralViews else { return false }
-        return several.handles.contains { $0.view === view }
+        guard let stored else { return false }
+        if let several = stored as? SeveralViews {
+            return several.handles.contains { $0.list === view.slots }
+        }
+        return unsafeDowncast(stored, to: AnyConformingObserver.self).list === view.slots
     }
 
-    /// Records its handle in `view` (not recorded before).
-    func setViewHandle(_ handle: SlotHandle, in view: AnyProtocolView) {
-        guard let views else {
-            self.views = view
-            (firstHandleSequence, firstHandleIndex) = (handle.sequence, handle.index)
+    /// Records that `box` stores it in `view` (not recorded before); the
+    /// box's handle is set.
+    func recordStored(_ box: AnyConformingObserver, in view: AnyProtocolView) {
+        guard let stored else {
+            self.stored = box
             return
         }
-        if let several = views as? SeveralViews {
-            several.handles.append((view, handle))
+        let handle = box.handle ?? .notAdded
+        if let several = stored as? SeveralViews {
+            several.handles.append((view.slots, handle))
             return
         }
-        let first = unsafeDowncast(views, to: AnyProtocolView.self)
-        self.views = SeveralViews([
-            (first, SlotHandle(sequence: firstHandleSequence, index: firstHandleIndex)), (view, handle),
-        ])
+        let first = unsafeDowncast(stored, to: AnyConformingObserver.self)
+        self.stored = SeveralViews([(first.list, first.handle ?? .notAdded), (view.slots, handle)])
     }
 
-    /// Forgets every view handle, then calls `body` with each (so `body`
-    /// may run code that reaches this record again).
-    func takeViewHandles(_ body: (AnyProtocolView, SlotHandle) -> Void) {
-        guard let taken = views else { return }
-        views = nil
+    /// Forgets where it is stored, then calls `body` with each list and
+    /// handle (so `body` may run code that reaches this record again).
+    func takeViewHandles(_ body: (AnySlotList, SlotHandle) -> Void) {
+        guard let taken = stored else { return }
+        stored = nil
         if let several = taken as? SeveralViews {
-            for (view, handle) in several.handles { body(view, handle) }
+            for (list, handle) in several.handles { body(list, handle) }
         } else {
-            body(
-                unsafeDowncast(taken, to: AnyProtocolView.self),
-                SlotHandle(sequence: firstHandleSequence, index: firstHandleIndex))
+            let box = unsafeDowncast(taken, to: AnyConformingObserver.self)
+            if let handle = box.handle { body(box.list, handle) }
         }
     }
 }
 
-/// The views and handles of a ``RegisteredObserver`` stored in more than one
-/// protocol view. Only touched under the registry's writer lock.
+/// The lists and handles of a ``RegisteredObserver`` stored in more than
+/// one protocol view. Only touched under the registry's writer lock.
 private final class SeveralViews {
-    var handles: [(view: AnyProtocolView, handle: SlotHandle)]
+    var handles: [(list: AnySlotList, handle: SlotHandle)]
 
-    init(_ handles: [(view: AnyProtocolView, handle: SlotHandle)]) {
+    init(_ handles: [(list: AnySlotList, handle: SlotHandle)]) {
         self.handles = handles
     }
 }
