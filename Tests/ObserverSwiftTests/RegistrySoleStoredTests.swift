@@ -77,20 +77,6 @@ final class RegistrySoleStoredTests: XCTestCase {
         withExtendedLifetime((entry, observer)) {}
     }
 
-    #if os(Linux)
-        /// glibc's `malloc_usable_size`: the bytes a heap block can hold,
-        /// which tell its chunk (usable + 8, a multiple of 16). Skips the
-        /// test under a sanitizer, whose allocator answers otherwise.
-        static func glibcUsableSize() throws -> (AnyObject) -> Int {
-            typealias UsableSize = @convention(c) (UnsafeMutableRawPointer?) -> Int
-            guard !ReliabilityEnvironment.isSanitized,
-                let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_usable_size")
-            else { throw XCTSkip("malloc_usable_size is not glibc's here") }
-            let usableSize = unsafeBitCast(symbol, to: UsableSize.self)
-            return { usableSize(Unmanaged.passUnretained($0).toOpaque()) }
-        }
-    #endif
-
     /// A protocol view's box for the common observer (synchronous, one
     /// class-bound protocol) is a 56-byte object, a 64-byte glibc chunk:
     /// the cast's first word is the observer's address, which the box holds
@@ -99,7 +85,7 @@ final class RegistrySoleStoredTests: XCTestCase {
     /// need them, and the common boxes share their view's.
     func testACommonProtocolBoxIsASixtyFourByteChunk() throws {
         #if os(Linux)
-            let usableSize = try Self.glibcUsableSize()
+            let usableSize = try HeapBlockSize.usableSizeOfObjects()
             let registry = ObserverRegistry()
             let observers = (0..<32).map { AlphaOnly("\($0)") }
             let queued = AlphaAndBeta("queued")
@@ -148,7 +134,7 @@ final class RegistrySoleStoredTests: XCTestCase {
     /// array, and removing the observer takes it out of every view.
     func testARecordInOneViewIsASixtyFourByteChunk() throws {
         #if os(Linux)
-            let usableSize = try Self.glibcUsableSize()
+            let usableSize = try HeapBlockSize.usableSizeOfObjects()
             let registry = ObserverRegistry()
             let observers = (0..<32).map { AlphaAndBeta("\($0)") }
             for observer in observers { registry.addObserver(observer) }

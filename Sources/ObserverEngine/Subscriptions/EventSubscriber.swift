@@ -83,18 +83,26 @@ where Ending.Key == Key {
     /// The target, taken strong for each call only while it lives (the
     /// runtime's try-retain on native Swift objects; see `UnownedObserver`).
     package let target: UnownedObserver
-    package let delivery: Delivery
-    package let limit: DeliveryLimit
+    /// Nil for the common box, synchronous and without a limit, which so
+    /// stays a 72-byte object with an `Event`'s handler (an 80-byte heap
+    /// block); otherwise where it delivers and its limit.
+    package let terms: DeliveryTerms?
     package let expiry: Ending
 
     /// - Parameter limit: `Int.max` for no limit.
     @usableFromInline
     package init(target: Target, expiry: consuming Ending, delivery: Delivery, limit: Int) {
         self.target = UnownedObserver(target)
-        self.delivery = delivery
-        self.limit = DeliveryLimit(limit)
+        if case .synchronous = delivery.route, limit == Int.max {
+            self.terms = nil
+        } else {
+            self.terms = DeliveryTerms(delivery: delivery, limit: limit)
+        }
         self.expiry = expiry
     }
+
+    /// Where its handler runs.
+    package var delivery: Delivery { terms?.delivery ?? .synchronous }
 
     package override var hasTarget: Bool { true }
     package override var expiresWithTarget: Bool { true }
@@ -106,7 +114,7 @@ where Ending.Key == Key {
     package override var isExpired: Bool { expiry.isExpired(of: self) }
 
     package override func checkLiveness() -> Bool {
-        if expiry.isExpired(of: self) || limit.isSpent { return false }
+        if expiry.isExpired(of: self) || terms?.limit.isSpent == true { return false }
         if !target.isAlive {
             expiry.expire(of: self)
             return false
@@ -123,11 +131,15 @@ where Ending.Key == Key {
         forKey key: Key, calling call: (Target) -> Void, deferred deferredCall: () -> (Target) -> Void
     ) {
         let delivered = target.withLive(Target.self) { target -> Bool in
-            guard limit.admit(expiry, of: self) else { return true }
-            if case .synchronous = delivery.route {
+            guard let terms else {
+                call(target)
+                return true
+            }
+            guard terms.limit.admit(expiry, of: self) else { return true }
+            if case .synchronous = terms.delivery.route {
                 call(target)
             } else {
-                deferDelivery(forKey: key, deferredCall())
+                deferDelivery(forKey: key, on: terms.delivery, deferredCall())
             }
             return true
         }
@@ -138,7 +150,7 @@ where Ending.Key == Key {
     /// where the handler runs: it may be gone by the time the queue gets to
     /// it.
     @inline(never)
-    private final func deferDelivery(forKey key: Key, _ call: @escaping (Target) -> Void) {
+    private final func deferDelivery(forKey key: Key, on delivery: Delivery, _ call: @escaping (Target) -> Void) {
         let scope = expiry.scope(forKey: key)
         let isSubscribed = { [self] in expiry.isSubscribed(in: scope, of: self) }
         delivery.run(ifSubscribed: isSubscribed) { [self] in
@@ -229,5 +241,19 @@ extension DeliveryLimit {
         }
         if claim.last { expiry.expire(of: box) }
         return true
+    }
+}
+
+/// A weak-target box's delivery and limit when either is not the default
+/// (synchronous, no limit): made only for such boxes. Immutable.
+package final class DeliveryTerms: @unchecked Sendable {
+    // @unchecked: immutable; the limit's word is only accessed atomically.
+    package let delivery: Delivery
+    package let limit: DeliveryLimit
+
+    /// - Parameter limit: `Int.max` for no limit.
+    package init(delivery: Delivery, limit: Int) {
+        self.delivery = delivery
+        self.limit = DeliveryLimit(limit)
     }
 }
