@@ -65,29 +65,31 @@ package final class IdentityTable<Value: IdentityTableValue> {
         capacity: Int
     ) -> (UnsafeMutablePointer<Value>, Int, UInt) {
         let values = UnsafeMutablePointer<Value>.allocate(capacity: capacity)
-        // Zero words, the memory left bound to `Value` (stored, not
-        // initialized as another type).
-        let words = UnsafeMutableRawPointer(values)
-        for index in 0..<capacity {
-            words.storeBytes(of: 0, toByteOffset: index &* MemoryLayout<UInt>.stride, as: UInt.self)
-        }
+        for index in 0..<capacity { clear(index, of: values) }
         return (values, capacity - 1, UInt(64 - capacity.trailingZeroBitCount))
     }
 
     @inlinable
     package var isEmpty: Bool { count == 0 }
 
-    /// Whether bucket `index` holds a value: its word is not 0.
+    /// Whether bucket `index` of `values` holds a value: its word is not 0.
     @inlinable @inline(__always)
-    func isOccupied(_ index: Int) -> Bool {
+    static func isOccupied(_ index: Int, of values: UnsafeMutablePointer<Value>) -> Bool {
         UnsafeRawPointer(values + index).load(as: UInt.self) != 0
     }
 
-    /// Marks bucket `index` empty (its value was moved out).
+    /// Marks bucket `index` of `values` empty (its value moved out, or
+    /// never there). Stores a zero word; the memory stays bound to `Value`.
     @inlinable @inline(__always)
-    func clear(_ index: Int) {
+    static func clear(_ index: Int, of values: UnsafeMutablePointer<Value>) {
         UnsafeMutableRawPointer(values + index).storeBytes(of: 0, as: UInt.self)
     }
+
+    @inlinable @inline(__always)
+    func isOccupied(_ index: Int) -> Bool { Self.isOccupied(index, of: values) }
+
+    @inlinable @inline(__always)
+    func clear(_ index: Int) { Self.clear(index, of: values) }
 
     @inlinable @inline(__always)
     func key(at index: Int, in context: Value.IdentityContext) -> UInt {
@@ -198,7 +200,7 @@ package final class IdentityTable<Value: IdentityTableValue> {
     package func grow(in context: Value.IdentityContext) {
         let (oldValues, oldMask) = (values, mask)
         (values, mask, shift) = Self.allocate(capacity: (oldMask &+ 1) &* 2)
-        for index in 0...oldMask where UnsafeRawPointer(oldValues + index).load(as: UInt.self) != 0 {
+        for index in 0...oldMask where Self.isOccupied(index, of: oldValues) {
             let key = UInt(bitPattern: oldValues[index].identity(in: context))
             let (slot, _) = bucket(of: key, in: context)
             (values + slot).moveInitialize(from: oldValues + index, count: 1)

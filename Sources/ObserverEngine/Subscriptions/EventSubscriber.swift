@@ -101,9 +101,6 @@ where Ending.Key == Key {
         self.expiry = expiry
     }
 
-    /// Where its handler runs.
-    package var delivery: Delivery { terms?.delivery ?? .synchronous }
-
     package override var hasTarget: Bool { true }
     package override var expiresWithTarget: Bool { true }
     package override func expireIfTargetIsGone() {

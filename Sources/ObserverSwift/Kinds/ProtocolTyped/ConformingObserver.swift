@@ -21,7 +21,7 @@ typealias WideConformingObserverStorage = (UInt, UInt, UInt, UInt, UInt, UInt)
 /// The common box (a synchronous observer, its conformance not isolated to
 /// a global actor other than the main actor, its cast at most two words)
 /// shares its view's one instance (``ProtocolView/commonDetails``), so that
-/// it stays an 80-byte chunk; any other box has its own.
+/// it stays a 64-byte chunk; any other box has its own.
 @usableFromInline
 final class ConformingObserverDetails: @unchecked Sendable {
     // @unchecked: immutable; the flag is internally synchronized.

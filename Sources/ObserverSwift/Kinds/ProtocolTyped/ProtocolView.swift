@@ -18,11 +18,9 @@ class AnyProtocolView: @unchecked Sendable {
 
     /// The view's list, untyped: what the registry removes handles from.
     let slots: AnySlotList
-    let deadFlag: DeadObserverFlag
 
-    init(slots: AnySlotList, deadFlag: DeadObserverFlag) {
+    init(slots: AnySlotList) {
         self.slots = slots
-        self.deadFlag = deadFlag
     }
 
     /// Casts `observer` once and, when it conforms, stores it in this view.
@@ -47,7 +45,7 @@ final class ProtocolView<P>: AnyProtocolView, @unchecked Sendable {
         let conforming = SlotList<ConformingObserver<P>>()
         self.conforming = conforming
         self.commonDetails = ConformingObserverDetails(commonTo: deadFlag, list: conforming)
-        super.init(slots: conforming, deadFlag: deadFlag)
+        super.init(slots: conforming)
     }
 
     override func addIfConforming(_ observer: RegisteredObserver) -> AnyConformingObserver? {
