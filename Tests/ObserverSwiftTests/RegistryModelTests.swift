@@ -48,20 +48,12 @@ final class RegistryModelTests: XCTestCase {
                 sent += 1
                 let value = sent
                 registry.withObservers { (observer: AlphaObserver) in observer.alpha(value) }
-                for (index, observer) in alive.enumerated() {
-                    guard let observer else { continue }
-                    XCTAssertEqual(
-                        observer.recorded.last == "alpha \(value)", model.contains(index),
-                        "step \(step): observer \(index) called exactly when registered")
-                }
+                expectCalledExactlyTheRegistered("alpha \(value)", alive, model, step: step)
             case 90..<98:
                 sent += 1
                 let value = sent
                 registry.withObservers { (observer: BetaObserver) in observer.beta(value) }
-                for (index, observer) in alive.enumerated() {
-                    guard let observer else { continue }
-                    XCTAssertEqual(observer.recorded.last == "beta \(value)", model.contains(index))
-                }
+                expectCalledExactlyTheRegistered("beta \(value)", alive, model, step: step)
             default:
                 // Dead observers were dropped by the last step's observerCount.
                 XCTAssertEqual(registry.removeAllObservers(), model.count)
@@ -78,5 +70,18 @@ final class RegistryModelTests: XCTestCase {
             }
         }
         withExtendedLifetime(alive) {}
+    }
+
+    /// Every live observer's last call is `call` exactly when the model
+    /// holds it: the send reached the registered ones and no other.
+    private func expectCalledExactlyTheRegistered(
+        _ call: String, _ alive: [AlphaAndBeta?], _ model: Set<Int>, step: Int
+    ) {
+        for (index, observer) in alive.enumerated() {
+            guard let observer else { continue }
+            XCTAssertEqual(
+                observer.recorded.last == call, model.contains(index),
+                "step \(step): observer \(index) called with \(call) exactly when registered")
+        }
     }
 }
