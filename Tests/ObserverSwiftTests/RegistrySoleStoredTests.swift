@@ -129,10 +129,11 @@ final class RegistrySoleStoredTests: XCTestCase {
     }
 
     /// The registry's record of an observer stored in one protocol view is
-    /// a 49-byte object, a 64-byte glibc chunk (it keeps that view's box,
-    /// which knows its list and handle); a second view moves both into an
-    /// array, and removing the observer takes it out of every view.
-    func testARecordInOneViewIsASixtyFourByteChunk() throws {
+    /// a 40-byte object, a 48-byte glibc chunk (it keeps that view's box,
+    /// which knows its list and handle, and whose details know its
+    /// delivery); a second view moves both into an array, and removing the
+    /// observer takes it out of every view.
+    func testARecordInOneViewIsAFortyEightByteChunk() throws {
         #if os(Linux)
             let usableSize = try HeapBlockSize.usableSizeOfObjects()
             let registry = ObserverRegistry()
@@ -148,7 +149,7 @@ final class RegistrySoleStoredTests: XCTestCase {
                 recordBytes.append(usableSize(record))
             }
             XCTAssertLessThanOrEqual(
-                recordBytes.min() ?? .max, 56, "a record's usable bytes (a 64-byte chunk): \(recordBytes)")
+                recordBytes.min() ?? .max, 40, "a record's usable bytes (a 48-byte chunk): \(recordBytes)")
             // A second view: every observer is in both; a removal leaves neither.
             registry.withObservers { (observer: BetaObserver) in observer.beta(2) }
             XCTAssertTrue(registry.removeObserver(observers[0]))
@@ -162,6 +163,43 @@ final class RegistrySoleStoredTests: XCTestCase {
         #else
             throw XCTSkip("measured with glibc's malloc_usable_size")
         #endif
+    }
+
+    /// A record keeps the delivery its observer was added with wherever it
+    /// is stored: in no view, in one (its box's details hold it), in
+    /// several; each view's box delivers there. Removed, it is stored in
+    /// no view.
+    func testARecordKeepsItsDeliveryInNoViewOneViewAndSeveral() {
+        let registry = ObserverRegistry()
+        let queue = DispatchQueue(label: "record-delivery")
+        let queued = AlphaAndBeta("queued")
+        let synchronous = AlphaAndBeta("synchronous")
+        registry.addObserver(synchronous)
+        registry.addObserver(queued, delivery: .queue(queue))
+        func record(of observer: AnyObject) -> RegisteredObserver? {
+            guard case .stored(let record) = registry.entry(for: observer) else { return nil }
+            return record
+        }
+        // A view of a protocol neither conforms to stores both records, in no view.
+        registry.withObservers { (_: NeverConformedObserver) in }
+        XCTAssertTrue(record(of: queued)?.delivery.queue === queue, "in no view")
+        XCTAssertNil(record(of: synchronous)?.delivery.queue)
+        registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
+        XCTAssertTrue(record(of: queued)?.delivery.queue === queue, "in one view")
+        registry.withObservers { (observer: BetaObserver) in observer.beta(2) }
+        XCTAssertTrue(record(of: queued)?.delivery.queue === queue, "in two views")
+        XCTAssertNil(record(of: synchronous)?.delivery.queue, "in two views")
+        XCTAssertEqual(synchronous.recorded, ["alpha 1", "beta 2"], "called before withObservers returned")
+        queue.sync {}
+        XCTAssertEqual(queued.recorded, ["alpha 1", "beta 2"], "called on its queue")
+        let removed = record(of: queued)
+        XCTAssertTrue(registry.removeObserver(queued))
+        XCTAssertEqual(removed?.isRemoved, true)
+        XCTAssertEqual(removed?.isInView(registry.view(for: (any AlphaObserver).self)), false)
+        registry.withObservers { (observer: AlphaObserver) in observer.alpha(3) }
+        queue.sync {}
+        XCTAssertEqual(queued.recorded, ["alpha 1", "beta 2"])
+        XCTAssertEqual(synchronous.recorded, ["alpha 1", "beta 2", "alpha 3"])
     }
 
     func testOneObserverIsCalledWithoutAViewAndItsProtocolIsDecidedOnce() {
@@ -497,3 +535,6 @@ final class RegistrySoleStoredTests: XCTestCase {
         XCTAssertEqual(registry.observerCount, 0)
     }
 }
+
+/// A protocol no test observer conforms to.
+private protocol NeverConformedObserver: AnyObject {}

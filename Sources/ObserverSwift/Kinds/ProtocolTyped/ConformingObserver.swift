@@ -17,7 +17,9 @@ typealias ConformingObserverWitness = UInt
 typealias WideConformingObserverStorage = (UInt, UInt, UInt, UInt, UInt, UInt)
 
 /// What a ``ConformingObserver`` needs beyond its observer and its cast's
-/// witness word: where it delivers, and the flag that reports its death.
+/// witness word: where it delivers (and where its observer was added to
+/// deliver, which the registry's record reads here), and the flag that
+/// reports its death.
 /// The common box (a synchronous observer, its conformance not isolated to
 /// a global actor other than the main actor, its cast at most two words)
 /// shares its view's one instance (``ProtocolView/commonDetails``), so that
@@ -26,6 +28,9 @@ typealias WideConformingObserverStorage = (UInt, UInt, UInt, UInt, UInt, UInt)
 final class ConformingObserverDetails: @unchecked Sendable {
     // @unchecked: immutable; the flag is internally synchronized.
     @usableFromInline let delivery: Delivery
+    /// The delivery the observer was added with: `delivery`, unless its
+    /// conformance is isolated to an actor (then the box runs there).
+    let registeredDelivery: Delivery
     /// Where every call runs when the conformance is isolated to a global
     /// actor other than the main actor (then `delivery` is not used).
     let globalActorQueue: GlobalActorQueue?
@@ -38,21 +43,23 @@ final class ConformingObserverDetails: @unchecked Sendable {
     let expiry: Expiry
 
     init(
-        delivery: Delivery, globalActorQueue: GlobalActorQueue?, wideStorage: WideConformingObserverStorage,
-        deadFlag: DeadObserverFlag, list: AnySlotList
+        delivery: Delivery, registeredDelivery: Delivery, globalActorQueue: GlobalActorQueue?,
+        wideStorage: WideConformingObserverStorage, deadFlag: DeadObserverFlag, list: AnySlotList
     ) {
         self.delivery = delivery
+        self.registeredDelivery = registeredDelivery
         self.globalActorQueue = globalActorQueue
         self.wideStorage = wideStorage
         self.deadFlag = deadFlag
         self.expiry = Expiry(list: list)
     }
 
-    /// The details every common box of the view of `list` shares.
+    /// The details every common box of the view of `list` shares: a common
+    /// box is synchronous, so its observer was added synchronous.
     convenience init(commonTo deadFlag: DeadObserverFlag, list: AnySlotList) {
         self.init(
-            delivery: .synchronous, globalActorQueue: nil, wideStorage: (0, 0, 0, 0, 0, 0), deadFlag: deadFlag,
-            list: list)
+            delivery: .synchronous, registeredDelivery: .synchronous, globalActorQueue: nil,
+            wideStorage: (0, 0, 0, 0, 0, 0), deadFlag: deadFlag, list: list)
     }
 }
 
@@ -141,19 +148,20 @@ final class ConformingObserver<P>: AnyConformingObserver, @unchecked Sendable {
             return ConformingObserver(
                 observer: registered.observer,
                 storage: (0, 0, 0, 0, 0, 0), hasStoredCast: false, delivery: delivery,
-                globalActorQueue: globalActorQueue, list: list, commonDetails: commonDetails)
+                registeredDelivery: registered.delivery, globalActorQueue: globalActorQueue, list: list,
+                commonDetails: commonDetails)
         }
         var storage: WideConformingObserverStorage = (0, 0, 0, 0, 0, 0)
         let hasStoredCast = registered.observer.store(cast: typed, into: &storage)
         return ConformingObserver(
             observer: registered.observer, storage: storage,
-            hasStoredCast: hasStoredCast, delivery: delivery,
+            hasStoredCast: hasStoredCast, delivery: delivery, registeredDelivery: registered.delivery,
             globalActorQueue: globalActorQueue, list: list, commonDetails: commonDetails)
     }
 
     private init(
         observer: UnownedObserver, storage: WideConformingObserverStorage,
-        hasStoredCast: Bool, delivery: Delivery, globalActorQueue: GlobalActorQueue?,
+        hasStoredCast: Bool, delivery: Delivery, registeredDelivery: Delivery, globalActorQueue: GlobalActorQueue?,
         list: AnySlotList, commonDetails: ConformingObserverDetails
     ) {
         let isSynchronous: Bool
@@ -166,8 +174,8 @@ final class ConformingObserver<P>: AnyConformingObserver, @unchecked Sendable {
             isSynchronous && !(hasStoredCast && Self.isWide)
             ? commonDetails
             : ConformingObserverDetails(
-                delivery: delivery, globalActorQueue: globalActorQueue, wideStorage: storage,
-                deadFlag: commonDetails.deadFlag, list: list)
+                delivery: delivery, registeredDelivery: registeredDelivery, globalActorQueue: globalActorQueue,
+                wideStorage: storage, deadFlag: commonDetails.deadFlag, list: list)
         super.init(
             observer: observer, witness: storage.1, hasStoredCast: hasStoredCast, isSynchronous: isSynchronous,
             details: details)

@@ -835,9 +835,7 @@ public final class ObserverRegistry: @unchecked Sendable {
     }
 
     private func removeLocked(_ record: RegisteredObserver) {
-        guard !record.isRemoved else { return }
-        record.isRemoved = true
-        record.takeViewHandles { list, handle in
+        record.remove { list, handle in
             list.remove(handle)
         }
     }
