@@ -8,52 +8,60 @@ import ObserverEngine
 /// (and so its address) stays allocated while the record exists, but the
 /// observer itself may be deallocated at any time.
 ///
-/// A 40-byte object (a 48-byte chunk): the observer, the generation and one
-/// reference, ``stored``, which also says how the observer is delivered to
-/// and whether it was removed.
+/// A 40-byte object (a 48-byte chunk): the observer, the generation (0 once
+/// removed) and one reference, ``stored``, which also says where the
+/// observer is delivered.
 final class RegisteredObserver {
     // Every stored property is immutable or only touched under the owning
     // registry's writer lock.
 
     /// The observer, held without owning it (see ``UnownedObserver``).
     let observer: UnownedObserver
-    /// Which registration of the observer this is (see `ObserverRegistration`).
-    let generation: UInt64
+    /// Which registration of the observer this is (see
+    /// `ObserverRegistration`); registries give generations from 1, and 0
+    /// marks the record removed (a view being built skips it).
+    private(set) var generation: UInt64
 
     /// Where it is stored, one plain reference (so a leak checker can
     /// follow it):
     /// - nil: in no view, synchronous.
-    /// - a ``RegistrationInNoView``: in no view, with another delivery.
     /// - the box of its one view (the common case, one protocol used:
     ///   nothing more is allocated); the box's details hold the delivery.
-    /// - a ``SeveralViews`` made for the second view, which then holds
-    ///   every list and handle, and the delivery.
-    /// - ``RemovedRegistration/marker``: removed (final), so that a view
-    ///   being built skips it.
+    /// - a ``ViewPlacements``: in no view with another delivery, or in
+    ///   several views (made for the second), with every list and handle.
     private var stored: AnyObject?
 
     init(_ observer: AnyObject, delivery: Delivery, generation: UInt64) {
+        precondition(generation != 0, "ObserverRegistry: generation 0 marks a removed record")
         self.observer = UnownedObserver(observer)
         self.generation = generation
         if case .synchronous = delivery.route {
             stored = nil
         } else {
-            stored = RegistrationInNoView(delivery: delivery)
+            stored = ViewPlacements(delivery: delivery, [])
         }
+    }
+
+    /// `stored` as a ``ViewPlacements``, or nil when it is none (nil or a
+    /// box). One comparison of the object's type (a cast would ask the
+    /// runtime).
+    private var placements: ViewPlacements? {
+        guard let stored, ObjectIdentifier(type(of: stored)) == ObjectIdentifier(ViewPlacements.self) else {
+            return nil
+        }
+        return unsafeDowncast(stored, to: ViewPlacements.self)
     }
 
     /// Where the observer's calls run, as it was added (a box's own
     /// delivery may differ: a conformance isolated to an actor runs there).
     var delivery: Delivery {
         guard let stored else { return .synchronous }
-        if let box = stored as? AnyConformingObserver { return box.details.registeredDelivery }
-        if let several = stored as? SeveralViews { return several.delivery }
-        if let inNoView = stored as? RegistrationInNoView { return inNoView.delivery }
-        return .synchronous
+        if let placements { return placements.delivery }
+        return unsafeDowncast(stored, to: AnyConformingObserver.self).details.registeredDelivery
     }
 
     /// Whether it was removed from its registry (a view being built skips it).
-    var isRemoved: Bool { stored === RemovedRegistration.marker }
+    var isRemoved: Bool { generation == 0 }
 
     /// A strong reference to the observer, or nil once it is deallocating.
     func strongObserver() -> AnyObject? { observer.strongObserver() }
@@ -61,29 +69,30 @@ final class RegisteredObserver {
     /// Whether it is stored in `view`.
     func isInView(_ view: AnyProtocolView) -> Bool {
         guard let stored else { return false }
-        if let box = stored as? AnyConformingObserver { return box.list === view.slots }
-        if let several = stored as? SeveralViews {
-            return several.handles.contains { $0.list === view.slots }
-        }
-        return false
+        if let placements { return placements.handles.contains { $0.list === view.slots } }
+        return unsafeDowncast(stored, to: AnyConformingObserver.self).list === view.slots
     }
 
     /// Records that `box` stores it in `view` (not recorded before, not
     /// removed); the box's handle is set.
     func recordStored(_ box: AnyConformingObserver, in view: AnyProtocolView) {
-        guard let stored, !(stored is RegistrationInNoView) else {
+        guard let stored else {
             self.stored = box
             return
         }
-        let handle = box.handle ?? .notAdded
-        if let several = stored as? SeveralViews {
-            several.handles.append((view.slots, handle))
+        if let placements {
+            if placements.handles.isEmpty {
+                // In no view until now: the box's details keep the delivery.
+                self.stored = box
+            } else {
+                placements.handles.append((view.slots, box.handle ?? .notAdded))
+            }
             return
         }
         let first = unsafeDowncast(stored, to: AnyConformingObserver.self)
-        self.stored = SeveralViews(
+        self.stored = ViewPlacements(
             delivery: first.details.registeredDelivery,
-            [(first.list, first.handle ?? .notAdded), (view.slots, handle)])
+            [(first.list, first.handle ?? .notAdded), (view.slots, box.handle ?? .notAdded)])
     }
 
     /// Marks it removed (it is stored in no view again), then calls `body`
@@ -92,30 +101,24 @@ final class RegisteredObserver {
     /// already.
     func remove(_ body: (AnySlotList, SlotHandle) -> Void) {
         guard !isRemoved else { return }
-        let taken = stored
-        stored = RemovedRegistration.marker
-        if let several = taken as? SeveralViews {
-            for (list, handle) in several.handles { body(list, handle) }
-        } else if let box = taken as? AnyConformingObserver, let handle = box.handle {
-            body(box.list, handle)
+        generation = 0
+        guard let taken = stored else { return }
+        let placements = self.placements
+        stored = nil
+        if let placements {
+            for (list, handle) in placements.handles { body(list, handle) }
+        } else {
+            let box = unsafeDowncast(taken, to: AnyConformingObserver.self)
+            if let handle = box.handle { body(box.list, handle) }
         }
     }
 }
 
-/// The delivery of a ``RegisteredObserver`` stored in no protocol view yet,
-/// when it is not synchronous (a synchronous one needs no object).
-private final class RegistrationInNoView {
-    let delivery: Delivery
-
-    init(delivery: Delivery) {
-        self.delivery = delivery
-    }
-}
-
-/// The lists and handles of a ``RegisteredObserver`` stored in more than
-/// one protocol view, and its delivery. Only touched under the registry's
-/// writer lock.
-private final class SeveralViews {
+/// Where a ``RegisteredObserver`` is stored when that is not one box: in no
+/// view, with a delivery other than synchronous (no handles), or in more
+/// than one view (every list and handle). Keeps the delivery the observer
+/// was added with. Only touched under the registry's writer lock.
+private final class ViewPlacements {
     let delivery: Delivery
     var handles: [(list: AnySlotList, handle: SlotHandle)]
 
@@ -123,10 +126,4 @@ private final class SeveralViews {
         self.delivery = delivery
         self.handles = handles
     }
-}
-
-/// What a removed ``RegisteredObserver`` stores: one object for every
-/// registry, never released.
-private final class RemovedRegistration: Sendable {
-    static let marker = RemovedRegistration()
 }
