@@ -69,7 +69,7 @@ final class RegistrySoleStoredTests: XCTestCase {
         final class Observer: Sendable {}
         let observer = Observer()
         let record = RegisteredObserver(observer, delivery: .synchronous, generation: 1)
-        let entry = RegistryEntry.stored(record)
+        let entry = RegistryEntry.stored(StoredRegistration(record))
         let word = withUnsafeBytes(of: entry) { $0.load(as: UInt.self) }
         XCTAssertEqual(
             String(word, radix: 16), String(UInt(bitPattern: ObjectIdentifier(record)), radix: 16),
@@ -80,21 +80,28 @@ final class RegistrySoleStoredTests: XCTestCase {
     /// A protocol view's box for the common observer (synchronous, one
     /// class-bound protocol) is a 56-byte object, a 64-byte glibc chunk:
     /// the cast's first word is the observer's address, which the box holds
-    /// once (as its unowned reference); its list, delivery, global-actor
-    /// queue and wide casts live in details, made only for the boxes that
-    /// need them, and the common boxes share their view's.
+    /// once (as its unowned reference); the cast's witness word, its list,
+    /// delivery, global-actor queue and wide casts live in details, made
+    /// only for the boxes that need them, and the common boxes of one class
+    /// share their view's details for that class.
     func testACommonProtocolBoxIsASixtyFourByteChunk() throws {
         #if os(Linux)
             let usableSize = try HeapBlockSize.usableSizeOfObjects()
             let registry = ObserverRegistry()
             let observers = (0..<32).map { AlphaOnly("\($0)") }
+            let others = (0..<2).map { AlphaAndBeta("other \($0)") }
             let queued = AlphaAndBeta("queued")
             for observer in observers { registry.addObserver(observer) }
+            for observer in others { registry.addObserver(observer) }
             registry.addObserver(queued, delivery: .queue(DispatchQueue(label: "box-size")))
             var boxes: [ConformingObserver<any AlphaObserver>] = []
             let view = registry.view(for: (any AlphaObserver).self)
             view.conforming.forEach { boxes.append($0) }
-            XCTAssertEqual(boxes.count, 33)
+            XCTAssertEqual(boxes.count, 35)
+            let alphaOnlyDetails = boxes[0].details
+            let otherDetails = boxes[32].details
+            XCTAssertFalse(alphaOnlyDetails === otherDetails, "another class: other details (another witness word)")
+            XCTAssertTrue(boxes[33].details === otherDetails, "the same class shares them")
             // glibc may hand out a chunk bigger than the request when what
             // would be left of a free chunk is too small to split off, so
             // one box can read 104 usable bytes whatever its size: the
@@ -103,55 +110,91 @@ final class RegistrySoleStoredTests: XCTestCase {
             var commonBoxBytes: [Int] = []
             for box in boxes {
                 if box.isSynchronous {
-                    XCTAssertTrue(box.details === view.commonDetails, "a common box shares its view's details")
+                    XCTAssertTrue(
+                        box.details === view.commonDetails(for: box.details.witness),
+                        "a common box shares its view's details for its class")
                     commonBoxBytes.append(usableSize(box))
                 } else {
                     XCTAssertFalse(
-                        box.details === view.commonDetails,
+                        box.details === view.commonDetails(for: box.details.witness),
                         "a queued observer's box keeps its delivery in its own details")
                     XCTAssertTrue(box.details.delivery.queue != nil)
                 }
             }
-            XCTAssertEqual(commonBoxBytes.count, 32)
+            XCTAssertEqual(commonBoxBytes.count, 34)
             XCTAssertLessThanOrEqual(
                 commonBoxBytes.min() ?? .max, 56, "a common box's usable bytes (a 64-byte chunk): \(commonBoxBytes)")
             var wide: [ConformingObserver<any AlphaObserver & BetaObserver>] = []
             let wideView = registry.view(for: (any AlphaObserver & BetaObserver).self)
             wideView.conforming.forEach { wide.append($0) }
-            XCTAssertEqual(wide.count, 1)
+            XCTAssertEqual(wide.count, 3)
             XCTAssertTrue(wide.first?.hasStoredCast ?? false)
             XCTAssertFalse(
-                wide.first?.details === wideView.commonDetails, "a composition's cast is kept in the box's own details")
-            withExtendedLifetime((observers, queued)) {}
+                wide.first.map { $0.details === wideView.commonDetails(for: $0.details.witness) } ?? true,
+                "a composition's cast is kept in the box's own details")
+            withExtendedLifetime((observers, others, queued)) {}
         #else
             throw XCTSkip("measured with glibc's malloc_usable_size")
         #endif
     }
 
-    /// The registry's record of an observer stored in one protocol view is
-    /// a 40-byte object, a 48-byte glibc chunk (it keeps that view's box,
-    /// which knows its list and handle, and whose details know its
-    /// delivery); a second view moves both into an array, and removing the
-    /// observer takes it out of every view.
-    func testARecordInOneViewIsAFortyEightByteChunk() throws {
+    /// An observer stored in exactly one protocol view is that view's box
+    /// alone: the identity table holds the box (a 64-byte chunk, above),
+    /// which knows its generation, delivery, list and handle. A second
+    /// view gives it a record again, a 40-byte object (a 48-byte glibc
+    /// chunk) that knows both boxes; removing the observer takes it out of
+    /// every view.
+    ///
+    /// Chunk sizes are measured in a fresh process of this bundle that runs
+    /// this test alone: glibc hands out a free chunk one size up whole when
+    /// what would be left is too small to split off, and the tests before
+    /// this one leave many free 64-byte chunks, which 48-byte requests
+    /// would take.
+    func testAnObserverInOneViewIsItsBoxAloneAndInTwoARecord() throws {
         #if os(Linux)
+            let fresh = FreshTestProcess(Self.self)
+            if !fresh.isCurrent {
+                let outcome = try fresh.run(timeout: 120)
+                XCTAssertTrue(
+                    outcome.passed,
+                    "\(fresh.filter) in a fresh process ended with \(outcome.ending):\n\(outcome.output)")
+                XCTAssertTrue(
+                    outcome.output.contains("testAnObserverInOneViewIsItsBoxAloneAndInTwoARecord' passed")
+                        || outcome.output.contains("testAnObserverInOneViewIsItsBoxAloneAndInTwoARecord' skipped"),
+                    "the fresh process ran the test:\n\(outcome.output)")
+                return
+            }
             let usableSize = try HeapBlockSize.usableSizeOfObjects()
             let registry = ObserverRegistry()
             let observers = (0..<32).map { AlphaAndBeta("\($0)") }
             for observer in observers { registry.addObserver(observer) }
             registry.withObservers { (observer: AlphaObserver) in observer.alpha(1) }
-            // As with the boxes, the smallest of 32 is the record's size.
-            var recordBytes: [Int] = []
+            var boxes: [ObjectIdentifier] = []
+            registry.view(for: (any AlphaObserver).self).conforming.forEach { boxes.append(ObjectIdentifier($0)) }
             for observer in observers {
-                guard let entry = registry.entry(for: observer), case .stored(let record) = entry else {
-                    return XCTFail("\(observer) has no stored record")
+                guard case .stored(let stored) = registry.entry(for: observer) else {
+                    return XCTFail("\(observer) is not stored")
                 }
-                recordBytes.append(usableSize(record))
+                XCTAssertNil(stored.record, "in one view: no record")
+                XCTAssertTrue(boxes.contains(ObjectIdentifier(stored.object)), "the entry is the view's box")
             }
+            // Records made in a row and kept (the view's fill allocates other
+            // blocks between its records); the smallest is the record's size.
+            var records: [RegisteredObserver] = []
+            registry.view(for: (any AlphaObserver).self).conforming.forEach {
+                records.append(RegisteredObserver(expanding: $0))
+            }
+            let recordBytes = records.map(usableSize)
+            XCTAssertEqual(records.count, 32)
             XCTAssertLessThanOrEqual(
                 recordBytes.min() ?? .max, 40, "a record's usable bytes (a 48-byte chunk): \(recordBytes)")
-            // A second view: every observer is in both; a removal leaves neither.
             registry.withObservers { (observer: BetaObserver) in observer.beta(2) }
+            for observer in observers {
+                guard case .stored(let stored) = registry.entry(for: observer), stored.record != nil else {
+                    return XCTFail("\(observer) has no record in two views")
+                }
+            }
+            // Every observer is in both views; a removal leaves neither.
             XCTAssertTrue(registry.removeObserver(observers[0]))
             registry.withObservers { (observer: AlphaObserver) in observer.alpha(3) }
             registry.withObservers { (observer: BetaObserver) in observer.beta(4) }
@@ -176,9 +219,9 @@ final class RegistrySoleStoredTests: XCTestCase {
         let synchronous = AlphaAndBeta("synchronous")
         registry.addObserver(synchronous)
         registry.addObserver(queued, delivery: .queue(queue))
-        func record(of observer: AnyObject) -> RegisteredObserver? {
-            guard case .stored(let record) = registry.entry(for: observer) else { return nil }
-            return record
+        func record(of observer: AnyObject) -> StoredRegistration? {
+            guard case .stored(let stored) = registry.entry(for: observer) else { return nil }
+            return stored
         }
         // A view of a protocol neither conforms to stores both records, in no view.
         registry.withObservers { (_: NeverConformedObserver) in }
@@ -192,7 +235,8 @@ final class RegistrySoleStoredTests: XCTestCase {
         XCTAssertEqual(synchronous.recorded, ["alpha 1", "beta 2"], "called before withObservers returned")
         queue.sync {}
         XCTAssertEqual(queued.recorded, ["alpha 1", "beta 2"], "called on its queue")
-        let removed = record(of: queued)
+        let removed = record(of: queued)?.record
+        XCTAssertNotNil(removed, "in two views: a record")
         XCTAssertTrue(registry.removeObserver(queued))
         XCTAssertEqual(removed?.isRemoved, true)
         XCTAssertEqual(removed?.isInView(registry.view(for: (any AlphaObserver).self)), false)

@@ -3,8 +3,9 @@ import ObserverEngine
 /// The bytes of a protocol-typed reference to an observer beyond its first
 /// word (the observer's address, which the box's ``UnownedObserver``
 /// holds): for a class-bound protocol, its witness table; 0 for a class or
-/// `AnyObject`. Held without owning anything: witness tables are never
-/// reference counted.
+/// `AnyObject`. The same for every instance of one class, so the box's
+/// details hold it, shared by the common boxes of that class. Held without
+/// owning anything: witness tables are never reference counted.
 @usableFromInline
 typealias ConformingObserverWitness = UInt
 
@@ -16,14 +17,15 @@ typealias ConformingObserverWitness = UInt
 @usableFromInline
 typealias WideConformingObserverStorage = (UInt, UInt, UInt, UInt, UInt, UInt)
 
-/// What a ``ConformingObserver`` needs beyond its observer and its cast's
-/// witness word: where it delivers (and where its observer was added to
-/// deliver, which the registry's record reads here), and the flag that
-/// reports its death.
+/// What a ``ConformingObserver`` needs beyond its observer: its cast's
+/// witness word, where it delivers (and where its observer was added to
+/// deliver, which the registry reads here), and the flag that reports its
+/// death.
 /// The common box (a synchronous observer, its conformance not isolated to
 /// a global actor other than the main actor, its cast at most two words)
-/// shares its view's one instance (``ProtocolView/commonDetails``), so that
-/// it stays a 64-byte chunk; any other box has its own.
+/// shares the instance its view keeps for its witness word, one per
+/// conforming class (``ProtocolView/commonDetails(for:)``), so that it
+/// stays a 64-byte chunk; any other box has its own.
 @usableFromInline
 final class ConformingObserverDetails: @unchecked Sendable {
     // @unchecked: immutable; the flag is internally synchronized.
@@ -31,6 +33,9 @@ final class ConformingObserverDetails: @unchecked Sendable {
     /// The delivery the observer was added with: `delivery`, unless its
     /// conformance is isolated to an actor (then the box runs there).
     let registeredDelivery: Delivery
+    /// The cast's second word when the cast is at most two words (see
+    /// ``ConformingObserverWitness``).
+    @usableFromInline let witness: ConformingObserverWitness
     /// Where every call runs when the conformance is isolated to a global
     /// actor other than the main actor (then `delivery` is not used).
     let globalActorQueue: GlobalActorQueue?
@@ -48,18 +53,20 @@ final class ConformingObserverDetails: @unchecked Sendable {
     ) {
         self.delivery = delivery
         self.registeredDelivery = registeredDelivery
+        self.witness = wideStorage.1
         self.globalActorQueue = globalActorQueue
         self.wideStorage = wideStorage
         self.deadFlag = deadFlag
         self.expiry = Expiry(list: list)
     }
 
-    /// The details every common box of the view of `list` shares: a common
-    /// box is synchronous, so its observer was added synchronous.
-    convenience init(commonTo deadFlag: DeadObserverFlag, list: AnySlotList) {
+    /// The details the common boxes of the view of `list` whose cast's
+    /// witness word is `witness` share: a common box is synchronous, so its
+    /// observer was added synchronous.
+    convenience init(commonTo deadFlag: DeadObserverFlag, list: AnySlotList, witness: ConformingObserverWitness) {
         self.init(
             delivery: .synchronous, registeredDelivery: .synchronous, globalActorQueue: nil,
-            wideStorage: (0, 0, 0, 0, 0, 0), deadFlag: deadFlag, list: list)
+            wideStorage: (0, witness, 0, 0, 0, 0), deadFlag: deadFlag, list: list)
     }
 }
 
@@ -126,7 +133,8 @@ final class ConformingObserver<P>: AnyConformingObserver, @unchecked Sendable {
     /// different global actors cannot all be called on one actor: such an
     /// observer is not stored for that composition.
     static func make(
-        for registered: RegisteredObserver, in list: AnySlotList, commonDetails: ConformingObserverDetails
+        for registered: RegisteredObserver, in list: AnySlotList, deadFlag: DeadObserverFlag,
+        commonDetails: (ConformingObserverWitness) -> ConformingObserverDetails
     ) -> ConformingObserver<P>? {
         guard let strong = registered.strongObserver() else { return nil }
         let isolation = ConformanceIsolation.of(strong, as: P.self)
@@ -146,23 +154,24 @@ final class ConformingObserver<P>: AnyConformingObserver, @unchecked Sendable {
             // actor): it is cast again where it is called, on its actor.
             guard isIsolated else { return nil }
             return ConformingObserver(
-                observer: registered.observer,
+                observer: registered.observer, generation: registered.generation,
                 storage: (0, 0, 0, 0, 0, 0), hasStoredCast: false, delivery: delivery,
                 registeredDelivery: registered.delivery, globalActorQueue: globalActorQueue, list: list,
-                commonDetails: commonDetails)
+                deadFlag: deadFlag, commonDetails: commonDetails)
         }
         var storage: WideConformingObserverStorage = (0, 0, 0, 0, 0, 0)
         let hasStoredCast = registered.observer.store(cast: typed, into: &storage)
         return ConformingObserver(
-            observer: registered.observer, storage: storage,
+            observer: registered.observer, generation: registered.generation, storage: storage,
             hasStoredCast: hasStoredCast, delivery: delivery, registeredDelivery: registered.delivery,
-            globalActorQueue: globalActorQueue, list: list, commonDetails: commonDetails)
+            globalActorQueue: globalActorQueue, list: list, deadFlag: deadFlag, commonDetails: commonDetails)
     }
 
     private init(
-        observer: UnownedObserver, storage: WideConformingObserverStorage,
+        observer: UnownedObserver, generation: UInt64, storage: WideConformingObserverStorage,
         hasStoredCast: Bool, delivery: Delivery, registeredDelivery: Delivery, globalActorQueue: GlobalActorQueue?,
-        list: AnySlotList, commonDetails: ConformingObserverDetails
+        list: AnySlotList, deadFlag: DeadObserverFlag,
+        commonDetails: (ConformingObserverWitness) -> ConformingObserverDetails
     ) {
         let isSynchronous: Bool
         if case .synchronous = delivery.route, globalActorQueue == nil {
@@ -172,12 +181,12 @@ final class ConformingObserver<P>: AnyConformingObserver, @unchecked Sendable {
         }
         let details =
             isSynchronous && !(hasStoredCast && Self.isWide)
-            ? commonDetails
+            ? commonDetails(storage.1)
             : ConformingObserverDetails(
                 delivery: delivery, registeredDelivery: registeredDelivery, globalActorQueue: globalActorQueue,
-                wideStorage: storage, deadFlag: commonDetails.deadFlag, list: list)
+                wideStorage: storage, deadFlag: deadFlag, list: list)
         super.init(
-            observer: observer, witness: storage.1, hasStoredCast: hasStoredCast, isSynchronous: isSynchronous,
+            observer: observer, generation: generation, hasStoredCast: hasStoredCast, isSynchronous: isSynchronous,
             details: details)
     }
 
@@ -217,7 +226,7 @@ final class ConformingObserver<P>: AnyConformingObserver, @unchecked Sendable {
         guard hasStoredCast else { return castAndCall(body) }
         // A constant once specialized: one of the two branches remains.
         if !Self.isWide {
-            return call(body, rebuiltFrom: (observer.castReference, witness))
+            return call(body, rebuiltFrom: (observer.castReference, details.witness))
         }
         // A wide stored cast is in the box's own details.
         return call(body, rebuiltFrom: details.wideStorage)
@@ -259,9 +268,10 @@ final class ConformingObserver<P>: AnyConformingObserver, @unchecked Sendable {
     }
 }
 
-/// What every ``ConformingObserver`` holds, whatever its protocol: the
-/// registry's record of an observer reaches the box of its first view
-/// through this class, which knows the box's list and handle.
+/// What every ``ConformingObserver`` holds, whatever its protocol, which
+/// knows the box's list and handle: the registry's identity table holds
+/// the box itself while it is its observer's only one (see
+/// `StoredRegistration`), and a record reaches its first box through it.
 @usableFromInline
 class AnyConformingObserver: Subscriber, @unchecked Sendable {
     // @unchecked: every stored property is immutable after init or atomic
@@ -271,7 +281,8 @@ class AnyConformingObserver: Subscriber, @unchecked Sendable {
     /// First stored property: the expiry's words (see `AtomicWord`;
     /// `Subscriber` declares no stored properties). Their 14 bytes leave
     /// two, where the two flags below sit (declaration order is layout
-    /// order): a 56-byte object, a 64-byte chunk.
+    /// order): with the observer, the details and the generation, a 56-byte
+    /// object, a 64-byte chunk.
     var expiryWords = Expiry.Words()
     /// False when the cast result cannot be rebuilt from the stored bytes.
     @usableFromInline let hasStoredCast: Bool
@@ -279,20 +290,21 @@ class AnyConformingObserver: Subscriber, @unchecked Sendable {
     /// The observer, held without owning it (see ``UnownedObserver``); its
     /// address is the first word of the cast.
     @usableFromInline let observer: UnownedObserver
-    /// The cast's second word when the cast is at most two words (see
-    /// ``ConformingObserverWitness``).
-    @usableFromInline let witness: ConformingObserverWitness
-    /// The view's shared details for the common box (synchronous, not
-    /// isolated to a global actor other than the main actor, its cast at
-    /// most two words); the box's own for any other.
+    /// The details its view shares among the common boxes of one class
+    /// (synchronous, not isolated to a global actor other than the main
+    /// actor, their cast at most two words); the box's own for any other.
     @usableFromInline let details: ConformingObserverDetails
+    /// The generation of the registration it was made for: the registry's
+    /// identity table holds the box itself while it is the observer's only
+    /// one (see `RegistryEntry`).
+    let generation: UInt64
 
     init(
-        observer: UnownedObserver, witness: ConformingObserverWitness, hasStoredCast: Bool, isSynchronous: Bool,
+        observer: UnownedObserver, generation: UInt64, hasStoredCast: Bool, isSynchronous: Bool,
         details: ConformingObserverDetails
     ) {
         self.observer = observer
-        self.witness = witness
+        self.generation = generation
         self.hasStoredCast = hasStoredCast
         self.isSynchronous = isSynchronous
         self.details = details
@@ -311,7 +323,7 @@ class AnyConformingObserver: Subscriber, @unchecked Sendable {
     override func didAdd(handle: SlotHandle) { expiry.didAdd(handle: handle, of: self) }
     override var isExpired: Bool { expiry.isExpired(of: self) }
     override var hasTarget: Bool { true }
-    // `observer` keeps the allocation (see RegisteredObserver.isTarget).
+    // `observer` keeps the allocation (see ``UnownedObserver``).
     override func isTarget(_ object: AnyObject) -> Bool { observer.refers(to: object) }
 
     override func checkLiveness() -> Bool {

@@ -134,7 +134,8 @@ public final class ObserverRegistry: @unchecked Sendable {
     #if DEBUG
         /// Consistency check (debug builds): the identity table is
         /// consistent, every pending entry names the pending observer of its
-        /// identity, and every pending observer has its entry.
+        /// identity, every pending observer has its entry, no removed record
+        /// is in the table, and every box the table holds is in its list.
         func checkConsistency() {
             guard let made = writerStateWord.existing else { return }
             let state = made.takeUnretainedValue()
@@ -151,6 +152,13 @@ public final class ObserverRegistry: @unchecked Sendable {
                 precondition(Int(index) < state.pending.count, "ObserverRegistry: a pending entry past the end")
             }
             precondition(pendingEntries == state.pending.count, "ObserverRegistry: pending observers without entries")
+            for case .stored(let stored) in table.storedValues {
+                if let record = stored.record {
+                    precondition(!record.isRemoved, "ObserverRegistry: a removed record in the table")
+                } else {
+                    precondition(stored.soleBox.handle != nil, "ObserverRegistry: a box in the table but in no list")
+                }
+            }
             for (index, observer) in state.pending.enumerated() {
                 guard case .pending(let entryIndex) = table.value(forKey: observer.identifier, in: state) else {
                     preconditionFailure("ObserverRegistry: a pending observer without its entry")
@@ -285,7 +293,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         if entries.value(forKey: ObjectIdentifier(observer), in: state) != nil { return nil }
         state.nextGeneration &+= 1
         let record = RegisteredObserver(observer, delivery: delivery, generation: generation)
-        entries.updateValue(.stored(record), in: state)
+        entries.updateValue(.stored(StoredRegistration(record)), in: state)
         storeLocked(record, in: state)
         return generation
     }
@@ -397,7 +405,7 @@ public final class ObserverRegistry: @unchecked Sendable {
         state.table = nil
         state.pending.removeAll()
         hasPendingAdds.store(false, ordering: .releasing)
-        for case .stored(let record) in removed?.storedValues ?? [] { removeLocked(record) }
+        for case .stored(let stored) in removed?.storedValues ?? [] { removeLocked(stored) }
         return (removed?.count ?? 0) + (sole == nil ? 0 : 1) + (hadStored ? 1 : 0)
     }
 
@@ -612,13 +620,29 @@ public final class ObserverRegistry: @unchecked Sendable {
         // first `withObservers` waits here (for the lock) instead of seeing
         // a partial list.
         state.views.append(node)
+        state.beginStoring()
         // In the order they were registered (the order a view made before
-        // their adds would hold them in).
+        // their adds would hold them in). An observer held as its box alone
+        // gets its record back, in the table, before any store runs code
+        // that may reach it.
         var registered: [RegisteredObserver] = []
-        for case .stored(let record) in state.table?.storedValues ?? [] { registered.append(record) }
+        if let table = state.table {
+            for case .stored(let stored) in table.storedValues {
+                if let record = stored.record {
+                    registered.append(record)
+                } else {
+                    let record = RegisteredObserver(expanding: stored.soleBox)
+                    table.updateValue(.stored(StoredRegistration(record)), in: state)
+                    registered.append(record)
+                }
+            }
+        }
         registered.sort { $0.generation < $1.generation }
         for record in registered {
             addLocked(record, to: view)
+        }
+        if state.endStoring() {
+            for record in registered { compactLocked(record, in: state) }
         }
         // Linked at the head now (not before filling: a view made by a
         // callback during the filling was linked meanwhile). Release: a
@@ -682,7 +706,7 @@ public final class ObserverRegistry: @unchecked Sendable {
             let table = state.table ?? IdentityTable()
             state.table = table
             let record = RegisteredObserver(strong, delivery: .synchronous, generation: stored.generation)
-            table.updateValue(.stored(record), in: state)
+            table.updateValue(.stored(StoredRegistration(record)), in: state)
             storeLocked(record, in: state)
         }
         // Released last, the registry consistent: a deinit may run and change it.
@@ -708,12 +732,31 @@ public final class ObserverRegistry: @unchecked Sendable {
 
     /// Stores `record` in every view it conforms to.
     private func storeLocked(_ record: RegisteredObserver, in state: RegistryWriterState) {
+        state.beginStoring()
         var index = 0
         // By index: a deinit run by a store may make a view (appended).
         while index < state.views.count, !record.isRemoved {
             addLocked(record, to: state.views[index].view)
             index += 1
         }
+        if state.endStoring() { compactLocked(record, in: state) }
+    }
+
+    /// When `record` is stored in exactly one view, and is still the
+    /// table's entry for its observer, replaces it there by that view's
+    /// box, which holds all the record would (a protocol-typed observer is
+    /// then its box, its slot and its bucket). Only when no store is
+    /// running (see `RegistryWriterState.beginStoring()`): a store running
+    /// may still add the record to another view. Runs no user code.
+    private func compactLocked(_ record: RegisteredObserver, in state: RegistryWriterState) {
+        guard !record.isRemoved, let box = record.soleBox, let table = state.table else { return }
+        // One probe: the entry is put back when it was not this record (a
+        // deinit run by the store removed it and added the observer again).
+        guard let replaced = table.updateValue(.stored(StoredRegistration(box)), in: state) else {
+            preconditionFailure("ObserverRegistry: a stored record not in the table")
+        }
+        if case .stored(let current) = replaced, current.object === record { return }
+        table.updateValue(replaced, in: state)
     }
 
     /// The identity table, made now if the registry holds its one pending
@@ -811,7 +854,7 @@ public final class ObserverRegistry: @unchecked Sendable {
             return nil
         }
         let record = RegisteredObserver(strong, delivery: observer.delivery, generation: observer.generation)
-        entries.updateValue(.stored(record), in: state)
+        entries.updateValue(.stored(StoredRegistration(record)), in: state)
         return (record, strong)
     }
 
@@ -829,12 +872,19 @@ public final class ObserverRegistry: @unchecked Sendable {
             }
             state.pending.removeLast()
             if state.pending.isEmpty { hasPendingAdds.store(false, ordering: .releasing) }
-        case .stored(let record):
-            removeLocked(record)
+        case .stored(let stored):
+            removeLocked(stored)
         }
     }
 
-    private func removeLocked(_ record: RegisteredObserver) {
+    private func removeLocked(_ stored: StoredRegistration) {
+        guard let record = stored.record else {
+            // In one view, held as its box alone: no running store holds
+            // a record of it (a store expands a box first, in the table).
+            let box = stored.soleBox
+            if let handle = box.handle { box.list.remove(handle) }
+            return
+        }
         record.remove { list, handle in
             list.remove(handle)
         }
@@ -944,6 +994,10 @@ final class RegistryWriterState: RegistryLock, @unchecked Sendable {
     /// has a parent, the keyed registry's).
     @exclusivity(unchecked)
     var deadFlag: DeadObserverFlag?
+    /// How many stores of records into views are running (nested when a
+    /// store runs a deinit that stores): see ``beginStoring()``.
+    @exclusivity(unchecked)
+    private var storingDepth: UInt32 = 0
 
     init(deadFlag: DeadObserverFlag?) {
         self.deadFlag = deadFlag
@@ -965,6 +1019,19 @@ final class RegistryWriterState: RegistryLock, @unchecked Sendable {
     /// Registrations held, dead observers not yet dropped included.
     var entryCount: Int { table?.count ?? (sole == nil ? 0 : 1) }
 
+    /// Starts a store of records into views. While one runs, a record the
+    /// table holds stays a record (the store may still add it to another
+    /// view): only the outermost store, when it ends, replaces its records
+    /// by their box (`ObserverRegistry.compactLocked`). Records a nested
+    /// store touched stay records until a view is made.
+    func beginStoring() { storingDepth += 1 }
+
+    /// Ends a store; true when it was the outermost one.
+    func endStoring() -> Bool {
+        storingDepth -= 1
+        return storingDepth == 0
+    }
+
     /// The view of `key`, published or being filled.
     func view(for key: ObjectIdentifier) -> AnyProtocolView? {
         for node in views where node.key == key { return node.view }
@@ -975,17 +1042,18 @@ final class RegistryWriterState: RegistryLock, @unchecked Sendable {
 /// What an ``ObserverRegistry`` knows of one registered observer: one word
 /// (the index's 32 bits leave the reference's spare bits for the case), so
 /// an identity table's bucket is 8 bytes: the table reads the observer's
-/// identity from the record, or from the pending observer the index names.
+/// identity from the record or box, or from the pending observer the index
+/// names.
 ///
 /// `stored` is the first case, so its case bits are 0: the word of a stored
-/// entry is the record's plain address, the only reference the registry
-/// keeps to it, which a leak checker (LeakSanitizer) and a debugger can
-/// follow. Declared after another case, it would carry the reference's top
-/// spare bit set, and LeakSanitizer would report every record a live table
-/// holds as leaked.
+/// entry is the plain address of the record (or box), the only reference
+/// the registry's table keeps to it, which a leak checker (LeakSanitizer)
+/// and a debugger can follow. Declared after another case, it would carry
+/// the reference's top spare bit set, and LeakSanitizer would report every
+/// record a live table holds as leaked.
 enum RegistryEntry: IdentityTableValue {
-    /// Stored in the registry's list of all observers and in its views.
-    case stored(RegisteredObserver)
+    /// Stored in the registry's views (or in none it conforms to).
+    case stored(StoredRegistration)
     /// Added but not yet stored in the lists: `pending[index]`.
     case pending(index: UInt32)
 
@@ -999,31 +1067,71 @@ enum RegistryEntry: IdentityTableValue {
     func identity(in state: RegistryWriterState) -> ObjectIdentifier {
         switch self {
         case .pending(let index): state.pending[Int(index)].identifier
-        case .stored(let record): record.observer.identifier
+        case .stored(let stored): stored.identifier
         }
     }
 
     func isAlive(in pending: [PendingObserver]) -> Bool {
         switch self {
         case .pending(let index): pending[Int(index)].observer.isAlive
-        case .stored(let record): record.observer.isAlive
+        case .stored(let stored): stored.isAlive
         }
     }
 
     func generation(in pending: [PendingObserver]) -> UInt64 {
         switch self {
         case .pending(let index): pending[Int(index)].generation
-        case .stored(let record): record.generation
+        case .stored(let stored): stored.generation
         }
     }
 
     func isSame(as other: RegistryEntry) -> Bool {
         switch (self, other) {
         case (.pending(let left), .pending(let right)): left == right
-        case (.stored(let left), .stored(let right)): left === right
+        case (.stored(let left), .stored(let right)): left.object === right.object
         default: false
         }
     }
+}
+
+/// A stored registration as the identity table holds it: its record, or,
+/// when the observer is stored in exactly one view and no store is running,
+/// that view's box alone, which holds what the record would (the observer,
+/// the generation, the delivery in its details, its list and handle).
+/// One reference: a ``RegistryEntry`` stays one word.
+struct StoredRegistration {
+    /// A ``RegisteredObserver`` or an ``AnyConformingObserver``.
+    let object: AnyObject
+
+    init(_ record: RegisteredObserver) { object = record }
+    init(_ box: AnyConformingObserver) { object = box }
+
+    /// The record, or nil when the box alone is stored. One comparison of
+    /// the object's type (a cast would ask the runtime).
+    var record: RegisteredObserver? {
+        guard ObjectIdentifier(type(of: object)) == ObjectIdentifier(RegisteredObserver.self) else { return nil }
+        return unsafeDowncast(object, to: RegisteredObserver.self)
+    }
+
+    /// The box, when ``record`` is nil.
+    var soleBox: AnyConformingObserver { unsafeDowncast(object, to: AnyConformingObserver.self) }
+
+    // Each read in place: a copy of an `UnownedObserver` would retain and
+    // release its unowned reference.
+    var identifier: ObjectIdentifier {
+        if let record { return record.observer.identifier }
+        return soleBox.observer.identifier
+    }
+    var isAlive: Bool {
+        if let record { return record.observer.isAlive }
+        return soleBox.observer.isAlive
+    }
+    var generation: UInt64 {
+        if let record { return record.generation }
+        return soleBox.generation
+    }
+    /// Where the observer's calls run, as it was added.
+    var delivery: Delivery { record?.delivery ?? soleBox.details.registeredDelivery }
 }
 
 /// An observer added to an ``ObserverRegistry`` that its next

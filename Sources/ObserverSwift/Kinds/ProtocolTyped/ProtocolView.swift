@@ -37,19 +37,45 @@ final class ProtocolView<P>: AnyProtocolView, @unchecked Sendable {
     @usableFromInline
     let conforming: SlotList<ConformingObserver<P>>
 
-    /// The details every common box of this view shares (see
-    /// ``ConformingObserverDetails``).
-    let commonDetails: ConformingObserverDetails
+    /// The flag its boxes set when they find their observer deallocated.
+    let deadFlag: DeadObserverFlag
+
+    /// The details the common boxes of each cast witness word (of each
+    /// conforming class) share (see ``ConformingObserverDetails``). Only
+    /// touched under the registry's writer lock.
+    @exclusivity(unchecked)
+    private var commonDetailsByWitness: [ConformingObserverWitness: ConformingObserverDetails] = [:]
+    /// The details ``commonDetails(for:)`` returned last.
+    @exclusivity(unchecked)
+    private var lastCommonDetails: ConformingObserverDetails?
 
     init(deadFlag: DeadObserverFlag) {
-        let conforming = SlotList<ConformingObserver<P>>()
-        self.conforming = conforming
-        self.commonDetails = ConformingObserverDetails(commonTo: deadFlag, list: conforming)
+        self.conforming = SlotList<ConformingObserver<P>>()
+        self.deadFlag = deadFlag
         super.init(slots: conforming)
     }
 
+    /// The details shared by the common boxes whose cast's witness word is
+    /// `witness`, made on first use. Registry writer lock held.
+    func commonDetails(for witness: ConformingObserverWitness) -> ConformingObserverDetails {
+        // Observers of one class often come in a row: the last answer first.
+        if let last = lastCommonDetails, last.witness == witness { return last }
+        let details =
+            commonDetailsByWitness[witness]
+            ?? {
+                let made = ConformingObserverDetails(commonTo: deadFlag, list: conforming, witness: witness)
+                commonDetailsByWitness[witness] = made
+                return made
+            }()
+        lastCommonDetails = details
+        return details
+    }
+
     override func addIfConforming(_ observer: RegisteredObserver) -> AnyConformingObserver? {
-        guard let box = ConformingObserver<P>.make(for: observer, in: conforming, commonDetails: commonDetails) else {
+        guard
+            let box = ConformingObserver<P>.make(
+                for: observer, in: conforming, deadFlag: deadFlag, commonDetails: commonDetails(for:))
+        else {
             return nil
         }
         if !box.isSynchronous { holdsObserversCalledElsewhere.store(true, ordering: .releasing) }

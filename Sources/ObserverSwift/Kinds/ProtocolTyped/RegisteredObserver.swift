@@ -3,6 +3,9 @@ import ObserverEngine
 /// One observer stored by an ``ObserverRegistry``: the writer-side record
 /// of the observer and of where it is stored (its slot in each protocol view
 /// it conforms to). The registry's identity table holds it; no list does.
+/// An observer stored in exactly one view is held as that view's box alone
+/// once no store is running (see `StoredRegistration`), and gets a record
+/// again when a new view is filled.
 ///
 /// It holds the observer `unowned`, never strongly: the observer's memory
 /// (and so its address) stays allocated while the record exists, but the
@@ -62,6 +65,19 @@ final class RegisteredObserver {
 
     /// Whether it was removed from its registry (a view being built skips it).
     var isRemoved: Bool { generation == 0 }
+
+    /// The record of the observer `box` alone held (stored in its one view).
+    init(expanding box: AnyConformingObserver) {
+        self.observer = box.observer
+        self.generation = box.generation
+        self.stored = box
+    }
+
+    /// The box of its one view, or nil when it is in no view or in several.
+    var soleBox: AnyConformingObserver? {
+        guard let stored, placements == nil else { return nil }
+        return unsafeDowncast(stored, to: AnyConformingObserver.self)
+    }
 
     /// A strong reference to the observer, or nil once it is deallocating.
     func strongObserver() -> AnyObject? { observer.strongObserver() }
