@@ -1095,9 +1095,10 @@ enum RegistryEntry: IdentityTableValue {
 }
 
 /// A stored registration as the identity table holds it: its record, or,
-/// when the observer is stored in exactly one view and no store is running,
-/// that view's box alone, which holds what the record would (the observer,
-/// the generation, the delivery in its details, its list and handle).
+/// when the observer is stored in exactly one view and the store that
+/// stored it has ended, that view's box alone, which holds what the record
+/// would (the observer, the generation, the delivery in its details, its
+/// list and handle).
 /// One reference: a ``RegistryEntry`` stays one word.
 struct StoredRegistration {
     /// A ``RegisteredObserver`` or an ``AnyConformingObserver``.

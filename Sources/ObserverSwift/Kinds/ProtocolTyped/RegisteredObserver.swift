@@ -4,8 +4,9 @@ import ObserverEngine
 /// of the observer and of where it is stored (its slot in each protocol view
 /// it conforms to). The registry's identity table holds it; no list does.
 /// An observer stored in exactly one view is held as that view's box alone
-/// once no store is running (see `StoredRegistration`), and gets a record
-/// again when a new view is filled.
+/// once the store that stored it ends (see `StoredRegistration`; a store
+/// nested in another leaves it a record), and gets a record again when a
+/// new view is filled.
 ///
 /// It holds the observer `unowned`, never strongly: the observer's memory
 /// (and so its address) stays allocated while the record exists, but the
