@@ -152,6 +152,8 @@ final class RegistrySoleStoredTests: XCTestCase {
     /// would take.
     func testAnObserverInOneViewIsItsBoxAloneAndInTwoARecord() throws {
         #if os(Linux)
+            // Skips under a sanitizer before a process is started.
+            let usableSize = try HeapBlockSize.usableSizeOfObjects()
             let fresh = FreshTestProcess(Self.self)
             if !fresh.isCurrent {
                 let outcome = try fresh.run(timeout: 120)
@@ -164,7 +166,6 @@ final class RegistrySoleStoredTests: XCTestCase {
                     "the fresh process ran the test:\n\(outcome.output)")
                 return
             }
-            let usableSize = try HeapBlockSize.usableSizeOfObjects()
             let registry = ObserverRegistry()
             let observers = (0..<32).map { AlphaAndBeta("\($0)") }
             for observer in observers { registry.addObserver(observer) }
