@@ -33,13 +33,11 @@ final class ConformingObserverDetails: @unchecked Sendable {
     /// The delivery the observer was added with: `delivery`, unless its
     /// conformance is isolated to an actor (then the box runs there).
     let registeredDelivery: Delivery
-    /// The cast's second word when the cast is at most two words (see
-    /// ``ConformingObserverWitness``).
-    @usableFromInline let witness: ConformingObserverWitness
     /// Where every call runs when the conformance is isolated to a global
     /// actor other than the main actor (then `delivery` is not used).
     let globalActorQueue: GlobalActorQueue?
-    /// The cast's bytes when wider than the address and one witness word.
+    /// The cast's bytes when wider than the address and one witness word;
+    /// otherwise its witness word second (the rest 0).
     @usableFromInline let wideStorage: WideConformingObserverStorage
     /// Set when a send finds the observer deallocated: the registry's flag.
     @usableFromInline let deadFlag: DeadObserverFlag
@@ -47,13 +45,16 @@ final class ConformingObserverDetails: @unchecked Sendable {
     /// of the view (each keeps its own handle in its expiry words).
     let expiry: Expiry
 
+    /// The cast's second word when the cast is at most two words (see
+    /// ``ConformingObserverWitness``).
+    @inlinable var witness: ConformingObserverWitness { wideStorage.1 }
+
     init(
         delivery: Delivery, registeredDelivery: Delivery, globalActorQueue: GlobalActorQueue?,
         wideStorage: WideConformingObserverStorage, deadFlag: DeadObserverFlag, list: AnySlotList
     ) {
         self.delivery = delivery
         self.registeredDelivery = registeredDelivery
-        self.witness = wideStorage.1
         self.globalActorQueue = globalActorQueue
         self.wideStorage = wideStorage
         self.deadFlag = deadFlag
@@ -132,10 +133,7 @@ final class ConformingObserver<P>: AnyConformingObserver, @unchecked Sendable {
     /// Conformances to the protocols of a composition isolated to two
     /// different global actors cannot all be called on one actor: such an
     /// observer is not stored for that composition.
-    static func make(
-        for registered: RegisteredObserver, in list: AnySlotList, deadFlag: DeadObserverFlag,
-        commonDetails: (ConformingObserverWitness) -> ConformingObserverDetails
-    ) -> ConformingObserver<P>? {
+    static func make(for registered: RegisteredObserver, in view: ProtocolView<P>) -> ConformingObserver<P>? {
         guard let strong = registered.strongObserver() else { return nil }
         let isolation = ConformanceIsolation.of(strong, as: P.self)
         var delivery = registered.delivery
@@ -156,22 +154,20 @@ final class ConformingObserver<P>: AnyConformingObserver, @unchecked Sendable {
             return ConformingObserver(
                 observer: registered.observer, generation: registered.generation,
                 storage: (0, 0, 0, 0, 0, 0), hasStoredCast: false, delivery: delivery,
-                registeredDelivery: registered.delivery, globalActorQueue: globalActorQueue, list: list,
-                deadFlag: deadFlag, commonDetails: commonDetails)
+                registeredDelivery: registered.delivery, globalActorQueue: globalActorQueue, view: view)
         }
         var storage: WideConformingObserverStorage = (0, 0, 0, 0, 0, 0)
         let hasStoredCast = registered.observer.store(cast: typed, into: &storage)
         return ConformingObserver(
             observer: registered.observer, generation: registered.generation, storage: storage,
             hasStoredCast: hasStoredCast, delivery: delivery, registeredDelivery: registered.delivery,
-            globalActorQueue: globalActorQueue, list: list, deadFlag: deadFlag, commonDetails: commonDetails)
+            globalActorQueue: globalActorQueue, view: view)
     }
 
     private init(
         observer: UnownedObserver, generation: UInt64, storage: WideConformingObserverStorage,
         hasStoredCast: Bool, delivery: Delivery, registeredDelivery: Delivery, globalActorQueue: GlobalActorQueue?,
-        list: AnySlotList, deadFlag: DeadObserverFlag,
-        commonDetails: (ConformingObserverWitness) -> ConformingObserverDetails
+        view: ProtocolView<P>
     ) {
         let isSynchronous: Bool
         if case .synchronous = delivery.route, globalActorQueue == nil {
@@ -181,10 +177,10 @@ final class ConformingObserver<P>: AnyConformingObserver, @unchecked Sendable {
         }
         let details =
             isSynchronous && !(hasStoredCast && Self.isWide)
-            ? commonDetails(storage.1)
+            ? view.commonDetails(for: storage.1)
             : ConformingObserverDetails(
                 delivery: delivery, registeredDelivery: registeredDelivery, globalActorQueue: globalActorQueue,
-                wideStorage: storage, deadFlag: deadFlag, list: list)
+                wideStorage: storage, deadFlag: view.deadFlag, list: view.conforming)
         super.init(
             observer: observer, generation: generation, hasStoredCast: hasStoredCast, isSynchronous: isSynchronous,
             details: details)

@@ -60,24 +60,19 @@ final class ProtocolView<P>: AnyProtocolView, @unchecked Sendable {
     func commonDetails(for witness: ConformingObserverWitness) -> ConformingObserverDetails {
         // Observers of one class often come in a row: the last answer first.
         if let last = lastCommonDetails, last.witness == witness { return last }
-        let details =
-            commonDetailsByWitness[witness]
-            ?? {
-                let made = ConformingObserverDetails(commonTo: deadFlag, list: conforming, witness: witness)
-                commonDetailsByWitness[witness] = made
-                return made
-            }()
+        let details: ConformingObserverDetails
+        if let existing = commonDetailsByWitness[witness] {
+            details = existing
+        } else {
+            details = ConformingObserverDetails(commonTo: deadFlag, list: conforming, witness: witness)
+            commonDetailsByWitness[witness] = details
+        }
         lastCommonDetails = details
         return details
     }
 
     override func addIfConforming(_ observer: RegisteredObserver) -> AnyConformingObserver? {
-        guard
-            let box = ConformingObserver<P>.make(
-                for: observer, in: conforming, deadFlag: deadFlag, commonDetails: commonDetails(for:))
-        else {
-            return nil
-        }
+        guard let box = ConformingObserver<P>.make(for: observer, in: self) else { return nil }
         if !box.isSynchronous { holdsObserversCalledElsewhere.store(true, ordering: .releasing) }
         _ = conforming.add(box)
         return box
