@@ -1131,8 +1131,6 @@ struct StoredRegistration {
         if let record { return record.generation }
         return soleBox.generation
     }
-    /// Where the observer's calls run, as it was added.
-    var delivery: Delivery { record?.delivery ?? soleBox.details.registeredDelivery }
 }
 
 /// An observer added to an ``ObserverRegistry`` that its next
