@@ -12,6 +12,8 @@ import CObserverCore
 /// for its own object and this one (40 bytes, a 48-byte heap block), not
 /// for a list. Its token cancels through it (it is the token's
 /// registration). The second subscription moves it into a slot list.
+/// A `KeyedEvent` keeps its one closure the same way, with its key
+/// (``KeyedSoleHandler``, ``KeyedEventObservers``).
 ///
 /// Its state word says where it is, and serializes everything that takes it
 /// out of its source's word (a cancel, an `unsubscribeAll`, the move into a
@@ -37,7 +39,7 @@ import CObserverCore
 /// reference only after a grace period (``retire(_:)``), or at once
 /// in its source's `deinit`, when no send of the source runs.
 @usableFromInline
-package final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
+package class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
     // @unchecked: `closure` is written once more, by ``dropHandler()``, when
     // no reader can see it; the state word is only accessed atomically. The
     // closure's own sendability is checked where it is subscribed
@@ -52,7 +54,7 @@ package final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendab
     /// see the handler (at init, and by ``dropHandler()``), so the send
     /// path reads it with no access check.
     @usableFromInline @exclusivity(unchecked)
-    package var closure: SoleClosure<Value>
+    package final var closure: SoleClosure<Value>
 
     private var state: AtomicWord<UInt> { AtomicWords.first(self) }
 
@@ -76,7 +78,8 @@ package final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendab
     }
 
     /// Releases the closure (its captures): once the handler has left its
-    /// source's word and no reader can be calling it.
+    /// source's word and no reader can be calling it. A subclass drops what
+    /// else it keeps for its sends.
     package override func dropHandler() {
         closure = SoleClosure { _ in }
     }
@@ -120,7 +123,7 @@ package final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendab
 
     /// Takes the lock if the handler is attached; waits while another
     /// holder has it. Acquire on success, as the loads.
-    package func lockIfAttached() -> Place {
+    package final func lockIfAttached() -> Place {
         var spins = 0
         while true {
             let (current, word) = self.current
@@ -143,19 +146,19 @@ package final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendab
     /// Ends the lock: the handler is no longer in its source's word (the
     /// holder took it out). Release: orders the holder's store to the
     /// source word before the state a later locker acquires.
-    package func detach() {
+    package final func detach() {
         state.store(0, ordering: .releasing)
     }
 
     /// Ends the lock: the handler now lives on in a slot list as
     /// `subscription` (retained here), to which cancels forward.
-    package func move(into subscription: Subscription) {
+    package final func move(into subscription: Subscription) {
         let moved = UInt(bitPattern: Unmanaged.passRetained(subscription).toOpaque()) | Self.movedBit
         state.store(moved, ordering: .releasing)
     }
 
     /// Same contract as ``Subscription/cancel()``.
-    package override func cancelSubscription() -> Bool {
+    package final override func cancelSubscription() -> Bool {
         switch lockIfAttached() {
         case .removed:
             return false
@@ -170,7 +173,7 @@ package final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendab
     }
 
     /// Same contract as ``Subscription/isActive``.
-    package override var isSubscriptionActive: Bool {
+    package final override var isSubscriptionActive: Bool {
         while true {
             switch current.state {
             case .removed: return false
@@ -184,7 +187,7 @@ package final class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendab
 
     /// Whether this handler is still `word`'s own subscription: attached to
     /// it, or moved into the list `list` holds now.
-    package func belongs(to word: UnsafeMutableRawPointer, list: AnySlotList?) -> Bool {
+    package final func belongs(to word: UnsafeMutableRawPointer, list: AnySlotList?) -> Bool {
         while true {
             switch current.state {
             case .removed: return false

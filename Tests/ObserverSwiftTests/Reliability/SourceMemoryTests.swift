@@ -262,6 +262,29 @@ final class SourceMemoryTests: XCTestCase {
         token.cancel()
     }
 
+    /// A `KeyedEvent` whose one subscription is a plain closure under one
+    /// key, its token kept: the event, the closure's context, the sole
+    /// handler with its key and the token, with no keymap (768 bytes with
+    /// one: the map, its table, the key's entry and box, a cell and a
+    /// registration).
+    func testAKeyedEventWithOneClosureAndItsTokenMakesNoKeymap() throws {
+        /// The event and its token: 32 bytes, a 48-byte heap block.
+        final class Kept {
+            let event = KeyedEvent<Int, Int>()
+            var token = Subscription.inactive
+        }
+        guard
+            let bytes = try bytesEach(
+                100_000,
+                {
+                    let kept = Kept()
+                    kept.token = kept.event.subscribe(key: 1) { _ in }
+                    return kept
+                })
+        else { return }
+        XCTAssertLessThanOrEqual(bytes - 48, 192.5, "a KeyedEvent, one key, one closure, token kept")
+    }
+
     /// Sends and counts make nothing; one plain closure makes no list (it
     /// is the sole handler); the first subscription beside it makes one.
     func testTheSlotListIsMadeByTheFirstSubscriptionBesideASoleClosure() {

@@ -21,8 +21,9 @@ struct KeyScope<Key: Hashable, Value>: ObserverSource {
         _ handler: @escaping @Sendable (Value) -> Void
     ) -> Subscription {
         if case .synchronous = delivery.route, limit == nil {
-            // The keyed hot path: the closure in a cell of its own, no box.
-            return event.lists.subscribe(handler, forKey: key)
+            // The keyed hot path: the event's sole handler, or the closure
+            // in a cell of its own, no box.
+            return event.observers.subscribe(handler, forKey: key)
         }
         return event.subscribeClosure(CollectionOfOne(key), delivery: delivery, limit: limit) { _, value in
             handler(value)

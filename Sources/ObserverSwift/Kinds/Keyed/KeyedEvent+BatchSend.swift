@@ -24,9 +24,8 @@ extension KeyedEvent {
         withReadSection {
             for value in values {
                 // Looked up per value: a handler (or another thread) may
-                // make the lists by subscribing.
-                guard let map = existingMap else { continue }
-                Lists.sendInSection(map, forKey: key, hash: hash, value: value) { $0.receive(key, value) }
+                // subscribe, cancel or make the lists.
+                observers.sendInSection(value, forKey: key, hash: hash)
             }
         }
     }

@@ -20,7 +20,10 @@ import ObserverEngine
 /// its first subscription and freed (after every send that might still be
 /// reading it has finished) when its last one goes. Sending to a key that
 /// nobody observes hashes the key, probes the table once and allocates
-/// nothing.
+/// nothing. An event whose one subscription is a plain closure (on the
+/// sending thread, no limit) under one key keeps that closure with its key
+/// and no table: a send compares the key with `==`. The next subscription
+/// moves it into the table.
 ///
 /// Keys that are not equal to themselves (`Double.nan`, or a type whose `==`
 /// is false for equal values): a send never finds such a key, so
@@ -45,54 +48,40 @@ public final class KeyedEvent<Key: Hashable, Value> {
     @usableFromInline
     typealias Lists = KeyedSlotLists<EventSubscriber<Key, Value>>
 
-    /// First stored property: the word of the keyed lists' reference (see
-    /// `AtomicWord`). Nothing else: an event with no subscriber is 24 bytes
-    /// (a 32-byte heap block); its keymap is made by the first subscribe.
+    /// First stored property: the observers word: nil, the one closure
+    /// subscribed with its key, or the keyed lists (see
+    /// `KeyedEventObservers`). Nothing else: an event with no subscriber is
+    /// 24 bytes (a 32-byte heap block); its keymap is made by the first
+    /// subscription that is not a sole plain closure.
     @usableFromInline
-    var listsStorage = LazyObjectStorage(nil)
+    var observersStorage = LazyObjectStorage(nil)
 
-    /// The keyed lists (retained), or nil before the first subscribe.
+    /// The view of the observers word.
     @usableFromInline
-    var listsWord: LazyObjectWord<Lists> { LazyObjectWord.first(of: self) }
+    var observers: KeyedEventObservers<Key, Value> {
+        @inline(__always) get { KeyedEventObservers(keptFirstBy: self) }
+    }
 
     /// Creates an event with no subscribers.
     public init() {}
 
     deinit {
-        guard let made = listsWord.existing else { return }
-        // Tokens hold the lists strongly: removing every subscription here
-        // frees the boxes (and what their handlers capture) now, and leaves a
-        // token that outlives the event only an empty map.
-        made._withUnsafeGuaranteedRef { _ = $0.removeAll() }
-        made.release()
+        observers.release()
     }
 
     /// Calls `body` with the keyed lists borrowed (no retain), or returns
-    /// nil when nobody ever subscribed. The send path.
+    /// nil when there are none: nobody subscribed, or one plain closure
+    /// under one key is the event's sole handler.
     @inlinable @inline(__always)
     func withExistingLists<Result>(_ body: (Lists) -> Result) -> Result? {
-        listsWord.withExisting(body)
+        observers.withExistingLists(body)
     }
 
-    /// The keyed lists' C map, or nil when nobody ever subscribed. The send
-    /// path goes through the C map alone: a Swift reference to the lists,
-    /// even borrowed, costs a retain and a release per send here. The event
-    /// keeps the lists (and so their map) alive.
-    @inlinable @inline(__always)
-    var existingMap: OpaquePointer? {
-        listsWord.withExisting { $0.pointer }
-    }
-
-    /// The keyed lists, made now if nobody subscribed yet. Writers only.
+    /// The keyed lists, made now if there are none (moving a sole handler
+    /// into them). Writers only.
     @usableFromInline
     var lists: Lists {
-        if let made = listsWord.existing { return made.takeUnretainedValue() }
-        return makeLists()
-    }
-
-    @usableFromInline
-    func makeLists() -> Lists {
-        listsWord.made { Lists() }.takeUnretainedValue()
+        observers.madeLists.takeUnretainedValue()
     }
 
     // MARK: Sending
@@ -103,8 +92,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// returns; queued ones are enqueued.
     @inlinable
     public func send(_ value: Value, forKey key: Key) {
-        guard let map = existingMap else { return }
-        Lists.send(map, forKey: key, value: value) { $0.receive(key, value) }
+        observers.send(value, forKey: key)
     }
 
     // MARK: Unsubscribing
@@ -128,7 +116,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// registrations were stored. Every key's list is freed.
     @discardableResult
     public func unsubscribeAll() -> Int {
-        withExistingLists { $0.removeAll() } ?? 0
+        observers.removeAll()
     }
 
     /// Removes every subscription from `key` (subscriptions over several
@@ -136,7 +124,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// many were removed.
     @discardableResult
     public func unsubscribeAll(key: Key) -> Int {
-        withExistingLists { $0.removeAll(forKey: key) } ?? 0
+        observers.removeAll(forKey: key)
     }
 
     // MARK: Counting
@@ -145,13 +133,21 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// not cancelled, target alive, limit not spent. Reading it also frees
     /// the slots of dead targets. Visits every key: O(keys + subscriptions).
     public var subscribersCount: Int {
+        switch observers.current {
+        case .none: return 0
+        case .sole: return 1
         // A subscription over several keys is one box under each of them.
-        Set(withExistingLists { $0.liveContexts() } ?? []).count
+        case .lists(let lists): return Set(lists._withUnsafeGuaranteedRef { $0.liveContexts() }).count
+        }
     }
 
     /// Live subscriptions that receive `key`'s sends.
     public func subscribersCount(forKey key: Key) -> Int {
-        withExistingLists { $0.liveContexts(forKey: key).count } ?? 0
+        switch observers.current {
+        case .none: return 0
+        case .sole(_, _, let soleKey): return soleKey == key ? 1 : 0
+        case .lists(let lists): return lists._withUnsafeGuaranteedRef { $0.liveContexts(forKey: key).count }
+        }
     }
 
     /// Keys that have at least one subscription stored. A key whose last
@@ -159,11 +155,21 @@ public final class KeyedEvent<Key: Hashable, Value> {
     /// expired (dead target, spent limit) goes when a send or a count
     /// notices it, or at the next subscribe or unsubscribe call if a lock
     /// was busy then.
-    public var keyCount: Int { withExistingLists { $0.keyCount } ?? 0 }
+    public var keyCount: Int {
+        switch observers.current {
+        case .none: return 0
+        case .sole: return 1
+        case .lists(let lists): return lists._withUnsafeGuaranteedRef { $0.keyCount }
+        }
+    }
 
     /// The keys that have at least one subscription stored, in no order.
     public var keys: [Key] {
-        withExistingLists { $0.keys(of: Key.self) } ?? []
+        switch observers.current {
+        case .none: return []
+        case .sole(_, _, let soleKey): return [soleKey]
+        case .lists(let lists): return lists._withUnsafeGuaranteedRef { $0.keys(of: Key.self) }
+        }
     }
 
     // MARK: Internals
