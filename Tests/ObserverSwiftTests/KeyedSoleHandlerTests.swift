@@ -232,6 +232,36 @@ final class KeyedSoleHandlerTests: XCTestCase {
         }
     }
 
+    /// Two threads send numbered values while the sole handler is
+    /// cancelled: a send whose number was taken after the cancel returned
+    /// never reaches it, and it receives no value twice.
+    func testNoSendThatStartsAfterTheCancelReturnsReachesTheSoleHandler() {
+        for _ in 0..<100 {
+            let event = KeyedEvent<Int, Int>()
+            let numbers = HeapAtomicWord<Int>(0)
+            let cancelledAt = HeapAtomicWord<Int>(Int.max)
+            let received = Received<Int>()
+            let token = event.subscribe(key: 1) { received.append($0) }
+            runOnThreads(3) { role in
+                if role == 2 {
+                    while numbers.load(ordering: .relaxed) < 100 {}
+                    token.cancel()
+                    cancelledAt.store(numbers.load(ordering: .sequentiallyConsistent), ordering: .relaxed)
+                    return
+                }
+                for _ in 0..<400 {
+                    let number = numbers.wrappingAdd(1, ordering: .sequentiallyConsistent).newValue
+                    event.send(number, forKey: 1)
+                }
+            }
+            let values = received.values
+            let limit = cancelledAt.load(ordering: .relaxed)
+            XCTAssertTrue(values.allSatisfy { $0 <= limit }, "a send that started after the cancel returned")
+            XCTAssertEqual(Set(values).count, values.count, "a value received twice")
+            XCTAssertGreaterThanOrEqual(values.count, 1)
+        }
+    }
+
     /// A cancel of the sole handler racing the subscription that would move
     /// it: whichever wins, the handler ends, the other subscription stays,
     /// and nothing is counted twice.

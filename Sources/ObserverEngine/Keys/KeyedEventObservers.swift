@@ -104,12 +104,21 @@ package struct KeyedEventObservers<Key: Hashable, Value> {
     }
 
     /// The lists, made now if there are none (moving a sole handler into
-    /// them). Writers only; unretained (the event keeps them).
-    @usableFromInline
+    /// them). Writers only; unretained (the event keeps them). Inlinable,
+    /// so that a subscribe specialized for its types finds existing lists
+    /// without a generic metadata lookup.
+    @inlinable
     package var madeLists: Unmanaged<Lists> {
         if let loaded = word.load(ordering: .acquiring), !Self.isTagged(loaded) {
             return Unmanaged.fromOpaque(loaded)
         }
+        return makeLists()
+    }
+
+    /// ``madeLists`` when the word holds no lists: makes them, or moves the
+    /// sole handler into them.
+    @usableFromInline
+    package func makeLists() -> Unmanaged<Lists> {
         while true {
             switch current {
             case .lists(let lists):
