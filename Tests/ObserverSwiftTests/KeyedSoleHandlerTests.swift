@@ -57,6 +57,37 @@ final class KeyedSoleHandlerTests: XCTestCase {
         XCTAssertFalse(isSole(event))
     }
 
+    /// `ObserverCore.liveKeys` counts a sole handler's key from its
+    /// subscription until its removal, and once only after it moved into a
+    /// keymap.
+    func testLiveKeysCountsTheSoleHandlersKey() {
+        let before = ObserverCore.liveKeys
+        let event = KeyedEvent<String, Int>()
+        let first = event.subscribe(key: "a") { _ in }
+        XCTAssertEqual(ObserverCore.liveKeys - before, 1, "the sole handler's key")
+        XCTAssertTrue(first.cancel())
+        XCTAssertEqual(ObserverCore.liveKeys - before, 0, "removed with it")
+
+        let sole = event.subscribe(key: "a") { _ in }
+        XCTAssertEqual(event.unsubscribeAll(), 1)
+        XCTAssertEqual(ObserverCore.liveKeys - before, 0, "removed by unsubscribeAll")
+
+        let moved = event.subscribe(key: "a") { _ in }
+        let beside = event.subscribe(key: "a") { _ in }
+        XCTAssertEqual(ObserverCore.liveKeys - before, 1, "moved into the keymap: counted there alone")
+        let other = event.subscribe(key: "b") { _ in }
+        XCTAssertEqual(ObserverCore.liveKeys - before, 2)
+        XCTAssertTrue(moved.cancel() && beside.cancel() && other.cancel())
+        XCTAssertEqual(ObserverCore.liveKeys - before, 0)
+
+        var doomed: KeyedEvent<String, Int>? = KeyedEvent()
+        let orphan = doomed!.subscribe(key: "c") { _ in }
+        XCTAssertEqual(ObserverCore.liveKeys - before, 1)
+        doomed = nil
+        XCTAssertEqual(ObserverCore.liveKeys - before, 0, "removed with its event")
+        withExtendedLifetime((sole, orphan)) {}
+    }
+
     func testUnsubscribeAllRemovesTheSoleHandler() {
         let event = KeyedEvent<String, Int>()
         let received = Received<Int>()

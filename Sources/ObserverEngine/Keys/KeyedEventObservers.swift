@@ -253,6 +253,8 @@ package struct KeyedEventObservers<Key: Hashable, Value> {
             Unmanaged.passUnretained(sole).release()
             return nil
         }
+        // Counted until it leaves the word (`KeyedSoleHandler.didLeaveWord`).
+        _ = ObserverCore.keysOfSoleHandlers.wrappingAdd(1, ordering: .relaxed)
         return Subscription(registration: sole)
     }
 

@@ -37,6 +37,12 @@ package final class KeyedSoleHandler<Key: Hashable, Value>: SoleHandler<Value>, 
         storedKey == key
     }
 
+    /// Its key no longer counts in ``ObserverCore/liveKeys`` as a sole
+    /// handler's (a move into a keymap counts it there).
+    package override func didLeaveWord() {
+        _ = ObserverCore.keysOfSoleHandlers.wrappingAdd(-1, ordering: .relaxed)
+    }
+
     package override func dropHandler() {
         super.dropHandler()
         storedKey = nil

@@ -95,10 +95,18 @@ public enum ObserverCore {
     /// handlers while a set holds the value's turn.
     public static var isInsideDelivery: Bool { oc_in_read_section() }
 
-    /// Keys that currently own an observer list, over every keyed source in
-    /// the process (see `oc_keymap_live_keys`). A key is counted from its
-    /// first subscription until its last one is removed.
-    public static var liveKeys: Int { Int(oc_keymap_live_keys()) }
+    /// Keys that currently have a subscription, over every keyed source in
+    /// the process: those that own an observer list in a keymap (see
+    /// `oc_keymap_live_keys`) and those a `KeyedEvent` keeps with its one
+    /// closure. A key is counted from its first subscription until its last
+    /// one is removed.
+    public static var liveKeys: Int { Int(oc_keymap_live_keys()) + keysOfSoleHandlers.load(ordering: .relaxed) }
+
+    /// Keys kept by keyed sole handlers in their events' words: counted up
+    /// when one is published, down when it leaves the word (removed, or
+    /// moved into a keymap, which counts the key from then on). Relaxed: a
+    /// snapshot, as the keymaps' count is.
+    package static let keysOfSoleHandlers = HeapAtomicWord<Int>(0)
 
     /// Whether subscriptions made from now on are tracked, so that
     /// ``liveSubscriptions`` and a token's `debugDescription` can say what

@@ -147,15 +147,22 @@ package class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
     /// holder took it out). Release: orders the holder's store to the
     /// source word before the state a later locker acquires.
     package final func detach() {
+        didLeaveWord()
         state.store(0, ordering: .releasing)
     }
 
     /// Ends the lock: the handler now lives on in a slot list as
     /// `subscription` (retained here), to which cancels forward.
     package final func move(into subscription: Subscription) {
+        didLeaveWord()
         let moved = UInt(bitPattern: Unmanaged.passRetained(subscription).toOpaque()) | Self.movedBit
         state.store(moved, ordering: .releasing)
     }
+
+    /// Called once, by the holder of the lock, as the handler leaves its
+    /// source's word (``detach()`` or ``move(into:)``): for what a subclass
+    /// counts while it is there.
+    package func didLeaveWord() {}
 
     /// Same contract as ``Subscription/cancel()``.
     package final override func cancelSubscription() -> Bool {
