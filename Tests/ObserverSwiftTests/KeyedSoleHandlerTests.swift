@@ -175,6 +175,21 @@ final class KeyedSoleHandlerTests: XCTestCase {
         tokens.withLock { $0.forEach { $0.cancel() } }
     }
 
+    /// A keyed sole handler is a sole handler of its value type: another
+    /// source's token check must refuse it, moved or not.
+    func testAnObservableValueRefusesAKeyedEventsToken() {
+        let value = ObservableValue(0)
+        let mine = value.subscribe { _ in }
+        let keyed = KeyedEvent<String, Int>()
+        let foreign = keyed.subscribe(key: "a") { _ in }
+        XCTAssertFalse(value.unsubscribe(token: foreign), "attached to the keyed event")
+        let beside = keyed.subscribe(key: "a") { _ in }
+        XCTAssertFalse(value.unsubscribe(token: foreign), "moved into the keyed event's keymap")
+        XCTAssertTrue(foreign.isActive)
+        XCTAssertTrue(value.unsubscribe(token: mine))
+        XCTAssertTrue(foreign.cancel() && beside.cancel())
+    }
+
     /// A key not equal to itself is stored as a sole handler's key as it is
     /// in the keymap: counted, never found by a send or a key's reading,
     /// removed by its token.

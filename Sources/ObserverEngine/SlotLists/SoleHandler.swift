@@ -198,7 +198,9 @@ package class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
         while true {
             switch current.state {
             case .removed: return false
-            case .moved(let subscription): return subscription.slotList === list
+            // Moved into a list (a keyed sole handler's is a keymap's, no
+            // slot list): only a source with that list owns it.
+            case .moved(let subscription): return list != nil && subscription.slotList === list
             case .attached(let address): return address == word
             case .locked: sched_yield()
             }
