@@ -445,18 +445,6 @@ package struct EventObservers<Value> {
         }
     }
 
-    /// Cancels the subscription `token` names if it is one of this owner's;
-    /// false (and nothing done) for a token already cancelled or issued by
-    /// another source.
-    package func unsubscribe(token: Subscription) -> Bool {
-        if let sole = token.registration as? Sole {
-            let list = withExistingSlots { $0 as AnySlotList }
-            return sole.belongs(to: wordAddress, list: list) && token.cancel()
-        }
-        // Handles are unique in the process: a foreign one matches no slot.
-        return withExistingSlots { $0.remove(token.handle) } ?? false
-    }
-
     /// Subscriptions that can still deliver. Also frees slots of dead targets.
     package var subscribersCount: Int {
         guard let loaded = word.load(ordering: .acquiring) else { return 0 }

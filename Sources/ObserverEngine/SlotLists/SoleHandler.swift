@@ -192,21 +192,6 @@ package class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
         }
     }
 
-    /// Whether this handler is still `word`'s own subscription: attached to
-    /// it, or moved into the list `list` holds now.
-    package final func belongs(to word: UnsafeMutableRawPointer, list: AnySlotList?) -> Bool {
-        while true {
-            switch current.state {
-            case .removed: return false
-            // Moved into a list (a keyed sole handler's is a keymap's, no
-            // slot list): only a source with that list owns it.
-            case .moved(let subscription): return list != nil && subscription.slotList === list
-            case .attached(let address): return address == word
-            case .locked: sched_yield()
-            }
-        }
-    }
-
     /// Once every read section in progress has ended (a sender may still be
     /// calling `handler`), drops its closure and gives back the reference
     /// its source's word held. The word no longer holds it. The core's

@@ -79,18 +79,6 @@ public final class Subscription: Hashable, @unchecked Sendable {
         handleSequence == 0 ? SlotHandle.notAdded : SlotHandle(sequence: handleSequence, index: handleIndex)
     }
 
-    /// The registration a token cancels through, or nil for any other token.
-    package var registration: SubscriptionRegistration? {
-        guard handleSequence == 0, handleIndex == OwnerKind.registration, let owner else { return nil }
-        return unsafeDowncast(owner, to: SubscriptionRegistration.self)
-    }
-
-    /// The slot list of a one-slot token, or nil for any other token.
-    package var slotList: AnySlotList? {
-        guard handleSequence != 0, let owner else { return nil }
-        return unsafeDowncast(owner, to: AnySlotList.self)
-    }
-
     deinit {
         if cancelsOnRelease.load(ordering: .relaxed) { cancel() }
     }

@@ -65,14 +65,6 @@ extension ObservableValue: ObserverSource {
         observers.removeAll { $0.hasTarget == withTargets }
     }
 
-    /// Cancels the subscription `token` names if it is one of this value's;
-    /// false (and nothing done) for a token already cancelled or issued by
-    /// another source. For `ObserverSwiftCompat`'s `removeObserver(_:)`.
-    @discardableResult
-    package func unsubscribe(token: Subscription) -> Bool {
-        observers.unsubscribe(token: token)
-    }
-
     /// Subscriptions that can still be called: those with a live target and
     /// closure subscriptions not cancelled.
     public var subscribersCount: Int { observers.subscribersCount }
