@@ -74,22 +74,27 @@ private final class OneShot: Sendable {
     }
 
     func succeed() {
-        guard let pending = take() else { return }
-        pending.timer.cancel()
-        pending.continuation.resume()
+        guard let (continuation, _) = end(failing: false) else { return }
+        continuation.resume()
     }
 
     /// Throws the failure unless the wait ended already (then it is not called).
     func fail() {
-        guard let pending = take() else { return }
-        pending.timer.cancel()
-        pending.continuation.resume(throwing: pending.failure())
+        guard let (continuation, failure) = end(failing: true) else { return }
+        continuation.resume(throwing: failure!)
     }
 
-    private func take() -> Pending? {
-        slot.withLock { slot in
+    /// Takes the pending wait, cancels its timer and, when `failing`, makes
+    /// its failure. The pending wait, and what its failure closure captures
+    /// (a recorder), are released when this returns: before the waiter is
+    /// resumed, so a wait that returned holds nothing.
+    private func end(failing: Bool) -> (CheckedContinuation<Void, any Error>, ObserverTestFailure?)? {
+        let taken = slot.withLock { slot in
             defer { slot = nil }
             return slot
         }
+        guard let pending = taken else { return nil }
+        pending.timer.cancel()
+        return (pending.continuation, failing ? pending.failure() : nil)
     }
 }
