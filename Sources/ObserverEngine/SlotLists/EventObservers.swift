@@ -18,20 +18,10 @@ package struct EventObserverWords {
 /// freely; it is valid while the owner lives). The trigger counter's padded
 /// lines are made by the first send from a second thread.
 ///
-/// The observers word has three forms:
-/// - nil: nobody subscribed; the owner pays its 24 bytes of words alone;
-/// - one plain closure (synchronous, no limit) and nothing else: a
-///   ``SoleHandler`` (retained, tagged with bit 0), with no slot list;
-/// - the slot list (retained; bit 0 clear), which every other subscription
-///   needs. The second subscription moves a sole handler into a new list
-///   (``grow(_:handler:)``); a list stays until the owner's `deinit`.
-///
-/// Writers change the word with atomic exchanges only: nil to a handler or
-/// a list (compare-exchange from nil, the first to publish wins), and a
-/// handler out of it only under that handler's lock (cancel,
-/// ``unsubscribeAll()``, the move, `deinit`). Senders load it with acquire
-/// inside a read section, so a handler taken out is released only after a
-/// grace period.
+/// Its observers word (``ObserversWord``) holds nil, a ``SoleHandler``
+/// (one plain closure, synchronous and with no limit, and nothing else),
+/// or the slot list, which every other subscription needs; a list stays
+/// until the owner's `deinit`.
 @usableFromInline
 package struct EventObservers<Value> {
     @usableFromInline
@@ -39,6 +29,10 @@ package struct EventObservers<Value> {
 
     @usableFromInline
     package typealias Sole = SoleHandler<Value>
+
+    /// The observers word's protocol, over this source's types.
+    @usableFromInline
+    package typealias Word = ObserversWord<Value, Sole, Slots>
 
     @usableFromInline
     package let triggers: TriggerCounter
@@ -61,68 +55,23 @@ package struct EventObservers<Value> {
         self.init(in: owner, at: 0)
     }
 
-    /// The word's address, as a sole handler records it.
-    @usableFromInline
-    package var wordAddress: UnsafeMutableRawPointer { UnsafeMutableRawPointer(word.word) }
+    /// The observers word, read and written through its protocol.
+    @inlinable @inline(__always)
+    package var observersWord: Word { Word(word) }
 
     /// Removes every handler and releases the list and the trigger counter's
     /// block. For the owner's deinit, when no send of the owner runs.
     package func release() {
-        while true {
-            switch current {
-            case .none:
-                break
-            case .list(let slots):
-                // Tokens may keep the list itself alive; the handlers go now.
-                slots._withUnsafeGuaranteedRef { _ = $0.removeAll() }
-                slots.release()
-            case .sole(let sole, _):
-                // Removed or moved meanwhile by a token: look again.
-                guard case .attached = sole.lockIfAttached() else { continue }
-                // No send of the owner runs once its deinit has begun, so no
-                // reader can be calling the handler: its closure goes at once
-                // (its token may keep the object).
-                Self.removeLocked(sole, from: word, readersDone: true)
-            }
-            break
-        }
+        // Tokens may keep the list itself alive; the handlers go now.
+        observersWord.release { _ = $0.removeAll() }
         triggers.deallocateContendedCounts()
-    }
-
-    /// What the word holds, for writers.
-    package enum Current {
-        case none
-        /// The list, unretained (the owner keeps it).
-        case list(Unmanaged<Slots>)
-        /// The sole handler, retained by this value (so that a concurrent
-        /// removal cannot free it before its lock is taken), and its
-        /// closure, copied while the handler was in the word (a removed
-        /// one drops its closure after a grace period).
-        case sole(Sole, handler: (Value) -> Void)
-    }
-
-    /// What the word holds now. A handler is retained inside a read section
-    /// that loaded it: a removal releases the word's reference only after
-    /// that section, so the object is alive when retained.
-    package var current: Current {
-        guard let loaded = word.load(ordering: .acquiring) else { return .none }
-        if !Self.isTagged(loaded) { return .list(Unmanaged.fromOpaque(loaded)) }
-        return withReadSection {
-            guard let loaded = word.load(ordering: .acquiring) else { return .none }
-            if !Self.isTagged(loaded) { return .list(Unmanaged.fromOpaque(loaded)) }
-            let sole = Self.sole(fromTagged: loaded).takeUnretainedValue()
-            return .sole(sole, handler: sole.closure.handler)
-        }
     }
 
     /// Calls `body` with the slot list borrowed (no retain), or returns nil
     /// when there is no list (nobody subscribed, or one sole handler).
     @inlinable @inline(__always)
     package func withExistingSlots<Result>(_ body: (Slots) -> Result) -> Result? {
-        // Acquire: pairs with the release that published the list, so its
-        // fields are visible. A plain move on x86.
-        guard let loaded = word.load(ordering: .acquiring), !Self.isTagged(loaded) else { return nil }
-        return Unmanaged<Slots>.fromOpaque(loaded)._withUnsafeGuaranteedRef(body)
+        observersWord.existingLists?._withUnsafeGuaranteedRef(body)
     }
 
     /// The slot list's C list, or nil when there is no list.
@@ -139,105 +88,24 @@ package struct EventObservers<Value> {
     @usableFromInline
     package var madeSlots: Unmanaged<Slots> {
         // A list, once there, stays until the owner's deinit.
-        if let loaded = word.load(ordering: .acquiring), !Self.isTagged(loaded) {
-            return Unmanaged.fromOpaque(loaded)
-        }
-        while true {
-            switch current {
-            case .list(let slots):
-                return slots
-            case .sole(let sole, let handler):
-                if let grown = grow(sole, handler: handler) { return grown }
-            case .none:
-                let made = Unmanaged.passRetained(Slots())
-                // Acquire and release: the list is initialized before a
-                // sender sees it; a loser looks again at what won (a list or
-                // a sole handler).
-                guard LazyObjectWord<Slots>(word).publish(made) != nil else { return made }
-                made.release()
-            }
-        }
+        if let slots = observersWord.existingLists { return slots }
+        return observersWord.madeLists(make: Slots.init, copying: { $0.closure.handler }, moving: grow)
     }
 
     /// Moves `sole` into a new slot list published in its place, as a cell
-    /// of the same closure (`handler`, copied while it was in the word) whose subscription the handler's token then
-    /// forwards to. Nil when the handler left the word before its lock was
-    /// taken (the caller looks again).
-    ///
-    /// The list is made before the lock is taken: adding to it may release
-    /// retired objects, whose deinit may cancel this very handler's token,
-    /// which waits for the lock. Under the lock nothing runs but the
-    /// exchange and the token's allocation.
-    ///
-    /// A send that loaded the handler calls it, one that loads the list
-    /// calls the cell: each send calls the closure once. The exchange
-    /// releases the list's contents to senders, which load the word with
-    /// acquire.
+    /// of the same closure (`handler`, copied while it was in the word)
+    /// whose subscription the handler's token then forwards to
+    /// (``ObserversWord/replace(_:with:subscription:)``). Nil when the
+    /// handler left the word before its lock was taken (the caller looks
+    /// again).
     package func grow(_ sole: Sole, handler: @escaping (Value) -> Void) -> Unmanaged<Slots>? {
         let slots = Slots()
         let handle = slots.addHandler(handler)
-        guard case .attached = sole.lockIfAttached() else {
-            _ = slots.removeAll()
-            return nil
+        if let made = observersWord.replace(sole, with: slots, subscription: { Subscription(list: slots, handle: handle) }) {
+            return made
         }
-        let made = Unmanaged.passRetained(slots)
-        let taken = word.exchange(made.toOpaque(), ordering: .acquiringAndReleasing)
-        sole.move(into: Subscription(list: slots, handle: handle))
-        Sole.retire(Self.sole(fromTagged: taken!))
-        return made
-    }
-
-    // MARK: The word's encoding
-
-    /// The word's value for `handler`: its address with bit 0 set (a slot
-    /// list's address has bit 0 clear).
-    @inlinable @inline(__always)
-    package static func tagged(_ handler: Unmanaged<Sole>) -> UnsafeMutableRawPointer {
-        handler.toOpaque() + 1
-    }
-
-    /// Whether a value of the word is a sole handler's (tagged) rather than
-    /// a slot list's.
-    @inlinable @inline(__always)
-    package static func isTagged(_ loaded: UnsafeMutableRawPointer) -> Bool {
-        UInt(bitPattern: loaded) & 1 != 0
-    }
-
-    /// The handler a tagged value of the word names, unretained (the word
-    /// keeps it).
-    @inlinable @inline(__always)
-    package static func sole(fromTagged loaded: UnsafeMutableRawPointer) -> Unmanaged<Sole> {
-        Unmanaged.fromOpaque(loaded - 1)
-    }
-
-    /// Takes `sole` out of `word`, which holds it: the one removal of a sole
-    /// handler (a cancel of its token, ``removeAll(where:)``, the owner's
-    /// ``release()``). The caller holds the handler's lock
-    /// (``SoleHandler/lockIfAttached()`` returned `.attached`), which this
-    /// ends as removed. `readersDone`: no send of the owner can be calling
-    /// the handler (its `deinit`), so its closure and the word's reference
-    /// go now; otherwise after a grace period.
-    package static func removeLocked(_ sole: Sole, from word: AtomicWord<UnsafeMutableRawPointer?>, readersDone: Bool) {
-        let taken = word.exchange(nil, ordering: .acquiringAndReleasing)
-        precondition(
-            taken == tagged(Unmanaged.passUnretained(sole)),
-            "ObserverSwift: a sole handler's source word changed under its lock")
-        sole.detach()
-        if readersDone {
-            sole.dropHandler()
-            Unmanaged.passUnretained(sole).release()
-        } else {
-            Sole.retire(Unmanaged.passUnretained(sole))
-        }
-    }
-
-    /// Takes `sole` out of the observers word at `address` (its source's,
-    /// as the handler records it), holding its lock: see
-    /// ``removeLocked(_:from:readersDone:)``.
-    package static func removeLocked(_ sole: Sole, fromWordAt address: UnsafeMutableRawPointer) {
-        let word = AtomicWord<UnsafeMutableRawPointer?>(
-            at: address.assumingMemoryBound(to: AtomicWordStorage<UnsafeMutableRawPointer?>.self))
-        removeLocked(sole, from: word, readersDone: false)
+        _ = slots.removeAll()
+        return nil
     }
 
     // MARK: Sending
@@ -249,7 +117,7 @@ package struct EventObservers<Value> {
     package func send(_ value: Value, as reader: SectionReader) {
         triggers.increment(by: reader)
         guard let loaded = word.load(ordering: .acquiring) else { return }
-        if Self.isTagged(loaded) { return sendToSole(value, as: reader) }
+        if Word.isTagged(loaded) { return sendToSole(value, as: reader) }
         // A list stays in the word until the owner's deinit: the send goes
         // through its C list alone (a Swift reference to the slot list, even
         // borrowed, costs a retain and a release per send here).
@@ -281,8 +149,8 @@ package struct EventObservers<Value> {
     @inlinable @inline(__always)
     package func sendInSection(_ value: Value) {
         guard let loaded = word.load(ordering: .acquiring) else { return }
-        if Self.isTagged(loaded) {
-            Self.sole(fromTagged: loaded)._withUnsafeGuaranteedRef { $0.closure.call(value) }
+        if Word.isTagged(loaded) {
+            Word.sole(fromTagged: loaded)._withUnsafeGuaranteedRef { $0.closure.call(value) }
             return
         }
         let list = Unmanaged<Slots>.fromOpaque(loaded)._withUnsafeGuaranteedRef { $0.pointer }
@@ -305,11 +173,11 @@ package struct EventObservers<Value> {
                 next = values.next()
                 continue
             }
-            if Self.isTagged(loaded) {
+            if Word.isTagged(loaded) {
                 // One plain closure and no list: call it for as long as the
                 // word still holds it, which is what a send of each value
                 // would call.
-                Self.sole(fromTagged: loaded)._withUnsafeGuaranteedRef { sole in
+                Word.sole(fromTagged: loaded)._withUnsafeGuaranteedRef { sole in
                     sole.closure.call(value)
                     next = values.next()
                     while let value = next, word.load(ordering: .acquiring) == loaded {
@@ -380,13 +248,8 @@ package struct EventObservers<Value> {
     /// token made here is not one a caller's list path shares a value with.
     @usableFromInline
     package func subscribeSole(_ handler: @escaping (Value) -> Void) -> Subscription? {
-        let sole = Sole(handler, attachedTo: wordAddress)
-        let tagged = Self.tagged(Unmanaged.passRetained(sole))
-        // Release: the handler is initialized before a sender sees it.
-        guard word.compareExchange(expected: nil, desired: tagged, ordering: .acquiringAndReleasing).exchanged else {
-            Unmanaged.passUnretained(sole).release()
-            return nil
-        }
+        let sole = Sole(handler, attachedTo: observersWord.address)
+        guard observersWord.publish(sole) else { return nil }
         return Subscription(registration: sole)
     }
 
@@ -429,26 +292,15 @@ package struct EventObservers<Value> {
     /// many. A sole handler is asked as ``HandlerCell/asSubscriber`` (a
     /// closure with no target), as its cell would be in a list.
     package func removeAll(where predicate: (Subscriber) -> Bool) -> Int {
-        while true {
-            switch current {
-            case .none:
-                return 0
-            case .list(let slots):
-                return slots._withUnsafeGuaranteedRef { $0.removeAll(where: predicate) }
-            case .sole(let sole, _):
-                guard predicate(HandlerCell.asSubscriber) else { return 0 }
-                // Removed or moved meanwhile: look again.
-                guard case .attached = sole.lockIfAttached() else { continue }
-                Self.removeLocked(sole, from: word, readersDone: false)
-                return 1
-            }
-        }
+        observersWord.removeAll(
+            copying: { _ in () }, removesSole: { predicate(HandlerCell.asSubscriber) },
+            removeFromLists: { $0.removeAll(where: predicate) })
     }
 
     /// Subscriptions that can still deliver. Also frees slots of dead targets.
     package var subscribersCount: Int {
         guard let loaded = word.load(ordering: .acquiring) else { return 0 }
-        if Self.isTagged(loaded) { return 1 }
+        if Word.isTagged(loaded) { return 1 }
         return Unmanaged<Slots>.fromOpaque(loaded)._withUnsafeGuaranteedRef { $0.liveCount }
     }
 }

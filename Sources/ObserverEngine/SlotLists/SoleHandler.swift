@@ -8,7 +8,7 @@ import CObserverCore
 
 /// The one plain closure subscribed to an `Event` or an `ObservableValue`
 /// that has no slot list: the source's observers word points at it (tagged,
-/// see ``EventObservers``), so a source with one closure subscriber pays
+/// see ``ObserversWord``), so a source with one closure subscriber pays
 /// for its own object and this one (40 bytes, a 48-byte heap block), not
 /// for a list. Its token cancels through it (it is the token's
 /// registration). The second subscription moves it into a slot list.
@@ -159,6 +159,28 @@ package class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
         state.store(moved, ordering: .releasing)
     }
 
+    /// Takes this handler out of its source's observers word `word`, which
+    /// holds it: the one removal of a sole handler (a cancel of its token, a
+    /// removal of every subscription, the source's `deinit`; see
+    /// ``ObserversWord``). The caller holds the lock (``lockIfAttached()``
+    /// returned `.attached`), which this ends as removed. `readersDone`: no
+    /// send of the source can be calling the handler (its `deinit`), so its
+    /// closure and the word's reference go now; otherwise after a grace
+    /// period.
+    package final func removeLocked(from word: AtomicWord<UnsafeMutableRawPointer?>, readersDone: Bool) {
+        let taken = word.exchange(nil, ordering: .acquiringAndReleasing)
+        precondition(
+            taken == ObserversWord<Value, SoleHandler, AnyObject>.tagged(Unmanaged.passUnretained(self)),
+            "ObserverSwift: a sole handler's source word changed under its lock")
+        detach()
+        if readersDone {
+            dropHandler()
+            Unmanaged.passUnretained(self).release()
+        } else {
+            SoleHandler.retire(Unmanaged.passUnretained(self))
+        }
+    }
+
     /// Called once, by the holder of the lock, as the handler leaves its
     /// source's word (``detach()`` or ``move(into:)``): for what a subclass
     /// counts while it is there.
@@ -174,7 +196,9 @@ package class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
         case .attached(let address):
             // Attached: the source word at `address` holds this handler,
             // and the source cannot finish its deinit while we hold the lock.
-            EventObservers<Value>.removeLocked(self, fromWordAt: address)
+            let word = AtomicWord<UnsafeMutableRawPointer?>(
+                at: address.assumingMemoryBound(to: AtomicWordStorage<UnsafeMutableRawPointer?>.self))
+            removeLocked(from: word, readersDone: false)
             return true
         }
     }
