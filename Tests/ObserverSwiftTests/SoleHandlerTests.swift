@@ -1,3 +1,5 @@
+import CObserverCore
+import ObserverEngine
 import ObserverTestSupport
 import XCTest
 
@@ -142,6 +144,29 @@ final class SoleHandlerTests: XCTestCase {
         token.cancel()
         try ObserverCore.reclaimNow()
         XCTAssertEqual(deinits.count, 1)
+    }
+
+    /// Until its grace period ends, a cancelled handler is pending in the
+    /// core: its object and its retirement record count among the pending
+    /// bytes, which the core's scan policy bounds.
+    func testARetiredHandlerCountsItsObjectAndRecordAmongThePendingBytes() throws {
+        try ObserverCore.reclaimNow()
+        let event = Event<Int>()
+        let token = event.subscribe { _ in }
+        // Inside a read section, nothing retired from here on is released.
+        let (objects, bytes) = withReadSection {
+            let before = oc_stats()
+            XCTAssertTrue(token.cancel())
+            let after = oc_stats()
+            return (
+                Int64(after.pending_objects) - Int64(before.pending_objects),
+                Int64(after.pending_bytes) - Int64(before.pending_bytes)
+            )
+        }
+        XCTAssertGreaterThanOrEqual(objects, 1)
+        // The handler's object (40 bytes) and its record (72 bytes), each at
+        // least their size.
+        XCTAssertGreaterThanOrEqual(bytes, 40 + 72, "pending bytes per retired handler")
     }
 
     func testAHandlerCancellingItselfDuringASendIsCalledOnce() {

@@ -9,6 +9,28 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#if defined(__APPLE__)
+#include <malloc/malloc.h>
+#else
+#include <malloc.h>
+#endif
+
+/*
+ * csr_heap_block_bytes: the bytes the C allocator holds for `block`, an
+ * address malloc returned and not yet freed: at least the size asked for,
+ * rounded up to the allocator's size class. The Swift runtime allocates an
+ * object whose alignment is at most 16 bytes with malloc, so a native Swift
+ * object's address is such a block. Any thread; reads the block's header.
+ */
+static inline size_t
+csr_heap_block_bytes(const void *block)
+{
+#if defined(__APPLE__)
+	return malloc_size(block);
+#else
+	return malloc_usable_size((void *)(uintptr_t)block);
+#endif
+}
 
 /*
  * swift_tryRetain: exported by the Swift runtime (swift/Runtime/HeapObject.h,

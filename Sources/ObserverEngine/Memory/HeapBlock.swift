@@ -1,3 +1,5 @@
+import CObserverSwiftRuntime
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -27,6 +29,14 @@ package enum HeapBlock {
     @usableFromInline @inline(never)
     package static func outOfMemory(_ byteCount: Int) -> Never {
         fatalError("ObserverSwift: out of memory (a block of \(byteCount) bytes)")
+    }
+
+    /// The bytes the allocator holds for `block`, a block from
+    /// ``allocate(byteCount:)`` or a Swift object's address (the runtime
+    /// takes objects aligned to at most 16 bytes from `malloc`): at least
+    /// the size asked for, rounded up to the allocator's size class.
+    package static func usableSize(of block: UnsafeMutableRawPointer) -> Int {
+        csr_heap_block_bytes(block)
     }
 
     /// Gives back a block from ``allocate(byteCount:)``, its contents

@@ -7,18 +7,17 @@ import CObserverCore
 enum RetiredReference {
     /// Once every read section in progress has ended, calls `release` with
     /// the record; `release` gets the reference back with ``take(from:)``.
-    /// `objectSize` is what the core's statistics count as retired.
-    static func retire(
-        _ reference: UnsafeMutableRawPointer, objectSize: Int,
-        release: @convention(c) (UnsafeMutableRawPointer) -> Void
-    ) {
+    /// `reference` is an object's address: the core's statistics count its
+    /// heap block and the record's as pending until then.
+    static func retire(_ reference: UnsafeMutableRawPointer, release: @convention(c) (UnsafeMutableRawPointer) -> Void) {
         let record = HeapBlock.allocate(
             byteCount: Int(OC_RETIREMENT_BYTES) + MemoryLayout<UnsafeMutableRawPointer>.stride)
         record.storeBytes(of: reference, toByteOffset: Int(OC_RETIREMENT_BYTES), as: UnsafeMutableRawPointer.self)
-        oc_retire(record, release, record, objectSize)
+        let bytes = HeapBlock.usableSize(of: reference) + HeapBlock.usableSize(of: record)
+        oc_retire(record, release, record, bytes)
     }
 
-    /// In a `release` passed to ``retire(_:objectSize:release:)``: frees the
+    /// In a `release` passed to ``retire(_:release:)``: frees the
     /// record and returns the reference it held.
     static func take(from record: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
         let reference = record.load(fromByteOffset: Int(OC_RETIREMENT_BYTES), as: UnsafeMutableRawPointer.self)

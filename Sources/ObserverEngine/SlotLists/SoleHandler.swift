@@ -222,8 +222,7 @@ package class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
     /// bookkeeping goes in a block allocated for this retirement alone, so
     /// a handler carries none of it while it is in use.
     package static func retire(_ handler: Unmanaged<SoleHandler>) {
-        RetiredReference.retire(
-            handler.toOpaque(), objectSize: MemoryLayout<SoleHandler>.size, release: releaseRetiredSoleHandler)
+        RetiredReference.retire(handler.toOpaque(), release: releaseRetiredSoleHandler)
     }
 }
 

@@ -107,9 +107,7 @@ package final class SoleStoredObserver: @unchecked Sendable {
     /// Gives back `stored`, a reference a word no longer holds, once every
     /// read section in progress has ended.
     static func retire(_ stored: Unmanaged<SoleStoredObserver>) {
-        RetiredReference.retire(
-            stored.toOpaque(), objectSize: MemoryLayout<SoleStoredObserver>.size,
-            release: releaseRetiredSoleStoredObserver)
+        RetiredReference.retire(stored.toOpaque(), release: releaseRetiredSoleStoredObserver)
     }
 }
 
