@@ -74,27 +74,29 @@ private final class OneShot: Sendable {
     }
 
     func succeed() {
-        guard let (continuation, _) = end(failing: false) else { return }
-        continuation.resume()
+        guard let (continuation, outcome) = end(with: { _ in .success(()) }) else { return }
+        continuation.resume(with: outcome)
     }
 
     /// Throws the failure unless the wait ended already (then it is not called).
     func fail() {
-        guard let (continuation, failure) = end(failing: true) else { return }
-        continuation.resume(throwing: failure!)
+        guard let (continuation, outcome) = end(with: { .failure($0.failure()) }) else { return }
+        continuation.resume(with: outcome)
     }
 
-    /// Takes the pending wait, cancels its timer and, when `failing`, makes
-    /// its failure. The pending wait, and what its failure closure captures
-    /// (a recorder), are released when this returns: before the waiter is
-    /// resumed, so a wait that returned holds nothing.
-    private func end(failing: Bool) -> (CheckedContinuation<Void, any Error>, ObserverTestFailure?)? {
+    /// Takes the pending wait, cancels its timer and makes the outcome the
+    /// waiter resumes with. The pending wait, and what its failure closure
+    /// captures (a recorder), are released when this returns: before the
+    /// waiter is resumed, so a wait that returned holds nothing.
+    private func end(
+        with outcome: (Pending) -> Result<Void, ObserverTestFailure>
+    ) -> (CheckedContinuation<Void, any Error>, Result<Void, ObserverTestFailure>)? {
         let taken = slot.withLock { slot in
             defer { slot = nil }
             return slot
         }
         guard let pending = taken else { return nil }
         pending.timer.cancel()
-        return (pending.continuation, failing ? pending.failure() : nil)
+        return (pending.continuation, outcome(pending))
     }
 }
