@@ -18,9 +18,6 @@ package struct KeyedEventObservers<Key: Hashable, Value> {
     @usableFromInline
     package typealias Word = ObserversWord<Value, Sole, Lists>
 
-    /// What writers copy of a sole handler while it is in the word.
-    package typealias SoleCopy = (handler: (Value) -> Void, key: Key)
-
     /// The event word (see the type's documentation).
     @usableFromInline
     package let word: AtomicWord<UnsafeMutableRawPointer?>
@@ -38,8 +35,8 @@ package struct KeyedEventObservers<Key: Hashable, Value> {
 
     /// What the word holds, for writers, with a sole handler's closure and
     /// key copied while it was in the word.
-    package var current: Word.Contents<SoleCopy> {
-        observersWord.contents { ($0.closure.handler, $0.key) }
+    package var current: Word.Contents<Key> {
+        observersWord.contents { $0.key }
     }
 
     /// Calls `body` with the lists borrowed (no retain), or returns nil
@@ -63,8 +60,8 @@ package struct KeyedEventObservers<Key: Hashable, Value> {
     /// sole handler into them.
     @usableFromInline
     package func makeLists() -> Unmanaged<Lists> {
-        observersWord.madeLists(make: { Lists() }, copying: { (handler: $0.closure.handler, key: $0.key) }) { sole, copied in
-            grow(sole, handler: copied.handler, key: copied.key)
+        observersWord.madeLists(make: { Lists() }, copying: { $0.key }) { sole, handler, key in
+            grow(sole, handler: handler, key: key)
         }
     }
 

@@ -89,7 +89,9 @@ package struct EventObservers<Value> {
     package var madeSlots: Unmanaged<Slots> {
         // A list, once there, stays until the owner's deinit.
         if let slots = observersWord.existingLists { return slots }
-        return observersWord.madeLists(make: Slots.init, copying: { $0.closure.handler }, moving: grow)
+        return observersWord.madeLists(make: Slots.init, copying: { _ in () }) { sole, handler, _ in
+            grow(sole, handler: handler)
+        }
     }
 
     /// Moves `sole` into a new slot list published in its place, as a cell

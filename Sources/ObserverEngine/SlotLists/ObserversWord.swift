@@ -71,29 +71,33 @@ package struct ObserversWord<Value, Sole: SoleHandler<Value>, Lists: AnyObject> 
     }
 
     /// What the word holds, for writers.
-    package enum Contents<Copied> {
+    package enum Contents<Extra> {
         case none
         /// The lists, unretained (the source keeps them).
         case lists(Unmanaged<Lists>)
         /// The sole handler, retained by this value (so that a concurrent
-        /// removal cannot free it before its lock is taken), and what the
-        /// caller copied of it while it was in the word (a removed handler
-        /// drops its closure and what else it keeps after a grace period).
-        case sole(Sole, Copied)
+        /// removal cannot free it before its lock is taken), its closure and
+        /// what else the caller copied of it (`Extra`), copied while it was
+        /// in the word (a removed handler drops them after a grace period).
+        /// The closure has its own type, not a generic one: a closure
+        /// passed through a generic value would come back wrapped in
+        /// reabstraction thunks, which every later delivery would run.
+        case sole(Sole, handler: (Value) -> Void, Extra)
     }
 
-    /// What the word holds now, with `copy`'s copy of a sole handler's
-    /// fields. The handler is retained, and `copy` runs, inside a read
-    /// section that loaded it: a removal releases the word's reference, and
-    /// drops the fields, only after that section, so both are alive.
-    package func contents<Copied>(copying copy: (Sole) -> Copied) -> Contents<Copied> {
+    /// What the word holds now, with a sole handler's closure and `copy`'s
+    /// copy of its other fields. The handler is retained, and both are
+    /// copied, inside a read section that loaded it: a removal releases the
+    /// word's reference, and drops the fields, only after that section, so
+    /// both are alive.
+    package func contents<Extra>(copying copy: (Sole) -> Extra) -> Contents<Extra> {
         guard let loaded = word.load(ordering: .acquiring) else { return .none }
         if !Self.isTagged(loaded) { return .lists(Unmanaged.fromOpaque(loaded)) }
         return withReadSection {
             guard let loaded = word.load(ordering: .acquiring) else { return .none }
             if !Self.isTagged(loaded) { return .lists(Unmanaged.fromOpaque(loaded)) }
             let sole = Self.sole(fromTagged: loaded).takeUnretainedValue()
-            return .sole(sole, copy(sole))
+            return .sole(sole, handler: sole.closure.handler, copy(sole))
         }
     }
 
@@ -115,18 +119,19 @@ package struct ObserversWord<Value, Sole: SoleHandler<Value>, Lists: AnyObject> 
     }
 
     /// The lists, made now if the word holds none: `make` makes empty ones
-    /// for a nil word; a sole handler is moved by `move` (given what `copy`
-    /// copied of it), which returns nil when the handler left the word
-    /// before its lock was taken. Writers only.
-    package func madeLists<Copied>(
-        make: () -> Lists, copying copy: (Sole) -> Copied, moving move: (Sole, Copied) -> Unmanaged<Lists>?
+    /// for a nil word; a sole handler is moved by `move` (given its closure
+    /// and what `copy` copied of it), which returns nil when the handler
+    /// left the word before its lock was taken. Writers only.
+    package func madeLists<Extra>(
+        make: () -> Lists, copying copy: (Sole) -> Extra,
+        moving move: (Sole, _ handler: @escaping (Value) -> Void, Extra) -> Unmanaged<Lists>?
     ) -> Unmanaged<Lists> {
         while true {
             switch contents(copying: copy) {
             case .lists(let lists):
                 return lists
-            case .sole(let sole, let copied):
-                if let grown = move(sole, copied) { return grown }
+            case .sole(let sole, let handler, let extra):
+                if let grown = move(sole, handler, extra) { return grown }
             case .none:
                 let made = Unmanaged.passRetained(make())
                 // Acquire and release: the lists are initialized before a
@@ -179,8 +184,8 @@ package struct ObserversWord<Value, Sole: SoleHandler<Value>, Lists: AnyObject> 
     /// Removes a sole handler (if `removesSole` says so for what `copy`
     /// copied of it) or, from the lists, what `removeFromLists` removes;
     /// returns how many subscriptions went.
-    package func removeAll<Copied>(
-        copying copy: (Sole) -> Copied, removesSole: (Copied) -> Bool, removeFromLists: (Lists) -> Int
+    package func removeAll<Extra>(
+        copying copy: (Sole) -> Extra, removesSole: (Extra) -> Bool, removeFromLists: (Lists) -> Int
     ) -> Int {
         while true {
             switch contents(copying: copy) {
@@ -188,8 +193,8 @@ package struct ObserversWord<Value, Sole: SoleHandler<Value>, Lists: AnyObject> 
                 return 0
             case .lists(let lists):
                 return lists._withUnsafeGuaranteedRef(removeFromLists)
-            case .sole(let sole, let copied):
-                guard removesSole(copied) else { return 0 }
+            case .sole(let sole, _, let extra):
+                guard removesSole(extra) else { return 0 }
                 if remove(sole, readersDone: false) { return 1 }
             }
         }
@@ -208,7 +213,7 @@ package struct ObserversWord<Value, Sole: SoleHandler<Value>, Lists: AnyObject> 
                 lists._withUnsafeGuaranteedRef(empty)
                 lists.release()
                 return
-            case .sole(let sole, _):
+            case .sole(let sole, _, _):
                 // Removed or moved meanwhile by its token: look again.
                 if remove(sole, readersDone: true) { return }
             }

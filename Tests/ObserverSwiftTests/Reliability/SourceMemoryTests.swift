@@ -285,6 +285,31 @@ final class SourceMemoryTests: XCTestCase {
         XCTAssertLessThanOrEqual(bytes - 48, 192.5, "a KeyedEvent, one key, one closure, token kept")
     }
 
+    /// An `Event` with two plain closures: the second subscription moved
+    /// the first from its sole handler into the slot list beside it. The
+    /// moved closure is stored as it was subscribed: no wrapper (a
+    /// reabstraction thunk's context) between the cell and the closure,
+    /// which each later delivery would also run through.
+    func testAnEventWithTwoClosuresStoresTheMovedOneAsItWasSubscribed() throws {
+        /// The event and its tokens: 40 bytes, a 48-byte heap block.
+        final class Kept {
+            let event = Event<Int>()
+            var tokens = (Subscription.inactive, Subscription.inactive)
+        }
+        guard
+            let bytes = try bytesEach(
+                100_000,
+                {
+                    let kept = Kept()
+                    kept.tokens = (kept.event.subscribe { _ in }, kept.event.subscribe { _ in })
+                    return kept
+                })
+        else { return }
+        // 720 bytes in this build. A moved closure wrapped in reabstraction
+        // thunks adds their two contexts, 48-byte blocks: 816.
+        XCTAssertLessThanOrEqual(bytes - 48, 720.5, "an Event with two plain closures, tokens kept")
+    }
+
     /// Sends and counts make nothing; one plain closure makes no list (it
     /// is the sole handler); the first subscription beside it makes one.
     func testTheSlotListIsMadeByTheFirstSubscriptionBesideASoleClosure() {

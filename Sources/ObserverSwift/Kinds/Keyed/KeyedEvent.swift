@@ -145,7 +145,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
     public func subscribersCount(forKey key: Key) -> Int {
         switch observers.current {
         case .none: return 0
-        case .sole(_, let sole): return sole.key == key ? 1 : 0
+        case .sole(_, _, let soleKey): return soleKey == key ? 1 : 0
         case .lists(let lists): return lists._withUnsafeGuaranteedRef { $0.liveContexts(forKey: key).count }
         }
     }
@@ -167,7 +167,7 @@ public final class KeyedEvent<Key: Hashable, Value> {
     public var keys: [Key] {
         switch observers.current {
         case .none: return []
-        case .sole(_, let sole): return [sole.key]
+        case .sole(_, _, let soleKey): return [soleKey]
         case .lists(let lists): return lists._withUnsafeGuaranteedRef { $0.keys(of: Key.self) }
         }
     }
