@@ -60,9 +60,9 @@ package struct KeyedEventObservers<Key: Hashable, Value> {
     /// sole handler into them.
     @usableFromInline
     package func makeLists() -> Unmanaged<Lists> {
-        observersWord.madeLists(make: { Lists() }, copying: { $0.key }) { sole, handler, key in
-            grow(sole, handler: handler, key: key)
-        }
+        observersWord.madeLists(
+            make: { Lists() }, copying: { $0.key },
+            moving: { sole, handler, key in grow(sole, handler: handler, key: key) })
     }
 
     /// Moves `sole` into new lists published in its place, as a cell of the
@@ -74,9 +74,8 @@ package struct KeyedEventObservers<Key: Hashable, Value> {
     package func grow(_ sole: Sole, handler: @escaping (Value) -> Void, key: Key) -> Unmanaged<Lists>? {
         let lists = Lists()
         let slot = lists.addHandler(handler, forKey: key)
-        if let made = observersWord.replace(sole, with: lists, subscription: { lists.subscription(storedAt: slot) }) {
-            return made
-        }
+        let made = observersWord.replace(sole, with: lists) { lists.subscription(storedAt: slot) }
+        if let made { return made }
         _ = lists.removeAll()
         return nil
     }

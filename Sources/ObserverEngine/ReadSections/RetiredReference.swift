@@ -9,7 +9,9 @@ enum RetiredReference {
     /// the record; `release` gets the reference back with ``take(from:)``.
     /// `reference` is an object's address: the core's statistics count its
     /// heap block and the record's as pending until then.
-    static func retire(_ reference: UnsafeMutableRawPointer, release: @convention(c) (UnsafeMutableRawPointer) -> Void) {
+    static func retire(
+        _ reference: UnsafeMutableRawPointer, release: @convention(c) (UnsafeMutableRawPointer) -> Void
+    ) {
         let record = HeapBlock.allocate(
             byteCount: Int(OC_RETIREMENT_BYTES) + MemoryLayout<UnsafeMutableRawPointer>.stride)
         record.storeBytes(of: reference, toByteOffset: Int(OC_RETIREMENT_BYTES), as: UnsafeMutableRawPointer.self)

@@ -89,9 +89,8 @@ package struct EventObservers<Value> {
     package var madeSlots: Unmanaged<Slots> {
         // A list, once there, stays until the owner's deinit.
         if let slots = observersWord.existingLists { return slots }
-        return observersWord.madeLists(make: Slots.init, copying: { _ in () }) { sole, handler, _ in
-            grow(sole, handler: handler)
-        }
+        return observersWord.madeLists(
+            make: Slots.init, copying: { _ in () }, moving: { sole, handler, _ in grow(sole, handler: handler) })
     }
 
     /// Moves `sole` into a new slot list published in its place, as a cell
@@ -103,9 +102,8 @@ package struct EventObservers<Value> {
     package func grow(_ sole: Sole, handler: @escaping (Value) -> Void) -> Unmanaged<Slots>? {
         let slots = Slots()
         let handle = slots.addHandler(handler)
-        if let made = observersWord.replace(sole, with: slots, subscription: { Subscription(list: slots, handle: handle) }) {
-            return made
-        }
+        let made = observersWord.replace(sole, with: slots) { Subscription(list: slots, handle: handle) }
+        if let made { return made }
         _ = slots.removeAll()
         return nil
     }

@@ -110,7 +110,9 @@ package struct ObserversWord<Value, Sole: SoleHandler<Value>, Lists: AnyObject> 
     /// a sender sees it.
     package func publish(_ sole: Sole) -> Bool {
         let retained = Unmanaged.passRetained(sole)
-        guard word.compareExchange(expected: nil, desired: Self.tagged(retained), ordering: .acquiringAndReleasing).exchanged
+        guard
+            word.compareExchange(expected: nil, desired: Self.tagged(retained), ordering: .acquiringAndReleasing)
+                .exchanged
         else {
             retained.release()
             return false
