@@ -162,13 +162,23 @@ package struct ObserversWord<Value, Sole: SoleHandler<Value>, Lists: AnyObject> 
     package func replace(_ sole: Sole, with lists: Lists, subscription: () -> Subscription) -> Unmanaged<Lists>? {
         guard case .attached = sole.lockIfAttached() else { return nil }
         let made = Unmanaged.passRetained(lists)
-        let taken = word.exchange(made.toOpaque(), ordering: .acquiringAndReleasing)
-        precondition(
-            taken == Self.tagged(Unmanaged.passUnretained(sole)),
-            "ObserverSwift: a sole handler's source word changed under its lock")
+        exchange(sole, for: made.toOpaque())
         sole.move(into: subscription())
         SoleHandler<Value>.retire(Unmanaged.passUnretained(sole))
         return made
+    }
+
+    /// Puts `replacement` (the lists, or nil) in the word in place of
+    /// `sole`, which it holds: the caller holds the handler's lock, under
+    /// which the word does not change, and stops the process if it did.
+    /// Acquire and release: a sender that loads `replacement` sees what was
+    /// written to it before.
+    @inlinable @inline(__always)
+    package func exchange(_ sole: Sole, for replacement: UnsafeMutableRawPointer?) {
+        let taken = word.exchange(replacement, ordering: .acquiringAndReleasing)
+        precondition(
+            taken == Self.tagged(Unmanaged.passUnretained(sole)),
+            "ObserverSwift: a sole handler's source word changed under its lock")
     }
 
     // MARK: Removing

@@ -168,10 +168,7 @@ package class SoleHandler<Value>: SoleHandlerRetirement, @unchecked Sendable {
     /// closure and the word's reference go now; otherwise after a grace
     /// period.
     package final func removeLocked(from word: AtomicWord<UnsafeMutableRawPointer?>, readersDone: Bool) {
-        let taken = word.exchange(nil, ordering: .acquiringAndReleasing)
-        precondition(
-            taken == ObserversWord<Value, SoleHandler, AnyObject>.tagged(Unmanaged.passUnretained(self)),
-            "ObserverSwift: a sole handler's source word changed under its lock")
+        ObserversWord<Value, SoleHandler, AnyObject>(word).exchange(self, for: nil)
         detach()
         if readersDone {
             dropHandler()
